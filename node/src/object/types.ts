@@ -1,0 +1,309 @@
+/**
+ * The object-layer contract: what the S3 and admin edges call, and what the
+ * erasure engine (sets → pools → cluster) implements. Pure types, no I/O.
+ *
+ * Conventions:
+ * - Keys and bucket names arrive already validated by the edge (length, UTF-8,
+ *   bucket name rules); the object layer re-checks only what protects its
+ *   on-disk layout (e.g. `..` segments, the reserved `.svc.sys` volume).
+ * - Errors are `SvcError` with registry codes (NoSuchBucket, NoSuchKey,
+ *   NoSuchVersion, ErasureReadQuorum, ErasureWriteQuorum, PreconditionFailed…).
+ * - Version ids are UUID strings; the null version is the string `'null'`.
+ */
+import type { Readable } from 'node:stream';
+
+export type StorageClass = 'STANDARD' | 'REDUCED_REDUNDANCY';
+export type VersioningStatus = 'Unversioned' | 'Enabled' | 'Suspended';
+export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'CRC64NVME' | 'SHA1' | 'SHA256';
+export type ChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
+
+/** Standard HTTP content headers stored with an object and returned on GET/HEAD. */
+export interface ContentHeaders {
+  contentType?: string;
+  contentEncoding?: string;
+  contentDisposition?: string;
+  contentLanguage?: string;
+  cacheControl?: string;
+  expires?: string;
+}
+
+export interface ObjectChecksum {
+  algorithm: ChecksumAlgorithm;
+  /** base64 value as S3 returns it; composite multipart values carry the `-N` suffix. */
+  value: string;
+  type: ChecksumType;
+}
+
+export interface PartInfo {
+  number: number;
+  size: number;
+  etag: string;
+  modTime: Date;
+  checksum?: ObjectChecksum;
+}
+
+export interface ObjectInfo {
+  bucket: string;
+  name: string;
+  /** UUID, or `'null'` for the null version. */
+  versionId: string;
+  isLatest: boolean;
+  deleteMarker: boolean;
+  size: number;
+  /** Quoted-less hex ETag (`<md5>` or `<md5>-<parts>`). */
+  etag: string;
+  modTime: Date;
+  storageClass: StorageClass;
+  contentHeaders: ContentHeaders;
+  /** User metadata without the `x-amz-meta-` prefix, keys lower-cased. */
+  userMeta: Record<string, string>;
+  /** URL-encoded tag set (`k1=v1&k2=v2`), '' when none. */
+  tags: string;
+  checksum?: ObjectChecksum;
+  /** Parts of a multipart object (one implicit part otherwise). */
+  parts: PartInfo[];
+  /** Erasure geometry the object was written with. */
+  dataBlocks: number;
+  parityBlocks: number;
+}
+
+export interface BucketInfo {
+  name: string;
+  created: Date;
+}
+
+/** Per-bucket configuration held by the object layer (quorum-written under `.svc.sys`). */
+export interface BucketMetadata {
+  name: string;
+  created: Date;
+  versioning: VersioningStatus;
+  /** URL-encoded tag set, '' when none. */
+  tags: string;
+  /** Location constraint given at creation ('' = default region). */
+  location: string;
+}
+
+/**
+ * A body to store. The edge wraps the socket with chunk decoding, signature
+ * and checksum verification; iteration throws (an SvcError such as BadDigest,
+ * XAmzContentSHA256Mismatch, SignatureDoesNotMatch, IncompleteBody) when the
+ * content fails a check, at the latest on the final chunk, so the object layer
+ * sees the failure before it commits.
+ */
+export interface PutData {
+  readonly stream: AsyncIterable<Uint8Array>;
+  /** Exact decoded size when known, -1 otherwise. */
+  readonly size: number;
+  /** Hex MD5 of the body; valid once `stream` is fully consumed. */
+  md5Hex(): string;
+  /** Checksum verified (or computed on request) over the body; valid once consumed. */
+  checksum(): ObjectChecksum | undefined;
+}
+
+export interface Preconditions {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+  ifModifiedSince?: Date;
+  ifUnmodifiedSince?: Date;
+}
+
+export interface PutObjectOptions {
+  storageClass?: StorageClass;
+  contentHeaders?: ContentHeaders;
+  userMeta?: Record<string, string>;
+  tags?: string;
+  /** Conditional write: `If-None-Match: *` / `If-Match: <etag>` checked under the namespace lock. */
+  preconditions?: Preconditions;
+  /** Internal use by copy / data movement: keep this mod time and version id. */
+  modTime?: Date;
+  versionId?: string;
+}
+
+export interface GetObjectOptions {
+  versionId?: string;
+  /** Inclusive byte range, already resolved against the object size by the caller via `resolveRange`. */
+  range?: ByteRange;
+  partNumber?: number;
+  preconditions?: Preconditions;
+}
+
+/** A byte range request as sent: `bytes=a-b`, `bytes=a-`, `bytes=-n`. */
+export type ByteRange = { start: number; end?: number } | { suffix: number };
+
+export interface GetObjectResult {
+  info: ObjectInfo;
+  /** Inclusive resolved range served, or undefined for the whole object. */
+  range?: { start: number; end: number };
+  body: Readable;
+}
+
+export interface DeleteObjectOptions {
+  versionId?: string;
+  preconditions?: Preconditions;
+}
+
+export interface DeleteObjectResult {
+  /** The version id removed or the delete marker's id. */
+  versionId?: string;
+  deleteMarker: boolean;
+}
+
+export interface ListObjectsOptions {
+  prefix?: string;
+  delimiter?: string;
+  /** Exclusive start key (v1 marker / v2 start-after / decoded continuation token). */
+  marker?: string;
+  maxKeys: number;
+}
+
+export interface ListObjectsResult {
+  objects: ObjectInfo[];
+  prefixes: string[];
+  isTruncated: boolean;
+  /** Last key or prefix returned, for the next page. */
+  nextMarker?: string;
+}
+
+export interface ListVersionsOptions {
+  prefix?: string;
+  delimiter?: string;
+  keyMarker?: string;
+  versionIdMarker?: string;
+  maxKeys: number;
+}
+
+export interface ListVersionsResult {
+  /** Objects and delete markers, key ascending, versions newest first. */
+  versions: ObjectInfo[];
+  prefixes: string[];
+  isTruncated: boolean;
+  nextKeyMarker?: string;
+  nextVersionIdMarker?: string;
+}
+
+export interface MultipartUploadInfo {
+  bucket: string;
+  name: string;
+  uploadId: string;
+  initiated: Date;
+  storageClass: StorageClass;
+  checksumAlgorithm?: ChecksumAlgorithm;
+  checksumType?: ChecksumType;
+}
+
+export interface NewMultipartOptions extends PutObjectOptions {
+  checksumAlgorithm?: ChecksumAlgorithm;
+  checksumType?: ChecksumType;
+}
+
+export interface CompletePart {
+  number: number;
+  etag: string;
+  checksum?: string;
+}
+
+export interface ListPartsResult {
+  parts: PartInfo[];
+  isTruncated: boolean;
+  nextPartNumberMarker: number;
+  upload: MultipartUploadInfo;
+}
+
+export interface ListUploadsOptions {
+  prefix?: string;
+  delimiter?: string;
+  keyMarker?: string;
+  uploadIdMarker?: string;
+  maxUploads: number;
+}
+
+export interface ListUploadsResult {
+  uploads: MultipartUploadInfo[];
+  prefixes: string[];
+  isTruncated: boolean;
+  nextKeyMarker?: string;
+  nextUploadIdMarker?: string;
+}
+
+/** Capacity of one drive, for the admin API and pool choice. */
+export interface DriveCapacity {
+  endpoint: string;
+  pool: number;
+  set: number;
+  slot: number;
+  online: boolean;
+  total: number;
+  used: number;
+  free: number;
+}
+
+export interface PoolCapacity {
+  pool: number;
+  /** Raw bytes over online drives. */
+  rawTotal: number;
+  rawFree: number;
+  /** Usable ≈ raw × K/N at the pool's STANDARD parity. */
+  usableTotal: number;
+  usableFree: number;
+  drives: DriveCapacity[];
+}
+
+/** Health of the storage layer, for readiness. */
+export interface StorageHealth {
+  /** Every set has at least read quorum of drives online. */
+  readQuorum: boolean;
+  /** Every set has at least write quorum of drives online. */
+  writeQuorum: boolean;
+  onlineDrives: number;
+  totalDrives: number;
+}
+
+export interface ObjectLayer {
+  // ---- buckets
+  makeBucket(bucket: string, opts?: { location?: string }): Promise<void>;
+  getBucketInfo(bucket: string): Promise<BucketMetadata>;
+  listBuckets(): Promise<BucketInfo[]>;
+  deleteBucket(bucket: string, opts?: { force?: boolean }): Promise<void>;
+  setBucketVersioning(bucket: string, status: 'Enabled' | 'Suspended'): Promise<void>;
+  setBucketTags(bucket: string, tags: string): Promise<void>;
+
+  // ---- objects
+  putObject(bucket: string, key: string, data: PutData, opts: PutObjectOptions): Promise<ObjectInfo>;
+  getObject(bucket: string, key: string, opts: GetObjectOptions): Promise<GetObjectResult>;
+  getObjectInfo(bucket: string, key: string, opts: GetObjectOptions): Promise<ObjectInfo>;
+  deleteObject(bucket: string, key: string, opts: DeleteObjectOptions): Promise<DeleteObjectResult>;
+  /** Replaces metadata/tags of an existing version in place (self-copy REPLACE, tagging APIs). */
+  updateObjectMetadata(
+    bucket: string,
+    key: string,
+    opts: { versionId?: string; userMeta?: Record<string, string>; contentHeaders?: ContentHeaders; tags?: string },
+  ): Promise<ObjectInfo>;
+
+  // ---- listing
+  listObjects(bucket: string, opts: ListObjectsOptions): Promise<ListObjectsResult>;
+  listObjectVersions(bucket: string, opts: ListVersionsOptions): Promise<ListVersionsResult>;
+
+  // ---- multipart
+  newMultipartUpload(bucket: string, key: string, opts: NewMultipartOptions): Promise<MultipartUploadInfo>;
+  putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData): Promise<PartInfo>;
+  listObjectParts(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    opts: { partNumberMarker?: number; maxParts: number },
+  ): Promise<ListPartsResult>;
+  abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void>;
+  completeMultipartUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: CompletePart[],
+    opts?: { preconditions?: Preconditions },
+  ): Promise<ObjectInfo>;
+  listMultipartUploads(bucket: string, opts: ListUploadsOptions): Promise<ListUploadsResult>;
+
+  // ---- operations
+  capacity(): Promise<PoolCapacity[]>;
+  health(): StorageHealth;
+  close(): Promise<void>;
+}

@@ -1,0 +1,149 @@
+/**
+ * The one error-code registry of svc.
+ *
+ * Every error a client can see has a stable `code`, an HTTP status and a
+ * message template. Lower layers throw `SvcError` with a registered code; the
+ * HTTP edge serialises it (XML on S3 routes, JSON on admin routes). Any other
+ * thrown value reaches a client as `InternalError` (never a 4xx by accident).
+ *
+ * Add codes here, nowhere else.
+ */
+
+export interface ErrorDef {
+  /** HTTP status the edge answers with. */
+  readonly status: number;
+  /** Default human message. */
+  readonly message: string;
+}
+
+export const ERRORS = {
+  // ---- generic
+  InternalError: { status: 500, message: 'We encountered an internal error, please try again.' },
+  NotImplemented: { status: 501, message: 'A header or query you provided implies functionality that is not implemented.' },
+  InvalidArgument: { status: 400, message: 'Invalid argument.' },
+  InvalidRequest: { status: 400, message: 'Invalid request.' },
+  MethodNotAllowed: { status: 405, message: 'The specified method is not allowed against this resource.' },
+  SlowDown: { status: 503, message: 'Please reduce your request rate.' },
+  ServiceUnavailable: { status: 503, message: 'The service is not ready to handle requests; retry later.' },
+  RequestTimeout: { status: 400, message: 'Your socket connection to the server was not read from or written to within the timeout period.' },
+  IncompleteBody: { status: 400, message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
+  MissingContentLength: { status: 411, message: 'You must provide the Content-Length HTTP header.' },
+
+  // ---- authentication / authorization
+  AccessDenied: { status: 403, message: 'Access Denied.' },
+  SignatureDoesNotMatch: { status: 403, message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' },
+  InvalidAccessKeyId: { status: 403, message: 'The Access Key Id you provided does not exist in our records.' },
+  AuthorizationHeaderMalformed: { status: 400, message: 'The authorization header is malformed.' },
+  AuthorizationQueryParametersError: { status: 400, message: 'Error parsing the X-Amz-Credential parameter.' },
+  RequestTimeTooSkewed: { status: 403, message: 'The difference between the request time and the server\'s time is too large.' },
+  ExpiredToken: { status: 400, message: 'The provided token has expired.' },
+  MissingSecurityHeader: { status: 400, message: 'Your request is missing a required header.' },
+  XAmzContentSHA256Mismatch: { status: 400, message: 'The provided \'x-amz-content-sha256\' header does not match what was computed.' },
+  BadDigest: { status: 400, message: 'The Content-MD5 you specified did not match what we received.' },
+  InvalidDigest: { status: 400, message: 'The Content-MD5 you specified is not valid.' },
+
+  // ---- buckets
+  NoSuchBucket: { status: 404, message: 'The specified bucket does not exist.' },
+  BucketAlreadyExists: { status: 409, message: 'The requested bucket name is not available.' },
+  BucketAlreadyOwnedByYou: { status: 409, message: 'Your previous request to create the named bucket succeeded and you already own it.' },
+  BucketNotEmpty: { status: 409, message: 'The bucket you tried to delete is not empty.' },
+  InvalidBucketName: { status: 400, message: 'The specified bucket is not valid.' },
+  IllegalLocationConstraintException: { status: 400, message: 'The unspecified location constraint is incompatible for the region specific endpoint this request was sent to.' },
+  NoSuchTagSet: { status: 404, message: 'The TagSet does not exist.' },
+  InvalidTag: { status: 400, message: 'The tag provided was not a valid tag.' },
+
+  // ---- objects
+  NoSuchKey: { status: 404, message: 'The specified key does not exist.' },
+  NoSuchVersion: { status: 404, message: 'The specified version does not exist.' },
+  InvalidRange: { status: 416, message: 'The requested range is not satisfiable.' },
+  PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold.' },
+  NotModified: { status: 304, message: 'Not Modified.' },
+  KeyTooLongError: { status: 400, message: 'Your key is too long.' },
+  MetadataTooLarge: { status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
+  EntityTooLarge: { status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
+  EntityTooSmall: { status: 400, message: 'Your proposed upload is smaller than the minimum allowed object size.' },
+  InvalidStorageClass: { status: 400, message: 'The storage class you specified is not valid.' },
+  InvalidObjectName: { status: 400, message: 'Object name contains unsupported characters.' },
+  ObjectNameInvalid: { status: 400, message: 'Object name contains unsupported characters.' },
+  MalformedXML: { status: 400, message: 'The XML you provided was not well-formed or did not validate against our published schema.' },
+  MalformedPOSTRequest: { status: 400, message: 'The body of your POST request is not well-formed multipart/form-data.' },
+  InvalidPart: { status: 400, message: 'One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.' },
+  InvalidPartOrder: { status: 400, message: 'The list of parts was not in ascending order. The parts list must be specified in order by part number.' },
+  NoSuchUpload: { status: 404, message: 'The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.' },
+  InvalidCopySource: { status: 400, message: 'Copy Source must mention the source bucket and key: sourcebucket/sourcekey.' },
+  InvalidChecksum: { status: 400, message: 'The checksum provided does not match the computed checksum.' },
+  BadChecksum: { status: 400, message: 'The checksum provided does not match the computed checksum.' },
+  ConditionalRequestConflict: { status: 409, message: 'A conflicting conditional operation is currently in progress against this resource.' },
+
+  // ---- erasure / storage (spec: Errors)
+  ErasureWriteQuorum: { status: 503, message: 'Storage resources are insufficient for the write operation.' },
+  ErasureReadQuorum: { status: 503, message: 'Storage resources are insufficient for the read operation.' },
+  XSvcStorageFull: { status: 507, message: 'Storage backend has reached its minimum free drive threshold.' },
+
+  // ---- startup (spec: Errors, Startup failures)
+  VolumeNotFound: { status: 500, message: 'Volume path does not exist; disk roots are never created automatically.' },
+  PoolTopologyMismatch: { status: 500, message: 'Stored format differs from the configured drive count or set width; this is permanent, no migration.' },
+  UnsupportedSnsdExpansion: { status: 500, message: 'A single-drive deployment cannot change its drive layout or join a multi-pool deployment.' },
+  InvalidTopology: { status: 500, message: 'Invalid volume arguments.' },
+  InvalidStorageClassConfig: { status: 500, message: 'Invalid storage-class configuration.' },
+  InvalidConfig: { status: 500, message: 'Invalid configuration.' },
+  UnformattedDisk: { status: 500, message: 'Drive is not formatted.' },
+  CorruptedFormat: { status: 500, message: 'Drive format is corrupted.' },
+  DiskNotFound: { status: 503, message: 'Drive not found or offline.' },
+  FileNotFound: { status: 404, message: 'File not found.' },
+  FileCorrupt: { status: 500, message: 'File is corrupted (bitrot detected).' },
+  VolumeExists: { status: 409, message: 'Volume already exists.' },
+  VolumeNotEmpty: { status: 409, message: 'Volume is not empty.' },
+
+  // ---- admin (reference/admin-api-shapes.md)
+  XSvcDecommissionNotAllowed: { status: 400, message: 'Decommission is not allowed.' },
+  XSvcRebalanceNotAllowed: { status: 400, message: 'Rebalance is not allowed.' },
+  XSvcAdminRebalanceAlreadyStarted: { status: 409, message: 'rebalance is already in progress' },
+  XSvcAdminInvalidArgument: { status: 400, message: 'Invalid arguments specified.' },
+} as const satisfies Record<string, ErrorDef>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERRORS, code);
+}
+
+const kSvcError = Symbol.for('svc.error');
+
+/**
+ * The error every layer throws. `code` is stable and registered; `message`
+ * defaults to the registry's template; `details` carries structured context
+ * for logs (never serialised to clients wholesale).
+ */
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+  readonly [kSvcError] = true;
+
+  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super(message ?? ERRORS[code].message, options);
+    this.name = 'SvcError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.details = details;
+  }
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kSvcError] === true;
+  }
+}
+
+/** True when `err` is an SvcError carrying `code`. */
+export function hasCode(err: unknown, code: ErrorCode): boolean {
+  return err instanceof SvcError && err.code === code;
+}
+
+/**
+ * Maps anything thrown to an SvcError: registered errors pass through, the
+ * rest become `InternalError` with the original kept as `cause`.
+ */
+export function toSvcError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  return new SvcError('InternalError', undefined, undefined, { cause: err });
+}

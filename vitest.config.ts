@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// One vitest run covers every workspace. Integration tests start real `svc`
+// processes and real clients, so they get generous timeouts; the pool uses
+// forks because tests spawn child processes and bind ports.
+export default defineConfig({
+  test: {
+    include: ['node/src/**/*.test.ts', 'node/test/**/*.test.ts', 'operator/src/**/*.test.ts', 'e2e/**/*.test.ts'],
+    exclude: ['**/node_modules/**'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+  },
+});
