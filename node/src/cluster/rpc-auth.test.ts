@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../util/clock.ts';
+import { SvcError } from '../util/errors.ts';
+import { RPC_TOKEN_VALIDITY_MS, RpcAuth } from './rpc-auth.ts';
+
+function deniedReason(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(SvcError);
+    expect((err as SvcError).code).toBe('AccessDenied');
+    return String((err as SvcError).details?.['reason']);
+  }
+  throw new Error('expected AccessDenied');
+}
+
+describe('RpcAuth', () => {
+  const clock = new ManualClock(1_700_000_000_000);
+  const auth = new RpcAuth('root:secret', clock);
+
+  it('accepts a token it signed and returns the caller node id', () => {
+    const token = auth.sign('POST', '/svc/rpc/v1/d1/readAll', 'http://127.0.0.1:9000');
+    expect(auth.verify('POST', '/svc/rpc/v1/d1/readAll', token)).toBe('http://127.0.0.1:9000');
+  });
+
+  it('refuses a missing or malformed token', () => {
+    expect(deniedReason(() => auth.verify('POST', '/p', undefined))).toBe('missing token');
+    expect(deniedReason(() => auth.verify('POST', '/p', ''))).toBe('missing token');
+    expect(deniedReason(() => auth.verify('POST', '/p', 'Bearer abc'))).toBe('malformed token');
+    expect(deniedReason(() => auth.verify('POST', '/p', 'v1.a.notanumber.b'))).toBe('malformed token');
+    expect(deniedReason(() => auth.verify('POST', '/p', 'v2.a.1.b'))).toBe('malformed token');
+  });
+
+  it('refuses a token signed with another secret', () => {
+    const other = new RpcAuth('root:other', clock);
+    const token = other.sign('POST', '/p', 'n1');
+    expect(deniedReason(() => auth.verify('POST', '/p', token))).toBe('bad signature');
+  });
+
+  it('binds the token to method, path and node id', () => {
+    const token = auth.sign('POST', '/svc/rpc/v1/d1/deleteFile', 'n1');
+    expect(deniedReason(() => auth.verify('GET', '/svc/rpc/v1/d1/deleteFile', token))).toBe('bad signature');
+    expect(deniedReason(() => auth.verify('POST', '/svc/rpc/v1/d2/deleteFile', token))).toBe('bad signature');
+    const parts = token.split('.');
+    parts[1] = Buffer.from('n2').toString('base64url');
+    expect(deniedReason(() => auth.verify('POST', '/svc/rpc/v1/d1/deleteFile', parts.join('.')))).toBe('bad signature');
+    parts[1] = Buffer.from('n1').toString('base64url');
+    parts[2] = String(Number(parts[2]) + 1);
+    expect(deniedReason(() => auth.verify('POST', '/svc/rpc/v1/d1/deleteFile', parts.join('.')))).toBe('bad signature');
+  });
+
+  it('refuses a token outside the validity window, either way', async () => {
+    const c = new ManualClock(1_000_000_000);
+    const a = new RpcAuth('s', c);
+    const token = a.sign('POST', '/p', 'n');
+    await c.advance(RPC_TOKEN_VALIDITY_MS);
+    expect(a.verify('POST', '/p', token)).toBe('n');
+    await c.advance(1);
+    expect(deniedReason(() => a.verify('POST', '/p', token))).toBe('expired token');
+
+    const early = new RpcAuth('s', new ManualClock(c.now() + RPC_TOKEN_VALIDITY_MS + 1));
+    expect(deniedReason(() => a.verify('POST', '/p', early.sign('POST', '/p', 'n')))).toBe('expired token');
+  });
+
+  it('needs a non-empty secret', () => {
+    expect(() => new RpcAuth('', clock)).toThrow(SvcError);
+  });
+});
