@@ -1,0 +1,171 @@
+/**
+ * Bitrot protection of shard files.
+ *
+ * A shard file is the concatenation, per erasure block, of
+ * `[hash (BITROT_HASH_SIZE bytes)][shard block]`; every shard block but the
+ * last is `shardBlockSize` bytes, so block b starts at file offset
+ * `b × (BITROT_HASH_SIZE + shardBlockSize)` and a ranged read seeks straight
+ * to it.
+ *
+ * The hash is XXH64 with seed 0, stored big-endian (xxHash's canonical
+ * form). Bitrot detection needs no keyed or cryptographic hash; XXH64 runs at
+ * memory speed and is the same bytes whether the native addon computes it
+ * or `@node-rs/xxhash` does, so the format does not depend on the addon.
+ */
+import { xxh64 } from '@node-rs/xxhash';
+import { SvcError } from '../util/errors.ts';
+import { nativeAddon } from './native.ts';
+
+export const BITROT_HASH_SIZE = 8;
+export const BITROT_ALGORITHM = 'xxh64';
+
+const jsXxh64Into = (buf: Uint8Array, out: Uint8Array, offset: number): void => {
+  const h = xxh64(buf);
+  new DataView(out.buffer, out.byteOffset, out.byteLength).setBigUint64(offset, h, false);
+};
+
+/** XXH64 of `block` written into `out` at `offset` (8 bytes, big-endian). */
+export const bitrotHashInto: (block: Uint8Array, out: Uint8Array, offset: number) => void =
+  nativeAddon?.xxh64Into ?? jsXxh64Into;
+
+/** The bitrot hash of one shard block. */
+export function bitrotHash(block: Uint8Array): Uint8Array {
+  const out = new Uint8Array(BITROT_HASH_SIZE);
+  bitrotHashInto(block, out, 0);
+  return out;
+}
+
+const scratch = new Uint8Array(BITROT_HASH_SIZE);
+
+/** True when `hash` (BITROT_HASH_SIZE bytes at `offset`) matches `block`. */
+export function bitrotVerify(block: Uint8Array, hash: Uint8Array, offset = 0): boolean {
+  bitrotHashInto(block, scratch, 0);
+  for (let i = 0; i < BITROT_HASH_SIZE; i++) if (scratch[i] !== hash[offset + i]) return false;
+  return true;
+}
+
+/** Size of a framed shard file holding `shardFileBytes` of shard data. */
+export function frameShardFileSize(shardFileBytes: number, shardBlockSize: number): number {
+  if (shardFileBytes === 0) return 0;
+  return Math.ceil(shardFileBytes / shardBlockSize) * BITROT_HASH_SIZE + shardFileBytes;
+}
+
+/** File offset of the frame (hash first) of shard block `blockIndex`. */
+export function frameOffset(blockIndex: number, shardBlockSize: number): number {
+  return blockIndex * (BITROT_HASH_SIZE + shardBlockSize);
+}
+
+/**
+ * The byte range of the framed file that holds shard blocks
+ * `firstBlock..lastBlock` (inclusive), hashes included; the last block of the
+ * file may be short, which `shardFileBytes` (unframed data size) accounts for.
+ */
+export function frameRange(
+  firstBlock: number,
+  lastBlock: number,
+  shardBlockSize: number,
+  shardFileBytes: number,
+): { offset: number; length: number } {
+  const offset = frameOffset(firstBlock, shardBlockSize);
+  const end = Math.min(frameOffset(lastBlock + 1, shardBlockSize), frameShardFileSize(shardFileBytes, shardBlockSize));
+  if (firstBlock < 0 || lastBlock < firstBlock || end <= offset) {
+    throw new SvcError('InternalError', `frameRange: blocks ${firstBlock}..${lastBlock} outside the shard file`);
+  }
+  return { offset, length: end - offset };
+}
+
+/**
+ * Verifies a framed shard stream as it arrives, in chunks of any size, and
+ * hands out each shard block once its hash checked. Constructed for the
+ * stretch of the file starting at a frame boundary and holding `dataBytes`
+ * bytes of shard data (all blocks full but possibly the last).
+ *
+ * A mismatch throws `FileCorrupt` with the block index: the caller counts the
+ * shard as missing for that read and queues a heal.
+ */
+export class BitrotVerifier {
+  readonly #blockSize: number;
+  #remaining: number;
+  #block = 0;
+  readonly #pending: Uint8Array;
+  #fill = 0;
+
+  constructor(shardBlockSize: number, dataBytes: number, firstBlock = 0) {
+    if (shardBlockSize <= 0) throw new SvcError('InternalError', 'BitrotVerifier: shard block size must be positive');
+    this.#blockSize = shardBlockSize;
+    this.#remaining = dataBytes;
+    this.#block = firstBlock;
+    this.#pending = new Uint8Array(BITROT_HASH_SIZE + shardBlockSize);
+  }
+
+  /** Size of the frame being assembled (hash + block), 0 once all data arrived. */
+  #frameLen(): number {
+    return this.#remaining === 0 ? 0 : BITROT_HASH_SIZE + Math.min(this.#blockSize, this.#remaining);
+  }
+
+  /**
+   * Consumes `chunk`, returning the shard blocks it completed, verified. The
+   * returned arrays are fresh when the block spanned chunks, otherwise views
+   * into `chunk`.
+   */
+  push(chunk: Uint8Array): Uint8Array[] {
+    const done: Uint8Array[] = [];
+    let pos = 0;
+    while (pos < chunk.length) {
+      const frameLen = this.#frameLen();
+      if (frameLen === 0) {
+        throw new SvcError('FileCorrupt', 'shard file is longer than its metadata says', { block: this.#block });
+      }
+      if (this.#fill === 0 && chunk.length - pos >= frameLen) {
+        done.push(this.#check(chunk.subarray(pos, pos + frameLen)));
+        pos += frameLen;
+        continue;
+      }
+      const take = Math.min(frameLen - this.#fill, chunk.length - pos);
+      this.#pending.set(chunk.subarray(pos, pos + take), this.#fill);
+      this.#fill += take;
+      pos += take;
+      if (this.#fill === frameLen) {
+        this.#fill = 0;
+        done.push(this.#check(this.#pending.slice(0, frameLen)));
+      }
+    }
+    return done;
+  }
+
+  /** Throws `FileCorrupt` when the stream ended before all expected data arrived. */
+  end(): void {
+    if (this.#remaining !== 0) {
+      throw new SvcError('FileCorrupt', 'shard file is shorter than its metadata says', {
+        block: this.#block,
+        missingDataBytes: this.#remaining,
+      });
+    }
+  }
+
+  #check(frame: Uint8Array): Uint8Array {
+    const block = frame.subarray(BITROT_HASH_SIZE);
+    if (!bitrotVerify(block, frame, 0)) {
+      throw new SvcError('FileCorrupt', undefined, { block: this.#block });
+    }
+    this.#remaining -= block.length;
+    this.#block++;
+    return block;
+  }
+}
+
+/**
+ * Async form of `BitrotVerifier`: yields verified shard blocks of a framed
+ * stream (e.g. a file read stream), throwing `FileCorrupt` on a mismatch, a
+ * short or an over-long stream.
+ */
+export async function* verifyShardStream(
+  source: AsyncIterable<Uint8Array>,
+  shardBlockSize: number,
+  dataBytes: number,
+  firstBlock = 0,
+): AsyncGenerator<Uint8Array> {
+  const v = new BitrotVerifier(shardBlockSize, dataBytes, firstBlock);
+  for await (const chunk of source) yield* v.push(chunk);
+  v.end();
+}

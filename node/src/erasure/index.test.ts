@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { codecFallbackReason, codecKernel, createCodec, decodeStripe, encodeStripe } from './index.ts';
+
+describe('erasure module API', () => {
+  it('caches one codec per geometry and reports the kernel it uses', () => {
+    const a = createCodec(4, 2);
+    expect(createCodec(4, 2)).toBe(a);
+    expect(createCodec(2, 2)).not.toBe(a);
+    expect(a.kernel).toBe(codecKernel());
+    expect(codecKernel()).toMatch(/^(ts|native-(gfni|avx2|scalar))$/);
+    expect(codecKernel() === 'ts').toBe(codecFallbackReason() !== null);
+  });
+
+  it('round trips a stripe with the selected kernel', () => {
+    const codec = createCodec(12, 4);
+    const block = Uint8Array.from({ length: 100_001 }, (_, i) => (i * 31) & 255);
+    const shards: (Uint8Array | null)[] = encodeStripe(codec, block);
+    shards[0] = null;
+    shards[5] = null;
+    shards[13] = null;
+    expect(Buffer.from(decodeStripe(codec, shards, block.length)).equals(Buffer.from(block))).toBe(true);
+  });
+});

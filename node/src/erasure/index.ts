@@ -1,0 +1,46 @@
+/**
+ * The erasure module's API: codecs per geometry (native kernel when the addon
+ * is built, TypeScript otherwise), stripe split/join and bitrot framing.
+ */
+import type { ErasureCodec } from './codec.ts';
+import { tsKernel } from './codec-ts.ts';
+import { nativeAddon, nativeLoadError } from './native.ts';
+import { type GfKernel, RsCodec } from './rs-codec.ts';
+
+export * from './bitrot.ts';
+export type { ErasureCodec } from './codec.ts';
+export { BLOCK_SIZE, decodeStripe, encodeStripe, shardFileDataSize, shardSize, shardStride } from './stripe.ts';
+
+const nativeKernel: GfKernel | null =
+  nativeAddon === null
+    ? null
+    : {
+        name: `native-${nativeAddon.kernel}`,
+        matMul: nativeAddon.matMul,
+      };
+
+const codecs = new Map<string, ErasureCodec>();
+
+/**
+ * The codec for K data + M parity shards (cached per geometry). Uses the
+ * native kernel when the addon loaded, the TypeScript kernel otherwise.
+ */
+export function createCodec(k: number, m: number): ErasureCodec {
+  const key = `${k}+${m}`;
+  let codec = codecs.get(key);
+  if (codec === undefined) {
+    codec = new RsCodec(k, m, nativeKernel ?? tsKernel);
+    codecs.set(key, codec);
+  }
+  return codec;
+}
+
+/** Name of the kernel codecs use: `native-gfni`, `native-avx2`, `native-scalar` or `ts`. */
+export function codecKernel(): string {
+  return (nativeKernel ?? tsKernel).name;
+}
+
+/** Why the native addon is not in use, or null when it is (for the start-up log). */
+export function codecFallbackReason(): string | null {
+  return nativeLoadError;
+}

@@ -1,0 +1,37 @@
+/**
+ * Loader for the optional native addon (`node/native/`, built by
+ * `scripts/build-native.mjs` into `node/build/Release/svc_native.node`).
+ * When it is missing or fails to load, everything falls back to TypeScript;
+ * `nativeLoadError` says why. `SVC_ERASURE_KERNEL=ts` forces the fallback
+ * (benchmarks and tests use it to compare kernels).
+ */
+import { createRequire } from 'node:module';
+
+export interface NativeAddon {
+  /** Kernel the addon dispatched to at load: `gfni`, `avx2` or `scalar`. */
+  readonly kernel: string;
+  /** Same contract as `GfKernel.matMul`. */
+  matMul(coef: Uint8Array, rows: number, cols: number, inputs: Uint8Array[], outputs: Uint8Array[], len: number): void;
+  /** XXH64 (seed 0) of `buf`, written big-endian into `out` at `outOffset` (8 bytes). */
+  xxh64Into(buf: Uint8Array, out: Uint8Array, outOffset: number): void;
+  /** CRC-64/NVME of `buf` continuing from `prev` (0n to start). */
+  crc64nvme(buf: Uint8Array, prev: bigint): bigint;
+}
+
+const require = createRequire(import.meta.url);
+
+function load(): { addon: NativeAddon | null; error: string | null } {
+  if (process.env.SVC_ERASURE_KERNEL === 'ts') return { addon: null, error: 'disabled by SVC_ERASURE_KERNEL=ts' };
+  try {
+    return { addon: require('../../build/Release/svc_native.node') as NativeAddon, error: null };
+  } catch (err) {
+    return { addon: null, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+const loaded = load();
+
+/** The addon, or null when running on the TypeScript fallback. */
+export const nativeAddon: NativeAddon | null = loaded.addon;
+/** Why the addon is not in use (null when it is). */
+export const nativeLoadError: string | null = loaded.error;

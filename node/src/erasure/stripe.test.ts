@@ -1,0 +1,86 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createTsCodec } from './codec-ts.ts';
+import { BLOCK_SIZE, decodeStripe, encodeStripe, shardFileDataSize, shardSize, shardStride } from './stripe.ts';
+
+describe('stripe split and join', () => {
+  it('shard sizes', () => {
+    expect(BLOCK_SIZE).toBe(1048576);
+    expect(shardSize(BLOCK_SIZE, 12)).toBe(87382);
+    expect(shardSize(1, 4)).toBe(1);
+    expect(shardSize(0, 4)).toBe(0);
+    expect(shardFileDataSize(0, BLOCK_SIZE, 4)).toBe(0);
+    expect(shardFileDataSize(BLOCK_SIZE + 1, BLOCK_SIZE, 4)).toBe(262144 + 1);
+    expect(shardFileDataSize(3 * BLOCK_SIZE, BLOCK_SIZE, 12)).toBe(3 * 87382);
+  });
+
+  it('strides are 64-byte aligned and never a multiple of 4 KiB', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1 << 21 }), (s) => {
+        const st = shardStride(s);
+        expect(st).toBeGreaterThanOrEqual(s);
+        expect(st % 64).toBe(0);
+        expect(st % 4096).not.toBe(0);
+      }),
+    );
+  });
+
+  it('encodeStripe splits into K zero-padded shards plus parity', () => {
+    const codec = createTsCodec(4, 2);
+    const block = Uint8Array.from({ length: 10 }, (_, i) => i + 1);
+    const shards = encodeStripe(codec, block);
+    expect(shards.length).toBe(6);
+    expect(shards.map((s) => Array.from(s))).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+      [10, 0, 0],
+      expect.any(Array),
+      expect.any(Array),
+    ]);
+    const check = shards.slice(0, 4).map((s) => Uint8Array.from(s));
+    const parity = [new Uint8Array(3), new Uint8Array(3)];
+    codec.encode([...check, ...parity]);
+    expect(Uint8Array.from(shards[4]!)).toEqual(parity[0]);
+    expect(Uint8Array.from(shards[5]!)).toEqual(parity[1]);
+    // One buffer for all shards.
+    expect(new Set(shards.map((s) => s.buffer)).size).toBe(1);
+  });
+
+  it('round trips through any ≤ M missing shards, input shards untouched', () => {
+    for (const [k, m] of [[1, 0], [2, 2], [4, 2], [8, 4], [12, 4], [8, 8]] as const) {
+      const codec = createTsCodec(k, m);
+      fc.assert(
+        fc.property(
+          fc.uint8Array({ minLength: 0, maxLength: 3000 }),
+          fc.shuffledSubarray([...Array(k + m).keys()], { minLength: 0, maxLength: m }),
+          (block, lost) => {
+            const shards: (Uint8Array | null)[] = encodeStripe(codec, block);
+            const kept = shards.map((s) => (s === null ? null : Uint8Array.from(s)));
+            for (const i of lost) shards[i] = null;
+            const out = decodeStripe(codec, shards, block.length);
+            expect(Buffer.from(out).equals(Buffer.from(block))).toBe(true);
+            shards.forEach((s, i) => {
+              if (s !== null) expect(Uint8Array.from(s)).toEqual(kept[i]);
+            });
+          },
+        ),
+        { numRuns: 25 },
+      );
+    }
+  });
+
+  it('decodeStripe below K shards throws ErasureReadQuorum', () => {
+    const codec = createTsCodec(2, 1);
+    const shards: (Uint8Array | null)[] = encodeStripe(codec, new Uint8Array(100).fill(9));
+    shards[0] = null;
+    shards[2] = null;
+    expect(() => decodeStripe(codec, shards, 100)).toThrow(expect.objectContaining({ code: 'ErasureReadQuorum' }));
+  });
+
+  it('decodeStripe rejects shards of the wrong size', () => {
+    const codec = createTsCodec(2, 1);
+    const shards: (Uint8Array | null)[] = encodeStripe(codec, new Uint8Array(100));
+    expect(() => decodeStripe(codec, shards, 102)).toThrow(expect.objectContaining({ code: 'InternalError' }));
+  });
+});
