@@ -1,0 +1,329 @@
+/**
+ * Internode RPC client for one peer node.
+ *
+ * Two keep-alive undici pools per peer: one for storage traffic (long
+ * streamed shard uploads and downloads) and a small one for peer calls
+ * (health, locks), so a lock refresh never queues behind shard data.
+ *
+ * Health: a connection-level failure (refused, reset, unresolvable host,
+ * timeout) marks the peer offline at once. While offline every call fails
+ * fast with `DiskNotFound` and a background probe (`/svc/peer/v1/health`)
+ * retries with exponential backoff on the injected clock; the first success
+ * brings the peer back online. Requests never wait for the probe.
+ */
+import { Readable } from 'node:stream';
+import { type Dispatcher, Pool } from 'undici';
+import type { Clock } from '../util/clock.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { RPC_TOKEN_HEADER, type RpcAuth } from './rpc-auth.ts';
+import {
+  decodeMsg,
+  encodeMsg,
+  errorFromWire,
+  FRAME_END,
+  FRAME_ERROR,
+  FRAME_RECORD,
+  FrameParser,
+  peerPath,
+  RPC_ARGS_HEADER,
+  RPC_MAX_UNARY_BYTES,
+} from './rpc-wire.ts';
+
+export interface PeerClientOptions {
+  /** The peer's origin, e.g. `http://127.0.0.2:9000`. */
+  origin: string;
+  /** This node's id, carried in every token. */
+  nodeId: string;
+  auth: RpcAuth;
+  clock: Clock;
+  logger: Logger;
+  connectTimeoutMs?: number;
+  /** Time to the response headers for unary calls and downloads. */
+  headersTimeoutMs?: number;
+  /** Longest silence inside a response body. */
+  bodyTimeoutMs?: number;
+  /** First and largest delay of the background reconnect probe. */
+  probeBaseMs?: number;
+  probeMaxMs?: number;
+  /** Connections of the storage pool. */
+  connections?: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Overrides the headers timeout for this call. */
+  timeoutMs?: number;
+}
+
+type StateListener = (online: boolean) => void;
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+export class PeerClient {
+  readonly origin: string;
+  readonly #nodeId: string;
+  readonly #auth: RpcAuth;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #data: Pool;
+  readonly #control: Pool;
+  readonly #headersTimeoutMs: number;
+  readonly #probeBaseMs: number;
+  readonly #probeMaxMs: number;
+  #online = true;
+  #probing = false;
+  #closed = false;
+  readonly #closeController = new AbortController();
+  readonly #listeners = new Set<StateListener>();
+
+  constructor(opts: PeerClientOptions) {
+    this.origin = opts.origin;
+    this.#nodeId = opts.nodeId;
+    this.#auth = opts.auth;
+    this.#clock = opts.clock;
+    this.#logger = opts.logger;
+    this.#headersTimeoutMs = opts.headersTimeoutMs ?? 30_000;
+    this.#probeBaseMs = opts.probeBaseMs ?? 250;
+    this.#probeMaxMs = opts.probeMaxMs ?? 2_000;
+    const common = {
+      connectTimeout: opts.connectTimeoutMs ?? 5_000,
+      headersTimeout: this.#headersTimeoutMs,
+      bodyTimeout: opts.bodyTimeoutMs ?? 30_000,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 60_000,
+    };
+    this.#data = new Pool(opts.origin, { ...common, connections: opts.connections ?? 64 });
+    this.#control = new Pool(opts.origin, { ...common, connections: 8 });
+  }
+
+  /** False while the peer is considered offline (calls fail fast). */
+  isOnline(): boolean {
+    return this.#online && !this.#closed;
+  }
+
+  /** Called with the new state whenever the peer goes offline or comes back. */
+  onStateChange(listener: StateListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Unary call: msgpack args → msgpack result. `control` calls use the small pool. */
+  async rpcCall(path: string, args: unknown, opts: CallOptions & { control?: boolean } = {}): Promise<unknown> {
+    const res = await this.#request(opts.control === true ? this.#control : this.#data, path, encodeMsg(args), {}, opts);
+    return decodeMsg(await readAll(res.body, this.origin));
+  }
+
+  /** Streams `body` to the peer; args travel in a header. */
+  async rpcUpload(path: string, args: unknown, body: AsyncIterable<Uint8Array>, opts: CallOptions = {}): Promise<unknown> {
+    let sourceError: unknown;
+    let sourceFailed = false;
+    async function* guarded(): AsyncGenerator<Uint8Array> {
+      try {
+        for await (const chunk of body) yield chunk;
+      } catch (err) {
+        sourceFailed = true;
+        sourceError = err;
+        throw err;
+      }
+    }
+    const headers = { [RPC_ARGS_HEADER]: encodeMsg(args).toString('base64url') };
+    try {
+      // The headers timer would run while a slow source trickles the body in;
+      // body progress and socket errors bound an upload instead.
+      const res = await this.#request(this.#data, path, Readable.from(guarded(), { objectMode: false }), headers, { ...opts, timeoutMs: opts.timeoutMs ?? 0 }, () => sourceFailed);
+      return decodeMsg(await readAll(res.body, this.origin));
+    } catch (err) {
+      if (sourceFailed) throw sourceError;
+      throw err;
+    }
+  }
+
+  /** Returns the peer's raw byte stream; errors before the body are re-thrown as SvcError. */
+  async rpcDownload(path: string, args: unknown, opts: CallOptions = {}): Promise<Readable> {
+    const res = await this.#request(this.#data, path, encodeMsg(args), {}, opts);
+    const origin = this.origin;
+    const body = res.body;
+    async function* guarded(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of body) yield chunk as Buffer;
+      } catch (err) {
+        throw new SvcError('DiskNotFound', 'remote stream interrupted', { remote: origin }, { cause: err });
+      }
+    }
+    const out = Readable.from(guarded(), { objectMode: false });
+    out.once('close', () => {
+      if (!body.destroyed) body.destroy();
+    });
+    return out;
+  }
+
+  /** A stream of msgpack records; a truncated stream or a remote error frame throws. */
+  async *rpcRecords(path: string, args: unknown, opts: CallOptions = {}): AsyncGenerator<unknown> {
+    const res = await this.#request(this.#data, path, encodeMsg(args), {}, opts);
+    const parser = new FrameParser();
+    try {
+      for await (const chunk of res.body) {
+        for (const frame of parser.push(chunk as Buffer)) {
+          if (frame.type === FRAME_RECORD) yield decodeMsg(frame.payload);
+          else if (frame.type === FRAME_END) return;
+          else if (frame.type === FRAME_ERROR) throw errorFromWire(decodeMsg(frame.payload), this.origin);
+          else throw new SvcError('InternalError', `unknown RPC frame type ${frame.type}`);
+        }
+      }
+    } catch (err) {
+      if (err instanceof SvcError) throw err;
+      throw new SvcError('DiskNotFound', 'remote record stream interrupted', { remote: this.origin }, { cause: err });
+    } finally {
+      if (!res.body.destroyed) res.body.destroy();
+    }
+    throw new SvcError('DiskNotFound', 'remote record stream truncated', { remote: this.origin });
+  }
+
+  /** Stops the probe and closes the pools. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closeController.abort();
+    await Promise.allSettled([this.#data.destroy(), this.#control.destroy()]);
+  }
+
+  async #request(
+    pool: Pool,
+    path: string,
+    body: Buffer | Readable,
+    headers: Record<string, string>,
+    opts: CallOptions,
+    isLocalFailure: () => boolean = () => false,
+  ): Promise<Dispatcher.ResponseData> {
+    if (this.#closed) throw new SvcError('DiskNotFound', 'peer client closed', { remote: this.origin });
+    if (!this.#online) throw new SvcError('DiskNotFound', `peer ${this.origin} is offline`, { remote: this.origin });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await pool.request({
+        method: 'POST',
+        path,
+        body,
+        headers: { ...headers, [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId) },
+        ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+        ...(opts.timeoutMs !== undefined ? { headersTimeout: opts.timeoutMs } : {}),
+      });
+    } catch (err) {
+      if (isLocalFailure() || opts.signal?.aborted === true) throw err;
+      if (isNetworkError(err)) {
+        this.#markOffline(err);
+        throw new SvcError('DiskNotFound', `peer ${this.origin} unreachable`, { remote: this.origin }, { cause: err });
+      }
+      throw new SvcError('InternalError', `internode RPC to ${this.origin} failed`, { remote: this.origin }, { cause: err });
+    }
+    if (res.statusCode !== 200) {
+      let wire: unknown;
+      try {
+        wire = decodeMsg(await readAll(res.body, this.origin));
+      } catch {
+        wire = { code: 'InternalError', message: `internode RPC answered HTTP ${res.statusCode}` };
+      }
+      throw errorFromWire(wire, this.origin);
+    }
+    return res;
+  }
+
+  #markOffline(err: unknown): void {
+    if (!this.#online || this.#closed) return;
+    this.#online = false;
+    this.#logger.warn({ event: 'peer_offline', peer: this.origin, err: String(err) }, 'peer went offline; probing in the background');
+    this.#emit(false);
+    void this.#probe();
+  }
+
+  async #probe(): Promise<void> {
+    if (this.#probing) return;
+    this.#probing = true;
+    let delay = this.#probeBaseMs;
+    try {
+      while (!this.#closed && !this.#online) {
+        try {
+          await this.#clock.sleep(delay, this.#closeController.signal);
+        } catch {
+          return;
+        }
+        if (this.#closed) return;
+        try {
+          const path = peerPath('health');
+          const res = await this.#control.request({
+            method: 'POST',
+            path,
+            body: encodeMsg(undefined),
+            headers: { [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId) },
+            headersTimeout: Math.max(1_000, this.#probeMaxMs),
+          });
+          await readAll(res.body, this.origin);
+          if (res.statusCode === 200) {
+            this.#online = true;
+            this.#logger.info({ event: 'peer_online', peer: this.origin }, 'peer is back online');
+            this.#emit(true);
+            return;
+          }
+        } catch {
+          // Still unreachable: keep probing with a longer delay.
+        }
+        delay = Math.min(delay * 2, this.#probeMaxMs);
+      }
+    } finally {
+      this.#probing = false;
+    }
+  }
+
+  #emit(online: boolean): void {
+    for (const l of this.#listeners) {
+      try {
+        l(online);
+      } catch (err) {
+        this.#logger.error({ event: 'peer_listener_failed', err }, 'peer state listener threw');
+      }
+    }
+  }
+}
+
+function isNetworkError(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+async function readAll(body: AsyncIterable<unknown>, origin: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of body) {
+      total += (chunk as Buffer).length;
+      if (total > RPC_MAX_UNARY_BYTES) throw new SvcError('InternalError', 'internode RPC response too large', { remote: origin });
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('DiskNotFound', 'internode RPC response interrupted', { remote: origin }, { cause: err });
+  }
+  return Buffer.concat(chunks, total);
+}

@@ -1,0 +1,235 @@
+/**
+ * Internode RPC server: one `(req, res) => void` handler that the composition
+ * root mounts for every path under `/svc/rpc/` and `/svc/peer/` on the S3
+ * listener. It authenticates the request before anything else (403 and no
+ * side effect when the token is missing, forged or expired), routes to a
+ * registered drive service or peer method, and speaks the wire format of
+ * `rpc-wire.ts`.
+ */
+
+import { once } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { RPC_TOKEN_HEADER, type RpcAuth } from './rpc-auth.ts';
+import {
+  decodeMsg,
+  encodeFrame,
+  encodeMsg,
+  errorToWire,
+  FRAME_END,
+  FRAME_ERROR,
+  FRAME_RECORD,
+  RPC_ARGS_HEADER,
+  RPC_ERROR_HEADER,
+  RPC_KIND_HEADER,
+  RPC_MAX_UNARY_BYTES,
+  RPC_PEER_PREFIX,
+  RPC_STORAGE_PREFIX,
+} from './rpc-wire.ts';
+
+/** Per-call context handed to every method. */
+export interface RpcContext {
+  /** Node id of the authenticated caller. */
+  readonly caller: string;
+  /** Aborted when the caller disconnects before the response is complete. */
+  readonly signal: AbortSignal;
+}
+
+export type RpcMethod =
+  | { readonly kind: 'unary'; handle(args: unknown, ctx: RpcContext): Promise<unknown> }
+  | { readonly kind: 'upload'; handle(args: unknown, body: Readable, ctx: RpcContext): Promise<unknown> }
+  | { readonly kind: 'download'; handle(args: unknown, ctx: RpcContext): Promise<Readable> }
+  | { readonly kind: 'records'; handle(args: unknown, ctx: RpcContext): AsyncIterable<unknown> };
+
+/** A named set of methods: one drive's storage operations, or peer operations. */
+export type RpcService = Readonly<Record<string, RpcMethod>>;
+
+export interface RpcServerOptions {
+  auth: RpcAuth;
+  logger: Logger;
+}
+
+export class RpcServer {
+  readonly #auth: RpcAuth;
+  readonly #logger: Logger;
+  readonly #drives = new Map<string, RpcService>();
+  readonly #peer = new Map<string, RpcMethod>();
+
+  constructor(opts: RpcServerOptions) {
+    this.#auth = opts.auth;
+    this.#logger = opts.logger;
+    // The reconnect probe of every client (rpc-client.ts) calls this.
+    this.#peer.set('health', { kind: 'unary', handle: async () => ({ ok: true }) });
+  }
+
+  /** Serves one local drive's storage operations under `/svc/rpc/v1/<driveId>/`. */
+  registerDrive(driveId: string, service: RpcService): void {
+    this.#drives.set(driveId, service);
+  }
+
+  unregisterDrive(driveId: string): void {
+    this.#drives.delete(driveId);
+  }
+
+  /** Adds peer methods under `/svc/peer/v1/<method>`; a name may be registered once. */
+  registerPeer(service: RpcService): void {
+    for (const [name, method] of Object.entries(service)) {
+      if (this.#peer.has(name)) throw new SvcError('InternalError', `peer RPC method ${name} registered twice`);
+      this.#peer.set(name, method);
+    }
+  }
+
+  /** The request handler for `/svc/rpc/` and `/svc/peer/`. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    this.#dispatch(req, res).catch((err: unknown) => {
+      this.#logger.error({ event: 'rpc_dispatch_failed', err, url: req.url }, 'internode RPC dispatch failed');
+      if (!res.headersSent) sendError(res, err);
+      else res.destroy(err instanceof Error ? err : undefined);
+    });
+  };
+
+  async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    let caller: string;
+    try {
+      const token = req.headers[RPC_TOKEN_HEADER];
+      caller = this.#auth.verify(method, url, Array.isArray(token) ? token[0] : token);
+    } catch (err) {
+      this.#logger.warn({ event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason: (err as SvcError).details?.['reason'] }, 'internode RPC refused');
+      refuse(req, res, err);
+      return;
+    }
+    if (method !== 'POST') {
+      refuse(req, res, new SvcError('MethodNotAllowed'));
+      return;
+    }
+    const target = this.#route(url);
+    if (target instanceof SvcError) {
+      refuse(req, res, target);
+      return;
+    }
+
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort(new SvcError('InternalError', 'RPC caller disconnected'));
+    });
+    const ctx: RpcContext = { caller, signal: abort.signal };
+    const rpc = target;
+    try {
+      switch (rpc.kind) {
+        case 'unary': {
+          const args = decodeMsg(await readBody(req));
+          const result = await rpc.handle(args, ctx);
+          sendMsg(res, 200, result);
+          return;
+        }
+        case 'upload': {
+          const header = req.headers[RPC_ARGS_HEADER];
+          const args = typeof header === 'string' && header.length > 0 ? decodeMsg(Buffer.from(header, 'base64url')) : undefined;
+          const result = await rpc.handle(args, req, ctx);
+          sendMsg(res, 200, result);
+          return;
+        }
+        case 'download': {
+          const args = decodeMsg(await readBody(req));
+          const stream = await rpc.handle(args, ctx);
+          res.writeHead(200, { 'content-type': 'application/octet-stream', [RPC_KIND_HEADER]: 'download' });
+          // A failure mid-body destroys the response: the client sees a truncated
+          // chunked body and fails the read instead of returning short data.
+          await pipeline(stream, res).catch((err: unknown) => {
+            if (!abort.signal.aborted) this.#logger.warn({ event: 'rpc_stream_failed', url, err }, 'internode RPC download failed mid-stream');
+            res.destroy();
+          });
+          return;
+        }
+        case 'records': {
+          const args = decodeMsg(await readBody(req));
+          await this.#sendRecords(res, rpc.handle(args, ctx), abort.signal, url);
+          return;
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof SvcError)) this.#logger.warn({ event: 'rpc_handler_error', url, err }, 'internode RPC handler failed');
+      if (res.headersSent) res.destroy();
+      else refuse(req, res, err);
+    }
+  }
+
+  async #sendRecords(res: ServerResponse, records: AsyncIterable<unknown>, signal: AbortSignal, url: string): Promise<void> {
+    res.writeHead(200, { 'content-type': 'application/x-svc-records', [RPC_KIND_HEADER]: 'records' });
+    try {
+      for await (const record of records) {
+        if (signal.aborted) return;
+        if (!res.write(encodeFrame(FRAME_RECORD, encodeMsg(record)))) {
+          await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        }
+      }
+      if (!signal.aborted) res.end(encodeFrame(FRAME_END, Buffer.alloc(0)));
+    } catch (err) {
+      if (!(err instanceof SvcError)) this.#logger.warn({ event: 'rpc_handler_error', url, err }, 'internode RPC record stream failed');
+      if (!signal.aborted) res.end(encodeFrame(FRAME_ERROR, encodeMsg(errorToWire(err))));
+    }
+  }
+
+  #route(url: string): RpcMethod | SvcError {
+    const path = url.split('?', 1)[0] ?? '';
+    if (path.startsWith(RPC_STORAGE_PREFIX)) {
+      const rest = path.slice(RPC_STORAGE_PREFIX.length).split('/');
+      if (rest.length !== 2) return new SvcError('InvalidRequest', 'malformed storage RPC path');
+      let driveId: string;
+      try {
+        driveId = decodeURIComponent(rest[0] ?? '');
+      } catch {
+        return new SvcError('InvalidRequest', 'malformed drive id in storage RPC path');
+      }
+      const service = this.#drives.get(driveId);
+      if (service === undefined) return new SvcError('DiskNotFound', `drive ${driveId} is not served by this node`);
+      const m = Object.hasOwn(service, rest[1] ?? '') ? service[rest[1] ?? ''] : undefined;
+      return m ?? new SvcError('InvalidRequest', `unknown storage RPC method ${rest[1]}`);
+    }
+    if (path.startsWith(RPC_PEER_PREFIX)) {
+      const name = path.slice(RPC_PEER_PREFIX.length);
+      return this.#peer.get(name) ?? new SvcError('InvalidRequest', `unknown peer RPC method ${name}`);
+    }
+    return new SvcError('InvalidRequest', 'not an internode RPC path');
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req) {
+    total += (chunk as Buffer).length;
+    if (total > RPC_MAX_UNARY_BYTES) throw new SvcError('EntityTooLarge', 'internode RPC request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function sendMsg(res: ServerResponse, status: number, value: unknown, errorCode?: string): void {
+  const body = encodeMsg(value);
+  const headers: Record<string, string | number> = { 'content-type': 'application/msgpack', 'content-length': body.length };
+  if (errorCode !== undefined) headers[RPC_ERROR_HEADER] = errorCode;
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, err: unknown): void {
+  const wire = errorToWire(err);
+  const status = err instanceof SvcError ? err.status : 500;
+  sendMsg(res, status, wire, wire.code);
+}
+
+/** Answers with an error without reading (or acting on) the request body. */
+function refuse(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  if (!req.complete) {
+    // Do not keep a half-read body on a keep-alive socket.
+    res.setHeader('connection', 'close');
+    req.resume();
+  }
+  sendError(res, err);
+}

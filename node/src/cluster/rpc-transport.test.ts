@@ -1,0 +1,256 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../util/clock.ts';
+import { SvcError } from '../util/errors.ts';
+import { silentLogger } from '../util/logger.ts';
+import { RPC_TOKEN_HEADER, RpcAuth } from './rpc-auth.ts';
+import { PeerClient } from './rpc-client.ts';
+import { RpcServer } from './rpc-server.ts';
+import { encodeMsg, peerPath, storagePath } from './rpc-wire.ts';
+
+const auth = new RpcAuth('access:secret', systemClock);
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!();
+});
+
+async function listen(server: Server, port = 0): Promise<number> {
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+function startServer(port = 0) {
+  const rpc = new RpcServer({ auth, logger: silentLogger });
+  const calls: string[] = [];
+  rpc.registerDrive('/data/d1', {
+    echo: { kind: 'unary', handle: async (args) => (calls.push('echo'), { args }) },
+    fail: {
+      kind: 'unary',
+      handle: async () => {
+        calls.push('fail');
+        throw new SvcError('FileNotFound', 'no such file here');
+      },
+    },
+    crash: {
+      kind: 'unary',
+      handle: async () => {
+        throw new TypeError('boom');
+      },
+    },
+    sum: {
+      kind: 'upload',
+      handle: async (args, body) => {
+        calls.push('sum');
+        let n = 0;
+        let s = 0;
+        for await (const c of body) {
+          n += (c as Buffer).length;
+          for (const b of c as Buffer) s = (s + b) % 65521;
+        }
+        return { args, n, s };
+      },
+    },
+    bytes: {
+      kind: 'download',
+      handle: async (args) => {
+        const [len] = args as [number];
+        async function* gen() {
+          let left = len;
+          while (left > 0) {
+            const n = Math.min(left, 64 * 1024);
+            yield Buffer.alloc(n, left % 251);
+            left -= n;
+          }
+        }
+        return Readable.from(gen(), { objectMode: false });
+      },
+    },
+    count: {
+      kind: 'records',
+      handle: async function* (args) {
+        const { n, failAt } = args as { n: number; failAt?: number };
+        for (let i = 0; i < n; i++) {
+          if (i === failAt) throw new SvcError('FileCorrupt');
+          yield { i, name: `k${i}` };
+        }
+      },
+    },
+  });
+  const server = createServer(rpc.handle);
+  return { rpc, server, calls, port: listen(server, port) };
+}
+
+function client(port: number) {
+  const c = new PeerClient({
+    origin: `http://127.0.0.1:${port}`,
+    nodeId: 'test-node',
+    auth,
+    clock: systemClock,
+    logger: silentLogger,
+    probeBaseMs: 20,
+    probeMaxMs: 50,
+    connectTimeoutMs: 1_000,
+  });
+  closers.push(() => c.close());
+  return c;
+}
+
+describe('internode RPC transport', () => {
+  it('round-trips unary calls and re-throws remote SvcError codes', async () => {
+    const s = startServer();
+    const port = await s.port;
+    closers.push(async () => void s.server.close());
+    const c = client(port);
+    const res = await c.rpcCall(storagePath('/data/d1', 'echo'), ['a', 1, new Uint8Array([1, 2, 3]), { x: null }]);
+    expect(res).toEqual({ args: ['a', 1, new Uint8Array([1, 2, 3]), { x: null }] });
+
+    const err = await c.rpcCall(storagePath('/data/d1', 'fail'), []).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SvcError);
+    expect((err as SvcError).code).toBe('FileNotFound');
+    expect((err as SvcError).message).toBe('no such file here');
+
+    const internal = await c.rpcCall(storagePath('/data/d1', 'crash'), []).catch((e: unknown) => e);
+    expect((internal as SvcError).code).toBe('InternalError');
+
+    const noDrive = await c.rpcCall(storagePath('/data/d9', 'echo'), []).catch((e: unknown) => e);
+    expect((noDrive as SvcError).code).toBe('DiskNotFound');
+    expect(c.isOnline()).toBe(true);
+  });
+
+  it('refuses forged, missing and expired tokens with 403 and never calls the handler', async () => {
+    const s = startServer();
+    const port = await s.port;
+    closers.push(async () => void s.server.close());
+    const path = storagePath('/data/d1', 'fail');
+    const url = `http://127.0.0.1:${port}${path}`;
+    const body = encodeMsg([]);
+
+    const missing = await request(url, { method: 'POST', body });
+    expect(missing.statusCode).toBe(403);
+    await missing.body.dump();
+
+    const forged = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: new RpcAuth('wrong', systemClock).sign('POST', path, 'x') } });
+    expect(forged.statusCode).toBe(403);
+    await forged.body.dump();
+
+    const otherPath = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', storagePath('/data/d1', 'echo'), 'x') } });
+    expect(otherPath.statusCode).toBe(403);
+    await otherPath.body.dump();
+
+    const old = new RpcAuth('access:secret', { ...systemClock, now: () => Date.now() - 10 * 60_000 });
+    const expired = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: old.sign('POST', path, 'x') } });
+    expect(expired.statusCode).toBe(403);
+    await expired.body.dump();
+
+    const upload = await request(`http://127.0.0.1:${port}${storagePath('/data/d1', 'sum')}`, { method: 'POST', body: Buffer.alloc(1000) });
+    expect(upload.statusCode).toBe(403);
+    await upload.body.dump();
+
+    expect(s.calls).toEqual([]);
+
+    const good = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', path, 'x') } });
+    expect(good.statusCode).toBe(404);
+    await good.body.dump();
+    expect(s.calls).toEqual(['fail']);
+  });
+
+  it('streams uploads, downloads and record streams', async () => {
+    const s = startServer();
+    const port = await s.port;
+    closers.push(async () => void s.server.close());
+    const c = client(port);
+
+    const total = 5 * 1024 * 1024 + 7;
+    async function* source() {
+      let left = total;
+      while (left > 0) {
+        const n = Math.min(left, 100_000);
+        yield Buffer.alloc(n, 3);
+        left -= n;
+      }
+    }
+    const up = (await c.rpcUpload(storagePath('/data/d1', 'sum'), ['vol', 'p'], source())) as { n: number; s: number; args: unknown };
+    expect(up.n).toBe(total);
+    expect(up.args).toEqual(['vol', 'p']);
+    expect(up.s).toBe((total * 3) % 65521);
+
+    const down = await c.rpcDownload(storagePath('/data/d1', 'bytes'), [3 * 1024 * 1024 + 1]);
+    let n = 0;
+    for await (const chunk of down) n += (chunk as Buffer).length;
+    expect(n).toBe(3 * 1024 * 1024 + 1);
+
+    const recs: unknown[] = [];
+    for await (const r of c.rpcRecords(storagePath('/data/d1', 'count'), { n: 1000 })) recs.push(r);
+    expect(recs.length).toBe(1000);
+    expect(recs[999]).toEqual({ i: 999, name: 'k999' });
+
+    const partial: unknown[] = [];
+    const err = await (async () => {
+      for await (const r of c.rpcRecords(storagePath('/data/d1', 'count'), { n: 10, failAt: 4 })) partial.push(r);
+    })().catch((e: unknown) => e);
+    expect(partial.length).toBe(4);
+    expect((err as SvcError).code).toBe('FileCorrupt');
+  });
+
+  it('an upload whose source fails reports the source error and keeps the peer online', async () => {
+    const s = startServer();
+    const port = await s.port;
+    closers.push(async () => void s.server.close());
+    const c = client(port);
+    async function* bad() {
+      yield Buffer.alloc(10);
+      throw new SvcError('BadDigest');
+    }
+    const err = await c.rpcUpload(storagePath('/data/d1', 'sum'), [], bad()).catch((e: unknown) => e);
+    expect((err as SvcError).code).toBe('BadDigest');
+    expect(c.isOnline()).toBe(true);
+  });
+
+  it('marks an unreachable peer offline, fails fast, and probes it back online', async () => {
+    const s = startServer();
+    const port = await s.port;
+    const c = client(port);
+    expect(await c.rpcCall(peerPath('health'), undefined)).toEqual({ ok: true });
+    s.server.closeAllConnections();
+    await new Promise<void>((r) => s.server.close(() => r()));
+
+    const states: boolean[] = [];
+    c.onStateChange((o) => states.push(o));
+    const err = await c.rpcCall(storagePath('/data/d1', 'echo'), []).catch((e: unknown) => e);
+    expect((err as SvcError).code).toBe('DiskNotFound');
+    expect(c.isOnline()).toBe(false);
+    const t0 = Date.now();
+    const fast = await c.rpcCall(storagePath('/data/d1', 'echo'), []).catch((e: unknown) => e);
+    expect((fast as SvcError).code).toBe('DiskNotFound');
+    expect(Date.now() - t0).toBeLessThan(50);
+
+    const again = startServer(port);
+    await again.port;
+    closers.push(async () => void again.server.close());
+    const deadline = Date.now() + 5_000;
+    while (!c.isOnline() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(c.isOnline()).toBe(true);
+    expect(states).toEqual([false, true]);
+    expect(await c.rpcCall(storagePath('/data/d1', 'echo'), [1])).toEqual({ args: [1] });
+  });
+
+  it('treats an unresolvable host as offline, not fatal', async () => {
+    const c = new PeerClient({
+      origin: 'http://svc-peer-does-not-exist.invalid:9000',
+      nodeId: 'n',
+      auth,
+      clock: systemClock,
+      logger: silentLogger,
+      probeBaseMs: 1_000,
+    });
+    closers.push(() => c.close());
+    const err = await c.rpcCall(peerPath('health'), undefined).catch((e: unknown) => e);
+    expect((err as SvcError).code).toBe('DiskNotFound');
+    expect(c.isOnline()).toBe(false);
+  });
+});
