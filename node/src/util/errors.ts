@@ -73,6 +73,7 @@ export const ERRORS = {
   InvalidCopySource: { status: 400, message: 'Copy Source must mention the source bucket and key: sourcebucket/sourcekey.' },
   InvalidChecksum: { status: 400, message: 'The checksum provided does not match the computed checksum.' },
   BadChecksum: { status: 400, message: 'The checksum provided does not match the computed checksum.' },
+  MaxVersionsExceeded: { status: 400, message: 'You have exceeded the limit on the number of versions you can create on this object.' },
   ConditionalRequestConflict: { status: 409, message: 'A conflicting conditional operation is currently in progress against this resource.' },
 
   // ---- erasure / storage (spec: Errors)

@@ -1,0 +1,697 @@
+/**
+ * A drive on the local filesystem.
+ *
+ * Layout under the drive root (never created by us: a missing root is
+ * `DiskNotFound`):
+ *   .svc.sys/tmp/<uuid>/…        write staging; .svc.sys/tmp/.trash/<uuid> async deletes
+ *   .svc.sys/multipart/…         multipart staging
+ *   .svc.sys/buckets/…           bucket metadata records
+ *   <bucket>/<key>/xl.meta       all versions of an object (+ inline data)
+ *   <bucket>/<key>/<dataDir>/part.N   shard files of a non-inline version
+ *
+ * Durability: data files are fsync'd once when written; every file that
+ * publishes state (xl.meta, records) is written to a temp file, fsync'd,
+ * renamed over the target, and the directory fsync'd.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { constants as fsc } from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { frameShardFileSize, verifyShardStream } from '../erasure/index.ts';
+import { hasCode, SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { silentLogger } from '../util/logger.ts';
+import {
+  BUCKETS_DIR,
+  type DiskInfo,
+  type Drive,
+  type FileVersion,
+  MULTIPART_DIR,
+  type RenameDataResult,
+  SYS_VOL,
+  TMP_DIR,
+  TRASH_DIR,
+  type VolInfo,
+  type WalkEntry,
+  type WalkOptions,
+  XL_META,
+} from './drive.ts';
+import { keyOfEntry, objectPath } from './object-path.ts';
+import { decodeXlMeta, encodeXlMeta, mergeVersion } from './xl-meta.ts';
+
+export interface LocalDriveOptions {
+  /** Endpoint string for logs (defaults to the root path). */
+  endpoint?: string;
+  /** Drive identity from format.json, if known. */
+  id?: string;
+  logger?: Logger;
+  /**
+   * Test-only crash points: called at each named step of a multi-step commit;
+   * a hook that never resolves freezes the commit there, as a crash would.
+   */
+  hooks?: { step(name: string): Promise<void> | void };
+}
+
+const VOL_RE = /^[^/\\\0]+$/;
+
+function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+export class LocalDrive implements Drive {
+  readonly endpoint: string;
+  readonly root: string;
+  readonly #id: string;
+  readonly #log: Logger;
+  readonly #hooks: LocalDriveOptions['hooks'];
+  #online = true;
+  readonly #pendingTrash = new Set<Promise<void>>();
+
+  constructor(root: string, opts: LocalDriveOptions = {}) {
+    this.root = root;
+    this.endpoint = opts.endpoint ?? root;
+    this.#id = opts.id ?? '';
+    this.#log = opts.logger ?? silentLogger;
+    this.#hooks = opts.hooks;
+  }
+
+  /**
+   * Prepares `.svc.sys` (tmp, multipart, buckets) and moves leftovers of
+   * interrupted writes in `tmp` to the trash. The root itself must exist.
+   */
+  async init(): Promise<void> {
+    await this.#checkRoot();
+    for (const d of [TMP_DIR, TRASH_DIR, MULTIPART_DIR, BUCKETS_DIR]) {
+      await fsp.mkdir(join(this.root, SYS_VOL, d), { recursive: true });
+    }
+    const tmp = join(this.root, SYS_VOL, TMP_DIR);
+    for (const name of await fsp.readdir(tmp)) {
+      if (name === '.trash') continue;
+      await this.#trash(join(tmp, name));
+    }
+    // Leftovers of a previous run's trash are removed in the background too.
+    const trash = join(this.root, SYS_VOL, TRASH_DIR);
+    for (const name of await fsp.readdir(trash)) this.#rmAsync(join(trash, name));
+  }
+
+  /** Waits for background trash removal (tests, shutdown). */
+  async flush(): Promise<void> {
+    while (this.#pendingTrash.size > 0) await Promise.all([...this.#pendingTrash]);
+  }
+
+  isOnline(): boolean {
+    return this.#online;
+  }
+
+  async diskInfo(): Promise<DiskInfo> {
+    try {
+      await this.#checkRoot();
+      const s = await fsp.statfs(this.root);
+      const total = s.blocks * s.bsize;
+      const free = s.bavail * s.bsize;
+      return { id: this.#id, endpoint: this.endpoint, online: true, total, free, used: total - s.bfree * s.bsize };
+    } catch (err) {
+      if (hasCode(err, 'DiskNotFound')) return { id: this.#id, endpoint: this.endpoint, online: false, total: 0, used: 0, free: 0 };
+      throw err;
+    }
+  }
+
+  // ---- path helpers
+
+  #volPath(vol: string): string {
+    if (!VOL_RE.test(vol) || vol === '.' || vol === '..') throw new SvcError('InvalidArgument', `bad volume name`);
+    return join(this.root, vol);
+  }
+
+  #filePath(vol: string, path: string): string {
+    const base = this.#volPath(vol);
+    if (path === '') return base;
+    if (path.includes('\0') || path.startsWith('/')) throw new SvcError('InvalidArgument', 'bad path');
+    for (const seg of path.split('/')) {
+      if (seg === '' || seg === '.' || seg === '..') throw new SvcError('InvalidArgument', 'path escapes its volume');
+    }
+    return join(base, path);
+  }
+
+  async #checkRoot(): Promise<void> {
+    let ok = false;
+    try {
+      ok = (await fsp.stat(this.root)).isDirectory();
+    } catch {
+      ok = false;
+    }
+    this.#online = ok;
+    if (!ok) throw new SvcError('DiskNotFound', undefined, { endpoint: this.endpoint });
+  }
+
+  /** Maps a filesystem error to the drive's error codes. */
+  async #mapErr(err: unknown, vol: string, notFound: 'FileNotFound' | 'VolumeNotFound' = 'FileNotFound'): Promise<never> {
+    if (err instanceof SvcError) throw err;
+    const code = errno(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      await this.#checkRoot();
+      if (notFound === 'FileNotFound') {
+        try {
+          await fsp.stat(this.#volPath(vol));
+        } catch {
+          throw new SvcError('VolumeNotFound', `volume ${vol} not found`);
+        }
+      }
+      throw new SvcError(notFound);
+    }
+    if (code === 'EIO' || code === 'EROFS' || code === 'ENOSPC' || code === 'EACCES' || code === 'EPERM') {
+      this.#log.warn({ event: 'drive_io_error', endpoint: this.endpoint, code }, 'drive I/O error');
+      throw new SvcError('DiskNotFound', `drive error ${code}`, { endpoint: this.endpoint }, { cause: err });
+    }
+    throw new SvcError('InternalError', undefined, { endpoint: this.endpoint }, { cause: err });
+  }
+
+  async #fsyncDir(dir: string): Promise<void> {
+    const fh = await fsp.open(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async #hook(step: string): Promise<void> {
+    if (this.#hooks) await this.#hooks.step(step);
+  }
+
+  #rmAsync(path: string): void {
+    const p = fsp
+      .rm(path, { recursive: true, force: true })
+      .catch((err: unknown) => {
+        this.#log.warn({ event: 'drive_trash_remove_failed', endpoint: this.endpoint, err }, 'trash removal failed');
+      })
+      .finally(() => this.#pendingTrash.delete(p));
+    this.#pendingTrash.add(p);
+  }
+
+  /** Moves a file or tree into the trash (atomic, instant) and removes it in the background. */
+  async #trash(path: string): Promise<void> {
+    const dst = join(this.root, SYS_VOL, TRASH_DIR, randomUUID());
+    await fsp.rename(path, dst);
+    this.#rmAsync(dst);
+  }
+
+  /** Writes `data` to `dst` atomically: tmp file, fsync, rename, fsync directory. */
+  async #atomicWrite(dst: string, data: Uint8Array): Promise<void> {
+    const tmp = join(this.root, SYS_VOL, TMP_DIR, `${randomUUID()}.tmp`);
+    const fh = await fsp.open(tmp, 'w');
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    try {
+      await fsp.mkdir(dirname(dst), { recursive: true });
+      await fsp.rename(tmp, dst);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+    await this.#fsyncDir(dirname(dst));
+  }
+
+  /** Removes empty directories from `dir` up to (not including) the volume root. */
+  async #prune(vol: string, dir: string): Promise<void> {
+    const stop = this.#volPath(vol);
+    let d = dir;
+    while (d.length > stop.length && d.startsWith(stop)) {
+      try {
+        await fsp.rmdir(d);
+      } catch {
+        return;
+      }
+      d = dirname(d);
+    }
+  }
+
+  // ---- volumes
+
+  async makeVol(vol: string): Promise<void> {
+    await this.#checkRoot();
+    try {
+      await fsp.mkdir(this.#volPath(vol));
+    } catch (err) {
+      if (errno(err) === 'EEXIST') throw new SvcError('VolumeExists');
+      await this.#mapErr(err, vol, 'VolumeNotFound');
+    }
+  }
+
+  async listVols(): Promise<VolInfo[]> {
+    await this.#checkRoot();
+    const out: VolInfo[] = [];
+    try {
+      for (const d of await fsp.readdir(this.root, { withFileTypes: true })) {
+        if (!d.isDirectory() || d.name.startsWith('.')) continue;
+        const st = await fsp.stat(join(this.root, d.name));
+        out.push({ name: d.name, created: Math.round(st.birthtimeMs || st.mtimeMs) });
+      }
+    } catch (err) {
+      await this.#mapErr(err, '', 'VolumeNotFound');
+    }
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async statVol(vol: string): Promise<VolInfo> {
+    try {
+      const st = await fsp.stat(this.#volPath(vol));
+      if (!st.isDirectory()) throw new SvcError('VolumeNotFound');
+      this.#online = true;
+      return { name: vol, created: Math.round(st.birthtimeMs || st.mtimeMs) };
+    } catch (err) {
+      return this.#mapErr(err, vol, 'VolumeNotFound');
+    }
+  }
+
+  async deleteVol(vol: string, force: boolean): Promise<void> {
+    const p = this.#volPath(vol);
+    try {
+      if (force) {
+        await fsp.stat(p);
+        await this.#trash(p);
+      } else {
+        await fsp.rmdir(p);
+      }
+    } catch (err) {
+      if (errno(err) === 'ENOTEMPTY' || errno(err) === 'EEXIST') throw new SvcError('VolumeNotEmpty');
+      await this.#mapErr(err, vol, 'VolumeNotFound');
+    }
+  }
+
+  // ---- plain files
+
+  async writeAll(vol: string, path: string, data: Uint8Array): Promise<void> {
+    await this.#checkRoot();
+    try {
+      await this.#atomicWrite(this.#filePath(vol, path), data);
+    } catch (err) {
+      await this.#mapErr(err, vol);
+    }
+  }
+
+  async readAll(vol: string, path: string): Promise<Uint8Array> {
+    try {
+      const data = await fsp.readFile(this.#filePath(vol, path));
+      this.#online = true;
+      return data;
+    } catch (err) {
+      return this.#mapErr(err, vol);
+    }
+  }
+
+  async createFile(vol: string, path: string, size: number, stream: AsyncIterable<Uint8Array>): Promise<void> {
+    await this.#checkRoot();
+    const p = this.#filePath(vol, path);
+    let fh: fsp.FileHandle | undefined;
+    try {
+      await fsp.mkdir(dirname(p), { recursive: true });
+      fh = await fsp.open(p, 'w');
+      let written = 0;
+      for await (const chunk of stream) {
+        let off = 0;
+        while (off < chunk.length) {
+          const { bytesWritten } = await fh.write(chunk, off, chunk.length - off);
+          off += bytesWritten;
+        }
+        written += chunk.length;
+      }
+      if (size >= 0 && written !== size) {
+        throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${written}`);
+      }
+      // One fsync per shard file, never per block.
+      await fh.sync();
+      await fh.close();
+      fh = undefined;
+    } catch (err) {
+      await fh?.close().catch(() => undefined);
+      await fsp.rm(p, { force: true }).catch(() => undefined);
+      await this.#mapErr(err, vol);
+    }
+  }
+
+  async readFileStream(vol: string, path: string, offset: number, length: number): Promise<AsyncIterable<Uint8Array>> {
+    const p = this.#filePath(vol, path);
+    let fh: fsp.FileHandle;
+    try {
+      fh = await fsp.open(p, 'r');
+    } catch (err) {
+      return this.#mapErr(err, vol);
+    }
+    if (length <= 0) {
+      await fh.close();
+      return (async function* () {})();
+    }
+    return fh.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: 1 << 20, autoClose: true });
+  }
+
+  async verifyFile(vol: string, path: string, shardBlockSize: number, dataBytes: number): Promise<void> {
+    const p = this.#filePath(vol, path);
+    try {
+      const st = await fsp.stat(p);
+      const want = frameShardFileSize(dataBytes, shardBlockSize);
+      if (st.size !== want) throw new SvcError('FileCorrupt', `shard file is ${st.size} bytes, expected ${want}`);
+      const fh = await fsp.open(p, 'r');
+      const src = fh.createReadStream({ highWaterMark: 1 << 20, autoClose: true });
+      for await (const _ of verifyShardStream(src, shardBlockSize, dataBytes)) {
+        // Each yielded block has passed its hash check.
+      }
+    } catch (err) {
+      await this.#mapErr(err, vol);
+    }
+  }
+
+  async renameFile(srcVol: string, srcPath: string, dstVol: string, dstPath: string): Promise<void> {
+    await this.#checkRoot();
+    const src = this.#filePath(srcVol, srcPath);
+    const dst = this.#filePath(dstVol, dstPath);
+    try {
+      await fsp.mkdir(dirname(dst), { recursive: true });
+      await fsp.rename(src, dst);
+      await this.#fsyncDir(dirname(dst));
+    } catch (err) {
+      await this.#mapErr(err, srcVol);
+    }
+  }
+
+  async delete(vol: string, path: string, opts: { recursive: boolean }): Promise<void> {
+    const p = this.#filePath(vol, path);
+    try {
+      if (opts.recursive) {
+        await this.#trash(p);
+      } else {
+        const st = await fsp.lstat(p);
+        if (st.isDirectory()) await fsp.rmdir(p);
+        else await fsp.unlink(p);
+      }
+    } catch (err) {
+      if (errno(err) === 'ENOTEMPTY') throw new SvcError('VolumeNotEmpty', 'directory not empty');
+      await this.#mapErr(err, vol);
+    }
+    if (vol !== SYS_VOL || path.startsWith(MULTIPART_DIR + '/')) await this.#prune(vol, dirname(p));
+  }
+
+  async listDir(vol: string, path: string): Promise<string[]> {
+    try {
+      const ents = await fsp.readdir(this.#filePath(vol, path), { withFileTypes: true });
+      return ents.map((d) => (d.isDirectory() ? d.name + '/' : d.name)).sort();
+    } catch (err) {
+      return this.#mapErr(err, vol);
+    }
+  }
+
+  // ---- object metadata and commit
+
+  async readXlMeta(vol: string, path: string): Promise<Uint8Array> {
+    return this.readAll(vol, path === '' ? XL_META : `${path}/${XL_META}`);
+  }
+
+  /** Current journal of an object; [] when it has no xl.meta. */
+  async #readVersions(vol: string, path: string): Promise<FileVersion[]> {
+    try {
+      return decodeXlMeta(await fsp.readFile(join(this.#filePath(vol, path), XL_META)));
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        await this.#checkRoot();
+        return [];
+      }
+      return this.#mapErr(err, vol);
+    }
+  }
+
+  async #writeVersions(vol: string, path: string, versions: FileVersion[]): Promise<void> {
+    const dir = this.#filePath(vol, path);
+    if (versions.length === 0) {
+      await fsp.rm(join(dir, XL_META), { force: true });
+      await this.#fsyncDir(dir).catch(() => undefined);
+      await this.#prune(vol, dir);
+      return;
+    }
+    await this.#atomicWrite(join(dir, XL_META), encodeXlMeta(versions));
+    // A new object directory must itself survive power loss: fsync its parent.
+    await this.#fsyncDir(dirname(dir));
+  }
+
+  /*
+   * Commit of one drive. Crash points and why each is safe:
+   *  1. before the data-dir move: nothing changed on this drive; staging is
+   *     swept from tmp at the next start.
+   *  2. after the data dir moved in, before xl.meta: the data dir is not
+   *     referenced by any xl.meta, so it is invisible (garbage for the scanner).
+   *  3. after xl.meta is renamed in: the version is published on this drive,
+   *     with its data already fsync'd; the object layer decides visibility by
+   *     read quorum across drives, so a drive-local publish alone never makes a
+   *     half-written object visible.
+   *  4. after parking the replaced data dir in staging: the replaced version is
+   *     no longer referenced; its data goes with the staging dir.
+   */
+  async renameData(
+    srcVol: string,
+    srcPath: string,
+    version: FileVersion,
+    dstVol: string,
+    dstPath: string,
+  ): Promise<RenameDataResult> {
+    await this.#checkRoot();
+    try {
+      await fsp.stat(this.#volPath(dstVol));
+    } catch (err) {
+      await this.#mapErr(err, dstVol, 'VolumeNotFound');
+    }
+    const stage = this.#filePath(srcVol, srcPath);
+    const dst = this.#filePath(dstVol, dstPath);
+    try {
+      const current = await this.#readVersions(dstVol, dstPath);
+      const { versions, replaced } = mergeVersion(current, version);
+      await this.#hook('rename-data:start');
+      await fsp.mkdir(dst, { recursive: true });
+      if (version.dataDir !== '') {
+        await fsp.rename(join(stage, version.dataDir), join(dst, version.dataDir));
+      }
+      await this.#hook('rename-data:data-moved');
+      await this.#writeVersions(dstVol, dstPath, versions);
+      await this.#hook('rename-data:meta-written');
+      if (replaced && replaced.dataDir !== '' && replaced.dataDir !== version.dataDir) {
+        await fsp.mkdir(stage, { recursive: true });
+        await fsp.rename(join(dst, replaced.dataDir), join(stage, replaced.dataDir)).catch((err: unknown) => {
+          // A replaced version whose data dir is already gone (e.g. never healed
+          // onto this drive) has nothing to park.
+          if (errno(err) !== 'ENOENT') throw err;
+        });
+      }
+      return replaced ? { replaced } : {};
+    } catch (err) {
+      return this.#mapErr(err, dstVol);
+    }
+  }
+
+  async undoRenameData(
+    srcVol: string,
+    srcPath: string,
+    version: FileVersion,
+    dstVol: string,
+    dstPath: string,
+    replaced: FileVersion | undefined,
+  ): Promise<void> {
+    await this.#checkRoot();
+    const stage = this.#filePath(srcVol, srcPath);
+    const dst = this.#filePath(dstVol, dstPath);
+    try {
+      let versions = (await this.#readVersions(dstVol, dstPath)).filter((v) => v.versionId !== version.versionId);
+      if (replaced) {
+        if (replaced.dataDir !== '' && replaced.dataDir !== version.dataDir) {
+          await fsp.rename(join(stage, replaced.dataDir), join(dst, replaced.dataDir)).catch((err: unknown) => {
+            if (errno(err) !== 'ENOENT') throw err;
+          });
+        }
+        versions = mergeVersion(versions, replaced).versions;
+      }
+      // Restore the metadata first: once it no longer names the new data dir,
+      // moving that dir out is invisible.
+      await this.#writeVersions(dstVol, dstPath, versions);
+      if (version.dataDir !== '' && (!replaced || replaced.dataDir !== version.dataDir)) {
+        await fsp.rm(join(dst, version.dataDir), { recursive: true, force: true });
+      }
+      await fsp.rm(stage, { recursive: true, force: true });
+    } catch (err) {
+      await this.#mapErr(err, dstVol);
+    }
+  }
+
+  async commitRenameData(srcVol: string, srcPath: string): Promise<void> {
+    try {
+      await this.#trash(this.#filePath(srcVol, srcPath));
+    } catch (err) {
+      if (errno(err) === 'ENOENT') return;
+      await this.#mapErr(err, srcVol);
+    }
+  }
+
+  async writeMetadata(vol: string, path: string, version: FileVersion, opts: { update?: boolean } = {}): Promise<void> {
+    await this.#checkRoot();
+    try {
+      await fsp.stat(this.#volPath(vol));
+    } catch (err) {
+      await this.#mapErr(err, vol, 'VolumeNotFound');
+    }
+    try {
+      const current = await this.#readVersions(vol, path);
+      let next = version;
+      if (opts.update) {
+        const old = current.find((v) => v.versionId === version.versionId);
+        if (!old) throw new SvcError('FileNotFound');
+        // Only metadata changes: this drive's geometry (its shard index), data
+        // dir, parts and inline shard stay as stored.
+        next = {
+          ...old,
+          modTime: version.modTime,
+          userMeta: version.userMeta,
+          contentHeaders: version.contentHeaders,
+          tags: version.tags,
+          sysMeta: version.sysMeta,
+        };
+      }
+      const { versions, replaced } = mergeVersion(current, next);
+      await this.#writeVersions(vol, path, versions);
+      if (!opts.update && replaced && replaced.dataDir !== '' && replaced.dataDir !== next.dataDir) {
+        await this.#trash(join(this.#filePath(vol, path), replaced.dataDir)).catch((err: unknown) => {
+          if (errno(err) !== 'ENOENT') throw err;
+        });
+      }
+    } catch (err) {
+      await this.#mapErr(err, vol);
+    }
+  }
+
+  async deleteVersion(vol: string, path: string, versionId: string): Promise<void> {
+    await this.#checkRoot();
+    try {
+      const current = await this.#readVersions(vol, path);
+      const victim = current.find((v) => v.versionId === versionId);
+      if (!victim) throw new SvcError('FileNotFound');
+      const rest = current.filter((v) => v !== victim);
+      const dir = this.#filePath(vol, path);
+      // Metadata first: once the version is unlisted its data is unreachable,
+      // so a crash before the data removal leaves garbage, not a broken version.
+      if (victim.dataDir !== '') {
+        if (rest.length === 0) await fsp.rm(join(dir, XL_META), { force: true });
+        else await this.#writeVersions(vol, path, rest);
+        await this.#trash(join(dir, victim.dataDir)).catch((err: unknown) => {
+          if (errno(err) !== 'ENOENT') throw err;
+        });
+        if (rest.length === 0) await this.#prune(vol, dir);
+      } else {
+        await this.#writeVersions(vol, path, rest);
+      }
+    } catch (err) {
+      await this.#mapErr(err, vol);
+    }
+  }
+
+  // ---- walk
+
+  walkDir(vol: string, opts: WalkOptions): AsyncIterable<WalkEntry> {
+    return this.#walkRoot(vol, opts);
+  }
+
+  async *#walkRoot(vol: string, opts: WalkOptions): AsyncGenerator<WalkEntry> {
+    const prefix = opts.prefix ?? '';
+    const cut = prefix.lastIndexOf('/') + 1;
+    const baseKey = prefix.slice(0, cut);
+    const filter = prefix.slice(cut);
+    let baseDir: string;
+    try {
+      baseDir = baseKey === '' ? this.#volPath(vol) : this.#filePath(vol, baseKey.slice(0, -1));
+    } catch {
+      return; // a prefix with '..' or empty segments names no stored object
+    }
+    try {
+      await fsp.stat(this.#volPath(vol));
+    } catch (err) {
+      await this.#mapErr(err, vol, 'VolumeNotFound');
+    }
+    yield* this.#walk(baseDir, baseKey, filter, opts, undefined);
+  }
+
+  /** Data dirs named by the xl.meta in `dir` (not sub-objects). */
+  async #dataDirsOf(dir: string): Promise<Set<string>> {
+    try {
+      const vs = decodeXlMeta(await fsp.readFile(join(dir, XL_META)), false);
+      return new Set(vs.map((v) => v.dataDir).filter((d) => d !== ''));
+    } catch {
+      return new Set();
+    }
+  }
+
+  async *#walk(
+    dir: string,
+    keyPrefix: string,
+    filter: string,
+    opts: WalkOptions,
+    skipKnown: Set<string> | undefined,
+  ): AsyncGenerator<WalkEntry> {
+    let ents: Dirent[];
+    try {
+      ents = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        await this.#checkRoot();
+        return;
+      }
+      return this.#mapErr(err, '');
+    }
+    const hasMeta = ents.some((d) => d.name === XL_META && d.isFile());
+    const skip = skipKnown ?? (hasMeta ? await this.#dataDirsOf(dir) : new Set<string>());
+    type Item = { key: string; obj: boolean; name: string };
+    const items: Item[] = [];
+    for (const d of ents) {
+      if (!d.isDirectory() || skip.has(d.name) || !d.name.startsWith(filter)) continue;
+      const key = keyOfEntry(keyPrefix, d.name);
+      items.push({ key, obj: true, name: d.name });
+      if (!key.endsWith('/')) items.push({ key: key + '/', obj: false, name: d.name });
+    }
+    items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.obj ? -1 : 1));
+    const marker = opts.marker;
+    const dataDirs = new Map<string, Set<string>>();
+    for (const it of items) {
+      const child = join(dir, it.name);
+      if (it.obj) {
+        if (marker !== undefined && it.key <= marker) continue;
+        let meta: Uint8Array;
+        try {
+          meta = await fsp.readFile(join(child, XL_META));
+        } catch (err) {
+          const code = errno(err);
+          if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+          return this.#mapErr(err, '');
+        }
+        try {
+          const vs = decodeXlMeta(meta, false);
+          dataDirs.set(it.name, new Set(vs.map((v) => v.dataDir).filter((d) => d !== '')));
+        } catch {
+          // A corrupt xl.meta still lists (the object layer votes it out).
+        }
+        yield { name: it.key, meta };
+      } else {
+        if (marker !== undefined && marker >= it.key && !marker.startsWith(it.key)) continue;
+        const sub = this.#walk(child, it.key, '', { ...opts, recursive: true }, dataDirs.get(it.name));
+        if (opts.recursive) {
+          yield* sub;
+        } else {
+          // A common prefix exists when anything at all is stored below it.
+          for await (const _ of sub) {
+            yield { name: it.key, prefix: true };
+            break;
+          }
+        }
+      }
+    }
+  }
+}
