@@ -28,7 +28,13 @@ function startServer(port = 0) {
   const rpc = new RpcServer({ auth, logger: silentLogger });
   const calls: string[] = [];
   rpc.registerDrive('/data/d1', {
-    echo: { kind: 'unary', handle: async (args) => (calls.push('echo'), { args }) },
+    echo: {
+      kind: 'unary',
+      handle: async (args) => {
+        calls.push('echo');
+        return { args };
+      },
+    },
     fail: {
       kind: 'unary',
       handle: async () => {

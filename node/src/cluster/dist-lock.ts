@@ -1,0 +1,188 @@
+/**
+ * Distributed namespace read/write locks over a quorum of lockers (one locker
+ * per distinct host of an erasure set's endpoints), after the dsync rules
+ * (reference/on-disk-and-placement.md §4.5):
+ *
+ * - n lockers, tolerance t = ⌊n/2⌋;
+ * - read quorum  = n − t;
+ * - write quorum = n − t, plus one when that equals t (an even split must
+ *   never let two writers both believe they won: split-brain guard);
+ * - a held lock is refreshed every 10 s on every locker and is lost (its
+ *   `lost` signal aborts) when fewer than quorum lockers confirm it;
+ * - lockers drop a grant that is not refreshed for 1 min, so a killed holder's
+ *   lock expires on its own.
+ *
+ * A failed attempt releases whatever it got and retries with a randomised
+ * backoff until the caller's timeout. When the lockers known to be online
+ * cannot form a quorum the attempt fails at once (`ErasureWriteQuorum` /
+ * `ErasureReadQuorum`), instead of holding a request for the whole timeout.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../util/clock.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { LockArgs, Locker } from './lock-server.ts';
+
+export const LOCK_REFRESH_INTERVAL_MS = 10_000;
+export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+
+export interface LockQuorum {
+  read: number;
+  write: number;
+}
+
+/** dsync quorum for `n` lockers. */
+export function lockQuorum(n: number): LockQuorum {
+  if (!Number.isInteger(n) || n < 1) throw new SvcError('InternalError', `lock quorum needs at least one locker (got ${n})`);
+  const tolerance = Math.floor(n / 2);
+  const read = n - tolerance;
+  const write = read === tolerance ? read + 1 : read;
+  return { read, write };
+}
+
+export interface AcquireOptions {
+  write: boolean;
+  /** Give up after this long (default 30 s) with `SlowDown`. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A lock held on a quorum of lockers. */
+export interface HeldLock {
+  readonly uid: string;
+  readonly resources: readonly string[];
+  readonly write: boolean;
+  /** Aborted when a refresh fails to reach quorum: the holder must stop. */
+  readonly lost: AbortSignal;
+  /** Releases the lock on every locker (idempotent). */
+  release(): Promise<void>;
+}
+
+export interface DistLockerOptions {
+  lockers: readonly Locker[];
+  /** This node's id, recorded as the holder. */
+  owner: string;
+  clock: Clock;
+  logger: Logger;
+  refreshIntervalMs?: number;
+  /** Bounds of the randomised retry backoff. */
+  retryMinMs?: number;
+  retryMaxMs?: number;
+  /** Source of randomness in [0, 1) for the backoff. */
+  random?: () => number;
+}
+
+export class DistLocker {
+  readonly lockers: readonly Locker[];
+  readonly quorum: LockQuorum;
+  readonly #owner: string;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #refreshMs: number;
+  readonly #retryMinMs: number;
+  readonly #retryMaxMs: number;
+  readonly #random: () => number;
+
+  constructor(opts: DistLockerOptions) {
+    this.lockers = opts.lockers;
+    this.quorum = lockQuorum(opts.lockers.length);
+    this.#owner = opts.owner;
+    this.#clock = opts.clock;
+    this.#logger = opts.logger;
+    this.#refreshMs = opts.refreshIntervalMs ?? LOCK_REFRESH_INTERVAL_MS;
+    this.#retryMinMs = opts.retryMinMs ?? 10;
+    this.#retryMaxMs = opts.retryMaxMs ?? 250;
+    this.#random = opts.random ?? Math.random;
+  }
+
+  /** True when the lockers known to be online can form the (write) quorum. */
+  quorumAvailable(write = true): boolean {
+    const online = this.lockers.filter((l) => l.isOnline()).length;
+    return online >= (write ? this.quorum.write : this.quorum.read);
+  }
+
+  async acquire(resources: readonly string[], opts: AcquireOptions): Promise<HeldLock> {
+    if (resources.length === 0) throw new SvcError('InternalError', 'lock of no resource');
+    const quorum = opts.write ? this.quorum.write : this.quorum.read;
+    const deadline = this.#clock.now() + (opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
+    for (;;) {
+      opts.signal?.throwIfAborted();
+      if (!this.quorumAvailable(opts.write)) {
+        throw new SvcError(opts.write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'lock quorum unavailable', {
+          resources,
+          online: this.lockers.filter((l) => l.isOnline()).length,
+          quorum,
+        });
+      }
+      const args: LockArgs = { uid: randomUUID(), resources: [...resources], owner: this.#owner };
+      const answers = await Promise.all(
+        this.lockers.map((l) => (opts.write ? l.lock(args) : l.rlock(args)).then((ok) => (ok ? 'granted' : 'refused'), () => 'failed' as const)),
+      );
+      const granted = answers.filter((a) => a === 'granted').length;
+      if (granted >= quorum) return this.#held(args, opts.write, quorum);
+
+      // Undo partial grants; a locker that failed to answer may still have
+      // granted, so it is told too (otherwise its grant lingers until expiry).
+      await this.#releaseOn(
+        args,
+        opts.write,
+        this.lockers.filter((_, i) => answers[i] !== 'refused'),
+      );
+      if (this.#clock.now() >= deadline) {
+        throw new SvcError('SlowDown', 'timed out waiting for a namespace lock', { resources, granted, quorum });
+      }
+      const delay = this.#retryMinMs + Math.floor(this.#random() * (this.#retryMaxMs - this.#retryMinMs));
+      await this.#clock.sleep(Math.min(delay, Math.max(1, deadline - this.#clock.now())), opts.signal);
+    }
+  }
+
+  #held(args: LockArgs, write: boolean, quorum: number): HeldLock {
+    const lost = new AbortController();
+    let released = false;
+    let refreshing = false;
+    const stopRefresh = this.#clock.every(this.#refreshMs, () => {
+      if (released || refreshing) return;
+      refreshing = true;
+      void this.#refresh(args, quorum)
+        .then((ok) => {
+          if (ok || released) return;
+          this.#logger.warn({ event: 'lock_lost', resources: args.resources, uid: args.uid, write }, 'namespace lock lost: refresh quorum failed');
+          lost.abort(new SvcError(write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'namespace lock lost'));
+          released = true;
+          stopRefresh();
+          return this.#releaseOn(args, write, this.lockers);
+        })
+        .finally(() => {
+          refreshing = false;
+        });
+    });
+    return {
+      uid: args.uid,
+      resources: args.resources,
+      write,
+      lost: lost.signal,
+      release: async () => {
+        if (released) return;
+        released = true;
+        stopRefresh();
+        await this.#releaseOn(args, write, this.lockers);
+      },
+    };
+  }
+
+  async #refresh(args: LockArgs, quorum: number): Promise<boolean> {
+    const answers = await Promise.all(this.lockers.map((l) => l.refresh(args).catch(() => false)));
+    return answers.filter(Boolean).length >= quorum;
+  }
+
+  async #releaseOn(args: LockArgs, write: boolean, lockers: readonly Locker[]): Promise<void> {
+    await Promise.all(
+      lockers.map((l) =>
+        (write ? l.unlock(args) : l.runlock(args)).catch((err: unknown) => {
+          // The grant expires on that locker by itself (no refresh).
+          this.#logger.debug({ event: 'lock_release_failed', locker: l.id, err: String(err) }, 'lock release failed');
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * One node's lock table, the "locker" that distributed namespace locks
+ * (`dist-lock.ts`) take a quorum of. Each resource holds either one writer or
+ * any number of readers, keyed by the lock's uid. A lock that its holder stops
+ * refreshing expires after `validityMs` (default 1 min), so a killed holder
+ * never blocks a resource for longer than that. Expiry is checked lazily on
+ * every access (exact under an injected clock) and swept periodically to free
+ * memory.
+ */
+import type { Clock } from '../util/clock.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { RpcService } from './rpc-server.ts';
+
+/** Server-side validity of an unrefreshed lock. */
+export const LOCK_VALIDITY_MS = 60_000;
+
+export interface LockArgs {
+  /** Unique id of this lock acquisition (all lockers see the same uid). */
+  uid: string;
+  /** Resources locked together, e.g. `bucket/object`. */
+  resources: string[];
+  /** Holder node id (diagnostics). */
+  owner: string;
+}
+
+/** What every locker, local or remote, answers. */
+export interface Locker {
+  /** Diagnostics name (`local` or the peer origin). */
+  readonly id: string;
+  isOnline(): boolean;
+  lock(args: LockArgs): Promise<boolean>;
+  rlock(args: LockArgs): Promise<boolean>;
+  unlock(args: LockArgs): Promise<boolean>;
+  runlock(args: LockArgs): Promise<boolean>;
+  /** True while the locker still holds `uid` (and renews it). */
+  refresh(args: LockArgs): Promise<boolean>;
+  forceUnlock(args: LockArgs): Promise<boolean>;
+}
+
+interface Grant {
+  owner: string;
+  refreshedAt: number;
+}
+
+interface Entry {
+  writer?: { uid: string } & Grant;
+  readers: Map<string, Grant>;
+}
+
+export class LockServer implements Locker {
+  readonly id = 'local';
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #validityMs: number;
+  readonly #table = new Map<string, Entry>();
+  #stopSweep: (() => void) | undefined;
+
+  constructor(opts: { clock: Clock; logger: Logger; validityMs?: number }) {
+    this.#clock = opts.clock;
+    this.#logger = opts.logger;
+    this.#validityMs = opts.validityMs ?? LOCK_VALIDITY_MS;
+  }
+
+  /** Starts the periodic sweep of expired entries. */
+  start(): void {
+    this.#stopSweep ??= this.#clock.every(this.#validityMs / 2, () => this.sweep());
+  }
+
+  stop(): void {
+    this.#stopSweep?.();
+    this.#stopSweep = undefined;
+  }
+
+  isOnline(): boolean {
+    return true;
+  }
+
+  async lock(args: LockArgs): Promise<boolean> {
+    const { uid, resources, owner } = checkArgs(args);
+    const entries = resources.map((r) => this.#entry(r));
+    for (const e of entries) {
+      if (e.writer !== undefined && e.writer.uid !== uid) return false;
+      if (e.readers.size > 0) return false;
+    }
+    const now = this.#clock.now();
+    for (const e of entries) e.writer = { uid, owner, refreshedAt: now };
+    return true;
+  }
+
+  async rlock(args: LockArgs): Promise<boolean> {
+    const { uid, resources, owner } = checkArgs(args);
+    const entries = resources.map((r) => this.#entry(r));
+    if (entries.some((e) => e.writer !== undefined)) return false;
+    const now = this.#clock.now();
+    for (const e of entries) e.readers.set(uid, { owner, refreshedAt: now });
+    return true;
+  }
+
+  async unlock(args: LockArgs): Promise<boolean> {
+    const { uid, resources } = checkArgs(args);
+    let released = false;
+    for (const r of resources) {
+      const e = this.#table.get(r);
+      if (e?.writer?.uid === uid) {
+        e.writer = undefined;
+        released = true;
+        this.#gc(r, e);
+      }
+    }
+    return released;
+  }
+
+  async runlock(args: LockArgs): Promise<boolean> {
+    const { uid, resources } = checkArgs(args);
+    let released = false;
+    for (const r of resources) {
+      const e = this.#table.get(r);
+      if (e?.readers.delete(uid) === true) {
+        released = true;
+        this.#gc(r, e);
+      }
+    }
+    return released;
+  }
+
+  async refresh(args: LockArgs): Promise<boolean> {
+    const { uid, resources } = checkArgs(args);
+    const now = this.#clock.now();
+    let held = false;
+    for (const r of resources) {
+      const e = this.#entry(r);
+      if (e.writer?.uid === uid) {
+        e.writer.refreshedAt = now;
+        held = true;
+      }
+      const g = e.readers.get(uid);
+      if (g !== undefined) {
+        g.refreshedAt = now;
+        held = true;
+      }
+      this.#gc(r, e);
+    }
+    return held;
+  }
+
+  async forceUnlock(args: LockArgs): Promise<boolean> {
+    const { resources } = checkArgs(args);
+    for (const r of resources) this.#table.delete(r);
+    return true;
+  }
+
+  /** Number of resources currently locked (diagnostics and tests). */
+  size(): number {
+    this.sweep();
+    return this.#table.size;
+  }
+
+  /** Drops every grant not refreshed within the validity period. */
+  sweep(): void {
+    for (const r of [...this.#table.keys()]) this.#entry(r);
+  }
+
+  /** The entry of `r` with expired grants removed (created empty when absent). */
+  #entry(r: string): Entry {
+    let e = this.#table.get(r);
+    if (e === undefined) {
+      e = { readers: new Map() };
+      this.#table.set(r, e);
+      return e;
+    }
+    const cutoff = this.#clock.now() - this.#validityMs;
+    if (e.writer !== undefined && e.writer.refreshedAt < cutoff) {
+      this.#logger.info({ event: 'lock_expired', resource: r, owner: e.writer.owner, kind: 'write' }, 'lock expired without refresh');
+      e.writer = undefined;
+    }
+    for (const [uid, g] of e.readers) {
+      if (g.refreshedAt < cutoff) {
+        this.#logger.info({ event: 'lock_expired', resource: r, owner: g.owner, kind: 'read' }, 'lock expired without refresh');
+        e.readers.delete(uid);
+      }
+    }
+    this.#gc(r, e);
+    return e;
+  }
+
+  #gc(r: string, e: Entry): void {
+    if (e.writer === undefined && e.readers.size === 0) this.#table.delete(r);
+  }
+}
+
+function checkArgs(args: unknown): LockArgs {
+  const a = args as Partial<LockArgs> | null;
+  if (
+    a === null ||
+    typeof a !== 'object' ||
+    typeof a.uid !== 'string' ||
+    a.uid.length === 0 ||
+    typeof a.owner !== 'string' ||
+    !Array.isArray(a.resources) ||
+    a.resources.length === 0 ||
+    !a.resources.every((r) => typeof r === 'string')
+  ) {
+    throw new SvcError('InvalidArgument', 'malformed lock request');
+  }
+  return a as LockArgs;
+}
+
+/** Lock methods of `server` as peer RPC methods (`/svc/peer/v1/lock`, …). */
+export function lockRpcService(server: LockServer): RpcService {
+  return {
+    lock: { kind: 'unary', handle: (a) => server.lock(checkArgs(a)) },
+    rlock: { kind: 'unary', handle: (a) => server.rlock(checkArgs(a)) },
+    unlock: { kind: 'unary', handle: (a) => server.unlock(checkArgs(a)) },
+    runlock: { kind: 'unary', handle: (a) => server.runlock(checkArgs(a)) },
+    refresh: { kind: 'unary', handle: (a) => server.refresh(checkArgs(a)) },
+    forceUnlock: { kind: 'unary', handle: (a) => server.forceUnlock(checkArgs(a)) },
+  };
+}
