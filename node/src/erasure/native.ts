@@ -10,10 +10,25 @@ import { createRequire } from 'node:module';
 export interface NativeAddon {
   /** Kernel the addon dispatched to at load: `gfni`, `avx2` or `scalar`. */
   readonly kernel: string;
-  /** Same contract as `GfKernel.matMul`. */
-  matMul(coef: Uint8Array, rows: number, cols: number, inputs: Uint8Array[], outputs: Uint8Array[], len: number): void;
+  /** Kernels usable on this CPU that passed the load-time self-test, fastest first. */
+  readonly kernels: readonly string[];
+  /**
+   * Same contract as `GfKernel.matMul`; `kernel` picks one of `kernels`
+   * (default: the first).
+   */
+  matMul(
+    coef: Uint8Array,
+    rows: number,
+    cols: number,
+    inputs: Uint8Array[],
+    outputs: Uint8Array[],
+    len: number,
+    kernel?: string,
+  ): void;
   /** XXH64 (seed 0) of `buf`, written big-endian into `out` at `outOffset` (8 bytes). */
   xxh64Into(buf: Uint8Array, out: Uint8Array, outOffset: number): void;
+  /** XXH64 of each `shards[i]` written big-endian at `out[8 i]`. */
+  xxh64Many(shards: Uint8Array[], out: Uint8Array): void;
   /** CRC-64/NVME of `buf` continuing from `prev` (0n to start). */
   crc64nvme(buf: Uint8Array, prev: bigint): bigint;
 }

@@ -1,0 +1,212 @@
+/*
+ * Node-API bindings. Every call is synchronous and works in place on the
+ * caller's Uint8Arrays (Buffers included): no copies, no allocations on the
+ * hot path. Argument errors throw TypeError/RangeError; the TypeScript layer
+ * validates shapes before calling, so these are guards, not control flow.
+ */
+#include <node_api.h>
+#include <string.h>
+
+#include "svc_native.h"
+
+#define CHECK(call)                                                     \
+  do {                                                                  \
+    if ((call) != napi_ok) {                                            \
+      napi_throw_error(env, "ERR_SVC_NATIVE", "Node-API call failed: " #call); \
+      return NULL;                                                      \
+    }                                                                   \
+  } while (0)
+
+static int get_bytes(napi_env env, napi_value v, uint8_t **data, size_t *len) {
+  bool is_ta = false;
+  if (napi_is_typedarray(env, v, &is_ta) != napi_ok || !is_ta) return 0;
+  napi_typedarray_type type;
+  size_t length, offset;
+  void *ptr;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, v, &type, &length, &ptr, &ab, &offset) != napi_ok) return 0;
+  if (type != napi_uint8_array && type != napi_uint8_clamped_array) return 0;
+  *data = (uint8_t *)ptr;
+  *len = length;
+  return 1;
+}
+
+static int get_int(napi_env env, napi_value v, int64_t *out) {
+  return napi_get_value_int64(env, v, out) == napi_ok;
+}
+
+/* Reads `count` Uint8Arrays of at least `min_len` bytes from a JS array. */
+static int get_array(napi_env env, napi_value arr, uint32_t count, size_t min_len, uint8_t **ptrs) {
+  bool is_array = false;
+  uint32_t n = 0;
+  if (napi_is_array(env, arr, &is_array) != napi_ok || !is_array) return 0;
+  if (napi_get_array_length(env, arr, &n) != napi_ok || n != count) return 0;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value el;
+    size_t len;
+    if (napi_get_element(env, arr, i, &el) != napi_ok) return 0;
+    if (!get_bytes(env, el, &ptrs[i], &len) || len < min_len) return 0;
+  }
+  return 1;
+}
+
+static const svc_gf_kernel *find_kernel(const char *name) {
+  const svc_gf_kernel *list;
+  int n = svc_gf_kernels(&list);
+  for (int i = 0; i < n; i++) {
+    if (strcmp(list[i].name, name) == 0) return &list[i];
+  }
+  return NULL;
+}
+
+/* matMul(coef, rows, cols, inputs, outputs, len [, kernelName]) */
+static napi_value mat_mul(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 6) {
+    napi_throw_type_error(env, NULL, "matMul(coef, rows, cols, inputs, outputs, len[, kernel])");
+    return NULL;
+  }
+  uint8_t *coef;
+  size_t coef_len;
+  int64_t rows, cols, len;
+  if (!get_bytes(env, argv[0], &coef, &coef_len) || !get_int(env, argv[1], &rows) || !get_int(env, argv[2], &cols) ||
+      !get_int(env, argv[5], &len)) {
+    napi_throw_type_error(env, NULL, "matMul: bad argument types");
+    return NULL;
+  }
+  if (rows < 0 || cols < 1 || rows > SVC_GF_MAX_DIM || cols > SVC_GF_MAX_DIM || len < 0 ||
+      coef_len < (size_t)(rows * cols)) {
+    napi_throw_range_error(env, NULL, "matMul: bad dimensions");
+    return NULL;
+  }
+  const svc_gf_kernel *k;
+  const svc_gf_kernel *list;
+  svc_gf_kernels(&list);
+  k = &list[0];
+  if (argc >= 7) {
+    char name[32];
+    size_t name_len;
+    if (napi_get_value_string_utf8(env, argv[6], name, sizeof name, &name_len) != napi_ok ||
+        (k = find_kernel(name)) == NULL) {
+      napi_throw_range_error(env, NULL, "matMul: unknown or unavailable kernel");
+      return NULL;
+    }
+  }
+  uint8_t *in[SVC_GF_MAX_DIM];
+  uint8_t *out[SVC_GF_MAX_DIM];
+  if (!get_array(env, argv[3], (uint32_t)cols, (size_t)len, in) ||
+      !get_array(env, argv[4], (uint32_t)rows, (size_t)len, out)) {
+    napi_throw_range_error(env, NULL, "matMul: inputs/outputs must be arrays of cols/rows Uint8Arrays of >= len bytes");
+    return NULL;
+  }
+  if (len > 0 && rows > 0) k->fn(coef, (int)rows, (int)cols, (const uint8_t *const *)in, out, (size_t)len);
+  return NULL;
+}
+
+static void put_be64(uint8_t *p, uint64_t v) {
+  for (int i = 7; i >= 0; i--) {
+    p[i] = (uint8_t)v;
+    v >>= 8;
+  }
+}
+
+/* xxh64Into(buf, out, outOffset): canonical (big-endian) XXH64, seed 0. */
+static napi_value xxh64_into(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint8_t *buf, *out;
+  size_t len, out_len;
+  int64_t off;
+  if (argc < 3 || !get_bytes(env, argv[0], &buf, &len) || !get_bytes(env, argv[1], &out, &out_len) ||
+      !get_int(env, argv[2], &off)) {
+    napi_throw_type_error(env, NULL, "xxh64Into(buf, out, outOffset)");
+    return NULL;
+  }
+  if (off < 0 || (size_t)off + 8 > out_len) {
+    napi_throw_range_error(env, NULL, "xxh64Into: output offset out of range");
+    return NULL;
+  }
+  put_be64(out + off, svc_xxh64(buf, len, 0));
+  return NULL;
+}
+
+/* xxh64Many(shards, out): hash i written at out[8*i], one call for a stripe. */
+static napi_value xxh64_many(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint8_t *out;
+  size_t out_len;
+  uint32_t n = 0;
+  bool is_array = false;
+  if (argc < 2 || napi_is_array(env, argv[0], &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, argv[0], &n) != napi_ok || !get_bytes(env, argv[1], &out, &out_len)) {
+    napi_throw_type_error(env, NULL, "xxh64Many(shards, out)");
+    return NULL;
+  }
+  if ((size_t)n * 8 > out_len) {
+    napi_throw_range_error(env, NULL, "xxh64Many: output too small");
+    return NULL;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value el;
+    uint8_t *buf;
+    size_t len;
+    CHECK(napi_get_element(env, argv[0], i, &el));
+    if (!get_bytes(env, el, &buf, &len)) {
+      napi_throw_type_error(env, NULL, "xxh64Many: shards must be Uint8Arrays");
+      return NULL;
+    }
+    put_be64(out + 8 * (size_t)i, svc_xxh64(buf, len, 0));
+  }
+  return NULL;
+}
+
+/* crc64nvme(buf, prev: bigint): bigint */
+static napi_value crc64nvme(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint8_t *buf;
+  size_t len;
+  uint64_t prev = 0;
+  bool lossless;
+  if (argc < 2 || !get_bytes(env, argv[0], &buf, &len) ||
+      napi_get_value_bigint_uint64(env, argv[1], &prev, &lossless) != napi_ok || !lossless) {
+    napi_throw_type_error(env, NULL, "crc64nvme(buf, prev: bigint in [0, 2^64))");
+    return NULL;
+  }
+  napi_value result;
+  CHECK(napi_create_bigint_uint64(env, svc_crc64nvme(buf, len, prev), &result));
+  return result;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  svc_gf_init();
+  svc_crc64nvme_init();
+  const svc_gf_kernel *list;
+  int n = svc_gf_kernels(&list);
+  napi_value kernel, kernels;
+  CHECK(napi_create_string_utf8(env, list[0].name, NAPI_AUTO_LENGTH, &kernel));
+  CHECK(napi_create_array_with_length(env, (size_t)n, &kernels));
+  for (int i = 0; i < n; i++) {
+    napi_value s;
+    CHECK(napi_create_string_utf8(env, list[i].name, NAPI_AUTO_LENGTH, &s));
+    CHECK(napi_set_element(env, kernels, (uint32_t)i, s));
+  }
+  napi_property_descriptor props[] = {
+      {"kernel", NULL, NULL, NULL, NULL, kernel, napi_enumerable, NULL},
+      {"kernels", NULL, NULL, NULL, NULL, kernels, napi_enumerable, NULL},
+      {"matMul", NULL, mat_mul, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"xxh64Into", NULL, xxh64_into, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"xxh64Many", NULL, xxh64_many, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"crc64nvme", NULL, crc64nvme, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  CHECK(napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,242 @@
+/*
+ * GF(2^8) (polynomial 0x11d) matrix-times-shards kernels with run-time
+ * dispatch: GFNI + AVX-512 → AVX2 (split-nibble pshufb tables) → scalar.
+ *
+ * Each kernel computes, for a group of output rows at once, one vector of
+ * bytes per input load, so every input byte is read once per group:
+ *   out[r] ^= mul(coef[r][j], in[j]).
+ *
+ * AVX2: a product c·x splits into c·(x & 0x0f) XOR c·(x & 0xf0); each half is
+ * a 16-entry table lookup (vpshufb) on a nibble.
+ * GFNI: multiplication by a constant c is linear over GF(2), so it is an 8×8
+ * bit matrix; vgf2p8affineqb applies it to 64 bytes in one instruction (the
+ * matrix works for any reducing polynomial, unlike vgf2p8mulb which is fixed
+ * to 0x11b).
+ *
+ * Every kernel is checked against the scalar one at load (all 256
+ * coefficients, vector and tail lengths) and dropped if it disagrees: the
+ * GFNI kernel cannot run on the development machines (no GFNI there), so that
+ * self-test is what guards it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "svc_native.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define SVC_X86 1
+#include <immintrin.h>
+#endif
+
+static uint8_t gf_exp[512];
+static uint8_t gf_log[256];
+/* gf_mul_table[c][x] = c·x */
+static uint8_t gf_mul_table[256][256];
+/* Split-nibble tables: [c][0..15] = c·x, [c][16..31] = c·(x << 4). */
+static uint8_t gf_nibble_table[256][32];
+/* GFNI affine matrices: multiplication by c as an 8×8 bit matrix. */
+static uint64_t gf_affine[256];
+
+uint8_t svc_gf_mul(uint8_t a, uint8_t b) { return gf_mul_table[a][b]; }
+
+static void build_tables(void) {
+  unsigned x = 1;
+  for (int i = 0; i < 255; i++) {
+    gf_exp[i] = (uint8_t)x;
+    gf_log[x] = (uint8_t)i;
+    x <<= 1;
+    if (x & 0x100) x ^= 0x11d;
+  }
+  for (int i = 255; i < 512; i++) gf_exp[i] = gf_exp[i - 255];
+  for (int c = 0; c < 256; c++) {
+    for (int v = 0; v < 256; v++) {
+      gf_mul_table[c][v] = (c == 0 || v == 0) ? 0 : gf_exp[gf_log[c] + gf_log[v]];
+    }
+    for (int v = 0; v < 16; v++) {
+      gf_nibble_table[c][v] = gf_mul_table[c][v];
+      gf_nibble_table[c][16 + v] = gf_mul_table[c][v << 4];
+    }
+    /* Output bit i of c·x is parity(row_i & x) where bit k of row_i is bit i
+     * of c·2^k; vgf2p8affineqb takes row_i from byte 7-i of the matrix. */
+    uint64_t m = 0;
+    for (int i = 0; i < 8; i++) {
+      unsigned row = 0;
+      for (int k = 0; k < 8; k++) row |= (unsigned)((gf_mul_table[c][1u << k] >> i) & 1u) << k;
+      m |= (uint64_t)row << (8 * (7 - i));
+    }
+    gf_affine[c] = m;
+  }
+}
+
+/* ---------------------------------------------------------------- scalar */
+
+static void matmul_range_scalar(const uint8_t *coef, int rows, int cols, const uint8_t *const *in,
+                                uint8_t *const *out, size_t from, size_t to) {
+  for (int r = 0; r < rows; r++) {
+    uint8_t *o = out[r];
+    for (int j = 0; j < cols; j++) {
+      const uint8_t *t = gf_mul_table[coef[r * cols + j]];
+      const uint8_t *s = in[j];
+      if (j == 0) {
+        for (size_t i = from; i < to; i++) o[i] = t[s[i]];
+      } else {
+        for (size_t i = from; i < to; i++) o[i] ^= t[s[i]];
+      }
+    }
+  }
+}
+
+static void matmul_scalar(const uint8_t *coef, int rows, int cols, const uint8_t *const *in, uint8_t *const *out,
+                          size_t len) {
+  matmul_range_scalar(coef, rows, cols, in, out, 0, len);
+}
+
+#ifdef SVC_X86
+
+/* ---------------------------------------------------------------- AVX2 */
+
+#define AVX2_GROUP 4
+
+/* Rows r0..r0+NR-1, bytes [0, vlen) with vlen a multiple of 32. Inlined
+ * with a constant NR so the accumulators live in registers. */
+__attribute__((target("avx2"), always_inline)) static inline void avx2_group(const uint8_t *coef, int r0,
+                                                                              const int NR, int cols,
+                                                                              const uint8_t *const *in,
+                                                                              uint8_t *const *out, size_t vlen) {
+  const __m256i mask = _mm256_set1_epi8(0x0f);
+  for (size_t i = 0; i < vlen; i += 32) {
+    __m256i acc[AVX2_GROUP];
+    for (int r = 0; r < NR; r++) acc[r] = _mm256_setzero_si256();
+    for (int j = 0; j < cols; j++) {
+      const __m256i x = _mm256_loadu_si256((const __m256i *)(in[j] + i));
+      const __m256i lo = _mm256_and_si256(x, mask);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi64(x, 4), mask);
+      for (int r = 0; r < NR; r++) {
+        const __m256i t =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)gf_nibble_table[coef[(r0 + r) * cols + j]]));
+        const __m256i u = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)(gf_nibble_table[coef[(r0 + r) * cols + j]] + 16)));
+        acc[r] = _mm256_xor_si256(acc[r], _mm256_xor_si256(_mm256_shuffle_epi8(t, lo), _mm256_shuffle_epi8(u, hi)));
+      }
+    }
+    for (int r = 0; r < NR; r++) _mm256_storeu_si256((__m256i *)(out[r0 + r] + i), acc[r]);
+  }
+}
+
+__attribute__((target("avx2"))) static void matmul_avx2(const uint8_t *coef, int rows, int cols,
+                                                        const uint8_t *const *in, uint8_t *const *out, size_t len) {
+  const size_t vlen = len & ~(size_t)31;
+  for (int r0 = 0; r0 < rows; r0 += AVX2_GROUP) {
+    switch (rows - r0 >= AVX2_GROUP ? AVX2_GROUP : rows - r0) {
+      case 1: avx2_group(coef, r0, 1, cols, in, out, vlen); break;
+      case 2: avx2_group(coef, r0, 2, cols, in, out, vlen); break;
+      case 3: avx2_group(coef, r0, 3, cols, in, out, vlen); break;
+      default: avx2_group(coef, r0, 4, cols, in, out, vlen); break;
+    }
+  }
+  if (vlen < len) matmul_range_scalar(coef, rows, cols, in, out, vlen, len);
+}
+
+/* ---------------------------------------------------------------- GFNI + AVX-512 */
+
+#define GFNI_GROUP 8
+
+__attribute__((target("gfni,avx512f,avx512bw"), always_inline)) static inline void gfni_group(
+    const uint8_t *coef, int r0, const int NR, int cols, const uint8_t *const *in, uint8_t *const *out, size_t vlen) {
+  for (size_t i = 0; i < vlen; i += 64) {
+    __m512i acc[GFNI_GROUP];
+    for (int r = 0; r < NR; r++) acc[r] = _mm512_setzero_si512();
+    for (int j = 0; j < cols; j++) {
+      const __m512i x = _mm512_loadu_si512((const void *)(in[j] + i));
+      for (int r = 0; r < NR; r++) {
+        const __m512i a = _mm512_set1_epi64((long long)gf_affine[coef[(r0 + r) * cols + j]]);
+        acc[r] = _mm512_xor_si512(acc[r], _mm512_gf2p8affine_epi64_epi8(x, a, 0));
+      }
+    }
+    for (int r = 0; r < NR; r++) _mm512_storeu_si512((void *)(out[r0 + r] + i), acc[r]);
+  }
+}
+
+__attribute__((target("gfni,avx512f,avx512bw"))) static void matmul_gfni(const uint8_t *coef, int rows, int cols,
+                                                                         const uint8_t *const *in,
+                                                                         uint8_t *const *out, size_t len) {
+  const size_t vlen = len & ~(size_t)63;
+  for (int r0 = 0; r0 < rows; r0 += GFNI_GROUP) {
+    switch (rows - r0 >= GFNI_GROUP ? GFNI_GROUP : rows - r0) {
+      case 1: gfni_group(coef, r0, 1, cols, in, out, vlen); break;
+      case 2: gfni_group(coef, r0, 2, cols, in, out, vlen); break;
+      case 3: gfni_group(coef, r0, 3, cols, in, out, vlen); break;
+      case 4: gfni_group(coef, r0, 4, cols, in, out, vlen); break;
+      case 5: gfni_group(coef, r0, 5, cols, in, out, vlen); break;
+      case 6: gfni_group(coef, r0, 6, cols, in, out, vlen); break;
+      case 7: gfni_group(coef, r0, 7, cols, in, out, vlen); break;
+      default: gfni_group(coef, r0, 8, cols, in, out, vlen); break;
+    }
+  }
+  if (vlen < len) matmul_range_scalar(coef, rows, cols, in, out, vlen, len);
+}
+
+#endif /* SVC_X86 */
+
+/* ---------------------------------------------------------------- dispatch */
+
+static svc_gf_kernel kernels[3];
+static int kernel_count = 0;
+static int initialized = 0;
+
+/* Compares `fn` with the scalar kernel over every coefficient, on lengths
+ * that exercise whole vectors and scalar tails. */
+static int self_test(svc_gf_matmul_fn fn) {
+  enum { ROWS = 9, COLS = 29, LEN = 64 * 3 + 37 };
+  uint8_t coef[ROWS * COLS];
+  for (int i = 0; i < ROWS * COLS; i++) coef[i] = (uint8_t)(i * 7 + 3); /* covers all 256 values */
+  uint8_t *buf = malloc((size_t)(COLS + 2 * ROWS) * LEN);
+  if (buf == NULL) return 0;
+  const uint8_t *in[COLS];
+  uint8_t *want[ROWS], *got[ROWS];
+  uint32_t s = 0x9e3779b9u;
+  for (size_t i = 0; i < (size_t)COLS * LEN; i++) {
+    s ^= s << 13;
+    s ^= s >> 17;
+    s ^= s << 5;
+    buf[i] = (uint8_t)s;
+  }
+  for (int j = 0; j < COLS; j++) in[j] = buf + (size_t)j * LEN;
+  for (int r = 0; r < ROWS; r++) {
+    want[r] = buf + (size_t)(COLS + r) * LEN;
+    got[r] = buf + (size_t)(COLS + ROWS + r) * LEN;
+  }
+  int ok = 1;
+  for (size_t len = 0; len <= LEN && ok; len += (len < 130 ? 1 : 37)) {
+    for (int rows = 1; rows <= ROWS && ok; rows++) {
+      memset(got[0], 0x5a, (size_t)ROWS * LEN);
+      matmul_scalar(coef, rows, COLS, in, want, len);
+      fn(coef, rows, COLS, in, got, len);
+      for (int r = 0; r < rows; r++) ok &= memcmp(want[r], got[r], len) == 0;
+    }
+  }
+  free(buf);
+  return ok;
+}
+
+void svc_gf_init(void) {
+  if (initialized) return;
+  initialized = 1;
+  build_tables();
+#ifdef SVC_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      self_test(matmul_gfni)) {
+    kernels[kernel_count++] = (svc_gf_kernel){"gfni", matmul_gfni};
+  }
+  if (__builtin_cpu_supports("avx2") && self_test(matmul_avx2)) {
+    kernels[kernel_count++] = (svc_gf_kernel){"avx2", matmul_avx2};
+  }
+#endif
+  kernels[kernel_count++] = (svc_gf_kernel){"scalar", matmul_scalar};
+}
+
+int svc_gf_kernels(const svc_gf_kernel **list) {
+  *list = kernels;
+  return kernel_count;
+}
