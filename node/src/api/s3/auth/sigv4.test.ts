@@ -1,0 +1,144 @@
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../util/clock.ts';
+import { SvcError } from '../../../util/errors.ts';
+import { verifyRequest } from './verify.ts';
+
+/** SHA-256 / HMAC-SHA256 in the shape @smithy/signature-v4 expects. */
+class Sha256 {
+  readonly #h: Hash | Hmac;
+  constructor(secret?: string | Uint8Array) {
+    this.#h = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  }
+  update(data: string | Uint8Array): void {
+    this.#h.update(data);
+  }
+  async digest(): Promise<Uint8Array> {
+    return this.#h.digest();
+  }
+}
+
+const CREDS = { accessKey: 'AKIDEXAMPLE', secretKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
+const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
+
+function signer(secret = CREDS.secretKey) {
+  return new SignatureV4({
+    credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: secret },
+    region: 'us-east-1',
+    service: 's3',
+    sha256: Sha256,
+    uriEscapePath: false,
+    applyChecksum: false,
+  });
+}
+
+interface Req {
+  method: string;
+  path: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+async function signed(r: Req, secret?: string) {
+  const headers: Record<string, string> = { host: '127.0.0.1:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', ...r.headers };
+  const s = await signer(secret).sign(
+    { method: r.method, protocol: 'http:', hostname: '127.0.0.1', port: 9000, path: r.path, query: r.query ?? {}, headers },
+    { signingDate: new Date(NOW) },
+  );
+  const qs = new URLSearchParams(s.query as Record<string, string>).toString().replace(/\+/g, '%20');
+  return { method: r.method, url: qs ? `${r.path}?${qs}` : r.path, headers: lower(s.headers) };
+}
+
+async function presigned(r: Req, expiresIn: number, secret?: string) {
+  // as @aws-sdk/s3-request-presigner does: the payload is unsigned
+  const headers: Record<string, string> = { host: '127.0.0.1:9000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', ...r.headers };
+  const s = await signer(secret).presign(
+    { method: r.method, protocol: 'http:', hostname: '127.0.0.1', port: 9000, path: r.path, query: r.query ?? {}, headers },
+    { signingDate: new Date(NOW), expiresIn },
+  );
+  const qs = Object.entries(s.query as Record<string, string>)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('&');
+  return { method: r.method, url: `${r.path}?${qs}`, headers: lower(s.headers) };
+}
+
+function lower(h: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+const opts = (now = NOW) => ({
+  credentials: (k: string) => (k === CREDS.accessKey ? CREDS : undefined),
+  region: 'us-east-1',
+  clock: new ManualClock(now),
+});
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SvcError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+describe('SigV4 header authentication', () => {
+  it('accepts requests signed by @smithy/signature-v4, including encoded keys and query strings', async () => {
+    const r = await signed({ method: 'GET', path: '/bucket/dir/a%20b%2Bc%21.txt', query: { 'list-type': '2', prefix: 'x y/z' } });
+    const ctx = verifyRequest(r, opts());
+    expect(ctx.accessKey).toBe(CREDS.accessKey);
+    expect(ctx.payload).toEqual({ kind: 'unsigned' });
+    expect(ctx.scope).toBe('20260115/us-east-1/s3/aws4_request');
+  });
+
+  it('classifies hex and streaming payload hashes', async () => {
+    const hex = 'a'.repeat(64);
+    const r = await signed({ method: 'PUT', path: '/b/k', headers: { 'x-amz-content-sha256': hex } });
+    expect(verifyRequest(r, opts()).payload).toEqual({ kind: 'sha256', hex });
+    const s = await signed({ method: 'PUT', path: '/b/k', headers: { 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER' } });
+    expect(verifyRequest(s, opts()).payload).toEqual({ kind: 'streaming', signed: false, trailer: true });
+  });
+
+  it('rejects a wrong secret, an unknown key, tampering and skew', async () => {
+    const bad = await signed({ method: 'GET', path: '/bucket' }, 'wrong-secret');
+    expect(code(() => verifyRequest(bad, opts()))).toBe('SignatureDoesNotMatch');
+    const good = await signed({ method: 'GET', path: '/bucket' });
+    expect(code(() => verifyRequest({ ...good, url: '/bucket2' }, opts()))).toBe('SignatureDoesNotMatch');
+    expect(code(() => verifyRequest({ ...good, method: 'DELETE' }, opts()))).toBe('SignatureDoesNotMatch');
+    const unknown = { ...good, headers: { ...good.headers, authorization: good.headers.authorization!.replace('AKIDEXAMPLE', 'NOPE') } };
+    expect(code(() => verifyRequest(unknown, opts()))).toBe('InvalidAccessKeyId');
+    expect(code(() => verifyRequest(good, opts(NOW + 16 * 60_000)))).toBe('RequestTimeTooSkewed');
+    expect(code(() => verifyRequest(good, opts(NOW - 16 * 60_000)))).toBe('RequestTimeTooSkewed');
+    expect(code(() => verifyRequest(good, opts(NOW + 14 * 60_000)))).toBeUndefined();
+    expect(code(() => verifyRequest({ ...good, headers: { host: 'x' } }, opts()))).toBe('AccessDenied');
+    const otherRegion = { ...opts(), region: 'eu-west-1' };
+    expect(code(() => verifyRequest(good, otherRegion))).toBe('AuthorizationHeaderMalformed');
+  });
+});
+
+describe('SigV4 presigned URLs', () => {
+  it('accepts a valid presigned GET and PUT', async () => {
+    const g = await presigned({ method: 'GET', path: '/bucket/key.txt' }, 3600);
+    expect(verifyRequest(g, opts(NOW + 1000)).presigned).toBe(true);
+    const p = await presigned({ method: 'PUT', path: '/bucket/key.txt' }, 600);
+    expect(verifyRequest(p, opts()).payload).toEqual({ kind: 'unsigned' });
+  });
+
+  it('rejects expired, over-7-days, not-yet-valid and tampered URLs', async () => {
+    const g = await presigned({ method: 'GET', path: '/bucket/key.txt' }, 60);
+    expect(code(() => verifyRequest(g, opts(NOW + 61_000)))).toBe('AccessDenied');
+    expect(code(() => verifyRequest(g, opts(NOW - 20 * 60_000)))).toBe('AccessDenied');
+    expect(code(() => verifyRequest({ ...g, url: g.url.replace('key.txt', 'other.txt') }, opts()))).toBe('SignatureDoesNotMatch');
+    const long = { ...g, url: g.url.replace('X-Amz-Expires=60', `X-Amz-Expires=${7 * 24 * 3600 + 1}`) };
+    expect(code(() => verifyRequest(long, opts()))).toBe('AuthorizationQueryParametersError');
+    const wrong = await presigned({ method: 'GET', path: '/bucket/key.txt' }, 60, 'nope');
+    expect(code(() => verifyRequest(wrong, opts()))).toBe('SignatureDoesNotMatch');
+  });
+
+  it('rejects anonymous requests and two auth mechanisms at once', async () => {
+    expect(code(() => verifyRequest({ method: 'GET', url: '/', headers: { host: 'h' } }, opts()))).toBe('AccessDenied');
+    const g = await presigned({ method: 'GET', path: '/b/k' }, 60);
+    expect(code(() => verifyRequest({ ...g, headers: { ...g.headers, authorization: 'AWS4-HMAC-SHA256 x' } }, opts()))).toBe('InvalidArgument');
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * The per-request context every S3 handler receives, and the response
+ * helpers they share.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ObjectLayer } from '../../object/types.ts';
+import type { Clock } from '../../util/clock.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { AuthContext } from './auth/sigv4.ts';
+import type { S3Endpoint } from './router.ts';
+import { toXml, type XmlNode } from './xml.ts';
+
+export interface S3Context<E extends S3Endpoint = S3Endpoint> {
+  req: IncomingMessage;
+  res: ServerResponse;
+  ep: E;
+  auth: AuthContext;
+  layer: ObjectLayer;
+  region: string;
+  clock: Clock;
+  logger: Logger;
+  requestId: string;
+  /** Owner id shown in listings and ACLs (the access key). */
+  ownerId: string;
+}
+
+export type Handler<E extends S3Endpoint = S3Endpoint> = (ctx: S3Context<E>) => Promise<void>;
+
+/** A request header as one string. */
+export function hdr(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+export function sendXml(ctx: S3Context, status: number, root: string, body: XmlNode, extra: Record<string, string> = {}): void {
+  const text = toXml(root, body);
+  ctx.res.writeHead(status, {
+    ...extra,
+    'content-type': 'application/xml',
+    'content-length': Buffer.byteLength(text),
+  });
+  ctx.res.end(text);
+}
+
+export function sendRawXml(ctx: S3Context, text: string): void {
+  ctx.res.writeHead(200, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(text) });
+  ctx.res.end(text);
+}
+
+export function sendEmpty(ctx: S3Context, status: number, headers: Record<string, string> = {}): void {
+  ctx.res.writeHead(status, { ...headers, 'content-length': 0 });
+  ctx.res.end();
+}
+
+/** `"<etag>"` as S3 sends it. */
+export function quoteEtag(etag: string): string {
+  return `"${etag}"`;
+}
+
+/** Strips quotes (and a weak prefix) from a client-sent ETag. */
+export function unquoteEtag(etag: string): string {
+  return etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+export function owner(ctx: S3Context): XmlNode {
+  return { ID: ctx.ownerId, DisplayName: ctx.ownerId };
+}

@@ -1,0 +1,49 @@
+/**
+ * S3 error responses: the XML body (`Code`, `Message`, `Resource`,
+ * `RequestId`, `HostId`) with the registry's status; HEAD answers carry no
+ * body. Anything not an SvcError is an InternalError (logged, never leaked).
+ */
+import type { ServerResponse } from 'node:http';
+import { toSvcError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { toXml } from './xml.ts';
+
+export interface ErrorContext {
+  method: string;
+  resource: string;
+  requestId: string;
+  hostId: string;
+  logger: Logger;
+  /** The request body was not fully read: close the connection after answering. */
+  bodyPending: boolean;
+}
+
+export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext): void {
+  const e = toSvcError(err);
+  if (e.code === 'InternalError') {
+    ctx.logger.error({ event: 's3_internal_error', err: (e.cause as Error | undefined) ?? e, requestId: ctx.requestId, resource: ctx.resource }, 'S3 request failed');
+  } else {
+    ctx.logger.debug({ event: 's3_request_error', code: e.code, requestId: ctx.requestId, resource: ctx.resource }, e.message);
+  }
+  if (res.headersSent) {
+    // Mid-body failure: the only honest signal left is to cut the connection.
+    res.destroy(e);
+    return;
+  }
+  const body =
+    ctx.method === 'HEAD' || e.status === 304
+      ? ''
+      : toXml('Error', { Code: e.code, Message: e.message, Resource: ctx.resource, RequestId: ctx.requestId, HostId: ctx.hostId }, false);
+  const headers: Record<string, string | number> = {
+    'x-amz-request-id': ctx.requestId,
+    'x-amz-id-2': ctx.hostId,
+  };
+  if (body) {
+    headers['content-type'] = 'application/xml';
+    headers['content-length'] = Buffer.byteLength(body);
+  }
+  if (e.code === 'SlowDown' || e.code === 'ServiceUnavailable') headers['retry-after'] = 5;
+  if (ctx.bodyPending) headers.connection = 'close';
+  res.writeHead(e.status, headers);
+  res.end(body);
+}

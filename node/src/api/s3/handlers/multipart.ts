@@ -1,0 +1,299 @@
+/**
+ * Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort,
+ * ListParts, ListMultipartUploads.
+ */
+import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, PartInfo } from '../../../object/types.ts';
+import { SvcError } from '../../../util/errors.ts';
+import { checksumHeaderName, compositeChecksum, fullObjectChecksum, parseChecksumAlgorithm, supportsFullObject } from '../checksum.ts';
+import { hdr, owner, quoteEtag, type S3Context, sendEmpty, sendXml, unquoteEtag } from '../context.ts';
+import { buildPutData, MAX_OBJECT_SIZE, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
+import type { S3Endpoint } from '../router.ts';
+import {
+  checkPreconditions,
+  MAX_PARTS,
+  MIN_PART_SIZE,
+  normaliseTags,
+  parseContentHeaders,
+  parseLimit,
+  parsePreconditions,
+  parseRange,
+  parseStorageClass,
+  parseUserMeta,
+} from '../validate.ts';
+import { parseXml, type XmlNode, xmlList, xmlText } from '../xml.ts';
+import { checkCannedAcl } from './acl.ts';
+import { checksumXml, parseCopySource } from './objects.ts';
+import { MAX_OBJECT_TAGS } from './tagging.ts';
+
+type Ctx<N extends S3Endpoint['op']> = S3Context<Extract<S3Endpoint, { op: N }>>;
+
+function checksumTypeHeader(v: string | undefined): ChecksumType | undefined {
+  if (v === undefined) return undefined;
+  const u = v.toUpperCase();
+  if (u === 'COMPOSITE' || u === 'FULL_OBJECT') return u;
+  throw new SvcError('InvalidRequest', `Value for x-amz-checksum-type header is invalid: ${v}.`);
+}
+
+export async function handleCreateMultipartUpload(ctx: S3Context): Promise<void> {
+  const req = ctx.req;
+  checkCannedAcl(hdr(req, 'x-amz-acl'));
+  if (hdr(req, 'x-amz-server-side-encryption') !== undefined) throw new SvcError('NotImplemented', 'Server-side encryption is not supported by this server.');
+  const storageClass = parseStorageClass(req);
+  const algRaw = hdr(req, 'x-amz-checksum-algorithm');
+  const algorithm = algRaw !== undefined ? parseChecksumAlgorithm(algRaw) : undefined;
+  if (algRaw !== undefined && !algorithm) throw new SvcError('InvalidRequest', `Checksum algorithm provided is unsupported: ${algRaw}.`);
+  let type = checksumTypeHeader(hdr(req, 'x-amz-checksum-type'));
+  if (type && !algorithm) throw new SvcError('InvalidRequest', 'x-amz-checksum-type requires x-amz-checksum-algorithm.');
+  if (algorithm && !type) type = algorithm === 'CRC64NVME' ? 'FULL_OBJECT' : 'COMPOSITE';
+  if (algorithm && type === 'FULL_OBJECT' && !supportsFullObject(algorithm)) {
+    throw new SvcError('InvalidRequest', `The FULL_OBJECT checksum type cannot be used with the ${algorithm} checksum algorithm.`);
+  }
+  if (algorithm === 'CRC64NVME' && type === 'COMPOSITE') {
+    throw new SvcError('InvalidRequest', 'The COMPOSITE checksum type cannot be used with the CRC64NVME checksum algorithm.');
+  }
+  const tagging = hdr(req, 'x-amz-tagging');
+  const upload = await ctx.layer.newMultipartUpload(ctx.ep.bucket, ctx.ep.key, {
+    contentHeaders: parseContentHeaders(req),
+    userMeta: parseUserMeta(req),
+    ...(storageClass ? { storageClass } : {}),
+    ...(tagging !== undefined ? { tags: normaliseTags(tagging, MAX_OBJECT_TAGS) } : {}),
+    ...(algorithm ? { checksumAlgorithm: algorithm, checksumType: type } : {}),
+  });
+  const headers: Record<string, string> = {};
+  if (algorithm) {
+    headers['x-amz-checksum-algorithm'] = algorithm;
+    headers['x-amz-checksum-type'] = type!;
+  }
+  sendXml(ctx, 200, 'InitiateMultipartUploadResult', { Bucket: ctx.ep.bucket, Key: ctx.ep.key, UploadId: upload.uploadId }, headers);
+}
+
+/** The upload's algorithm (to compute part checksums when the client sends none). */
+async function uploadChecksum(ctx: S3Context, uploadId: string): Promise<{ alg?: ChecksumAlgorithm; type?: ChecksumType }> {
+  const r = await ctx.layer.listObjectParts(ctx.ep.bucket, ctx.ep.key, uploadId, { maxParts: 1 });
+  return { alg: r.upload.checksumAlgorithm, type: r.upload.checksumType };
+}
+
+function partChecksumHeaders(c: ObjectChecksum | undefined): Record<string, string> {
+  return c ? { [checksumHeaderName(c.algorithm)]: c.value } : {};
+}
+
+export async function handleUploadPart(ctx: Ctx<'UploadPart'>): Promise<void> {
+  const { alg } = await uploadChecksum(ctx, ctx.ep.uploadId);
+  const data = buildPutData(ctx.req.headers, ctx.req, ctx.auth, {
+    maxSize: MAX_PUT_SIZE,
+    ...(alg ? { defaultChecksum: alg } : {}),
+  });
+  const part = await ctx.layer.putObjectPart(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, ctx.ep.partNumber, data);
+  const c = part.checksum ?? data.checksum();
+  if (alg && c && c.algorithm !== alg) {
+    throw new SvcError('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${alg.toLowerCase()}, actual checksum Type: ${c.algorithm.toLowerCase()}.`);
+  }
+  sendEmpty(ctx, 200, { etag: quoteEtag(part.etag), ...partChecksumHeaders(c) });
+}
+
+export async function handleUploadPartCopy(ctx: Ctx<'UploadPartCopy'>): Promise<void> {
+  const src = parseCopySource(ctx.ep.copySource);
+  const pre = parsePreconditions(ctx.req, 'x-amz-copy-source-');
+  const { alg } = await uploadChecksum(ctx, ctx.ep.uploadId);
+  const srcInfo = await ctx.layer.getObjectInfo(src.bucket, src.key, src.versionId ? { versionId: src.versionId } : {});
+  checkPreconditions(pre, srcInfo.etag, srcInfo.modTime, true);
+  const rangeRaw = hdr(ctx.req, 'x-amz-copy-source-range');
+  let start = 0;
+  let end = srcInfo.size - 1;
+  if (rangeRaw !== undefined) {
+    const r = parseRange(rangeRaw);
+    if (!r || !('start' in r) || r.end === undefined) {
+      throw new SvcError('InvalidArgument', 'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.');
+    }
+    if (r.end >= srcInfo.size) throw new SvcError('InvalidRange', 'The x-amz-copy-source-range is outside the source object.');
+    start = r.start;
+    end = r.end;
+  }
+  const size = end - start + 1;
+  if (size > MAX_PUT_SIZE) throw new SvcError('EntityTooLarge');
+  const got = await ctx.layer.getObject(src.bucket, src.key, {
+    versionId: srcInfo.versionId,
+    ...(rangeRaw !== undefined && srcInfo.size > 0 ? { range: { start, end } } : {}),
+  });
+  const data = streamPutData(got.body, Math.max(0, size), alg, 'COMPOSITE');
+  let part: PartInfo;
+  try {
+    part = await ctx.layer.putObjectPart(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, ctx.ep.partNumber, data);
+  } finally {
+    got.body.destroy();
+  }
+  const c = part.checksum ?? data.checksum();
+  sendXml(ctx, 200, 'CopyPartResult', { ETag: quoteEtag(part.etag), LastModified: part.modTime, ...checksumXml(c, false) }, {
+    ...(srcInfo.versionId !== 'null' ? { 'x-amz-copy-source-version-id': srcInfo.versionId } : {}),
+  });
+}
+
+/** All parts of an upload (paging through the object layer). */
+async function allParts(ctx: S3Context, uploadId: string) {
+  const parts: PartInfo[] = [];
+  let marker = 0;
+  for (;;) {
+    const r = await ctx.layer.listObjectParts(ctx.ep.bucket, ctx.ep.key, uploadId, { partNumberMarker: marker, maxParts: 1000 });
+    parts.push(...r.parts);
+    if (!r.isTruncated || r.parts.length === 0) return { parts, upload: r.upload };
+    marker = r.nextPartNumberMarker;
+  }
+}
+
+export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartUpload'>): Promise<void> {
+  const body = await readSmallBody(ctx.req.headers, ctx.req, ctx.auth, 4 * 1024 * 1024);
+  const doc = parseXml(body, 'CompleteMultipartUpload');
+  const requested = xmlList(doc, 'Part').map((p) => {
+    const n = xmlText(p, 'PartNumber');
+    const etag = xmlText(p, 'ETag');
+    if (n === undefined || etag === undefined || !/^\d{1,5}$/.test(n)) throw new SvcError('MalformedXML', 'Every Part needs a PartNumber and an ETag.');
+    const sums: Partial<Record<ChecksumAlgorithm, string>> = {};
+    for (const alg of ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const) {
+      const v = xmlText(p, `Checksum${alg}`);
+      if (v !== undefined) sums[alg] = v;
+    }
+    return { number: Number(n), etag: unquoteEtag(etag), sums };
+  });
+  if (requested.length === 0) throw new SvcError('MalformedXML', 'You must specify at least one part.');
+  if (requested.length > MAX_PARTS) throw new SvcError('InvalidArgument', `Part count must not exceed ${MAX_PARTS}.`);
+  for (let i = 1; i < requested.length; i++) {
+    if (requested[i]!.number <= requested[i - 1]!.number) throw new SvcError('InvalidPartOrder');
+  }
+  const { parts, upload } = await allParts(ctx, ctx.ep.uploadId);
+  const byNumber = new Map(parts.map((p) => [p.number, p]));
+  const alg = upload.checksumAlgorithm;
+  const type = upload.checksumType ?? 'COMPOSITE';
+  const chosen: PartInfo[] = [];
+  const complete: CompletePart[] = [];
+  let total = 0;
+  for (const [i, r] of requested.entries()) {
+    const p = byNumber.get(r.number);
+    if (!p || p.etag !== r.etag) throw new SvcError('InvalidPart', undefined, { partNumber: r.number });
+    if (i < requested.length - 1 && p.size < MIN_PART_SIZE) {
+      throw new SvcError('EntityTooSmall', `Part ${r.number} is ${p.size} bytes; every part but the last must be at least 5 MiB.`, { partNumber: r.number });
+    }
+    for (const [a, v] of Object.entries(r.sums)) {
+      if (!p.checksum || p.checksum.algorithm !== a || p.checksum.value !== v) {
+        throw new SvcError('InvalidPart', `The ${a} checksum of part ${r.number} does not match the uploaded part.`);
+      }
+    }
+    if (alg && (!p.checksum || p.checksum.algorithm !== alg)) {
+      throw new SvcError('InvalidPart', `Part ${r.number} has no ${alg} checksum, which this upload requires.`);
+    }
+    total += p.size;
+    chosen.push(p);
+    complete.push({ number: r.number, etag: r.etag, ...(p.checksum ? { checksum: p.checksum.value } : {}) });
+  }
+  if (total > MAX_OBJECT_SIZE) throw new SvcError('EntityTooLarge');
+  let expectedChecksum: ObjectChecksum | undefined;
+  if (alg) {
+    const value =
+      type === 'FULL_OBJECT'
+        ? fullObjectChecksum(alg, chosen.map((p) => ({ value: p.checksum!.value, size: p.size })))
+        : compositeChecksum(alg, chosen.map((p) => p.checksum!.value));
+    expectedChecksum = { algorithm: alg, value, type };
+    // a client may send the whole-object value it expects
+    const sent = hdr(ctx.req, checksumHeaderName(alg));
+    if (sent !== undefined && sent !== value && sent !== value.replace(/-\d+$/, '')) {
+      throw new SvcError('BadDigest', `The ${alg} you specified for the multipart upload did not match the calculated checksum.`);
+    }
+  }
+  const ifNoneMatch = hdr(ctx.req, 'if-none-match');
+  const ifMatch = hdr(ctx.req, 'if-match');
+  const info = await ctx.layer.completeMultipartUpload(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, complete, {
+    ...(ifNoneMatch !== undefined || ifMatch !== undefined
+      ? { preconditions: { ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) } }
+      : {}),
+  });
+  const checksum = info.checksum ?? expectedChecksum;
+  const headers: Record<string, string> = {};
+  if (info.versionId && info.versionId !== 'null') headers['x-amz-version-id'] = info.versionId;
+  sendXml(
+    ctx,
+    200,
+    'CompleteMultipartUploadResult',
+    {
+      Location: `/${ctx.ep.bucket}/${ctx.ep.key}`,
+      Bucket: ctx.ep.bucket,
+      Key: ctx.ep.key,
+      ETag: quoteEtag(info.etag),
+      ...checksumXml(checksum),
+    },
+    headers,
+  );
+}
+
+export async function handleAbortMultipartUpload(ctx: Ctx<'AbortMultipartUpload'>): Promise<void> {
+  await ctx.layer.abortMultipartUpload(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId);
+  sendEmpty(ctx, 204);
+}
+
+export async function handleListParts(ctx: Ctx<'ListParts'>): Promise<void> {
+  const q = ctx.ep.query;
+  const maxParts = parseLimit(q.get('max-parts'), 'max-parts', 1000, 1000);
+  const marker = parseLimit(q.get('part-number-marker'), 'part-number-marker', 0, MAX_PARTS);
+  const r = await ctx.layer.listObjectParts(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, { partNumberMarker: marker, maxParts: Math.max(1, maxParts) });
+  const parts = maxParts === 0 ? [] : r.parts;
+  sendXml(ctx, 200, 'ListPartsResult', {
+    Bucket: ctx.ep.bucket,
+    Key: ctx.ep.key,
+    UploadId: ctx.ep.uploadId,
+    Initiator: owner(ctx),
+    Owner: owner(ctx),
+    StorageClass: r.upload.storageClass,
+    PartNumberMarker: marker,
+    NextPartNumberMarker: r.nextPartNumberMarker,
+    MaxParts: maxParts,
+    IsTruncated: maxParts === 0 ? r.parts.length > 0 : r.isTruncated,
+    ...(r.upload.checksumAlgorithm ? { ChecksumAlgorithm: r.upload.checksumAlgorithm, ChecksumType: r.upload.checksumType } : {}),
+    Part: parts.map((p) => ({
+      PartNumber: p.number,
+      LastModified: p.modTime,
+      ETag: quoteEtag(p.etag),
+      Size: p.size,
+      ...checksumXml(p.checksum, false),
+    })),
+  });
+}
+
+export async function handleListMultipartUploads(ctx: S3Context): Promise<void> {
+  const q = ctx.ep.query;
+  const maxUploads = parseLimit(q.get('max-uploads'), 'max-uploads', 1000, 1000);
+  const prefix = q.get('prefix') ?? '';
+  const delimiter = q.get('delimiter') ?? '';
+  const keyMarker = q.get('key-marker') ?? '';
+  const uploadIdMarker = q.get('upload-id-marker') ?? '';
+  const enc = q.get('encoding-type');
+  if (enc !== undefined && enc.toLowerCase() !== 'url') throw new SvcError('InvalidArgument', 'Invalid Encoding Method specified in Request.');
+  const e = enc ? (s: string) => encodeURIComponent(s).replace(/%2F/g, '/') : (s: string) => s;
+  const r = await ctx.layer.listMultipartUploads(ctx.ep.bucket, {
+    ...(prefix ? { prefix } : {}),
+    ...(delimiter ? { delimiter } : {}),
+    ...(keyMarker ? { keyMarker } : {}),
+    ...(uploadIdMarker ? { uploadIdMarker } : {}),
+    maxUploads: Math.max(1, maxUploads),
+  });
+  const uploads: XmlNode[] = (maxUploads === 0 ? [] : r.uploads).map((u) => ({
+    Key: e(u.name),
+    UploadId: u.uploadId,
+    Initiator: owner(ctx),
+    Owner: owner(ctx),
+    StorageClass: u.storageClass,
+    Initiated: u.initiated,
+    ...(u.checksumAlgorithm ? { ChecksumAlgorithm: u.checksumAlgorithm, ChecksumType: u.checksumType } : {}),
+  }));
+  sendXml(ctx, 200, 'ListMultipartUploadsResult', {
+    Bucket: ctx.ep.bucket,
+    KeyMarker: e(keyMarker),
+    UploadIdMarker: uploadIdMarker,
+    ...(r.isTruncated && r.nextKeyMarker ? { NextKeyMarker: e(r.nextKeyMarker) } : {}),
+    ...(r.isTruncated && r.nextUploadIdMarker ? { NextUploadIdMarker: r.nextUploadIdMarker } : {}),
+    Prefix: e(prefix),
+    ...(delimiter ? { Delimiter: e(delimiter) } : {}),
+    MaxUploads: maxUploads,
+    ...(enc ? { EncodingType: 'url' } : {}),
+    IsTruncated: r.isTruncated,
+    Upload: uploads,
+    CommonPrefixes: r.prefixes.map((p) => ({ Prefix: e(p) })),
+  });
+}

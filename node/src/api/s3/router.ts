@@ -1,0 +1,211 @@
+/**
+ * Request → typed endpoint. `parseEndpoint` is pure: it reads the method,
+ * target, Host and a few headers and returns one member of `S3Endpoint` per
+ * S3 operation, or throws the S3 error for an unroutable request.
+ */
+import { SvcError } from '../../util/errors.ts';
+import { parseQuery, safeDecode, splitTarget } from './auth/sigv4.ts';
+
+export const MAX_KEY_BYTES = 1024;
+
+export type Query = ReadonlyMap<string, string>;
+
+interface Base {
+  bucket: string;
+  key: string;
+  query: Query;
+}
+
+type Op<N extends string, Extra = unknown> = { op: N } & Base & Extra;
+type Upload = { uploadId: string };
+type Part = { uploadId: string; partNumber: number };
+
+export type S3Endpoint =
+  | Op<'ListBuckets'>
+  | Op<'CreateBucket'>
+  | Op<'HeadBucket'>
+  | Op<'DeleteBucket'>
+  | Op<'GetBucketLocation'>
+  | Op<'GetBucketVersioning'>
+  | Op<'PutBucketVersioning'>
+  | Op<'GetBucketTagging'>
+  | Op<'PutBucketTagging'>
+  | Op<'DeleteBucketTagging'>
+  | Op<'GetBucketAcl'>
+  | Op<'PutBucketAcl'>
+  | Op<'ListObjectsV1'>
+  | Op<'ListObjectsV2'>
+  | Op<'ListObjectVersions'>
+  | Op<'ListMultipartUploads'>
+  | Op<'DeleteObjects'>
+  | Op<'PutObject'>
+  | Op<'CopyObject', { copySource: string }>
+  | Op<'GetObject'>
+  | Op<'HeadObject'>
+  | Op<'DeleteObject'>
+  | Op<'GetObjectTagging'>
+  | Op<'PutObjectTagging'>
+  | Op<'DeleteObjectTagging'>
+  | Op<'GetObjectAcl'>
+  | Op<'PutObjectAcl'>
+  | Op<'GetObjectAttributes'>
+  | Op<'CreateMultipartUpload'>
+  | Op<'UploadPart', Part>
+  | Op<'UploadPartCopy', Part & { copySource: string }>
+  | Op<'CompleteMultipartUpload', Upload>
+  | Op<'AbortMultipartUpload', Upload>
+  | Op<'ListParts', Upload>;
+
+export type S3Operation = S3Endpoint['op'];
+
+/** Bucket subresources S3 has and svc does not serve (answered NotImplemented, not mistaken for listings). */
+const UNSUPPORTED_SUBRESOURCES = [
+  'policy',
+  'policyStatus',
+  'lifecycle',
+  'cors',
+  'encryption',
+  'object-lock',
+  'replication',
+  'website',
+  'logging',
+  'notification',
+  'requestPayment',
+  'accelerate',
+  'ownershipControls',
+  'publicAccessBlock',
+  'intelligent-tiering',
+  'analytics',
+  'metrics',
+  'inventory',
+  'legal-hold',
+  'retention',
+  'restore',
+  'select',
+  'torrent',
+];
+
+export interface RouteInput {
+  method: string;
+  url: string;
+  host: string | undefined;
+  copySource: string | undefined;
+}
+
+/** Splits Host into the virtual-host bucket, if Host is `<bucket>.<domain>`. */
+export function bucketFromHost(host: string | undefined, domains: readonly string[]): string | undefined {
+  if (!host || domains.length === 0) return undefined;
+  const h = host.replace(/:\d+$/, '').toLowerCase();
+  for (const d of domains) {
+    const dom = d.toLowerCase();
+    if (h.endsWith(`.${dom}`)) return h.slice(0, -(dom.length + 1));
+  }
+  return undefined;
+}
+
+function partNumberOf(v: string | undefined): number {
+  if (v === undefined || !/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 10000) {
+    throw new SvcError('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive.');
+  }
+  return Number(v);
+}
+
+export function parseEndpoint(input: RouteInput, domains: readonly string[] = []): S3Endpoint {
+  const { path: rawPath, query: rawQuery } = splitTarget(input.url);
+  const pairs = parseQuery(rawQuery);
+  const query = new Map<string, string>();
+  for (const [k, v] of pairs) if (!query.has(k)) query.set(k, v);
+  if (!rawPath.startsWith('/')) throw new SvcError('InvalidRequest', 'The request target must be an absolute path.');
+  const path = safeDecode(rawPath);
+  let bucket: string;
+  let key: string;
+  const vhost = bucketFromHost(input.host, domains);
+  if (vhost !== undefined) {
+    bucket = vhost;
+    key = path.slice(1);
+  } else {
+    const slash = path.indexOf('/', 1);
+    bucket = slash < 0 ? path.slice(1) : path.slice(1, slash);
+    key = slash < 0 ? '' : path.slice(slash + 1);
+  }
+  if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new SvcError('KeyTooLongError');
+  if (key.includes('\u0000')) throw new SvcError('InvalidObjectName', 'Object names must not contain NUL characters.');
+  const base: Base = { bucket, key, query };
+  const m = input.method;
+  const has = (k: string) => query.has(k);
+
+  if (bucket === '') {
+    if (m === 'GET') return { op: 'ListBuckets', ...base };
+    throw new SvcError('MethodNotAllowed');
+  }
+
+  if (key === '') {
+    for (const sub of UNSUPPORTED_SUBRESOURCES) {
+      if (has(sub)) throw new SvcError('NotImplemented', `The bucket subresource '${sub}' is not supported by this server.`);
+    }
+    switch (m) {
+      case 'PUT':
+        if (has('versioning')) return { op: 'PutBucketVersioning', ...base };
+        if (has('tagging')) return { op: 'PutBucketTagging', ...base };
+        if (has('acl')) return { op: 'PutBucketAcl', ...base };
+        return { op: 'CreateBucket', ...base };
+      case 'HEAD':
+        return { op: 'HeadBucket', ...base };
+      case 'DELETE':
+        if (has('tagging')) return { op: 'DeleteBucketTagging', ...base };
+        return { op: 'DeleteBucket', ...base };
+      case 'POST':
+        if (has('delete')) return { op: 'DeleteObjects', ...base };
+        throw new SvcError('MethodNotAllowed');
+      case 'GET':
+        if (has('location')) return { op: 'GetBucketLocation', ...base };
+        if (has('versioning')) return { op: 'GetBucketVersioning', ...base };
+        if (has('tagging')) return { op: 'GetBucketTagging', ...base };
+        if (has('acl')) return { op: 'GetBucketAcl', ...base };
+        if (has('versions')) return { op: 'ListObjectVersions', ...base };
+        if (has('uploads')) return { op: 'ListMultipartUploads', ...base };
+        if (query.get('list-type') === '2') return { op: 'ListObjectsV2', ...base };
+        if (has('list-type')) throw new SvcError('InvalidArgument', 'list-type must be 2.');
+        return { op: 'ListObjectsV1', ...base };
+      default:
+        throw new SvcError('MethodNotAllowed');
+    }
+  }
+
+  for (const sub of ['legal-hold', 'retention', 'restore', 'select', 'torrent']) {
+    if (has(sub)) throw new SvcError('NotImplemented', `The object subresource '${sub}' is not supported by this server.`);
+  }
+  switch (m) {
+    case 'PUT': {
+      if (has('tagging')) return { op: 'PutObjectTagging', ...base };
+      if (has('acl')) return { op: 'PutObjectAcl', ...base };
+      if (has('partNumber') || has('uploadId')) {
+        const uploadId = query.get('uploadId');
+        if (!uploadId) throw new SvcError('InvalidArgument', 'uploadId is required with partNumber.');
+        const partNumber = partNumberOf(query.get('partNumber'));
+        if (input.copySource !== undefined) return { op: 'UploadPartCopy', ...base, uploadId, partNumber, copySource: input.copySource };
+        return { op: 'UploadPart', ...base, uploadId, partNumber };
+      }
+      if (input.copySource !== undefined) return { op: 'CopyObject', ...base, copySource: input.copySource };
+      return { op: 'PutObject', ...base };
+    }
+    case 'GET':
+      if (has('uploadId')) return { op: 'ListParts', ...base, uploadId: query.get('uploadId')! };
+      if (has('tagging')) return { op: 'GetObjectTagging', ...base };
+      if (has('acl')) return { op: 'GetObjectAcl', ...base };
+      if (has('attributes')) return { op: 'GetObjectAttributes', ...base };
+      return { op: 'GetObject', ...base };
+    case 'HEAD':
+      return { op: 'HeadObject', ...base };
+    case 'DELETE':
+      if (has('tagging')) return { op: 'DeleteObjectTagging', ...base };
+      if (has('uploadId')) return { op: 'AbortMultipartUpload', ...base, uploadId: query.get('uploadId')! };
+      return { op: 'DeleteObject', ...base };
+    case 'POST':
+      if (has('uploads')) return { op: 'CreateMultipartUpload', ...base };
+      if (has('uploadId')) return { op: 'CompleteMultipartUpload', ...base, uploadId: query.get('uploadId')! };
+      throw new SvcError('MethodNotAllowed');
+    default:
+      throw new SvcError('MethodNotAllowed');
+  }
+}
