@@ -7,9 +7,17 @@ import { verifyRequest } from './verify.ts';
 
 /** SHA-256 / HMAC-SHA256 in the shape @smithy/signature-v4 expects. */
 class Sha256 {
-  readonly #h: Hash | Hmac;
+  readonly #secret: string | Uint8Array | undefined;
+  #h: Hash | Hmac;
   constructor(secret?: string | Uint8Array) {
-    this.#h = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+    this.#secret = secret;
+    this.#h = this.#fresh();
+  }
+  #fresh(): Hash | Hmac {
+    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
+  }
+  reset(): void {
+    this.#h = this.#fresh();
   }
   update(data: string | Uint8Array): void {
     this.#h.update(data);
