@@ -6,6 +6,7 @@ import {
   BITROT_HASH_SIZE,
   BitrotVerifier,
   bitrotHash,
+  bitrotHashShards,
   bitrotVerify,
   frameOffset,
   frameRange,
@@ -31,6 +32,15 @@ describe('bitrot framing', () => {
     expect(Buffer.from(h).readBigUInt64BE(0)).toBe(xxh64(Buffer.from('abc')));
     const big = Buffer.alloc(100_003, 7);
     expect(Buffer.from(bitrotHash(big)).readBigUInt64BE(0)).toBe(xxh64(big));
+  });
+
+  it('hashes all shards of a stripe in one call', () => {
+    const shards = [Buffer.from('a'), Buffer.alloc(0), Buffer.alloc(5000, 1)];
+    const all = bitrotHashShards(shards);
+    expect(all.length).toBe(3 * BITROT_HASH_SIZE);
+    shards.forEach((s, i) => {
+      expect(Buffer.from(all.subarray(8 * i, 8 * i + 8)).equals(Buffer.from(bitrotHash(s)))).toBe(true);
+    });
   });
 
   it('file sizes and offsets', () => {

@@ -9,7 +9,15 @@ import { type GfKernel, RsCodec } from './rs-codec.ts';
 
 export * from './bitrot.ts';
 export type { ErasureCodec } from './codec.ts';
-export { BLOCK_SIZE, decodeStripe, encodeStripe, shardFileDataSize, shardSize, shardStride } from './stripe.ts';
+export {
+  BLOCK_SIZE,
+  decodeStripe,
+  encodeStripe,
+  shardFileDataSize,
+  shardSize,
+  shardStride,
+  stripeBufferSize,
+} from './stripe.ts';
 
 const nativeKernel: GfKernel | null =
   nativeAddon === null

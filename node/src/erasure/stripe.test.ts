@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTsCodec } from './codec-ts.ts';
-import { BLOCK_SIZE, decodeStripe, encodeStripe, shardFileDataSize, shardSize, shardStride } from './stripe.ts';
+import {
+  BLOCK_SIZE,
+  decodeStripe,
+  encodeStripe,
+  shardFileDataSize,
+  shardSize,
+  shardStride,
+  stripeBufferSize,
+} from './stripe.ts';
 
 describe('stripe split and join', () => {
   it('shard sizes', () => {
@@ -68,6 +76,27 @@ describe('stripe split and join', () => {
         { numRuns: 25 },
       );
     }
+  });
+
+  it('encodeStripe and decodeStripe reuse a caller buffer', () => {
+    const codec = createTsCodec(4, 2);
+    const block = Uint8Array.from({ length: 5000 }, (_, i) => (i * 13) & 255);
+    const buf = new Uint8Array(stripeBufferSize(codec, block.length)).fill(0xee);
+    const shards: (Uint8Array | null)[] = encodeStripe(codec, block, buf);
+    expect(shards.every((s) => s!.buffer === buf.buffer)).toBe(true);
+    const fresh = encodeStripe(codec, block);
+    shards.forEach((s, i) => {
+      expect(Buffer.from(s!).equals(Buffer.from(fresh[i]!))).toBe(true);
+    });
+    shards[1] = null;
+    const out = new Uint8Array(4 * 1250);
+    const joined = decodeStripe(codec, shards, block.length, out);
+    expect(joined.buffer).toBe(out.buffer);
+    expect(Buffer.from(joined).equals(Buffer.from(block))).toBe(true);
+    expect(() => encodeStripe(codec, block, new Uint8Array(10))).toThrow(expect.objectContaining({ code: 'InternalError' }));
+    expect(() => decodeStripe(codec, shards, block.length, new Uint8Array(10))).toThrow(
+      expect.objectContaining({ code: 'InternalError' }),
+    );
   });
 
   it('decodeStripe below K shards throws ErasureReadQuorum', () => {
