@@ -9,8 +9,13 @@ import { verifyRequest } from './verify.ts';
 class Sha256 {
   readonly #secret: string | Uint8Array | undefined;
   #h: Hash | Hmac;
-  constructor(secret?: string | Uint8Array) {
-    this.#secret = secret;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.#secret =
+      secret === undefined || typeof secret === 'string'
+        ? secret
+        : ArrayBuffer.isView(secret)
+          ? new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength)
+          : new Uint8Array(secret);
     this.#h = this.#fresh();
   }
   #fresh(): Hash | Hmac {
@@ -19,8 +24,8 @@ class Sha256 {
   reset(): void {
     this.#h = this.#fresh();
   }
-  update(data: string | Uint8Array): void {
-    this.#h.update(data);
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.#h.update(typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
   }
   async digest(): Promise<Uint8Array> {
     return this.#h.digest();
