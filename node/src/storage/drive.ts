@@ -181,7 +181,10 @@ export interface Drive {
    * `undoRenameData` can restore it; `commitRenameData` discards it.
    */
   renameData(srcVol: string, srcPath: string, version: FileVersion, dstVol: string, dstPath: string): Promise<RenameDataResult>;
-  /** Reverts a `renameData` (below write quorum): restores `replaced` or removes the version. */
+  /**
+   * Reverts a `renameData` (below write quorum): restores `replaced` (or
+   * removes the version) and moves the new data dir back into `srcPath`.
+   */
   undoRenameData(
     srcVol: string,
     srcPath: string,

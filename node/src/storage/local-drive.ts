@@ -37,7 +37,7 @@ import {
   type WalkOptions,
   XL_META,
 } from './drive.ts';
-import { keyOfEntry, objectPath } from './object-path.ts';
+import { keyOfEntry } from './object-path.ts';
 import { decodeXlMeta, encodeXlMeta, mergeVersion } from './xl-meta.ts';
 
 export interface LocalDriveOptions {
@@ -515,10 +515,14 @@ export class LocalDrive implements Drive {
       // Restore the metadata first: once it no longer names the new data dir,
       // moving that dir out is invisible.
       await this.#writeVersions(dstVol, dstPath, versions);
+      // The new data dir goes back into staging (a multipart upload stays
+      // completable); the caller discards staging when it is a plain PUT.
       if (version.dataDir !== '' && (!replaced || replaced.dataDir !== version.dataDir)) {
-        await fsp.rm(join(dst, version.dataDir), { recursive: true, force: true });
+        await fsp.mkdir(stage, { recursive: true });
+        await fsp.rename(join(dst, version.dataDir), join(stage, version.dataDir)).catch((err: unknown) => {
+          if (errno(err) !== 'ENOENT') throw err;
+        });
       }
-      await fsp.rm(stage, { recursive: true, force: true });
     } catch (err) {
       await this.#mapErr(err, dstVol);
     }

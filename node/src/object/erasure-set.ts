@@ -1,0 +1,532 @@
+/**
+ * One erasure set: N drives holding K data + M parity shards of each object.
+ * Implements the quorum-bound primitives (stream-encode to staging, commit,
+ * undo, metadata vote, verified/decoded reads, majority deletes); versioning,
+ * buckets and listing are composed on top in `server-pools.ts`.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  BITROT_HASH_SIZE,
+  BLOCK_SIZE,
+  bitrotHashInto,
+  createCodec,
+  decodeStripe,
+  encodeStripe,
+  frameRange,
+  frameShardFileSize,
+  shardFileDataSize,
+  shardSize,
+  verifyShardStream,
+} from '../erasure/index.ts';
+import { type Drive, type FileVersion, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
+import { decodeXlMeta } from '../storage/xl-meta.ts';
+import { hasCode, SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { MrfQueue } from './mrf.ts';
+import { majority, type Resolution, resolveVersion, type SlotMeta, type VersionGroup, writeQuorum } from './quorum.ts';
+import { ShardPipe } from './shard-pipe.ts';
+
+/** Test-only crash points of the set-level commit (a hook that never resolves = a crash there). */
+export interface CommitHooks {
+  afterStep(step: CommitStep, info: { slot?: number; committed?: number }): Promise<void> | void;
+}
+export type CommitStep = 'shards-written' | 'shards-verified' | 'rename-data' | 'committed';
+
+export interface SetOptions {
+  pool: number;
+  set: number;
+  drives: Drive[];
+  logger: Logger;
+  mrf: MrfQueue;
+  hooks?: CommitHooks;
+}
+
+/** Shards of one stream staged on the drives (files under tmp, or inline in memory). */
+export interface StagedShards {
+  size: number;
+  /** Shard data bytes per drive (unframed). */
+  shardBytes: number;
+  inline: boolean;
+  /** Per slot: this drive's framed shard, for inline objects. */
+  inlineData: Uint8Array[];
+  /** Per slot: the drive holds a verified shard. */
+  alive: boolean[];
+  /** Staging dir (relative to SYS_VOL) holding `<dataDir>/part.N` on every alive drive. */
+  stagePath: string;
+  dataDir: string;
+}
+
+export interface EncodeSpec {
+  data: number;
+  parity: number;
+  distribution: number[];
+  /** Per-shard inline budget in bytes (0: never inline). */
+  inlineBudget: number;
+  /** Part number of the shard files (1 for a plain PUT). */
+  partNumber: number;
+  /** Data dir name to stage into (a fresh UUID for a PUT). */
+  dataDir: string;
+}
+
+async function settle<T>(ps: Promise<T>[]): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
+  const rs = await Promise.allSettled(ps);
+  return rs.map((r) => (r.status === 'fulfilled' ? { ok: true as const, value: r.value } : { ok: false as const, error: r.reason }));
+}
+
+/** Cuts a stream into fixed-size blocks (the last may be short, none empty). */
+async function* blocks(source: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
+  let buf = Buffer.allocUnsafe(size);
+  let fill = 0;
+  for await (const chunk of source) {
+    let pos = 0;
+    while (pos < chunk.length) {
+      const take = Math.min(size - fill, chunk.length - pos);
+      buf.set(chunk.subarray(pos, pos + take), fill);
+      fill += take;
+      pos += take;
+      if (fill === size) {
+        yield buf;
+        // encodeStripe copies the block, so the buffer can be reused.
+        fill = 0;
+      }
+    }
+  }
+  if (fill > 0) yield buf.subarray(0, fill);
+  buf = Buffer.alloc(0);
+}
+
+export class ErasureSet {
+  readonly pool: number;
+  readonly index: number;
+  readonly drives: Drive[];
+  readonly #log: Logger;
+  readonly #mrf: MrfQueue;
+  readonly #hooks: CommitHooks | undefined;
+
+  constructor(opts: SetOptions) {
+    this.pool = opts.pool;
+    this.index = opts.set;
+    this.drives = opts.drives;
+    this.#log = opts.logger;
+    this.#mrf = opts.mrf;
+    this.#hooks = opts.hooks;
+  }
+
+  get width(): number {
+    return this.drives.length;
+  }
+
+  async #step(step: CommitStep, info: { slot?: number; committed?: number } = {}): Promise<void> {
+    if (this.#hooks) await this.#hooks.afterStep(step, info);
+  }
+
+  enqueueMrf(bucket: string, object: string, versionId: string, reason: string, slots: number[]): void {
+    if (slots.length === 0) return;
+    this.#mrf.enqueue({ bucket, object, versionId, pool: this.pool, set: this.index, reason, slots });
+    this.#log.debug({ event: 'mrf_enqueue', bucket, object, versionId, reason, slots }, 'queued for heal');
+  }
+
+  // ---- metadata
+
+  /** xl.meta journal of `path` from every drive. */
+  async readMetas(vol: string, path: string, withData = true): Promise<SlotMeta[]> {
+    const rs = await settle(this.drives.map((d) => d.readXlMeta(vol, path)));
+    return rs.map((r): SlotMeta => {
+      if (!r.ok) return { ok: false, notFound: hasCode(r.error, 'FileNotFound'), error: r.error };
+      try {
+        return { ok: true, versions: decodeXlMeta(r.value, withData) };
+      } catch (err) {
+        return { ok: false, notFound: false, error: err };
+      }
+    });
+  }
+
+  /** Authoritative version of an object (latest or `versionId`) by read-quorum vote. */
+  async resolve(vol: string, path: string, versionId?: string): Promise<{ res: Resolution; metas: SlotMeta[] }> {
+    const metas = await this.readMetas(vol, path);
+    return { res: resolveVersion(metas, versionId), metas };
+  }
+
+  // ---- write
+
+  /**
+   * Streams `source` into K+M shards: inline (kept in memory) when every
+   * shard fits `inlineBudget`, otherwise framed shard files written in
+   * parallel to `SYS_VOL/tmp/<uuid>/<dataDir>/part.N` on every drive, each
+   * fsync'd once and verified against its bitrot hashes. Throws
+   * ErasureWriteQuorum (after removing the staging) when fewer than write
+   * quorum drives hold a good shard; rethrows a failing source the same way.
+   */
+  async stageShards(source: AsyncIterable<Uint8Array>, size: number, spec: EncodeSpec): Promise<StagedShards> {
+    const n = this.width;
+    const { data: k, parity: m, distribution: dist } = spec;
+    const wq = writeQuorum(k, m);
+    const codec = createCodec(k, m);
+    const fullShard = shardSize(BLOCK_SIZE, k);
+    const stagePath = `${TMP_DIR}/${randomUUID()}`;
+    const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
+    const alive = new Array<boolean>(n).fill(true);
+    for (let s = 0; s < n; s++) if (!this.drives[s]!.isOnline()) alive[s] = false;
+    const countAlive = () => alive.reduce((a, b) => a + (b ? 1 : 0), 0);
+
+    // Inline candidates are buffered until they outgrow the budget.
+    let buffering = spec.inlineBudget > 0 && (size < 0 || shardFileDataSize(size, BLOCK_SIZE, k) <= spec.inlineBudget);
+    const buffered: Uint8Array[][] = Array.from({ length: n }, () => []);
+    let shardBytes = 0;
+    let total = 0;
+    let pipes: ShardPipe[] | undefined;
+    let writes: Promise<void>[] = [];
+    const errors: unknown[] = new Array(n);
+
+    const startWriters = async () => {
+      const ps = Array.from({ length: n }, () => new ShardPipe(2));
+      pipes = ps;
+      const framed = size >= 0 ? frameShardFileSize(shardFileDataSize(size, BLOCK_SIZE, k), fullShard) : -1;
+      writes = this.drives.map(async (d, s) => {
+        if (!alive[s]) return;
+        try {
+          await d.createFile(SYS_VOL, filePath, framed, ps[s]!);
+        } catch (err) {
+          alive[s] = false;
+          errors[s] = err;
+          ps[s]!.markDead();
+        }
+      });
+      for (let s = 0; s < n; s++) {
+        for (const f of buffered[s]!) await ps[s]!.push(f);
+        buffered[s] = [];
+      }
+    };
+    const abort = async (err: unknown): Promise<never> => {
+      if (pipes) for (const p of pipes) p.fail(err);
+      await Promise.all(writes);
+      await this.#discardStage(stagePath);
+      throw err;
+    };
+
+    try {
+      if (!buffering) await startWriters();
+      for await (const block of blocks(source, BLOCK_SIZE)) {
+        total += block.length;
+        const shards = encodeStripe(codec, block);
+        const sLen = shards[0]!.length;
+        shardBytes += sLen;
+        const frames: Uint8Array[] = new Array(n);
+        for (let s = 0; s < n; s++) {
+          const shard = shards[dist[s]! - 1]!;
+          const f = Buffer.allocUnsafe(BITROT_HASH_SIZE + sLen);
+          bitrotHashInto(shard, f, 0);
+          f.set(shard, BITROT_HASH_SIZE);
+          frames[s] = f;
+        }
+        if (buffering && shardBytes > spec.inlineBudget) {
+          buffering = false;
+          for (let s = 0; s < n; s++) buffered[s]!.push(frames[s]!);
+          await startWriters();
+          continue;
+        }
+        if (buffering) {
+          for (let s = 0; s < n; s++) buffered[s]!.push(frames[s]!);
+          continue;
+        }
+        await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(frames[s]!) : undefined)));
+        if (countAlive() < wq) throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq });
+      }
+      if (size >= 0 && total !== size) throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${total}`);
+    } catch (err) {
+      return abort(err);
+    }
+
+    if (buffering) {
+      // Inline: each drive's framed shard goes into its xl.meta at commit.
+      const inlineData = buffered.map((fs) => (fs.length === 1 ? fs[0]! : Buffer.concat(fs)));
+      if (countAlive() < wq) throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq });
+      return { size: total, shardBytes, inline: true, inlineData, alive, stagePath, dataDir: '' };
+    }
+
+    for (const p of pipes!) p.close();
+    await Promise.all(writes);
+    await this.#step('shards-written');
+    // Every just-written shard is checked against its bitrot hashes before commit.
+    const verified = await settle(
+      this.drives.map((d, s) => (alive[s] ? d.verifyFile(SYS_VOL, filePath, fullShard, shardBytes) : Promise.resolve())),
+    );
+    verified.forEach((r, s) => {
+      if (!r.ok && alive[s]) {
+        alive[s] = false;
+        errors[s] = r.error;
+        this.#log.warn({ event: 'shard_verify_failed', pool: this.pool, set: this.index, slot: s, err: r.error }, 'staged shard failed verification');
+      }
+    });
+    if (countAlive() < wq) {
+      await this.#discardStage(stagePath);
+      throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq, errors: errors.map(String) });
+    }
+    await this.#step('shards-verified');
+    return { size: total, shardBytes, inline: false, inlineData: [], alive, stagePath, dataDir: spec.dataDir };
+  }
+
+  async #discardStage(stagePath: string): Promise<void> {
+    await settle(
+      this.drives.map((d) =>
+        d.delete(SYS_VOL, stagePath, { recursive: true }).catch((err: unknown) => {
+          if (!hasCode(err, 'FileNotFound') && !hasCode(err, 'DiskNotFound')) {
+            this.#log.warn({ event: 'stage_cleanup_failed', stagePath, err }, 'staging cleanup failed');
+          }
+        }),
+      ),
+    );
+  }
+
+  /** Per-drive copy of a version: its shard index and inline shard. */
+  #forSlot(v: FileVersion, slot: number, staged: StagedShards | undefined): FileVersion {
+    const out: FileVersion = { ...v };
+    if (v.erasure) out.erasure = { ...v.erasure, index: v.erasure.distribution[slot]! };
+    if (staged?.inline) out.inlineData = staged.inlineData[slot]!;
+    else delete out.inlineData;
+    return out;
+  }
+
+  /*
+   * Set-level commit. Crash points and what makes each safe:
+   *  - before any renameData: only staging exists (swept at start); nothing visible.
+   *  - after renameData on fewer than K drives: the new version cannot reach read
+   *    quorum, so reads keep serving the previous state from the other drives;
+   *    heal/scanner drops the stray version.
+   *  - after renameData on ≥ K drives: the version is complete (K verified,
+   *    fsync'd shards + metadata agree) and readable; drives that missed it
+   *    are queued for heal.
+   *  - after quorum, before commitRenameData: parked old data dirs stay in
+   *    staging and are swept at the next start.
+   * Below write quorum (without a crash) every successful rename is undone.
+   */
+  async commit(
+    staged: StagedShards,
+    version: FileVersion,
+    dstVol: string,
+    dstPath: string,
+    bucket: string,
+    object: string,
+  ): Promise<void> {
+    const n = this.width;
+    const e = version.erasure!;
+    const wq = writeQuorum(e.data, e.parity);
+    const results: (RenameDataResult | undefined)[] = new Array(n);
+    let committed = 0;
+    const rs = await settle(
+      this.drives.map(async (d, s) => {
+        if (!staged.alive[s]) throw new SvcError('DiskNotFound', 'drive missed the staged write');
+        const r = await d.renameData(SYS_VOL, staged.stagePath, this.#forSlot(version, s, staged), dstVol, dstPath);
+        results[s] = r;
+        committed++;
+        await this.#step('rename-data', { slot: s, committed });
+        return r;
+      }),
+    );
+    const okSlots = rs.flatMap((r, s) => (r.ok ? [s] : []));
+    if (okSlots.length < wq) {
+      await settle(
+        okSlots.map((s) =>
+          this.drives[s]!.undoRenameData(SYS_VOL, staged.stagePath, this.#forSlot(version, s, staged), dstVol, dstPath, results[s]!.replaced),
+        ),
+      ).then((us) =>
+        us.forEach((u, i) => {
+          if (!u.ok) this.#log.error({ event: 'commit_undo_failed', slot: okSlots[i], err: u.error, bucket, object }, 'undo after failed commit failed');
+        }),
+      );
+      throw new SvcError('ErasureWriteQuorum', undefined, {
+        committed: okSlots.length,
+        needed: wq,
+        errors: rs.map((r) => (r.ok ? '' : String(r.error))),
+      });
+    }
+    await this.#step('committed');
+    const failed = rs.flatMap((r, s) => (r.ok ? [] : [s]));
+    this.enqueueMrf(bucket, object, version.versionId, 'write-partial', failed);
+    // Staging (and any replaced data dir parked there) is discarded.
+    await settle(
+      this.drives.map((d, s) =>
+        (rs[s]!.ok ? d.commitRenameData(SYS_VOL, staged.stagePath) : d.delete(SYS_VOL, staged.stagePath, { recursive: true })).catch(
+          (err: unknown) => {
+            if (!hasCode(err, 'FileNotFound') && !hasCode(err, 'DiskNotFound')) {
+              this.#log.warn({ event: 'stage_cleanup_failed', err }, 'staging cleanup failed');
+            }
+          },
+        ),
+      ),
+    );
+  }
+
+  /** Writes a metadata-only version (delete marker) at majority quorum. */
+  async writeMarker(vol: string, path: string, version: FileVersion, bucket: string, object: string): Promise<void> {
+    const rs = await settle(this.drives.map((d) => d.writeMetadata(vol, path, version)));
+    const ok = rs.filter((r) => r.ok).length;
+    if (ok < majority(this.width)) throw new SvcError('ErasureWriteQuorum', undefined, { ok, needed: majority(this.width) });
+    this.enqueueMrf(bucket, object, version.versionId, 'write-partial', rs.flatMap((r, s) => (r.ok ? [] : [s])));
+  }
+
+  /** Rewrites metadata of an existing version at its write quorum. */
+  async updateMetadata(vol: string, path: string, version: FileVersion, bucket: string, object: string): Promise<void> {
+    const e = version.erasure;
+    const wq = e ? writeQuorum(e.data, e.parity) : majority(this.width);
+    const rs = await settle(this.drives.map((d) => d.writeMetadata(vol, path, version, { update: true })));
+    const ok = rs.filter((r) => r.ok).length;
+    if (ok < wq) throw new SvcError('ErasureWriteQuorum', undefined, { ok, needed: wq });
+    this.enqueueMrf(bucket, object, version.versionId, 'write-partial', rs.flatMap((r, s) => (r.ok ? [] : [s])));
+  }
+
+  /**
+   * Removes a version on every drive; succeeds at majority (a drive that
+   * never had it counts as done). Returns false when no drive had it.
+   */
+  async deleteVersion(vol: string, path: string, versionId: string, bucket: string, object: string): Promise<boolean> {
+    const rs = await settle(this.drives.map((d) => d.deleteVersion(vol, path, versionId)));
+    let ok = 0;
+    let found = 0;
+    const failed: number[] = [];
+    rs.forEach((r, s) => {
+      if (r.ok) {
+        ok++;
+        found++;
+      } else if (hasCode(r.error, 'FileNotFound')) ok++;
+      else failed.push(s);
+    });
+    if (ok < majority(this.width)) throw new SvcError('ErasureWriteQuorum', undefined, { ok, needed: majority(this.width) });
+    this.enqueueMrf(bucket, object, versionId, 'delete-partial', failed);
+    return found > 0;
+  }
+
+  // ---- read
+
+  /**
+   * Streams bytes [start, start+length) of a resolved version: per block, K
+   * verified shards (data shards first), decoding only when a data shard is
+   * missing or bad. A failing shard is replaced by the next drive and the
+   * object queued for read-repair; fewer than K good shards throws
+   * ErasureReadQuorum from the stream.
+   */
+  async *readRange(
+    vol: string,
+    path: string,
+    group: VersionGroup,
+    start: number,
+    length: number,
+    bucket: string,
+    object: string,
+  ): AsyncGenerator<Uint8Array> {
+    const v = group.version;
+    const e = v.erasure!;
+    const k = e.data;
+    const n = this.width;
+    const codec = createCodec(k, e.parity);
+    const fullShard = shardSize(e.blockSize, k);
+    const missing = new Set<number>();
+    const bitrot = new Set<number>();
+    for (let s = 0; s < n; s++) if (!group.perSlot[s]) missing.add(s);
+    // slot holding shard number i+1
+    const slotOfShard: number[] = new Array(n);
+    for (let s = 0; s < n; s++) slotOfShard[e.distribution[s]! - 1] = s;
+
+    let partStart = 0;
+    const end = start + length;
+    try {
+      for (const part of v.parts) {
+        const partEnd = partStart + part.size;
+        if (partEnd <= start || part.size === 0) {
+          partStart = partEnd;
+          continue;
+        }
+        if (partStart >= end) break;
+        const from = Math.max(start, partStart) - partStart;
+        const to = Math.min(end, partEnd) - partStart; // exclusive
+        const b0 = Math.floor(from / e.blockSize);
+        const b1 = Math.floor((to - 1) / e.blockSize);
+        const partShardBytes = shardFileDataSize(part.size, e.blockSize, k);
+        const range = frameRange(b0, b1, fullShard, partShardBytes);
+        const rangeData = Math.min((b1 + 1) * fullShard, partShardBytes) - b0 * fullShard;
+        const readers = new Map<number, AsyncGenerator<Uint8Array>>();
+        const open = async (slot: number, block: number): Promise<AsyncGenerator<Uint8Array>> => {
+          const skip = block - b0;
+          const off = range.offset + skip * (BITROT_HASH_SIZE + fullShard);
+          const len = range.length - skip * (BITROT_HASH_SIZE + fullShard);
+          const data = rangeData - skip * fullShard;
+          let src: AsyncIterable<Uint8Array>;
+          if (v.inline) {
+            const inl = group.perSlot[slot]!.inlineData;
+            if (!inl) throw new SvcError('FileCorrupt', 'inline data missing');
+            src = (async function* () {
+              yield inl.subarray(off, off + len);
+            })();
+          } else {
+            src = await this.drives[slot]!.readFileStream(vol, `${path}/${v.dataDir}/part.${part.number}`, off, len);
+          }
+          return verifyShardStream(src, fullShard, data, block);
+        };
+        const order: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const s = slotOfShard[i]!;
+          if (!missing.has(s) && !bitrot.has(s)) order.push(s);
+        }
+        let active = order.slice(0, k);
+        let spare = order.slice(k);
+        try {
+          for (let b = b0; b <= b1; b++) {
+            const blockLen = Math.min(e.blockSize, part.size - b * e.blockSize);
+            const sLen = shardSize(blockLen, k);
+            const shards: (Uint8Array | null)[] = new Array(n).fill(null);
+            let pending = active;
+            while (pending.length > 0) {
+              const got = await settle(
+                pending.map(async (s) => {
+                  let r = readers.get(s);
+                  if (!r) {
+                    r = await open(s, b);
+                    readers.set(s, r);
+                  }
+                  const it = await r.next();
+                  if (it.done || it.value.length !== sLen) throw new SvcError('FileCorrupt', 'short shard');
+                  return it.value;
+                }),
+              );
+              const retry: number[] = [];
+              got.forEach((g, i) => {
+                const s = pending[i]!;
+                if (g.ok) {
+                  shards[e.distribution[s]! - 1] = g.value;
+                  return;
+                }
+                if (hasCode(g.error, 'FileCorrupt')) bitrot.add(s);
+                else missing.add(s);
+                this.#log.warn({ event: 'shard_read_failed', bucket, object, slot: s, block: b, err: g.error }, 'shard read failed');
+                const r = readers.get(s);
+                readers.delete(s);
+                void r?.return(undefined);
+                active = active.filter((x) => x !== s);
+                const next = spare.shift();
+                if (next !== undefined) {
+                  active.push(next);
+                  retry.push(next);
+                }
+              });
+              pending = retry;
+            }
+            if (active.length < k) throw new SvcError('ErasureReadQuorum', undefined, { good: active.length, needed: k });
+            const out = decodeStripe(codec, shards, blockLen);
+            const blockStart = b * e.blockSize;
+            const sliceFrom = Math.max(from, blockStart) - blockStart;
+            const sliceTo = Math.min(to, blockStart + blockLen) - blockStart;
+            // decodeStripe returns a fresh buffer per block: hand out a view.
+            yield out.subarray(sliceFrom, sliceTo);
+          }
+        } finally {
+          for (const r of readers.values()) await r.return(undefined).catch(() => undefined);
+          spare = [];
+        }
+        partStart = partEnd;
+      }
+    } finally {
+      if (missing.size > 0) this.enqueueMrf(bucket, object, v.versionId, 'read-missing', [...missing]);
+      if (bitrot.size > 0) this.enqueueMrf(bucket, object, v.versionId, 'read-bitrot', [...bitrot]);
+    }
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Quorum arithmetic (spec: Quorum and capacity rules) and the vote that picks
+ * authoritative versions from the xl.meta journals of a set's drives. Pure.
+ */
+import type { FileVersion } from '../storage/drive.ts';
+
+/** Write quorum of a K+M object: K, or K+1 when K = M (N for EC:0, since K = N). */
+export function writeQuorum(data: number, parity: number): number {
+  return data === parity ? data + 1 : data;
+}
+
+/** Read quorum of a K+M object: K. */
+export function readQuorum(data: number): number {
+  return data;
+}
+
+/** Majority of N drives (delete markers, version deletes): N/2 + 1. */
+export function majority(n: number): number {
+  return Math.floor(n / 2) + 1;
+}
+
+/**
+ * Votes a version needs to be authoritative: K for data objects; for delete
+ * markers parity is treated as N/2, so N − N/2.
+ */
+export function versionQuorum(v: FileVersion, n: number): number {
+  if (v.type === 'delete' || !v.erasure) return n - Math.floor(n / 2);
+  return readQuorum(v.erasure.data);
+}
+
+/**
+ * Identity of a version across drives: the fields every drive must agree on
+ * (per-drive fields such as the shard index and inline data excluded;
+ * metadata excluded so a partial tag update never splits the vote).
+ */
+export function versionKey(v: FileVersion): string {
+  const e = v.erasure;
+  return [v.versionId, v.modTime, v.type, v.dataDir, v.etag, v.size, e ? `${e.data}+${e.parity}:${e.blockSize}` : '-', v.parts.length].join(
+    '|',
+  );
+}
+
+function metaKey(v: FileVersion): string {
+  return JSON.stringify([v.userMeta, v.contentHeaders, v.tags, v.sysMeta, v.checksum ?? null, v.storageClass]);
+}
+
+export interface VersionGroup {
+  /** Representative (from the drive with the most common metadata). */
+  version: FileVersion;
+  /** `perSlot[slot]` = that drive's copy, or undefined when it lacks the version. */
+  perSlot: (FileVersion | undefined)[];
+  votes: number;
+  quorum: number;
+}
+
+/** Result of reading one object's xl.meta from every drive of a set. */
+export type SlotMeta = { ok: true; versions: FileVersion[] } | { ok: false; notFound: boolean; error?: unknown };
+
+/**
+ * Groups the journals of N drives by version identity, newest first. `answered`
+ * counts drives that replied (journal or a clean not-found); the rest failed.
+ */
+export function groupVersions(metas: readonly SlotMeta[]): { groups: VersionGroup[]; answered: number; failed: number } {
+  const n = metas.length;
+  const byKey = new Map<string, VersionGroup>();
+  let answered = 0;
+  for (let slot = 0; slot < n; slot++) {
+    const m = metas[slot]!;
+    if (!m.ok) {
+      if (m.notFound) answered++;
+      continue;
+    }
+    answered++;
+    for (const v of m.versions) {
+      const k = versionKey(v);
+      let g = byKey.get(k);
+      if (!g) {
+        g = { version: v, perSlot: new Array(n).fill(undefined), votes: 0, quorum: versionQuorum(v, n) };
+        byKey.set(k, g);
+      }
+      if (g.perSlot[slot] === undefined) {
+        g.perSlot[slot] = v;
+        g.votes++;
+      }
+    }
+  }
+  const groups = [...byKey.values()];
+  for (const g of groups) {
+    // Most common metadata among the agreeing drives wins.
+    const counts = new Map<string, { n: number; v: FileVersion }>();
+    for (const v of g.perSlot) {
+      if (!v) continue;
+      const k = metaKey(v);
+      const c = counts.get(k);
+      if (c) c.n++;
+      else counts.set(k, { n: 1, v });
+    }
+    let best: { n: number; v: FileVersion } | undefined;
+    for (const c of counts.values()) if (!best || c.n > best.n) best = c;
+    if (best) g.version = best.v;
+  }
+  groups.sort((a, b) => b.version.modTime - a.version.modTime || (a.version.versionId < b.version.versionId ? 1 : -1));
+  return { groups, answered, failed: n - answered };
+}
+
+export type Resolution = { kind: 'found'; group: VersionGroup } | { kind: 'notFound' } | { kind: 'quorum' };
+
+/**
+ * Picks the authoritative version: the newest group (or the newest with
+ * `versionId`) that reached its quorum. Without one, the answer is
+ * `quorum` (ErasureReadQuorum) when a candidate could still reach quorum
+ * with the drives that did not answer, or when fewer than N/2 drives
+ * answered at all; otherwise `notFound`.
+ */
+export function resolveVersion(metas: readonly SlotMeta[], versionId?: string): Resolution {
+  const n = metas.length;
+  const { groups, answered, failed } = groupVersions(metas);
+  const candidates = versionId === undefined ? groups : groups.filter((g) => g.version.versionId === versionId);
+  for (const g of candidates) if (g.votes >= g.quorum) return { kind: 'found', group: g };
+  if (answered < Math.max(1, Math.floor(n / 2))) return { kind: 'quorum' };
+  for (const g of candidates) if (g.votes + failed >= g.quorum) return { kind: 'quorum' };
+  return { kind: 'notFound' };
+}
+
+/** All versions of an object that reach `threshold(group)` votes, newest first. */
+export function quorumVersions(metas: readonly SlotMeta[], threshold: (g: VersionGroup) => number): VersionGroup[] {
+  return groupVersions(metas).groups.filter((g) => g.votes >= threshold(g));
+}
