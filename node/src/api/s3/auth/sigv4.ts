@@ -210,7 +210,9 @@ export function parseCredentialScope(
   if (!/^\d{8}$/.test(date) || term !== 'aws4_request') throw new SvcError(errCode, `The credential '${value}' is malformed.`);
   const wantService = opts.service ?? 's3';
   if (service !== wantService) throw new SvcError(errCode, `The credential scope names service '${service}'; expecting '${wantService}'.`);
-  if (region !== opts.region) throw new SvcError(errCode, `The authorization header is malformed; the region '${region}' is wrong; expecting '${opts.region}'.`);
+  // older clients (s3cmd's default bucket location) sign us-east-1 requests as 'US'
+  const effective = region === 'US' ? 'us-east-1' : region;
+  if (effective !== opts.region) throw new SvcError(errCode, `The authorization header is malformed; the region '${region}' is wrong; expecting '${opts.region}'.`);
   return { accessKey, date, region, service, scope: `${date}/${region}/${service}/aws4_request` };
 }
 

@@ -423,7 +423,7 @@ export async function handleGetObjectAttributes(ctx: S3Context): Promise<void> {
     const after = info.parts.filter((p) => p.number > marker);
     const page = after.slice(0, maxParts);
     body.ObjectParts = {
-      TotalPartsCount: info.parts.length,
+      PartsCount: info.parts.length,
       PartNumberMarker: marker,
       NextPartNumberMarker: page.length > 0 ? page[page.length - 1]!.number : marker,
       MaxParts: maxParts,
