@@ -1,0 +1,155 @@
+/**
+ * The other nodes of the cluster, as seen from this one: one `PeerClient` per
+ * distinct `host:port` among the URL endpoints of every pool, the remote
+ * drives behind them, and the lockers of a set. A heartbeat pings online peers
+ * so a node that died without traffic is noticed (and counted out of quorum)
+ * within a few seconds; offline peers are probed by their own client.
+ */
+import type { Endpoint, UrlEndpoint } from '../topology/endpoint.ts';
+import { endpointHostPort } from '../topology/endpoint.ts';
+import type { PoolLayout } from '../topology/pool-layout.ts';
+import type { Clock } from '../util/clock.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Locker, LockServer } from './lock-server.ts';
+import { RemoteDrive } from './remote-drive.ts';
+import { RemoteLocker } from './remote-locker.ts';
+import type { RpcAuth } from './rpc-auth.ts';
+import { PeerClient } from './rpc-client.ts';
+import { peerPath } from './rpc-wire.ts';
+
+export const HEARTBEAT_INTERVAL_MS = 2_000;
+
+export interface ClusterPeersOptions {
+  pools: readonly PoolLayout[];
+  /** True for endpoints served by this process. */
+  isLocal: (ep: Endpoint) => boolean;
+  /** This node's `host:port` (its id in tokens and lock grants). */
+  selfId: string;
+  auth: RpcAuth;
+  clock: Clock;
+  logger: Logger;
+  heartbeatMs?: number;
+  /** Peer client tuning (tests use short probe delays). */
+  probeBaseMs?: number;
+  probeMaxMs?: number;
+}
+
+/** Distinct `host:port` of the URL endpoints of `endpoints`, in first-seen order. */
+export function distinctHosts(endpoints: readonly Endpoint[]): string[] {
+  const out: string[] = [];
+  for (const ep of endpoints) {
+    const hp = endpointHostPort(ep);
+    if (hp !== undefined && !out.includes(hp)) out.push(hp);
+  }
+  return out;
+}
+
+export class ClusterPeers {
+  readonly selfId: string;
+  /** Every node of the cluster (`host:port`), this one included, in endpoint order. */
+  readonly nodes: readonly string[];
+  readonly #isLocal: (ep: Endpoint) => boolean;
+  readonly #peers = new Map<string, PeerClient>();
+  readonly #drives = new Map<string, RemoteDrive>();
+  readonly #lockers = new Map<string, RemoteLocker>();
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #heartbeatMs: number;
+  #stopHeartbeat: (() => void) | undefined;
+
+  constructor(opts: ClusterPeersOptions) {
+    this.selfId = opts.selfId;
+    this.#isLocal = opts.isLocal;
+    this.#clock = opts.clock;
+    this.#logger = opts.logger;
+    this.#heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_INTERVAL_MS;
+    const all = opts.pools.flatMap((p) => p.endpoints);
+    this.nodes = distinctHosts(all);
+    for (const ep of all) {
+      if (ep.kind !== 'url' || opts.isLocal(ep)) continue;
+      const hp = endpointHostPort(ep)!;
+      if (this.#peers.has(hp)) continue;
+      this.#peers.set(
+        hp,
+        new PeerClient({
+          origin: `${ep.scheme}://${hp}`,
+          nodeId: opts.selfId,
+          auth: opts.auth,
+          clock: opts.clock,
+          logger: opts.logger,
+          ...(opts.probeBaseMs !== undefined ? { probeBaseMs: opts.probeBaseMs } : {}),
+          ...(opts.probeMaxMs !== undefined ? { probeMaxMs: opts.probeMaxMs } : {}),
+        }),
+      );
+    }
+  }
+
+  /** Remote peers (`host:port` → client). */
+  get peers(): ReadonlyMap<string, PeerClient> {
+    return this.#peers;
+  }
+
+  /** Number of nodes currently reachable, this one included. */
+  onlineNodes(): number {
+    return this.nodes.length - [...this.#peers.values()].filter((p) => !p.isOnline()).length;
+  }
+
+  peer(hostPort: string): PeerClient {
+    const p = this.#peers.get(hostPort);
+    if (p === undefined) throw new SvcError('InternalError', `${hostPort} is not a peer of this node`);
+    return p;
+  }
+
+  /** The `RemoteDrive` of a remote URL endpoint (one instance per endpoint). */
+  remoteDrive(ep: UrlEndpoint): RemoteDrive {
+    const hp = endpointHostPort(ep)!;
+    const key = `${hp}${ep.path}`;
+    let d = this.#drives.get(key);
+    if (d === undefined) {
+      d = new RemoteDrive(this.peer(hp), ep.path, ep.raw);
+      this.#drives.set(key, d);
+    }
+    return d;
+  }
+
+  /** One locker per distinct host of `endpoints`: `local` for this node, RPC for the others. */
+  lockersFor(endpoints: readonly Endpoint[], local: LockServer): Locker[] {
+    const hosts = distinctHosts(endpoints);
+    if (hosts.length === 0) return [local];
+    return hosts.map((hp) => {
+      if (!this.#peers.has(hp)) return local;
+      let l = this.#lockers.get(hp);
+      if (l === undefined) {
+        l = new RemoteLocker(this.peer(hp));
+        this.#lockers.set(hp, l);
+      }
+      return l;
+    });
+  }
+
+  /** Starts the heartbeat of online peers. */
+  start(): void {
+    if (this.#stopHeartbeat !== undefined || this.#peers.size === 0) return;
+    this.#stopHeartbeat = this.#clock.every(this.#heartbeatMs, () => {
+      for (const p of this.#peers.values()) {
+        if (!p.isOnline()) continue;
+        // A connection failure marks the peer offline inside the client.
+        p.rpcCall(peerPath('health'), undefined, { control: true, timeoutMs: this.#heartbeatMs }).catch((err: unknown) => {
+          this.#logger.debug({ event: 'peer_heartbeat_failed', peer: p.origin, err: String(err) }, 'peer heartbeat failed');
+        });
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#stopHeartbeat?.();
+    this.#stopHeartbeat = undefined;
+    await Promise.all([...this.#peers.values()].map((p) => p.close()));
+  }
+
+  /** True when `ep` is served by this node. */
+  isLocal(ep: Endpoint): boolean {
+    return this.#isLocal(ep);
+  }
+}
