@@ -95,6 +95,7 @@ export const ERRORS = {
   FileCorrupt: { status: 500, message: 'File is corrupted (bitrot detected).' },
   VolumeExists: { status: 409, message: 'Volume already exists.' },
   VolumeNotEmpty: { status: 409, message: 'Volume is not empty.' },
+  ListenerBindFailed: { status: 500, message: 'HTTP listener bind failed' },
 
   // ---- admin (reference/admin-api-shapes.md)
   XSvcDecommissionNotAllowed: { status: 400, message: 'Decommission is not allowed.' },

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The `svc` command. Node 24 runs the TypeScript sources directly (type
+// stripping), so this shim only refuses older runtimes and loads the CLI.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
+  process.stderr.write(
+    `svc needs Node.js 24 or newer (this is ${process.version}). ` +
+      'Run it through the repository (npm start, npx svc) after `npm ci`, which installs Node 24 locally.\n',
+  );
+  process.exit(1);
+}
+const { main } = await import('../src/cli/main.ts');
+process.exit(await main(process.argv.slice(2)));

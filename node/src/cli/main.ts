@@ -1,0 +1,100 @@
+/**
+ * The `svc` command line. Subcommands:
+ *   svc server <volume-args...>   run a node (bare `svc` = `svc server` with SVC_VOLUMES)
+ *   svc local [dir]               four-drive server on <dir>/d1..d4 (created), for trying svc out
+ *   svc ping <url>, svc ready <url>   liveness / readiness probes
+ * Further client groups (pool, rebalance, decommission, heal, cluster/disk
+ * info) are added as more subcommands of the same program.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { CONFIG_VARIABLES } from '../util/config.ts';
+import { runProbe } from './probe-commands.ts';
+import { runLocal, runServer } from './server-command.ts';
+
+export function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function variablesHelp(): string {
+  const width = Math.max(...CONFIG_VARIABLES.map(([n]) => n.length));
+  return `\nEnvironment variables:\n${CONFIG_VARIABLES.map(([n, d]) => `  ${n.padEnd(width)}  ${d}`).join('\n')}\n`;
+}
+
+const VOLUME_HELP = `
+Volume arguments:
+  Each argument is one pool. Ranges {a...b} expand in host and path, numeric
+  ({1...16}, zero padded {01...16}) or alphabetic ({a...d}); the last range
+  is the outer loop. With several arguments every one needs a range. A pool
+  needs at least two distinct drives; a single local path is the only
+  single-drive layout. Drive folders must exist (they are never created).
+
+Examples:
+  svc server /mnt/disk{1...4}
+  svc server http://node{1...4}:9000/mnt/disk{1...4}
+  svc server /mnt/pool1/d{1...8} /mnt/pool2/d{1...8}
+`;
+
+/** Runs the CLI; returns the exit code. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let code = 0;
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  const program = new Command('svc')
+    .description('svc: an S3-compatible, erasure-coded object store')
+    .version(version(), '-v, --version')
+    .exitOverride()
+    .addHelpText('after', `\nWith no command, svc runs \`svc server\` with the volumes in SVC_VOLUMES.\n${variablesHelp()}`);
+
+  const serverOpts = (cmd: Command) =>
+    cmd
+      .option('--address <host:port>', 'S3 API, admin API, internode RPC and health probes (env SVC_ADDRESS, default :9000)')
+      .option('--console-address <host:port>', 'web console listener (env SVC_CONSOLE_ADDRESS, default :9001)');
+
+  serverOpts(
+    program
+      .command('server')
+      .description('run a storage node')
+      .argument('[volumes...]', 'volume expressions, one per pool (default: SVC_VOLUMES)')
+      .addHelpText('after', `${VOLUME_HELP}${variablesHelp()}`),
+  ).action(async (volumes: string[], o: { address?: string; consoleAddress?: string }) => {
+    code = await runServer({ args: volumes, address: o.address, consoleAddress: o.consoleAddress, env, version: version() });
+  });
+
+  serverOpts(
+    program
+      .command('local')
+      .description('try svc: create <dir>/d1..d4 and run `svc server <dir>/d{1...4}`')
+      .argument('[dir]', 'base folder', './data'),
+  ).action(async (dir: string, o: { address?: string; consoleAddress?: string }) => {
+    code = await runLocal(dir, { address: o.address, consoleAddress: o.consoleAddress, env, version: version() });
+  });
+
+  program
+    .command('ping')
+    .description('liveness: GET /health on a server')
+    .argument('<url>', 'server URL, e.g. http://127.0.0.1:9000')
+    .action(async (url: string) => {
+      code = await runProbe(url, 'ping', out);
+    });
+
+  program
+    .command('ready')
+    .description('readiness: GET /health/ready on a server and print the JSON')
+    .argument('<url>', 'server URL, e.g. http://127.0.0.1:9000')
+    .action(async (url: string) => {
+      code = await runProbe(url, 'ready', out);
+    });
+
+  const args = argv.length === 0 ? ['server'] : [...argv];
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    throw err;
+  }
+  return code;
+}

@@ -1,0 +1,138 @@
+/**
+ * `svc server <volume-args...>`: configuration → logger → `startServer`,
+ * signals → graceful shutdown. Returns the process exit code.
+ */
+import { mkdirSync, openSync, readFileSync } from 'node:fs';
+import { startServer } from '../server/start-server.ts';
+import { systemClock } from '../util/clock.ts';
+import { type Config, type ConfigWarning, loadConfig } from '../util/config.ts';
+import { SvcError, toSvcError } from '../util/errors.ts';
+import { createLogger, type Logger } from '../util/logger.ts';
+
+export interface ServerCommandOptions {
+  readonly args: readonly string[];
+  readonly address?: string | undefined;
+  readonly consoleAddress?: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly version: string;
+}
+
+function stderrLine(text: string): void {
+  process.stderr.write(`${text}\n`);
+}
+
+/** The message an operator sees on stderr for a start-up failure. */
+export function failureText(e: SvcError): string {
+  return e.message.startsWith('ERROR: ') ? e.message : `ERROR: ${e.code}: ${e.message}`;
+}
+
+function openLogger(config: Config, warnings: ConfigWarning[]): Logger {
+  const o = config.obs;
+  if (o.logDestination === 'directory') {
+    const path = `${o.logDirectory}/${o.logFilename ?? 'svc.log'}`;
+    let fd: number;
+    try {
+      fd = openSync(path, 'a');
+    } catch (err) {
+      throw new SvcError('InvalidConfig', `SVC_OBS_LOG_DIRECTORY: cannot open log file ${path}: ${(err as Error).message}`);
+    }
+    if (o.logRotationSizeMb !== undefined || o.logRotationTime !== undefined || o.logKeepFiles !== undefined) {
+      warnings.push({
+        event: 'log_rotation_unsupported',
+        message: 'SVC_OBS_LOG_ROTATION_* / SVC_OBS_LOG_KEEP_FILES are stored but this build does not rotate log files; rotate them externally',
+      });
+    }
+    return createLogger(o.loggerLevel, fd);
+  }
+  if (o.logDestination === 'remote') {
+    warnings.push({
+      event: 'log_remote_unsupported',
+      message: `SVC_OBS_LOG_DIRECTORY=${o.logDirectory} names a remote endpoint; this build does not ship logs there, they stay on stdout`,
+    });
+  }
+  return createLogger(o.loggerLevel);
+}
+
+export async function runServer(opts: ServerCommandOptions): Promise<number> {
+  let config: Config;
+  let warnings: ConfigWarning[];
+  let log: Logger;
+  try {
+    ({ config, warnings } = loadConfig({
+      args: opts.args,
+      flags: { address: opts.address, consoleAddress: opts.consoleAddress },
+      env: opts.env,
+      cwd: process.cwd(),
+      readFile: (p) => readFileSync(p, 'utf8'),
+    }));
+    log = openLogger(config, warnings);
+  } catch (err) {
+    const e = toSvcError(err);
+    const early = createLogger('info');
+    early.error({ event: 'startup_failed', code: e.code, err: e.message }, e.message);
+    stderrLine(failureText(e));
+    return 1;
+  }
+  log.info({ event: 'startup_begin', version: opts.version, volumes: config.volumes, volumesSource: config.volumesSource }, 'svc server starting');
+  for (const w of warnings) log.warn({ event: w.event, variable: w.variable }, w.message);
+
+  let resolveExit!: (code: number) => void;
+  const exited = new Promise<number>((r) => {
+    resolveExit = r;
+  });
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  try {
+    server = await startServer(config, {
+      logger: log,
+      clock: systemClock,
+      version: opts.version,
+      onFatal: (e) => {
+        stderrLine(failureText(e));
+        void (server?.close(0) ?? Promise.resolve()).finally(() => resolveExit(1));
+      },
+    });
+  } catch (err) {
+    const e = toSvcError(err);
+    log.error({ event: 'startup_failed', code: e.code, err: e.message, cause: e.cause === undefined ? undefined : String(e.cause) }, e.message);
+    stderrLine(failureText(e));
+    return 1;
+  }
+  log.info(
+    { event: 'startup_address', address: server.address.port, console: server.consoleAddress?.port },
+    `S3 API on port ${server.address.port}${server.consoleAddress ? `, console on port ${server.consoleAddress.port}` : ''}`,
+  );
+
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) {
+      log.warn({ event: 'shutdown_forced', signal: sig }, 'second signal: exiting now');
+      resolveExit(1);
+      return;
+    }
+    signalled = true;
+    log.info({ event: 'shutdown_signal', signal: sig }, `received ${sig}`);
+    server!.close().then(
+      () => resolveExit(0),
+      (err: unknown) => {
+        log.error({ event: 'shutdown_failed', err: String(err) }, 'shutdown failed');
+        resolveExit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const code = await exited;
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  return code;
+}
+
+/**
+ * `svc local [dir]`: the embedded default for trying svc out. Creates
+ * `<dir>/d1..d4` (disk roots are otherwise never created) and runs
+ * `svc server <dir>/d{1...4}`.
+ */
+export async function runLocal(dir: string, opts: Omit<ServerCommandOptions, 'args'>): Promise<number> {
+  for (let i = 1; i <= 4; i++) mkdirSync(`${dir}/d${i}`, { recursive: true });
+  return runServer({ ...opts, args: [`${dir}/d{1...4}`] });
+}

@@ -1,0 +1,124 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConsoleHandler } from '../api/console/console-handler.ts';
+import { silentLogger } from '../util/logger.ts';
+import { createDispatcher, routeOf } from './dispatcher.ts';
+import { Readiness } from './readiness.ts';
+
+describe('routeOf', () => {
+  it('classifies paths in dispatch order', () => {
+    expect(routeOf('/health', true)).toBe('health');
+    expect(routeOf('/health', false)).toBe('s3');
+    expect(routeOf('/compat/health/cluster/read', true)).toBe('health');
+    expect(routeOf('/svc/rpc/v1/x', true)).toBe('rpc');
+    expect(routeOf('/svc/peer/v1/x', true)).toBe('peer');
+    expect(routeOf('/svc/admin/v3/pools/list', true)).toBe('admin');
+    expect(routeOf('/compat/admin/v3/info', true)).toBe('admin');
+    expect(routeOf('/bucket/key', true)).toBe('s3');
+    expect(routeOf('/svc/rpcx', true)).toBe('s3');
+  });
+});
+
+describe('dispatcher over real HTTP', () => {
+  const readiness = new Readiness();
+  const dispatcher = createDispatcher({ health: readiness, healthEnabled: true, logger: silentLogger });
+  let server: Server;
+  let consoleServer: Server;
+  let base: string;
+  let consoleBase: string;
+  beforeAll(async () => {
+    server = createServer(dispatcher.handle);
+    consoleServer = createServer(
+      createConsoleHandler({
+        health: readiness,
+        version: 'test',
+        deploymentId: () => undefined,
+        pools: () => [{ index: 0, cmdline: '/d{1...4}<x>', setCount: 1, setDriveCount: 4, standardParity: 2, rrsParity: 1 }],
+      }),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => consoleServer.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    consoleBase = `http://127.0.0.1:${(consoleServer.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await new Promise((r) => consoleServer.close(r));
+  });
+
+  it('liveness is 200 even when not ready; readiness 503 with the JSON shape', async () => {
+    for (const p of ['/health', '/health/live', '/compat/health/live']) expect((await fetch(base + p)).status).toBe(200);
+    expect((await fetch(`${base}/health`, { method: 'HEAD' })).status).toBe(200);
+    const r = await fetch(`${base}/health/ready`);
+    expect(r.status).toBe(503);
+    expect(await r.json()).toEqual({
+      ready: false,
+      status: 'degraded',
+      details: { storage: { ready: false }, iam: { ready: false }, lock: { ready: true } },
+      degradedReasons: ['storage_and_iam_unavailable'],
+    });
+    expect((await fetch(`${base}/health/live`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('S3 requests get 503 + Retry-After + pending header while not ready', async () => {
+    const r = await fetch(`${base}/bucket/key`);
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('5');
+    expect(r.headers.get('x-svc-readiness-pending')).toBe('storage_quorum');
+    expect(await r.text()).toContain('<Code>ServiceUnavailable</Code>');
+    readiness.update({ storageRead: true, storageWrite: true });
+    expect((await fetch(`${base}/b`)).headers.get('x-svc-readiness-pending')).toBe('iam');
+  });
+
+  it('when ready: probes 200, S3 without a handler is an XML 503, injected handlers are called', async () => {
+    readiness.update({ storageRead: true, storageWrite: true, iam: true, finalized: true });
+    for (const p of ['/health/ready', '/compat/health/ready', '/compat/health/cluster', '/compat/health/cluster/read']) {
+      const r = await fetch(base + p);
+      expect(r.status).toBe(200);
+      expect(await r.json()).toMatchObject({ ready: true, status: 'ok', degradedReasons: [] });
+    }
+    const none = await fetch(`${base}/bucket`);
+    expect(none.status).toBe(503);
+    expect(none.headers.get('x-svc-readiness-pending')).toBeNull();
+    expect(await none.text()).toContain('S3 API is not available');
+    expect((await fetch(`${base}/svc/admin/v3/pools/list`)).status).toBe(503);
+    dispatcher.setHandlers({
+      s3: (_req, res) => res.end('s3'),
+      admin: (_req, res) => res.end('admin'),
+      rpc: (_req, res) => res.end('rpc'),
+      peer: (_req, res) => res.end('peer'),
+    });
+    expect(await (await fetch(`${base}/bucket`)).text()).toBe('s3');
+    expect(await (await fetch(`${base}/compat/admin/v3/x`)).text()).toBe('admin');
+    expect(await (await fetch(`${base}/svc/rpc/x`)).text()).toBe('rpc');
+    expect(await (await fetch(`${base}/svc/peer/x`)).text()).toBe('peer');
+    readiness.update({ lock: false });
+    expect((await fetch(`${base}/health/ready`)).status).toBe(200);
+    const c = await fetch(`${base}/compat/health/cluster`);
+    expect(c.status).toBe(503);
+    expect(((await c.json()) as { degradedReasons: string[] }).degradedReasons).toEqual(['lock_quorum_unavailable']);
+    readiness.update({ lock: true });
+  });
+
+  it('a throwing handler becomes a 500, not a crash', async () => {
+    dispatcher.setHandlers({
+      s3: () => {
+        throw new Error('boom');
+      },
+    });
+    expect((await fetch(`${base}/bucket`)).status).toBe(500);
+  });
+
+  it('console: health, status page (escaped), no metrics', async () => {
+    const h = await fetch(`${consoleBase}/svc/console/health`);
+    expect(h.status).toBe(200);
+    const page = await fetch(`${consoleBase}/svc/console/`);
+    const html = await page.text();
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(html).toContain('&quot;ready&quot;: true');
+    expect(html).toContain('/d{1...4}&lt;x&gt;');
+    expect((await fetch(`${consoleBase}/metrics`)).status).toBe(404);
+    expect((await fetch(`${consoleBase}/`, { redirect: 'manual' })).status).toBe(302);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * The one dispatcher of the S3 listener, by path:
+ *   health probes → `/svc/rpc/`, `/svc/peer/` → `/svc/admin/`, `/compat/admin/` → S3.
+ *
+ * Handlers for RPC, peer, admin and S3 are injected (`RouteHandlers`) and may
+ * be installed later (`setHandlers`) once the services behind them exist.
+ * S3 requests are gated on readiness: while not ready they get 503 with
+ * `Retry-After: 5` and `x-svc-readiness-pending`. Without an S3 handler the
+ * answer is an S3 XML `ServiceUnavailable`, never a fake success.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type HealthSource, handleHealth, isHealthPath } from '../api/health/health-handler.ts';
+import { ERRORS } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface RouteHandlers {
+  /** Internode RPC under `/svc/rpc/`. */
+  readonly rpc?: RequestHandler | undefined;
+  /** Peer calls under `/svc/peer/`. */
+  readonly peer?: RequestHandler | undefined;
+  /** Admin API under `/svc/admin/` and `/compat/admin/`. */
+  readonly admin?: RequestHandler | undefined;
+  /** Everything else: the S3 API (e.g. from `createS3Handler(...)`). */
+  readonly s3?: RequestHandler | undefined;
+}
+
+export type Route = 'health' | 'rpc' | 'peer' | 'admin' | 's3';
+
+export const RETRY_AFTER_SECONDS = 5;
+
+/** Classifies a request path (pure). */
+export function routeOf(path: string, healthEnabled: boolean): Route {
+  if (healthEnabled && isHealthPath(path)) return 'health';
+  if (path.startsWith('/svc/rpc/')) return 'rpc';
+  if (path.startsWith('/svc/peer/')) return 'peer';
+  if (path.startsWith('/svc/admin/') || path.startsWith('/compat/admin/')) return 'admin';
+  return 's3';
+}
+
+function xmlEscape(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+}
+
+/** An S3-style XML error response. */
+export function sendS3Error(req: IncomingMessage, res: ServerResponse, code: 'ServiceUnavailable', message: string, headers: Record<string, string> = {}): void {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const resource = (req.url ?? '/').split('?')[0]!;
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message><Resource>${xmlEscape(resource)}</Resource><RequestId>${requestId}</RequestId></Error>`;
+  res.writeHead(ERRORS[code].status, {
+    'content-type': 'application/xml',
+    'content-length': Buffer.byteLength(body),
+    'x-amz-request-id': requestId,
+    ...headers,
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+function sendJsonError(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ code, message });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+export interface DispatcherOptions {
+  readonly health: HealthSource & { report(probe: 'ready'): { ready: boolean; pending?: string | undefined } };
+  readonly healthEnabled: boolean;
+  readonly logger: Logger;
+  readonly handlers?: RouteHandlers;
+}
+
+export interface Dispatcher {
+  readonly handle: RequestHandler;
+  /** Installs or replaces handlers (e.g. the S3 handler once the object layer is up). */
+  setHandlers(h: RouteHandlers): void;
+}
+
+export function createDispatcher(opts: DispatcherOptions): Dispatcher {
+  let handlers: RouteHandlers = { ...opts.handlers };
+  const handle: RequestHandler = (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const route = routeOf(path, opts.healthEnabled);
+    try {
+      switch (route) {
+        case 'health':
+          handleHealth(opts.health, req, res, path);
+          return;
+        case 'rpc':
+        case 'peer': {
+          const h = handlers[route];
+          if (h) h(req, res);
+          else sendJsonError(req, res, 503, 'ServiceUnavailable', 'internode RPC is not enabled on this node');
+          return;
+        }
+        case 'admin': {
+          const h = handlers.admin;
+          if (h) h(req, res);
+          else sendJsonError(req, res, 503, 'ServiceUnavailable', 'the admin API is not available on this node');
+          return;
+        }
+        case 's3': {
+          const r = opts.health.report('ready');
+          if (!r.ready) {
+            sendS3Error(req, res, 'ServiceUnavailable', `The server is not ready yet (pending ${r.pending ?? 'startup'}); retry later.`, {
+              'retry-after': String(RETRY_AFTER_SECONDS),
+              'x-svc-readiness-pending': r.pending ?? 'startup_finalization',
+            });
+            return;
+          }
+          const h = handlers.s3;
+          if (h) h(req, res);
+          else sendS3Error(req, res, 'ServiceUnavailable', 'The S3 API is not available on this node.', { 'retry-after': String(RETRY_AFTER_SECONDS) });
+          return;
+        }
+      }
+    } catch (err) {
+      opts.logger.error({ event: 'http_dispatch_error', route, path, err }, 'request handler threw');
+      if (!res.headersSent) sendJsonError(req, res, 500, 'InternalError', ERRORS.InternalError.message);
+      else res.destroy();
+    }
+  };
+  return {
+    handle,
+    setHandlers(h) {
+      handlers = { ...handlers, ...h };
+    },
+  };
+}

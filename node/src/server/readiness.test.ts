@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { combinedReason, evaluateReadiness, Readiness } from './readiness.ts';
+
+const all = { storageRead: true, storageWrite: true, iam: true, lock: true, kms: undefined, peers: true, clusterTimeout: false, finalized: true };
+
+describe('readiness', () => {
+  it('walks pending storage_quorum → iam → startup_finalization → ready', () => {
+    const r = new Readiness();
+    const seen: (string | undefined)[] = [];
+    r.onChange((rep) => seen.push(rep.ready ? 'ready' : rep.pending));
+    expect(r.report()).toMatchObject({ ready: false, status: 'degraded', pending: 'storage_quorum', degradedReasons: ['storage_and_iam_unavailable'] });
+    r.update({ storageRead: true, storageWrite: true });
+    expect(r.report()).toMatchObject({ pending: 'iam', degradedReasons: ['iam_not_ready'] });
+    r.update({ iam: true });
+    expect(r.report()).toMatchObject({ ready: false, pending: 'startup_finalization', degradedReasons: [] });
+    r.update({ finalized: true });
+    expect(r.report()).toEqual({
+      ready: true,
+      status: 'ok',
+      pending: undefined,
+      details: { storage: { ready: true }, iam: { ready: true }, lock: { ready: true } },
+      degradedReasons: [],
+    });
+    r.update({ storageRead: false }, { storage: '0 of 1 sets have read quorum' });
+    expect(r.report()).toMatchObject({ ready: false, pending: 'storage_quorum', degradedReasons: ['storage_quorum_unavailable'] });
+    expect(r.report().details.storage).toEqual({ ready: false, detail: '0 of 1 sets have read quorum' });
+    expect(seen).toEqual(['iam', 'startup_finalization', 'ready', 'storage_quorum']);
+  });
+  it('kms detail only when configured', () => {
+    expect(evaluateReadiness(all).details).not.toHaveProperty('kms');
+    const r = evaluateReadiness({ ...all, kms: false });
+    expect(r.details.kms).toEqual({ ready: false });
+    expect(r.degradedReasons).toEqual(['kms_not_ready']);
+    expect(r.ready).toBe(false);
+  });
+  it('lock counts only for cluster probes', () => {
+    expect(evaluateReadiness({ ...all, lock: false }).ready).toBe(true);
+    expect(evaluateReadiness({ ...all, lock: false }, 'cluster').degradedReasons).toEqual(['lock_quorum_unavailable']);
+    expect(evaluateReadiness({ ...all, lock: false, iam: false, storageRead: false }, 'cluster-read').degradedReasons).toEqual([
+      'storage_iam_and_lock_unavailable',
+    ]);
+    expect(evaluateReadiness({ ...all, storageWrite: false }, 'cluster').degradedReasons).toEqual(['storage_quorum_unavailable']);
+    expect(evaluateReadiness({ ...all, storageWrite: false }, 'cluster-read').ready).toBe(true);
+    expect(evaluateReadiness({ ...all, clusterTimeout: true }, 'cluster').degradedReasons).toEqual(['cluster_health_timeout']);
+  });
+  it('peer health', () => {
+    expect(evaluateReadiness({ ...all, peers: false }).degradedReasons).toEqual(['peer_health_unavailable']);
+  });
+  it('combined reasons', () => {
+    expect(combinedReason(true, false, true)).toBe('storage_and_lock_unavailable');
+    expect(combinedReason(false, true, true)).toBe('iam_and_lock_unavailable');
+    expect(combinedReason(false, false, false)).toBeUndefined();
+  });
+  it('whenReady resolves on readiness or abort', async () => {
+    const r = new Readiness();
+    const p = r.whenReady();
+    r.update({ storageRead: true, storageWrite: true, iam: true, finalized: true });
+    await expect(p).resolves.toBe(true);
+    const r2 = new Readiness();
+    const ac = new AbortController();
+    const p2 = r2.whenReady(ac.signal);
+    ac.abort();
+    await expect(p2).resolves.toBe(false);
+  });
+});

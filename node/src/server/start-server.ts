@@ -1,0 +1,408 @@
+/**
+ * Composition root: `startServer(config, deps)`.
+ *
+ * Start-up order (SPEC "Startup failures"), each step logged with a stable
+ * `event`:
+ *   1. storage-class check and pool layout   (`startup_storage_class`)  - no disk touched yet
+ *   2. local disks: every local drive root must exist (`startup_local_disks`)
+ *   3. format quorum per pool, formatting fresh pools (`startup_format_quorum`)
+ *   4. services on top of the formatted drives (object layer, S3/admin handlers)
+ *   5. listeners (`startup_listening`), then IAM and finalization → ready
+ *
+ * When format quorum cannot be reached yet (drives unreachable), the
+ * listeners start anyway and the node stays up degraded (S3 503), retrying
+ * in the background; `SVC_STARTUP_READINESS_MAX_WAIT_SECS` bounds how long
+ * start-up waits before it says it continues degraded. Permanent problems
+ * (`VolumeNotFound`, `PoolTopologyMismatch`, …) throw, or reach `onFatal`
+ * when found by a background retry.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createConsoleHandler } from '../api/console/console-handler.ts';
+import {
+  type DriveFormatState,
+  decideFormat,
+  ensurePoolFormat,
+  type FormatFile,
+  type FormatIO,
+  localFormatIO,
+  type PoolGeometry,
+  type SlotStatus,
+} from '../storage/format.ts';
+import { type Endpoint, isLocalEndpoint } from '../topology/endpoint.ts';
+import { buildPoolLayouts, type PoolLayout } from '../topology/pool-layout.ts';
+import { parseParity } from '../topology/storage-class.ts';
+import type { Clock } from '../util/clock.ts';
+import type { Config, ListenAddress } from '../util/config.ts';
+import { SvcError, toSvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { createDispatcher, type RouteHandlers } from './dispatcher.ts';
+import { localHostSet } from './local-hosts.ts';
+import { Readiness } from './readiness.ts';
+import { evaluateStorage } from './storage-health.ts';
+
+/** What the services built on top of the formatted drives get. */
+export interface StorageContext {
+  readonly config: Config;
+  readonly pools: readonly PoolLayout[];
+  readonly deploymentId: string;
+  /** Per pool: the format in force and each drive's slot status (command-line order). */
+  readonly formats: readonly { readonly reference: FormatFile; readonly slots: readonly SlotStatus[] }[];
+  /** Per pool, per endpoint: served by this node. */
+  readonly local: readonly (readonly boolean[])[];
+  readonly readiness: Readiness;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+export interface ServiceBundle {
+  readonly handlers?: RouteHandlers;
+  /** Stops the services (called on shutdown, before the listeners close). */
+  close?(): Promise<void>;
+}
+
+export interface ServerDeps {
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** Handlers available from the first request (e.g. internode RPC, needed before format quorum). */
+  readonly handlers?: RouteHandlers;
+  /** Builds the object layer and its handlers once format quorum is reached. */
+  readonly buildServices?: (ctx: StorageContext) => Promise<ServiceBundle>;
+  /**
+   * Drive access for format quorum. Default: local roots; non-local
+   * endpoints read as offline until a transport for them is supplied.
+   */
+  readonly formatIO?: (pool: PoolLayout, local: readonly boolean[]) => FormatIO;
+  /** This machine's names/IPs; default from `os`. */
+  readonly localHosts?: ReadonlySet<string>;
+  /** Called when a background retry hits a permanent error. */
+  readonly onFatal?: (err: SvcError) => void;
+  readonly version?: string;
+  /** Storage re-check period (default 10 s). */
+  readonly storageCheckMs?: number;
+}
+
+export interface RunningServer {
+  /** Bound address of the S3 listener. */
+  readonly address: AddressInfo;
+  /** Bound address of the console listener, when enabled. */
+  readonly consoleAddress: AddressInfo | undefined;
+  readonly readiness: Readiness;
+  readonly pools: readonly PoolLayout[];
+  deploymentId(): string | undefined;
+  /** Graceful stop: services, then listeners (open connections get `graceMs`). */
+  close(graceMs?: number): Promise<void>;
+}
+
+const geometry = (p: PoolLayout): PoolGeometry => ({ cmdline: p.cmdline, setCount: p.setCount, setDriveCount: p.setDriveCount });
+
+function drivePath(ep: Endpoint): string {
+  return ep.path;
+}
+
+function hostsOf(set: readonly Endpoint[]): Set<string> {
+  return new Set(set.map((e) => (e.kind === 'url' ? `${e.host}:${e.port}` : 'this host')));
+}
+
+/** Start-up warnings derived from the layout (pure). */
+export function layoutWarnings(pools: readonly PoolLayout[]): { event: string; message: string; pool: number }[] {
+  const out: { event: string; message: string; pool: number }[] = [];
+  for (const p of pools) {
+    if (p.endpoints.length > 1) {
+      const singleHost = p.sets.every((s) => hostsOf(s).size === 1);
+      out.push({
+        event: 'host_failure_data_unavailable',
+        pool: p.index,
+        message: singleHost
+          ? `pool ${p.index} ("${p.cmdline}"): every drive of each erasure set is on one host; losing that host makes the pool's data unavailable`
+          : `pool ${p.index} ("${p.cmdline}"): each set tolerates ${p.parity.standard} failed drives; losing a host that holds more of a set's drives makes data unavailable`,
+      });
+    }
+    if (p.parity.standardAuto && p.parity.standard === 0) {
+      out.push({
+        event: 'zero_redundancy',
+        pool: p.index,
+        message: `pool ${p.index} ("${p.cmdline}") is a single drive: data has no redundancy; any drive failure loses data`,
+      });
+    }
+  }
+  return out;
+}
+
+function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once('error', onError);
+    server.listen({ host: addr.host === '' ? undefined : addr.host, port: addr.port }, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function closeServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) {
+      resolve();
+      return;
+    }
+    const t = setTimeout(() => server.closeAllConnections(), graceMs);
+    t.unref();
+    server.close(() => {
+      clearTimeout(t);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
+  const { logger: log, clock } = deps;
+  const readiness = new Readiness({ lock: true, peers: true });
+  readiness.onChange((r, prev) => {
+    const fields = { event: 'readiness_changed', ready: r.ready, pending: r.pending, degradedReasons: r.degradedReasons, wasReady: prev.ready };
+    if (r.ready) log.info(fields, 'node is ready');
+    else if (prev.ready) log.warn(fields, 'node lost readiness');
+    else log.info(fields, 'node not ready yet');
+  });
+
+  // 1. storage class + layout: pure, before any disk is touched
+  const storageClass = {
+    standard: parseParity('SVC_STORAGE_CLASS_STANDARD', config.storageClass.standard),
+    rrs: parseParity('SVC_STORAGE_CLASS_RRS', config.storageClass.rrs),
+  };
+  const pools = buildPoolLayouts(config.volumes, { setDriveCount: config.erasureSetDriveCount, storageClass, cwd: config.cwd });
+  log.info(
+    {
+      event: 'startup_storage_class',
+      pools: pools.map((p) => ({
+        pool: p.index,
+        cmdline: p.cmdline,
+        drives: p.endpoints.length,
+        setCount: p.setCount,
+        setDriveCount: p.setDriveCount,
+        standardParity: p.parity.standard,
+        rrsParity: p.parity.rrs,
+      })),
+      optimize: config.storageClass.optimize,
+      inlineBlock: config.storageClass.inlineBlock,
+    },
+    'storage class and pool layout validated',
+  );
+  for (const w of layoutWarnings(pools)) log.warn({ event: w.event, pool: w.pool }, w.message);
+
+  // 2. local disks
+  const localHosts = deps.localHosts ?? localHostSet([config.address.host]);
+  const local = pools.map((p) => p.endpoints.map((e) => isLocalEndpoint(e, localHosts, config.address.port)));
+  const ios = pools.map((p, i) => deps.formatIO?.(p, local[i]!) ?? defaultFormatIO(p, local[i]!));
+  {
+    const checks = pools.flatMap((p, pi) => p.endpoints.map((_e, ei) => (local[pi]![ei] ? ios[pi]!.readFormat(ei) : undefined)));
+    await Promise.all(checks);
+    log.info({ event: 'startup_local_disks', drives: local.flat().filter(Boolean).length, remote: local.flat().filter((l) => !l).length }, 'local drives present');
+  }
+
+  // 3. format quorum
+  let deploymentId: string | undefined;
+  let formats: { reference: FormatFile; slots: readonly SlotStatus[] }[] | undefined;
+  const tryFormat = async (): Promise<string | undefined> => {
+    const states = await Promise.all(pools.map((p, i) => readAll(ios[i]!, p.endpoints.length)));
+    const decisions = pools.map((p, i) => decideFormat(geometry(p), states[i]!));
+    const ids = new Set<string>();
+    for (const d of decisions) {
+      if (d.action === 'fail') throw new SvcError(d.code, d.message);
+      if (d.action === 'use') ids.add(d.reference.id);
+    }
+    if (ids.size > 1) throw new SvcError('CorruptedFormat', `pools belong to different deployments: ${[...ids].join(', ')}`);
+    const waiting = decisions.flatMap((d) => (d.action === 'wait' ? [d.reason] : []));
+    if (waiting.length > 0) return waiting.join('; ');
+    let id = [...ids][0];
+    const out: { reference: FormatFile; slots: readonly SlotStatus[] }[] = [];
+    for (const [i, p] of pools.entries()) {
+      const r = await ensurePoolFormat(geometry(p), ios[i]!, { deploymentId: id });
+      if (r.action === 'wait') return r.reason;
+      id = r.reference.id;
+      if (r.formatted) log.info({ event: 'startup_format_written', pool: p.index, deploymentId: id, drives: p.endpoints.length }, 'fresh pool formatted');
+      out.push({ reference: r.reference, slots: r.slots });
+    }
+    deploymentId = id;
+    formats = out;
+    log.info({ event: 'startup_format_quorum', deploymentId: id, pools: out.length }, 'format quorum reached');
+    return undefined;
+  };
+
+  const refreshStorage = async () => {
+    const states = await Promise.all(pools.map((p, i) => readAll(ios[i]!, p.endpoints.length)));
+    const rep = evaluateStorage(
+      pools.map((p, i) => ({ setDriveCount: p.setDriveCount, standardParity: p.parity.standard, reference: formats?.[i]?.reference, drives: states[i]! })),
+    );
+    readiness.update({ storageRead: rep.read, storageWrite: rep.write }, { storage: rep.detail });
+  };
+
+  const dispatcher = createDispatcher({ health: readiness, healthEnabled: config.healthEndpointEnable, logger: log, handlers: deps.handlers });
+  const main = createServer({ requestTimeout: 0 }, dispatcher.handle);
+  const consoleServer = config.consoleEnable
+    ? createServer(
+        createConsoleHandler({
+          health: readiness,
+          version: deps.version ?? 'dev',
+          deploymentId: () => deploymentId,
+          pools: () =>
+            pools.map((p) => ({
+              index: p.index,
+              cmdline: p.cmdline,
+              setCount: p.setCount,
+              setDriveCount: p.setDriveCount,
+              standardParity: p.parity.standard,
+              rrsParity: p.parity.rrs,
+            })),
+        }),
+      )
+    : undefined;
+
+  let mainAddr: AddressInfo | undefined;
+  let consoleAddr: AddressInfo | undefined;
+  const bindListeners = async () => {
+    try {
+      mainAddr = await listen(main, config.address);
+    } catch (err) {
+      log.error({ event: 'http_listener_bind_failed', listener: 's3', address: config.address.raw, err: String(err) }, 'HTTP listener bind failed');
+      throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.address.raw}: ${(err as Error).message}`, undefined, { cause: err });
+    }
+    if (consoleServer) {
+      try {
+        consoleAddr = await listen(consoleServer, config.consoleAddress);
+      } catch (err) {
+        await closeServer(main, 0);
+        log.error(
+          { event: 'http_listener_bind_failed', listener: 'console', address: config.consoleAddress.raw, err: String(err) },
+          'HTTP listener bind failed',
+        );
+        throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.consoleAddress.raw}: ${(err as Error).message}`, undefined, {
+          cause: err,
+        });
+      }
+    }
+    log.info(
+      { event: 'startup_listening', address: `${mainAddr.address}:${mainAddr.port}`, console: consoleAddr ? `${consoleAddr.address}:${consoleAddr.port}` : 'disabled' },
+      'listeners bound',
+    );
+  };
+
+  let services: ServiceBundle | undefined;
+  let stopMonitor: (() => void) | undefined;
+  const stopping = new AbortController();
+
+  // 4/5. services, IAM, finalization
+  const finishStartup = async () => {
+    await refreshStorage();
+    if (deps.buildServices && deploymentId && formats) {
+      services = await deps.buildServices({ config, pools, deploymentId, formats, local, readiness, logger: log, clock });
+      if (services.handlers) dispatcher.setHandlers(services.handlers);
+      log.info({ event: 'startup_services' }, 'object layer and handlers installed');
+    }
+    // IAM: the root credential is loaded with the configuration.
+    readiness.update({ iam: true }, { iam: config.credentials.isDefault ? 'root credential (default)' : 'root credential' });
+    readiness.update({ finalized: true });
+    let checking = false;
+    stopMonitor = clock.every(deps.storageCheckMs ?? 10_000, () => {
+      if (checking) return;
+      checking = true;
+      refreshStorage()
+        .catch((err: unknown) => log.error({ event: 'storage_check_failed', err: String(err) }, 'storage re-check failed'))
+        .finally(() => {
+          checking = false;
+        });
+    });
+    log.info({ event: 'startup_ready', deploymentId, ready: readiness.ready }, 'start-up complete');
+  };
+
+  const waitReason = await tryFormat();
+  if (waitReason === undefined) {
+    await finishStartup().catch(async (err: unknown) => {
+      await services?.close?.();
+      throw err;
+    });
+    await bindListeners();
+  } else {
+    log.warn({ event: 'startup_format_wait', reason: waitReason }, 'format quorum not reached yet; serving degraded and retrying');
+    readiness.update({ storageRead: false, storageWrite: false }, { storage: waitReason });
+    await bindListeners();
+    void (async () => {
+      const started = clock.now();
+      let warned = false;
+      let delay = 1000;
+      while (!stopping.signal.aborted) {
+        try {
+          await clock.sleep(delay, stopping.signal);
+        } catch {
+          return;
+        }
+        delay = Math.min(delay * 2, 5000);
+        try {
+          const reason = await tryFormat();
+          if (reason === undefined) {
+            await finishStartup();
+            return;
+          }
+          log.info({ event: 'startup_format_wait', reason }, 'still waiting for format quorum');
+        } catch (err) {
+          const e = toSvcError(err);
+          log.error({ event: 'startup_failed', code: e.code, err: e.message }, e.message);
+          deps.onFatal?.(e);
+          return;
+        }
+        if (!warned && clock.now() - started >= config.startupReadinessMaxWaitSecs * 1000) {
+          warned = true;
+          log.warn(
+            { event: 'startup_readiness_wait_exceeded', waitedSecs: config.startupReadinessMaxWaitSecs },
+            'readiness wait exceeded SVC_STARTUP_READINESS_MAX_WAIT_SECS; continuing in degraded mode, recovery continues',
+          );
+        }
+      }
+    })();
+  }
+
+  return {
+    address: mainAddr!,
+    consoleAddress: consoleAddr,
+    readiness,
+    pools,
+    deploymentId: () => deploymentId,
+    async close(graceMs = 5000) {
+      stopping.abort();
+      stopMonitor?.();
+      log.info({ event: 'shutdown_begin' }, 'shutting down');
+      try {
+        await services?.close?.();
+      } catch (err) {
+        log.error({ event: 'shutdown_services_failed', err: String(err) }, 'stopping services failed');
+      }
+      await Promise.all([closeServer(main, graceMs), consoleServer ? closeServer(consoleServer, graceMs) : Promise.resolve()]);
+      log.info({ event: 'shutdown_complete' }, 'shut down');
+    },
+  };
+}
+
+function readAll(io: FormatIO, n: number): Promise<DriveFormatState[]> {
+  return Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      io.readFormat(i).catch((err: unknown): DriveFormatState => {
+        const e = toSvcError(err);
+        // A drive root that vanished after start-up is an offline drive, not a crash.
+        return { state: 'offline', reason: e.message };
+      }),
+    ),
+  );
+}
+
+/** Local roots through the filesystem; remote endpoints offline until a transport is supplied. */
+function defaultFormatIO(pool: PoolLayout, local: readonly boolean[]): FormatIO {
+  const files = localFormatIO(pool.endpoints.map(drivePath));
+  return {
+    readFormat: (i) => (local[i] ? files.readFormat(i) : Promise.resolve({ state: 'offline', reason: `${pool.endpoints[i]!.raw}: remote drive, no internode transport` })),
+    writeFormat: (i, f) => {
+      if (!local[i]) throw new SvcError('DiskNotFound', `${pool.endpoints[i]!.raw}: remote drive, no internode transport`);
+      return files.writeFormat(i, f);
+    },
+  };
+}
