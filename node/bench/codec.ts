@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { xxh64 } from '@node-rs/xxhash';
 import { tsKernel } from '../src/erasure/codec-ts.ts';
-import { crc64nvme } from '../src/erasure/crc64nvme.ts';
+import { crc64nvme, crc64nvmeTs } from '../src/erasure/crc64nvme.ts';
 import {
   BLOCK_SIZE,
   bitrotHashShards,
@@ -153,8 +153,14 @@ section('codec: hashes per byte (bitrot, ETag, checksums)', (ctx) => {
     ceiling,
   });
   ctx.row({
-    name: `CRC-64/NVME (${nativeAddon ? 'native' : 'ts'})`,
+    name: `CRC-64/NVME (${nativeAddon ? `native ${nativeAddon.crc64nvmeKernel}` : 'ts'})`,
     value: measureSync(BLOCK_SIZE, () => crc64nvme(buf)).perCpuSecond / GB,
+    unit: 'GB/cpu-s',
+    ceiling,
+  });
+  ctx.row({
+    name: 'CRC-64/NVME (TypeScript fallback)',
+    value: measureSync(BLOCK_SIZE, () => crc64nvmeTs(buf), { minMs: 200 }).perCpuSecond / GB,
     unit: 'GB/cpu-s',
     ceiling,
   });

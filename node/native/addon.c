@@ -189,7 +189,8 @@ static napi_value init(napi_env env, napi_value exports) {
   svc_crc64nvme_init();
   const svc_gf_kernel *list;
   int n = svc_gf_kernels(&list);
-  napi_value kernel, kernels;
+  napi_value kernel, kernels, crc_kernel;
+  CHECK(napi_create_string_utf8(env, svc_crc64nvme_kernel(), NAPI_AUTO_LENGTH, &crc_kernel));
   CHECK(napi_create_string_utf8(env, list[0].name, NAPI_AUTO_LENGTH, &kernel));
   CHECK(napi_create_array_with_length(env, (size_t)n, &kernels));
   for (int i = 0; i < n; i++) {
@@ -204,6 +205,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"xxh64Into", NULL, xxh64_into, NULL, NULL, NULL, napi_enumerable, NULL},
       {"xxh64Many", NULL, xxh64_many, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crc64nvme", NULL, crc64nvme, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"crc64nvmeKernel", NULL, NULL, NULL, NULL, crc_kernel, napi_enumerable, NULL},
   };
   CHECK(napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
   return exports;

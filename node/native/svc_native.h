@@ -33,5 +33,7 @@ uint64_t svc_xxh64(const uint8_t *p, size_t len, uint64_t seed);
 
 uint64_t svc_crc64nvme(const uint8_t *p, size_t len, uint64_t prev);
 void svc_crc64nvme_init(void);
+/* `pclmul` or `table`. */
+const char *svc_crc64nvme_kernel(void);
 
 #endif

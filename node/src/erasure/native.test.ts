@@ -1,6 +1,7 @@
 /**
  * Differential fuzz test: every native kernel this CPU runs against the
- * TypeScript oracle. Skipped (and said so) when the addon is not built.
+ * TypeScript oracle. Skipped (and said so) when the addon is not built;
+ * `SVC_REQUIRE_NATIVE=1` turns a missing addon into a failure.
  */
 import { xxh64 } from '@node-rs/xxhash';
 import fc from 'fast-check';
@@ -17,6 +18,8 @@ describe('native addon', () => {
     if (addon === null) {
       console.warn(`native addon not loaded, native differential tests SKIPPED: ${nativeLoadError}`);
       expect(nativeLoadError).toBeTruthy();
+      // CI that builds the addon sets this so a broken build cannot pass as a skip.
+      expect(process.env.SVC_REQUIRE_NATIVE, 'SVC_REQUIRE_NATIVE=1 but the addon did not load').not.toBe('1');
     } else {
       expect(kernels).toContain('scalar');
       expect(kernels[0]).toBe(addon.kernel);

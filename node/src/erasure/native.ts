@@ -29,6 +29,8 @@ export interface NativeAddon {
   xxh64Into(buf: Uint8Array, out: Uint8Array, outOffset: number): void;
   /** XXH64 of each `shards[i]` written big-endian at `out[8 i]`. */
   xxh64Many(shards: Uint8Array[], out: Uint8Array): void;
+  /** CRC-64/NVME implementation in use: `pclmul` (folding) or `table`. */
+  readonly crc64nvmeKernel: string;
   /** CRC-64/NVME of `buf` continuing from `prev` (0n to start). */
   crc64nvme(buf: Uint8Array, prev: bigint): bigint;
 }
