@@ -199,7 +199,9 @@ export class LocalDrive implements Drive {
 
   /** Writes `data` to `dst` atomically: tmp file, fsync, rename, fsync directory. */
   async #atomicWrite(dst: string, data: Uint8Array): Promise<void> {
-    const tmp = join(this.root, SYS_VOL, TMP_DIR, `${randomUUID()}.tmp`);
+    const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
+    await fsp.mkdir(tmpDir, { recursive: true });
+    const tmp = join(tmpDir, `${randomUUID()}.tmp`);
     const fh = await fsp.open(tmp, 'w');
     try {
       await fh.writeFile(data);

@@ -1,0 +1,85 @@
+/**
+ * Conversions between the stored version record and the contract's
+ * `ObjectInfo`, plus precondition checks. Pure.
+ */
+import type { FileVersion } from '../storage/drive.ts';
+import { SvcError } from '../util/errors.ts';
+import type { ChecksumAlgorithm, ChecksumType, ContentHeaders, ObjectChecksum, ObjectInfo, Preconditions, StorageClass } from './types.ts';
+
+export function toChecksum(c: FileVersion['checksum']): ObjectChecksum | undefined {
+  if (!c) return undefined;
+  return { algorithm: c.algorithm as ChecksumAlgorithm, value: c.value, type: c.type as ChecksumType };
+}
+
+export function toObjectInfo(bucket: string, key: string, v: FileVersion, isLatest: boolean): ObjectInfo {
+  const info: ObjectInfo = {
+    bucket,
+    name: key,
+    versionId: v.versionId,
+    isLatest,
+    deleteMarker: v.type === 'delete',
+    size: v.size,
+    etag: v.etag,
+    modTime: new Date(v.modTime),
+    storageClass: (v.storageClass || 'STANDARD') as StorageClass,
+    contentHeaders: { ...v.contentHeaders } as ContentHeaders,
+    userMeta: { ...v.userMeta },
+    tags: v.tags,
+    parts: v.parts.map((p) => {
+      const c = toChecksum(p.checksum);
+      return { number: p.number, size: p.size, etag: p.etag, modTime: new Date(p.modTime), ...(c ? { checksum: c } : {}) };
+    }),
+    dataBlocks: v.erasure?.data ?? 0,
+    parityBlocks: v.erasure?.parity ?? 0,
+  };
+  const c = toChecksum(v.checksum);
+  if (c) info.checksum = c;
+  return info;
+}
+
+/** Content headers as stored (only defined string values). */
+export function storedHeaders(h: ContentHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  for (const [k, val] of Object.entries(h)) if (typeof val === 'string') out[k] = val;
+  return out;
+}
+
+function stripQuotes(s: string): string {
+  return s.replace(/^"+|"+$/g, '');
+}
+
+function etagMatches(header: string, etag: string): boolean {
+  return header
+    .split(',')
+    .map((s) => stripQuotes(s.trim()))
+    .some((t) => t === '*' || t === etag);
+}
+
+/** GET/HEAD preconditions (RFC 9110 order): PreconditionFailed or NotModified. */
+export function checkReadPreconditions(p: Preconditions | undefined, info: ObjectInfo): void {
+  if (!p) return;
+  const mtime = Math.floor(info.modTime.getTime() / 1000);
+  if (p.ifMatch !== undefined && !etagMatches(p.ifMatch, info.etag)) throw new SvcError('PreconditionFailed');
+  if (p.ifMatch === undefined && p.ifUnmodifiedSince && mtime > Math.floor(p.ifUnmodifiedSince.getTime() / 1000)) {
+    throw new SvcError('PreconditionFailed');
+  }
+  if (p.ifNoneMatch !== undefined && etagMatches(p.ifNoneMatch, info.etag)) throw new SvcError('NotModified');
+  if (p.ifNoneMatch === undefined && p.ifModifiedSince && mtime <= Math.floor(p.ifModifiedSince.getTime() / 1000)) {
+    throw new SvcError('NotModified');
+  }
+}
+
+/**
+ * Conditional-write preconditions, checked under the namespace lock against
+ * the current latest version (undefined when none or a delete marker).
+ */
+export function checkWritePreconditions(p: Preconditions | undefined, current: FileVersion | undefined): void {
+  if (!p) return;
+  const live = current && current.type === 'object' ? current : undefined;
+  if (p.ifNoneMatch !== undefined && live && etagMatches(p.ifNoneMatch, live.etag)) throw new SvcError('PreconditionFailed');
+  if (p.ifMatch !== undefined) {
+    if (!live) throw new SvcError('NoSuchKey');
+    if (!etagMatches(p.ifMatch, live.etag)) throw new SvcError('PreconditionFailed');
+  }
+}
