@@ -131,7 +131,7 @@ export class SvcError extends Error {
     this.details = details;
   }
 
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kSvcError] === true;
   }
 }
