@@ -81,6 +81,30 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
     resolveExit = r;
   });
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  // Signal handlers go in before anything starts, so a SIGTERM during
+  // start-up is a graceful stop, never the default kill.
+  let signalled = false;
+  const shutdown = () => {
+    server!.close().then(
+      () => resolveExit(0),
+      (err: unknown) => {
+        log.error({ event: 'shutdown_failed', err: String(err) }, 'shutdown failed');
+        resolveExit(1);
+      },
+    );
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) {
+      log.warn({ event: 'shutdown_forced', signal: sig }, 'second signal: exiting now');
+      resolveExit(1);
+      return;
+    }
+    signalled = true;
+    log.info({ event: 'shutdown_signal', signal: sig }, `received ${sig}`);
+    if (server) shutdown();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   try {
     server = await startServer(config, {
       logger: log,
@@ -95,32 +119,16 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
     const e = toSvcError(err);
     log.error({ event: 'startup_failed', code: e.code, err: e.message, cause: e.cause === undefined ? undefined : String(e.cause) }, e.message);
     stderrLine(failureText(e));
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
     return 1;
   }
   log.info(
     { event: 'startup_address', address: server.address.port, console: server.consoleAddress?.port },
     `S3 API on port ${server.address.port}${server.consoleAddress ? `, console on port ${server.consoleAddress.port}` : ''}`,
   );
+  if (signalled) shutdown();
 
-  let signalled = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) {
-      log.warn({ event: 'shutdown_forced', signal: sig }, 'second signal: exiting now');
-      resolveExit(1);
-      return;
-    }
-    signalled = true;
-    log.info({ event: 'shutdown_signal', signal: sig }, `received ${sig}`);
-    server!.close().then(
-      () => resolveExit(0),
-      (err: unknown) => {
-        log.error({ event: 'shutdown_failed', err: String(err) }, 'shutdown failed');
-        resolveExit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
   const code = await exited;
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);

@@ -1,0 +1,169 @@
+/**
+ * Start-up of the real `svc server` process: fresh format, restart, and every
+ * start-up error of the spec, checked by exit status and message.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NODE, REPO, runSvc, SVC, tempDir } from './svc-process.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+function drives(n: number): string {
+  const base = tempDir('startup');
+  dirs.push(base);
+  for (let i = 1; i <= n; i++) mkdirSync(join(base, `d${i}`));
+  return base;
+}
+const formatOf = (base: string, i: number) => JSON.parse(readFileSync(join(base, `d${i}`, '.svc.sys', 'format.json'), 'utf8'));
+
+async function failing(args: string[], env: Record<string, string> = {}) {
+  const run = await runSvc(args, env);
+  const code = await run.exited;
+  return { code, out: run.stdout(), err: run.stderr(), logs: run.logs() };
+}
+
+describe('svc server start-up', () => {
+  it('formats four fresh drives, serves probes, restarts with the same deployment, shuts down cleanly', async () => {
+    const base = drives(4);
+    const run = await runSvc(['server', `${base}/d{1...4}`]);
+    expect(await run.started).toBe(true);
+    const formats = [1, 2, 3, 4].map((i) => formatOf(base, i));
+    const id = formats[0].id;
+    expect(formats.every((f) => f.id === id)).toBe(true);
+    expect(new Set(formats.map((f) => f.erasure.this)).size).toBe(4);
+    expect(formats[0].erasure).toMatchObject({ setCount: 1, setDriveCount: 4, driveCount: 4, distributionAlgo: 'SIPMOD+PARITY' });
+
+    const url = `http://127.0.0.1:${run.port}`;
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    const ready = await fetch(`${url}/health/ready`);
+    expect(ready.status).toBe(200);
+    const body = (await ready.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ ready: true, status: 'ok', degradedReasons: [] });
+    expect(Object.keys(body.details as object).sort()).toEqual(['iam', 'lock', 'storage']);
+    expect((await fetch(`http://127.0.0.1:${run.consolePort}/svc/console/health`)).status).toBe(200);
+
+    const events = run.logs().map((l) => l.event);
+    for (const e of ['startup_storage_class', 'host_failure_data_unavailable', 'default_credentials', 'startup_local_disks', 'startup_format_written', 'startup_format_quorum', 'startup_listening']) {
+      expect(events).toContain(e);
+    }
+    expect(events).not.toContain('zero_redundancy');
+    expect(events.indexOf('startup_storage_class')).toBeLessThan(events.indexOf('startup_local_disks'));
+    expect(events.indexOf('startup_local_disks')).toBeLessThan(events.indexOf('startup_format_quorum'));
+    expect(await run.stop()).toBe(0);
+
+    // restart: reuses the format; health endpoints and console can be disabled
+    const again = await runSvc(['server', `${base}/d{1...4}`], { SVC_HEALTH_ENDPOINT_ENABLE: 'false', SVC_CONSOLE_ENABLE: 'false' });
+    expect(await again.started).toBe(true);
+    expect(formatOf(base, 3)).toEqual(formats[2]);
+    expect(again.logs().find((l) => l.event === 'startup_format_quorum')?.deploymentId).toBe(id);
+    expect(again.logs().map((l) => l.event)).not.toContain('startup_format_written');
+    const h = await fetch(`http://127.0.0.1:${again.port}/health`);
+    expect(h.status).toBe(503);
+    expect(await h.text()).toContain('<Code>ServiceUnavailable</Code>');
+    await expect(fetch(`http://127.0.0.1:${again.consolePort}/svc/console/health`)).rejects.toThrow();
+    expect(await again.stop()).toBe(0);
+  });
+
+  it('restarting the same drives as another layout fails with PoolTopologyMismatch', async () => {
+    const base = drives(8);
+    const first = await runSvc(['server', `${base}/d{1...4}`]);
+    expect(await first.started).toBe(true);
+    expect(await first.stop()).toBe(0);
+    const before = readFileSync(join(base, 'd1', '.svc.sys', 'format.json'), 'utf8');
+
+    const wider = await failing(['server', `${base}/d{1...8}`]);
+    expect(wider.code).toBe(1);
+    expect(wider.err).toContain('PoolTopologyMismatch');
+    expect(wider.logs.find((l) => l.event === 'startup_failed')?.code).toBe('PoolTopologyMismatch');
+    expect(existsSync(join(base, 'd5', '.svc.sys'))).toBe(false);
+
+    const pinned = await failing(['server', `${base}/d{1...4}`], { SVC_ERASURE_SET_DRIVE_COUNT: '2' });
+    expect(pinned.code).toBe(1);
+    expect(pinned.err).toContain('PoolTopologyMismatch');
+    expect(readFileSync(join(base, 'd1', '.svc.sys', 'format.json'), 'utf8')).toBe(before);
+  });
+
+  it('a missing drive folder fails with VolumeNotFound and nothing is formatted', async () => {
+    const base = drives(3);
+    const r = await failing(['server', `${base}/d{1...4}`]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('VolumeNotFound');
+    expect(r.err).toContain(join(base, 'd4'));
+    expect(existsSync(join(base, 'd4'))).toBe(false);
+    expect(existsSync(join(base, 'd1', '.svc.sys'))).toBe(false);
+  });
+
+  it('SVC_STORAGE_CLASS_STANDARD=EC:3 on four drives stops before any disk is touched', async () => {
+    const base = drives(4);
+    const r = await failing(['server', `${base}/d{1...4}`], { SVC_STORAGE_CLASS_STANDARD: 'EC:3' });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('InvalidStorageClassConfig');
+    expect(r.err).toContain('EC:3');
+    for (let i = 1; i <= 4; i++) expect(existsSync(join(base, `d${i}`, '.svc.sys'))).toBe(false);
+    expect(r.logs.map((l) => l.event)).not.toContain('startup_local_disks');
+  });
+
+  it('two pools where one lacks an ellipsis is a clear error', async () => {
+    const base = drives(5);
+    const r = await failing(['server', `${base}/d{1...4}`, `${base}/d5`]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('InvalidTopology');
+    expect(r.err).toContain('has no ellipsis');
+  });
+
+  it('a port in use logs "HTTP listener bind failed" and exits non-zero', async () => {
+    const base = drives(4);
+    const holder = await runSvc(['server', `${base}/d{1...4}`]);
+    expect(await holder.started).toBe(true);
+    const other = drives(4);
+    const run = await runSvc(['server', `${other}/d{1...4}`], {}, { port: holder.port });
+    const code = await run.exited;
+    expect(code).not.toBe(0);
+    expect(run.stdout()).toContain('HTTP listener bind failed');
+    expect(run.logs().find((l) => l.event === 'http_listener_bind_failed')).toBeDefined();
+    expect(await holder.stop()).toBe(0);
+  });
+
+  it('credential variables are checked with the entrypoint messages', async () => {
+    const base = drives(4);
+    const empty = await failing(['server', `${base}/d{1...4}`], { SVC_ACCESS_KEY: '' });
+    expect(empty.code).toBe(1);
+    expect(empty.err.trim()).toBe('ERROR: SVC_ACCESS_KEY must not be empty.');
+    const both = await failing(['server', `${base}/d{1...4}`], { SVC_ACCESS_KEY: 'a', SVC_ACCESS_KEY_FILE: '/etc/hostname' });
+    expect(both.err.trim()).toBe('ERROR: Set either SVC_ACCESS_KEY or SVC_ACCESS_KEY_FILE, not both.');
+    const unreadable = await failing(['server', `${base}/d{1...4}`], { SVC_ACCESS_KEY_FILE: join(base, 'nope') });
+    expect(unreadable.err.trim()).toBe('ERROR: SVC_ACCESS_KEY_FILE points to an unreadable file.');
+    expect(existsSync(join(base, 'd1', '.svc.sys'))).toBe(false);
+  });
+
+  it('bare svc uses SVC_VOLUMES; without volumes it explains what is missing', async () => {
+    const base = drives(2);
+    const run = await runSvc([], { SVC_VOLUMES: `${base}/d{1...2}` });
+    expect(await run.started).toBe(true);
+    expect(run.logs().find((l) => l.event === 'startup_begin')?.volumesSource).toBe('SVC_VOLUMES');
+    expect(await run.stop()).toBe(0);
+    const none = await failing([]);
+    expect(none.code).toBe(1);
+    expect(none.err).toContain('SVC_VOLUMES');
+  });
+
+  it('--help explains every flag and variable', () => {
+    const top = spawnSync(NODE, [SVC, '--help'], { cwd: REPO, encoding: 'utf8' });
+    expect(top.status).toBe(0);
+    const server = spawnSync(NODE, [SVC, 'server', '--help'], { cwd: REPO, encoding: 'utf8' });
+    expect(server.status).toBe(0);
+    for (const text of [top.stdout, server.stdout]) {
+      for (const v of ['SVC_VOLUMES', 'SVC_ADDRESS', 'SVC_CONSOLE_ENABLE', 'SVC_STORAGE_CLASS_INLINE_BLOCK', 'SVC_OBS_LOG_KEEP_FILES', 'SVC_ACCESS_KEY_FILE']) {
+        expect(text).toContain(v);
+      }
+    }
+    expect(server.stdout).toContain('--address');
+    expect(server.stdout).toContain('--console-address');
+    expect(server.stdout).toContain('{01...16}');
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * Test helper: runs the real `svc` command (node/bin/svc.js under the repo's
+ * Node 24) as a child process on loopback ports picked by the OS.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const REPO = resolve(import.meta.dirname, '..', '..');
+export const NODE = join(REPO, 'node_modules', '.bin', 'node');
+export const SVC = join(REPO, 'node', 'bin', 'svc.js');
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `svc-${prefix}-`));
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+export interface SvcRun {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly consolePort: number;
+  stdout(): string;
+  stderr(): string;
+  /** JSON log records seen so far. */
+  logs(): Record<string, unknown>[];
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>;
+  /** Resolves true once the node logs `startup_address`, false if it exits first. */
+  readonly started: Promise<boolean>;
+  stop(): Promise<number | null>;
+}
+
+export async function runSvc(args: string[], env: Record<string, string> = {}, opts: { port?: number } = {}): Promise<SvcRun> {
+  const port = opts.port ?? (await freePort());
+  const consolePort = await freePort();
+  const child = spawn(NODE, [SVC, ...args], {
+    cwd: REPO,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      SVC_ADDRESS: `127.0.0.1:${port}`,
+      SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  let onStart: (v: boolean) => void = () => {};
+  const started = new Promise<boolean>((r) => {
+    onStart = r;
+  });
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.includes('"event":"startup_address"')) onStart(true);
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((r) =>
+    child.on('exit', (code) => {
+      onStart(false);
+      r(code);
+    }),
+  );
+  const logs = () =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return {
+    child,
+    port,
+    consolePort,
+    stdout: () => out,
+    stderr: () => err,
+    logs,
+    exited,
+    started,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
