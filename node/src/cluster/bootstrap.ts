@@ -18,7 +18,7 @@
  * (`server/readiness.ts`), so this layer does not import the server layer.
  */
 import type { Drive } from '../storage/drive.ts';
-import type { PoolFormatResult, SlotStatus } from '../storage/format.ts';
+import type { PoolFormatResult } from '../storage/format.ts';
 import type { Endpoint } from '../topology/endpoint.ts';
 import type { PoolLayout } from '../topology/pool-layout.ts';
 import type { Clock } from '../util/clock.ts';
@@ -27,6 +27,7 @@ import type { Logger } from '../util/logger.ts';
 import { clusterFormatRound } from './cluster-format.ts';
 import type { DistLocker } from './dist-lock.ts';
 import type { ClusterPeers } from './peers.ts';
+import { placeDrives } from './set-drives.ts';
 
 /** The subset of the foundation's `Readiness` this module drives. */
 export interface ReadinessTarget {
@@ -214,32 +215,7 @@ export class ClusterBootstrap {
   #buildPools(formats: readonly Extract<PoolFormatResult, { action: 'use' }>[]): ClusterPool[] {
     return this.#o.pools.map((layout, p) => {
       const f = formats[p]!;
-      const sets: Drive[][] = Array.from({ length: layout.setCount }, () => new Array<Drive>(layout.setDriveCount));
-      const placed = sets.map(() => new Array<boolean>(layout.setDriveCount).fill(false));
-      const pending: number[] = [];
-      layout.endpoints.forEach((ep, i) => {
-        const slot: SlotStatus | undefined = f.slots[i];
-        if (slot?.status === 'ok' && !placed[slot.set]![slot.slot]) {
-          sets[slot.set]![slot.slot] = this.#drive(ep);
-          placed[slot.set]![slot.slot] = true;
-        } else pending.push(i);
-      });
-      // Drives whose format could not be read (offline, replaced) keep their
-      // command-line position, which is the position a fresh format gave them.
-      for (const i of pending) {
-        const s = Math.floor(i / layout.setDriveCount);
-        const d = i % layout.setDriveCount;
-        if (!placed[s]![d]) {
-          sets[s]![d] = this.#drive(layout.endpoints[i]!);
-          placed[s]![d] = true;
-        } else {
-          const free = placed[s]!.indexOf(false);
-          sets[s]![free] = this.#drive(layout.endpoints[i]!);
-          placed[s]![free] = true;
-          this.#o.logger.warn({ event: 'drive_slot_moved', endpoint: layout.endpoints[i]!.raw, set: s, slot: free }, 'drive placed in a free slot of its set');
-        }
-      }
-      return { layout, deploymentId: f.reference.id, sets };
+      return { layout, deploymentId: f.reference.id, sets: placeDrives(layout, f.slots, (ep) => this.#drive(ep)) };
     });
   }
 

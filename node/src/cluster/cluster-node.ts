@@ -1,0 +1,312 @@
+/**
+ * What a node of a multi-node deployment plugs into the composition root
+ * (`server/start-server.ts`), built in one call before `startServer`:
+ *
+ *   const cluster = await createClusterNode({ config, clock, logger });
+ *   const server = await startServer(config, {
+ *     ...,
+ *     localHosts: cluster.localHosts,
+ *     handlers: { rpc: cluster.handle, peer: cluster.handle },
+ *     formatIO: cluster.formatIO,
+ *     buildServices: async (ctx) => {
+ *       // drives: ctx.pools[p].sets[s][d] → cluster.driveOf(endpoint)
+ *       // locks:  cluster.namespaceLocker (instead of LocalNamespaceLocker)
+ *     },
+ *   });
+ *   cluster.attachReadiness(server.readiness);   // lock quorum for the cluster probes
+ *   ...
+ *   await cluster.close();                        // after server.close()
+ *
+ * It provides:
+ * - locality from the bind address (`SVC_ADDRESS=127.0.0.2:9000` makes only
+ *   `127.0.0.2:9000` endpoints local, so several nodes can share a machine);
+ * - the RPC server for `/svc/rpc/` and `/svc/peer/` serving this node's local
+ *   drives, its lock table and its server info, from the first request (peers
+ *   need it for their format quorum);
+ * - a `FormatIO` that reads remote drives over RPC and guards fresh formats:
+ *   only the deployment leader (owner of the first endpoint of the first pool)
+ *   ever sees a fresh pool, and only once every peer reports the same config
+ *   digest; everyone else waits until the leader's formats appear;
+ * - remote drives and a distributed namespace locker for the object layer.
+ */
+import { lookup } from 'node:dns/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { hostname, networkInterfaces } from 'node:os';
+import { type Drive, SYS_VOL } from '../storage/drive.ts';
+import { type DriveFormatState, FORMAT_FILE, type FormatIO, readFormatFile, type SlotStatus, validateFormat, writeFormatFile } from '../storage/format.ts';
+import { LocalDrive } from '../storage/local-drive.ts';
+import { type Endpoint, endpointHostPort, isLocalEndpoint, normaliseHost } from '../topology/endpoint.ts';
+import { buildPoolLayouts, type PoolLayout } from '../topology/pool-layout.ts';
+import { parseParity } from '../topology/storage-class.ts';
+import type { Clock } from '../util/clock.ts';
+import type { Config } from '../util/config.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { configDigest, peersDisagree, serverInfoService } from './cluster-format.ts';
+import { DistLocker } from './dist-lock.ts';
+import { DistNamespaceLocker } from './dist-ns-locker.ts';
+import { driveRpcService } from './drive-rpc-service.ts';
+import { LockServer, lockRpcService } from './lock-server.ts';
+import { ClusterPeers, distinctHosts } from './peers.ts';
+import { RpcAuth } from './rpc-auth.ts';
+import { RpcServer } from './rpc-server.ts';
+import { placeDrives } from './set-drives.ts';
+
+const WILDCARD_HOSTS = new Set(['', '0.0.0.0', '::', '[::]']);
+
+/**
+ * Host names and addresses that mean "this node" for a listener bound to
+ * `bindHost`. A specific bind address is the node's identity (several nodes
+ * may share one machine on different loopback addresses); a wildcard bind
+ * means every interface address, the host name, and `localhost`.
+ */
+export function localHostsFor(bindHost: string): Set<string> {
+  if (!WILDCARD_HOSTS.has(bindHost)) return new Set([normaliseHost(bindHost)]);
+  const hosts = new Set<string>(['localhost', normaliseHost(hostname())]);
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) hosts.add(normaliseHost(a.address));
+  return hosts;
+}
+
+/**
+ * Completes `localHostsFor` for a wildcard bind: endpoint host names that
+ * resolve to an interface address are local, and so is a name whose first
+ * label is this machine's host name (StatefulSet pods before their DNS record
+ * exists). A name that does not resolve is not fatal: it counts as remote and
+ * its peer client keeps retrying.
+ */
+export async function resolveLocalHosts(pools: readonly PoolLayout[], bindHost: string, port: number, logger: Logger): Promise<Set<string>> {
+  const hosts = localHostsFor(bindHost);
+  if (!WILDCARD_HOSTS.has(bindHost)) return hosts;
+  const short = normaliseHost(hostname()).split('.')[0];
+  const names = new Set(pools.flatMap((p) => p.endpoints).flatMap((ep) => (ep.kind === 'url' && ep.port === port && !hosts.has(ep.host) ? [ep.host] : [])));
+  for (const name of names) {
+    if (name.split('.')[0] === short) {
+      hosts.add(name);
+      continue;
+    }
+    try {
+      const addrs = await lookup(name, { all: true });
+      if (addrs.some((a) => hosts.has(normaliseHost(a.address)))) hosts.add(name);
+    } catch (err) {
+      logger.warn({ event: 'peer_host_unresolved', host: name, err: String(err) }, 'peer host name does not resolve yet; treating it as remote and retrying');
+    }
+  }
+  return hosts;
+}
+
+export interface ClusterNodeOptions {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** Overrides address-based locality (tests on one machine). */
+  localHosts?: ReadonlySet<string>;
+}
+
+/** The readiness flags this module keeps current (structurally `server/readiness.ts`'s `Readiness`). */
+export interface LockReadinessTarget {
+  update(patch: { lock: boolean }, notes?: { lock?: string }): void;
+}
+
+export interface ClusterNode {
+  readonly pools: readonly PoolLayout[];
+  /** `host:port` of this node. */
+  readonly selfId: string;
+  /** True when another node serves some endpoint. */
+  readonly multiNode: boolean;
+  readonly leader: boolean;
+  readonly localHosts: ReadonlySet<string>;
+  isLocal(ep: Endpoint): boolean;
+  /** Handler for `/svc/rpc/` and `/svc/peer/`. */
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** `FormatIO` for `startServer`'s format quorum. */
+  formatIO(pool: PoolLayout, local: readonly boolean[]): FormatIO;
+  /** This node's opened drives, by endpoint path. */
+  readonly localDrives: ReadonlyMap<string, LocalDrive>;
+  /** The drive of any endpoint: local, or remote over RPC. */
+  driveOf(ep: Endpoint): Drive;
+  /** The object layer's `NamespaceLocker` (quorum across every node's locker). */
+  readonly namespaceLocker: DistNamespaceLocker;
+  readonly locker: DistLocker;
+  readonly peers: ClusterPeers;
+  /**
+   * The object layer's pool specs (`createObjectLayer({ pools })`) from the
+   * format quorum's result (`StorageContext.formats`): drives in slot order.
+   */
+  poolSpecs(formats: readonly { readonly slots: readonly SlotStatus[] }[]): { cmdline: string; sets: Drive[][]; standardParity: number; rrsParity: number }[];
+  /** The `startServer` dependencies this module provides, to spread into `ServerDeps`. */
+  readonly serverDeps: {
+    readonly localHosts: ReadonlySet<string>;
+    readonly handlers: { readonly rpc: (req: IncomingMessage, res: ServerResponse) => void; readonly peer: (req: IncomingMessage, res: ServerResponse) => void };
+    readonly formatIO: (pool: PoolLayout, local: readonly boolean[]) => FormatIO;
+  };
+  /** Keeps `lock` of the readiness current (cluster probes: `lock_quorum_unavailable`). */
+  attachReadiness(readiness: LockReadinessTarget, everyMs?: number): void;
+  close(): Promise<void>;
+}
+
+export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterNode> {
+  const { config, clock, logger } = o;
+  // Same layout as the composition root computes; storage-class errors throw
+  // here before any disk is touched.
+  const pools = buildPoolLayouts(config.volumes, {
+    setDriveCount: config.erasureSetDriveCount,
+    storageClass: {
+      standard: parseParity('SVC_STORAGE_CLASS_STANDARD', config.storageClass.standard),
+      rrs: parseParity('SVC_STORAGE_CLASS_RRS', config.storageClass.rrs),
+    },
+    cwd: config.cwd,
+  });
+  const port = config.address.port;
+  const localHosts = o.localHosts ?? (await resolveLocalHosts(pools, config.address.host, port, logger));
+  const isLocal = (ep: Endpoint) => isLocalEndpoint(ep, localHosts, port);
+  const allEndpoints = pools.flatMap((p) => p.endpoints);
+  const selfEp = allEndpoints.find((ep) => ep.kind === 'url' && isLocal(ep));
+  const selfId = (selfEp && endpointHostPort(selfEp)) ?? `${config.address.host || hostname()}:${port}`;
+
+  const auth = new RpcAuth(`${config.credentials.accessKey}:${config.credentials.secretKey}`, clock);
+  const rpc = new RpcServer({ auth, logger });
+  const localDrives = new Map<string, LocalDrive>();
+  for (const ep of allEndpoints) {
+    if (!isLocal(ep) || localDrives.has(ep.path)) continue;
+    const drive = new LocalDrive(ep.path, { endpoint: ep.raw, logger });
+    try {
+      await drive.init();
+    } catch (err) {
+      // A missing root is reported by start-up (VolumeNotFound); served anyway
+      // so peers get DiskNotFound rather than a routing error.
+      logger.warn({ event: 'local_drive_init_failed', endpoint: ep.raw, err: String(err) }, 'local drive could not be initialised');
+    }
+    localDrives.set(ep.path, drive);
+    rpc.registerDrive(ep.path, driveRpcService(drive));
+  }
+  const lockServer = new LockServer({ clock, logger });
+  lockServer.start();
+  rpc.registerPeer(lockRpcService(lockServer));
+  const digest = configDigest(pools, config.storageClass);
+  rpc.registerPeer(serverInfoService({ nodeId: selfId, configDigest: digest }));
+
+  const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger });
+  peers.start();
+  // One quorum locker over every node: (bucket, object) locks are then
+  // independent of placement, which the object layer decides afterwards.
+  const locker = new DistLocker({ lockers: peers.lockersFor(allEndpoints, lockServer), owner: selfId, clock, logger });
+  const namespaceLocker = new DistNamespaceLocker({ lockerFor: () => locker, logger });
+  const first = allEndpoints[0];
+  const leader = first !== undefined && isLocal(first);
+  const multiNode = allEndpoints.some((ep) => !isLocal(ep));
+
+  // Peer agreement is checked at most once per second across format reads.
+  let agreement: { at: number; problem: string | undefined } | undefined;
+  const disagreement = async (): Promise<string | undefined> => {
+    if (agreement === undefined || clock.now() - agreement.at > 1_000) {
+      agreement = { at: clock.now(), problem: await peersDisagree(peers, digest) };
+      if (agreement.problem !== undefined) logger.info({ event: 'format_waiting_for_peers', reason: agreement.problem }, 'fresh format waits for every peer to agree');
+    }
+    return agreement.problem;
+  };
+
+  const readRemoteFormat = async (ep: Endpoint): Promise<DriveFormatState> => {
+    if (ep.kind !== 'url') throw new SvcError('InternalError', 'remote endpoint without URL');
+    let bytes: Uint8Array;
+    try {
+      bytes = await peers.remoteDrive(ep).readAll(SYS_VOL, FORMAT_FILE);
+    } catch (err) {
+      if (err instanceof SvcError && (err.code === 'FileNotFound' || err.code === 'VolumeNotFound')) {
+        // An unformatted remote drive: only the leader may treat it as fresh,
+        // and only while every peer agrees on the layout.
+        if (!leader) return { state: 'offline', reason: `${ep.raw}: unformatted; waiting for ${first?.raw ?? 'the first node'} to format the cluster` };
+        const problem = await disagreement();
+        if (problem !== undefined) return { state: 'offline', reason: `${ep.raw}: unformatted; ${problem}` };
+        return { state: 'unformatted' };
+      }
+      return { state: 'offline', reason: `${ep.raw}: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    try {
+      return { state: 'formatted', format: validateFormat(JSON.parse(Buffer.from(bytes).toString('utf8')), `${ep.raw} format.json`) };
+    } catch (err) {
+      return { state: 'corrupt', reason: err instanceof Error ? err.message : String(err) };
+    }
+  };
+
+  const readLocalFormat = async (ep: Endpoint): Promise<DriveFormatState> => {
+    const st = await readFormatFile(ep.path);
+    // A non-leader never reports a fresh local drive while the cluster has
+    // peers: the leader formats every drive at once.
+    if (st.state === 'unformatted' && multiNode && !leader) {
+      return { state: 'offline', reason: `${ep.raw}: unformatted; waiting for ${first?.raw ?? 'the first node'} to format the cluster` };
+    }
+    return st;
+  };
+
+  let stopLockWatch: (() => void) | undefined;
+  logger.info(
+    { event: 'cluster_node_created', self: selfId, nodes: distinctHosts(allEndpoints), leader, multiNode, localDrives: [...localDrives.keys()] },
+    'internode RPC, peers and distributed locks ready',
+  );
+
+  const formatIO = (pool: PoolLayout): FormatIO => ({
+    readFormat: (i) => {
+      const ep = pool.endpoints[i]!;
+      return isLocal(ep) ? readLocalFormat(ep) : readRemoteFormat(ep);
+    },
+    writeFormat: async (i, f) => {
+      const ep = pool.endpoints[i]!;
+      if (isLocal(ep)) {
+        await writeFormatFile(ep.path, f);
+        return;
+      }
+      if (ep.kind !== 'url') throw new SvcError('InternalError', 'remote endpoint without URL');
+      validateFormat(f, 'format to write');
+      // writeAll publishes atomically on the peer (tmp, fsync, rename, dir fsync).
+      await peers.remoteDrive(ep).writeAll(SYS_VOL, FORMAT_FILE, Buffer.from(`${JSON.stringify(f, null, 2)}\n`));
+    },
+  });
+  const driveOf = (ep: Endpoint): Drive => {
+    if (isLocal(ep)) {
+      const d = localDrives.get(ep.path);
+      if (d === undefined) throw new SvcError('InternalError', `local drive ${ep.raw} was not opened`);
+      return d;
+    }
+    if (ep.kind !== 'url') throw new SvcError('InternalError', 'remote endpoint without URL');
+    return peers.remoteDrive(ep);
+  };
+
+  return {
+    pools,
+    selfId,
+    multiNode,
+    leader,
+    localHosts,
+    isLocal,
+    handle: rpc.handle,
+    formatIO,
+    localDrives,
+    driveOf,
+    poolSpecs: (formats) =>
+      pools.map((p, i) => ({
+        cmdline: p.cmdline,
+        sets: placeDrives(p, formats[i]?.slots ?? [], driveOf),
+        standardParity: p.parity.standard,
+        rrsParity: p.parity.rrs,
+      })),
+    serverDeps: { localHosts, handlers: { rpc: rpc.handle, peer: rpc.handle }, formatIO },
+    namespaceLocker,
+    locker,
+    peers,
+    attachReadiness: (readiness, everyMs = 1_000) => {
+      stopLockWatch?.();
+      const update = () => {
+        const ok = locker.quorumAvailable(true);
+        readiness.update({ lock: ok }, { lock: ok ? 'lock quorum available' : 'lock RPC majority unreachable' });
+      };
+      update();
+      stopLockWatch = clock.every(everyMs, update);
+    },
+    close: async () => {
+      stopLockWatch?.();
+      lockServer.stop();
+      await peers.close();
+      await Promise.all([...localDrives.values()].map((d) => d.flush().catch(() => undefined)));
+    },
+  };
+}
