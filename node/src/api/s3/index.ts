@@ -120,6 +120,9 @@ export function credentialLookup(c: Credential[] | CredentialLookup): Credential
   return (k) => map.get(k);
 }
 
+/** Largest refused request body read and discarded to keep a connection alive. */
+const MAX_DRAIN_BYTES = 1024 * 1024;
+
 function newRequestId(): string {
   return randomBytes(8).toString('hex').toUpperCase();
 }
@@ -164,18 +167,14 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
       await handler(ctx);
     };
     run().catch((err: unknown) => {
-      sendError(res, err, {
-        method,
-        resource,
-        requestId,
-        hostId,
-        logger,
-        bodyPending: !req.readableEnded && !req.complete,
-      });
-      if (!req.complete) {
-        // Do not read (possibly gigabytes of) a body we refused; the connection closes after the answer.
-        res.once('finish', () => req.destroy());
-      }
+      // A refused body still on the wire: drain a small one so the connection stays usable;
+      // for a large or unknown one, answer and close rather than read gigabytes.
+      const pending = !req.complete;
+      const declared = Number(req.headers['content-length'] ?? Number.NaN);
+      const closeAfter = pending && !(declared <= MAX_DRAIN_BYTES);
+      sendError(res, err, { method, resource, requestId, hostId, logger, bodyPending: closeAfter });
+      if (pending && !closeAfter) req.resume();
+      if (closeAfter) res.once('finish', () => req.destroy());
     });
   };
 }

@@ -1,0 +1,73 @@
+/**
+ * Starts the S3 API over the REAL engine in-process: LocalDrives on fresh
+ * temp directories, `createObjectLayer`, `createS3Handler`, behind a
+ * node:http server on 127.0.0.1, port 0. Small API so the integrator can
+ * swap it for a spawned `svc` process.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createS3Handler } from '../../src/api/s3/index.ts';
+import type { ObjectLayer } from '../../src/object/types.ts';
+import { type Clock, systemClock } from '../../src/util/clock.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { buildEngine } from './engine.ts';
+
+export interface S3ServerOptions {
+  /** Drives in the one erasure set (default 4). */
+  drives?: number;
+  /** STANDARD parity (default drives/2 capped at 2); RRS parity default 1. */
+  standardParity?: number;
+  rrsParity?: number;
+  clock?: Clock;
+  accessKey?: string;
+  secretKey?: string;
+}
+
+export interface S3Server {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  region: string;
+  /** The engine behind the API, for assertions that bypass HTTP. */
+  objectLayer: ObjectLayer;
+  stop(): Promise<void>;
+}
+
+export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
+  const accessKey = opts.accessKey ?? 'svcadmin';
+  const secretKey = opts.secretKey ?? 'svcadmin-secret';
+  const region = 'us-east-1';
+  const root = await mkdtemp(join(tmpdir(), 'svc-s3-'));
+  const engine = await buildEngine(root, {
+    drives: opts.drives ?? 4,
+    standardParity: opts.standardParity ?? Math.min(2, Math.floor((opts.drives ?? 4) / 2)),
+    rrsParity: opts.rrsParity ?? 1,
+  });
+  const handler = createS3Handler({
+    objectLayer: engine,
+    credentials: [{ accessKey, secretKey }],
+    region,
+    logger: silentLogger,
+    clock: opts.clock ?? systemClock,
+  });
+  const server: Server = createServer(handler);
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    accessKey,
+    secretKey,
+    region,
+    objectLayer: engine,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await engine.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
