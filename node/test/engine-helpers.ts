@@ -38,7 +38,8 @@ export interface FixtureOptions {
   inlineBlock?: number;
   listQuorum?: ListQuorum;
   commitHooks?: CommitHooks;
-  driveHooks?: LocalDriveOptions['hooks'];
+  /** Per-drive test hooks (crash points inside LocalDrive commits). */
+  driveHooks?: (index: number) => LocalDriveOptions['hooks'];
 }
 
 export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
@@ -50,8 +51,11 @@ export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
     await mkdir(r);
     roots.push(r);
   }
-  const mkDrives = async (hooks?: LocalDriveOptions['hooks']) => {
-    const ds = roots.map((r) => new LocalDrive(r, hooks ? { hooks } : {}));
+  const mkDrives = async (hooks?: FixtureOptions['driveHooks']) => {
+    const ds = roots.map((r, i) => {
+      const h = hooks?.(i);
+      return new LocalDrive(r, h ? { hooks: h } : {});
+    });
     for (const d of ds) await d.init().catch(() => undefined);
     return ds;
   };

@@ -165,8 +165,9 @@ export class ErasureSet {
     const fullShard = shardSize(BLOCK_SIZE, k);
     const stagePath = `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
+    // Every drive is tried (a drive that came back is used again); a failing
+    // one drops out of this write.
     const alive = new Array<boolean>(n).fill(true);
-    for (let s = 0; s < n; s++) if (!this.drives[s]!.isOnline()) alive[s] = false;
     const countAlive = () => alive.reduce((a, b) => a + (b ? 1 : 0), 0);
 
     // Inline candidates are buffered until they outgrow the budget.

@@ -654,13 +654,31 @@ export class ServerPools implements ObjectLayer {
     marker: string | undefined,
     recursive: boolean,
   ): AsyncGenerator<{ name: string; prefix: boolean; groups: VersionGroup[] }> {
-    const online = set.drives.filter((d) => d.isOnline());
-    if (this.#listQuorum === 'strict' && online.length < set.width) throw new SvcError('ErasureReadQuorum');
-    const policy = listPolicy(this.#listQuorum, online.length);
-    const asked = online.slice(0, policy.ask);
+    const mode = this.#listQuorum;
+    // disk / reduced walk the first drives believed online; the other modes
+    // walk every drive and count the ones that fail.
+    const candidates = mode === 'disk' || mode === 'reduced' ? set.drives.filter((d) => d.isOnline()) : set.drives;
+    const asked = candidates.slice(0, listPolicy(mode, candidates.length).ask);
     if (asked.length === 0) throw new SvcError('ErasureReadQuorum');
-    const streams = asked.map((d) => d.walkDir(bucket, { prefix, ...(marker !== undefined ? { marker } : {}), recursive }));
+    const failed = new Set<number>();
+    const guard = async function* (src: number, it: AsyncIterable<WalkEntry>): AsyncGenerator<WalkEntry> {
+      try {
+        yield* it;
+      } catch (err) {
+        if (hasCode(err, 'VolumeNotFound') && mode !== 'strict') return;
+        failed.add(src);
+      }
+    };
+    const streams = asked.map((d, i) => guard(i, d.walkDir(bucket, { prefix, ...(marker !== undefined ? { marker } : {}), recursive })));
+    const policyNow = () => {
+      const alive = asked.length - failed.size;
+      if (alive <= 0 || (mode === 'strict' && failed.size > 0) || alive < Math.floor(set.width / 2)) {
+        throw new SvcError('ErasureReadQuorum', 'listing below list quorum', { pool: set.pool, set: set.index, alive });
+      }
+      return listPolicy(mode, alive);
+    };
     for await (const g of mergeSorted<WalkEntry>(streams)) {
+      const policy = policyNow();
       const prefixes = g.items.filter((i) => i.item.prefix).length;
       if (prefixes > 0) {
         if (prefixes >= policy.threshold(undefined)) yield { name: g.name, prefix: true, groups: [] };
@@ -677,6 +695,7 @@ export class ServerPools implements ObjectLayer {
       const groups = groupVersions(metas).groups.filter((vg) => vg.votes >= policy.threshold(vg));
       if (groups.length > 0) yield { name: g.name, prefix: false, groups };
     }
+    policyNow();
   }
 
   /** Merged stream over every set of every pool (a key in several pools: the newest pool's versions). */
