@@ -1,6 +1,7 @@
 /*
  * GF(2^8) (polynomial 0x11d) matrix-times-shards kernels with run-time
- * dispatch: GFNI + AVX-512 → AVX2 (split-nibble pshufb tables) → scalar.
+ * dispatch: GFNI + AVX-512 → GFNI + AVX2 → AVX2 (split-nibble pshufb tables)
+ * → SSSE3 (the same on 128-bit vectors) → scalar.
  *
  * Each kernel computes, for a group of output rows at once, one vector of
  * bytes per input load, so every input byte is read once per group:
@@ -14,9 +15,9 @@
  * to 0x11b).
  *
  * Every kernel is checked against the scalar one at load (all 256
- * coefficients, vector and tail lengths) and dropped if it disagrees: the
- * GFNI kernel cannot run on the development machines (no GFNI there), so that
- * self-test is what guards it.
+ * coefficients, vector and tail lengths) and dropped if it disagrees. The
+ * two GFNI kernels cannot run on the development machines (no GFNI there),
+ * so they are UNTESTED except by that self-test, which is what guards them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,94 @@ __attribute__((target("avx2"))) static void matmul_avx2(const uint8_t *coef, int
   if (vlen < len) matmul_range_scalar(coef, rows, cols, in, out, vlen, len);
 }
 
+/* ---------------------------------------------------------------- SSSE3 */
+
+/* The AVX2 scheme on 128-bit vectors, for x86-64 hosts without AVX2:
+ * up to 4 rows, 32 bytes per step. */
+__attribute__((target("ssse3"), always_inline)) static inline void ssse3_group32(const uint8_t *coef, int r0,
+                                                                                  const int NR, int cols,
+                                                                                  const uint8_t *const *in,
+                                                                                  uint8_t *const *out, size_t vlen) {
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  for (size_t i = 0; i < vlen; i += 32) {
+    __m128i a0[4], a1[4];
+    for (int r = 0; r < NR; r++) a0[r] = a1[r] = _mm_setzero_si128();
+    for (int j = 0; j < cols; j++) {
+      const __m128i x0 = _mm_loadu_si128((const __m128i *)(in[j] + i));
+      const __m128i x1 = _mm_loadu_si128((const __m128i *)(in[j] + i + 16));
+      const __m128i lo0 = _mm_and_si128(x0, mask);
+      const __m128i hi0 = _mm_and_si128(_mm_srli_epi64(x0, 4), mask);
+      const __m128i lo1 = _mm_and_si128(x1, mask);
+      const __m128i hi1 = _mm_and_si128(_mm_srli_epi64(x1, 4), mask);
+      for (int r = 0; r < NR; r++) {
+        const uint8_t *tb = gf_nibble_table[coef[(r0 + r) * cols + j]];
+        const __m128i t = _mm_loadu_si128((const __m128i *)tb);
+        const __m128i u = _mm_loadu_si128((const __m128i *)(tb + 16));
+        a0[r] = _mm_xor_si128(a0[r], _mm_xor_si128(_mm_shuffle_epi8(t, lo0), _mm_shuffle_epi8(u, hi0)));
+        a1[r] = _mm_xor_si128(a1[r], _mm_xor_si128(_mm_shuffle_epi8(t, lo1), _mm_shuffle_epi8(u, hi1)));
+      }
+    }
+    for (int r = 0; r < NR; r++) {
+      _mm_storeu_si128((__m128i *)(out[r0 + r] + i), a0[r]);
+      _mm_storeu_si128((__m128i *)(out[r0 + r] + i + 16), a1[r]);
+    }
+  }
+}
+
+__attribute__((target("ssse3"))) static void matmul_ssse3(const uint8_t *coef, int rows, int cols,
+                                                          const uint8_t *const *in, uint8_t *const *out, size_t len) {
+  const size_t vlen = len & ~(size_t)31;
+  for (int r0 = 0; r0 < rows; r0 += 4) {
+    switch (rows - r0 >= 4 ? 4 : rows - r0) {
+      case 1: ssse3_group32(coef, r0, 1, cols, in, out, vlen); break;
+      case 2: ssse3_group32(coef, r0, 2, cols, in, out, vlen); break;
+      case 3: ssse3_group32(coef, r0, 3, cols, in, out, vlen); break;
+      default: ssse3_group32(coef, r0, 4, cols, in, out, vlen); break;
+    }
+  }
+  if (vlen < len) matmul_range_scalar(coef, rows, cols, in, out, vlen, len);
+}
+
+/* ---------------------------------------------------------------- GFNI + AVX2 (no AVX-512) */
+
+/* For CPUs with GFNI but without AVX-512 (e.g. recent Intel client cores):
+ * VEX-encoded vgf2p8affineqb on 32-byte vectors, up to 8 rows per pass.
+ * Untested on the development machines (no GFNI); guarded by the self-test. */
+__attribute__((target("gfni,avx2"), always_inline)) static inline void gfni256_group(
+    const uint8_t *coef, int r0, const int NR, int cols, const uint8_t *const *in, uint8_t *const *out, size_t vlen) {
+  for (size_t i = 0; i < vlen; i += 32) {
+    __m256i acc[8];
+    for (int r = 0; r < NR; r++) acc[r] = _mm256_setzero_si256();
+    for (int j = 0; j < cols; j++) {
+      const __m256i x = _mm256_loadu_si256((const __m256i *)(in[j] + i));
+      for (int r = 0; r < NR; r++) {
+        const __m256i a = _mm256_set1_epi64x((long long)gf_affine[coef[(r0 + r) * cols + j]]);
+        acc[r] = _mm256_xor_si256(acc[r], _mm256_gf2p8affine_epi64_epi8(x, a, 0));
+      }
+    }
+    for (int r = 0; r < NR; r++) _mm256_storeu_si256((__m256i *)(out[r0 + r] + i), acc[r]);
+  }
+}
+
+__attribute__((target("gfni,avx2"))) static void matmul_gfni_avx2(const uint8_t *coef, int rows, int cols,
+                                                                   const uint8_t *const *in, uint8_t *const *out,
+                                                                   size_t len) {
+  const size_t vlen = len & ~(size_t)31;
+  for (int r0 = 0; r0 < rows; r0 += 8) {
+    switch (rows - r0 >= 8 ? 8 : rows - r0) {
+      case 1: gfni256_group(coef, r0, 1, cols, in, out, vlen); break;
+      case 2: gfni256_group(coef, r0, 2, cols, in, out, vlen); break;
+      case 3: gfni256_group(coef, r0, 3, cols, in, out, vlen); break;
+      case 4: gfni256_group(coef, r0, 4, cols, in, out, vlen); break;
+      case 5: gfni256_group(coef, r0, 5, cols, in, out, vlen); break;
+      case 6: gfni256_group(coef, r0, 6, cols, in, out, vlen); break;
+      case 7: gfni256_group(coef, r0, 7, cols, in, out, vlen); break;
+      default: gfni256_group(coef, r0, 8, cols, in, out, vlen); break;
+    }
+  }
+  if (vlen < len) matmul_range_scalar(coef, rows, cols, in, out, vlen, len);
+}
+
 /* ---------------------------------------------------------------- GFNI + AVX-512 */
 
 #define GFNI_GROUP 8
@@ -188,7 +277,7 @@ __attribute__((target("gfni,avx512f,avx512bw"))) static void matmul_gfni(const u
 
 /* ---------------------------------------------------------------- dispatch */
 
-static svc_gf_kernel kernels[3];
+static svc_gf_kernel kernels[5];
 static int kernel_count = 0;
 static int initialized = 0;
 
@@ -237,8 +326,14 @@ void svc_gf_init(void) {
       self_test(matmul_gfni)) {
     kernels[kernel_count++] = (svc_gf_kernel){"gfni", matmul_gfni};
   }
+  if (__builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx2") && self_test(matmul_gfni_avx2)) {
+    kernels[kernel_count++] = (svc_gf_kernel){"gfni-avx2", matmul_gfni_avx2};
+  }
   if (__builtin_cpu_supports("avx2") && self_test(matmul_avx2)) {
     kernels[kernel_count++] = (svc_gf_kernel){"avx2", matmul_avx2};
+  }
+  if (__builtin_cpu_supports("ssse3") && self_test(matmul_ssse3)) {
+    kernels[kernel_count++] = (svc_gf_kernel){"ssse3", matmul_ssse3};
   }
 #endif
   kernels[kernel_count++] = (svc_gf_kernel){"scalar", matmul_scalar};
