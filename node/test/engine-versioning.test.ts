@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { bytes, type Fixture, get, makeFixture, put } from './engine-helpers.ts';
+
+let fx: Fixture | undefined;
+afterEach(async () => {
+  await fx?.cleanup();
+  fx = undefined;
+});
+
+describe('versioning', () => {
+  it('enabled: versions, delete markers, version-specific reads and deletes', async () => {
+    fx = await makeFixture({ drives: 4, standardParity: 2 });
+    const { layer } = fx;
+    await layer.makeBucket('v');
+    await layer.setBucketVersioning('v', 'Enabled');
+    expect((await layer.getBucketInfo('v')).versioning).toBe('Enabled');
+    const a = await put(layer, 'v', 'k', bytes(100, 1));
+    const b = await put(layer, 'v', 'k', bytes(200 * 1024, 2));
+    expect(a.versionId).not.toBe('null');
+    expect(a.versionId).not.toBe(b.versionId);
+    expect((await get(layer, 'v', 'k')).equals(bytes(200 * 1024, 2))).toBe(true);
+    expect((await get(layer, 'v', 'k', { versionId: a.versionId })).equals(bytes(100, 1))).toBe(true);
+    const oldInfo = await layer.getObjectInfo('v', 'k', { versionId: a.versionId });
+    expect(oldInfo.isLatest).toBe(false);
+
+    const del = await layer.deleteObject('v', 'k', {});
+    expect(del.deleteMarker).toBe(true);
+    await expect(layer.getObjectInfo('v', 'k', {})).rejects.toMatchObject({ code: 'NoSuchKey' });
+    await expect(layer.getObjectInfo('v', 'k', { versionId: del.versionId! })).rejects.toMatchObject({ code: 'MethodNotAllowed' });
+    expect((await get(layer, 'v', 'k', { versionId: b.versionId })).length).toBe(200 * 1024);
+
+    const vs = await layer.listObjectVersions('v', { maxKeys: 100 });
+    expect(vs.versions.map((v) => [v.versionId, v.deleteMarker, v.isLatest])).toEqual([
+      [del.versionId, true, true],
+      [b.versionId, false, false],
+      [a.versionId, false, false],
+    ]);
+    expect((await layer.listObjects('v', { maxKeys: 10 })).objects).toEqual([]);
+
+    // Removing the delete marker restores the previous version.
+    const rm = await layer.deleteObject('v', 'k', { versionId: del.versionId! });
+    expect(rm.deleteMarker).toBe(true);
+    expect((await get(layer, 'v', 'k')).length).toBe(200 * 1024);
+    await layer.deleteObject('v', 'k', { versionId: b.versionId });
+    expect((await get(layer, 'v', 'k')).equals(bytes(100, 1))).toBe(true);
+    await expect(layer.getObjectInfo('v', 'k', { versionId: b.versionId })).rejects.toMatchObject({ code: 'NoSuchVersion' });
+
+    // Paging through versions with markers.
+    for (let i = 0; i < 3; i++) await put(layer, 'v', 'k', bytes(10, i));
+    const p1 = await layer.listObjectVersions('v', { maxKeys: 2 });
+    expect(p1.isTruncated).toBe(true);
+    const p2 = await layer.listObjectVersions('v', {
+      maxKeys: 10,
+      keyMarker: p1.nextKeyMarker!,
+      versionIdMarker: p1.nextVersionIdMarker!,
+    });
+    expect([...p1.versions, ...p2.versions].map((v) => v.versionId)).toEqual(
+      (await layer.listObjectVersions('v', { maxKeys: 100 })).versions.map((v) => v.versionId),
+    );
+    expect(p2.versions.length).toBe(2);
+  });
+
+  it('suspended: the null version is replaced, earlier versions stay', async () => {
+    fx = await makeFixture({ drives: 4, standardParity: 2 });
+    const { layer } = fx;
+    await layer.makeBucket('s');
+    await put(layer, 's', 'k', bytes(10, 1)); // null version while unversioned
+    await layer.setBucketVersioning('s', 'Enabled');
+    const v1 = await put(layer, 's', 'k', bytes(20, 2));
+    await layer.setBucketVersioning('s', 'Suspended');
+    const n1 = await put(layer, 's', 'k', bytes(2 * 1024 * 1024, 3));
+    expect(n1.versionId).toBe('null');
+    const n2 = await put(layer, 's', 'k', bytes(30, 4));
+    expect(n2.versionId).toBe('null');
+    const vs = await layer.listObjectVersions('s', { maxKeys: 100 });
+    expect(vs.versions.map((v) => v.versionId)).toEqual(['null', v1.versionId]);
+    expect((await get(layer, 's', 'k')).equals(bytes(30, 4))).toBe(true);
+    // Suspended delete: a null delete marker replaces the null version.
+    const d = await layer.deleteObject('s', 'k', {});
+    expect(d).toEqual({ versionId: 'null', deleteMarker: true });
+    const after = await layer.listObjectVersions('s', { maxKeys: 100 });
+    expect(after.versions.map((v) => [v.versionId, v.deleteMarker])).toEqual([
+      ['null', true],
+      [v1.versionId, false],
+    ]);
+    expect((await get(layer, 's', 'k', { versionId: v1.versionId })).equals(bytes(20, 2))).toBe(true);
+  });
+
+  it('unversioned overwrite replaces data and frees the old data dir', async () => {
+    fx = await makeFixture({ drives: 2, standardParity: 1 });
+    const { layer } = fx;
+    await layer.makeBucket('u');
+    await put(layer, 'u', 'k', bytes(3 * 1024 * 1024, 1));
+    await put(layer, 'u', 'k', bytes(2 * 1024 * 1024, 2));
+    for (const d of fx.drives) await d.flush();
+    const { readdir } = await import('node:fs/promises');
+    for (const r of fx.roots) expect((await readdir(`${r}/u/k`)).length).toBe(2); // xl.meta + one data dir
+    expect((await get(layer, 'u', 'k')).equals(bytes(2 * 1024 * 1024, 2))).toBe(true);
+    await layer.deleteObject('u', 'k', {});
+    for (const r of fx.roots) await expect(readdir(`${r}/u/k`)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
