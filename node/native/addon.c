@@ -184,6 +184,13 @@ static napi_value crc64nvme(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* affineCheck(): the GFNI matrices verified by software emulation (for tests). */
+static napi_value affine_check(napi_env env, napi_callback_info info) {
+  napi_value result;
+  CHECK(napi_get_boolean(env, svc_gf_affine_check() == 1, &result));
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   svc_gf_init();
   svc_crc64nvme_init();
@@ -202,6 +209,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"kernel", NULL, NULL, NULL, NULL, kernel, napi_enumerable, NULL},
       {"kernels", NULL, NULL, NULL, NULL, kernels, napi_enumerable, NULL},
       {"matMul", NULL, mat_mul, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"affineCheck", NULL, affine_check, NULL, NULL, NULL, napi_enumerable, NULL},
       {"xxh64Into", NULL, xxh64_into, NULL, NULL, NULL, napi_enumerable, NULL},
       {"xxh64Many", NULL, xxh64_many, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crc64nvme", NULL, crc64nvme, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -339,6 +339,23 @@ void svc_gf_init(void) {
   kernels[kernel_count++] = (svc_gf_kernel){"scalar", matmul_scalar};
 }
 
+/* Checks the GFNI affine matrices in software, following the documented
+ * semantics of vgf2p8affineqb (result bit i = parity(matrix byte 7-i AND x)),
+ * so the matrix construction is tested even where GFNI cannot run. */
+int svc_gf_affine_check(void) {
+  for (int c = 0; c < 256; c++) {
+    for (int x = 0; x < 256; x++) {
+      unsigned y = 0;
+      for (int i = 0; i < 8; i++) {
+        const unsigned row = (unsigned)(gf_affine[c] >> (8 * (7 - i))) & 0xffu;
+        y |= (unsigned)__builtin_parity(row & (unsigned)x) << i;
+      }
+      if (y != gf_mul_table[c][x]) return 0;
+    }
+  }
+  return 1;
+}
+
 int svc_gf_kernels(const svc_gf_kernel **list) {
   *list = kernels;
   return kernel_count;

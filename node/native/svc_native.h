@@ -28,6 +28,8 @@ void svc_gf_init(void);
 /* Kernels usable on this CPU that passed the self-test, fastest first. */
 int svc_gf_kernels(const svc_gf_kernel **list);
 uint8_t svc_gf_mul(uint8_t a, uint8_t b);
+/* 1 when the GFNI affine matrices multiply correctly (checked in software). */
+int svc_gf_affine_check(void);
 
 uint64_t svc_xxh64(const uint8_t *p, size_t len, uint64_t seed);
 

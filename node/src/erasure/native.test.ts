@@ -100,6 +100,10 @@ describe('native addon', () => {
       });
     }
 
+    it('the GFNI affine matrices multiply correctly (software emulation of vgf2p8affineqb)', () => {
+      expect(addon!.affineCheck()).toBe(true);
+    });
+
     it('xxh64 matches @node-rs/xxhash', () => {
       fc.assert(
         fc.property(fc.uint8Array({ maxLength: 1000 }), (data) => {

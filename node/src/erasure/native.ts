@@ -25,6 +25,11 @@ export interface NativeAddon {
     len: number,
     kernel?: string,
   ): void;
+  /**
+   * Software emulation check of the GFNI kernels' affine matrices (true when
+   * every c·x comes out right), so they are tested where GFNI cannot run.
+   */
+  affineCheck(): boolean;
   /** XXH64 (seed 0) of `buf`, written big-endian into `out` at `outOffset` (8 bytes). */
   xxh64Into(buf: Uint8Array, out: Uint8Array, outOffset: number): void;
   /** XXH64 of each `shards[i]` written big-endian at `out[8 i]`. */
