@@ -672,7 +672,8 @@ export class ServerPools implements ObjectLayer {
     const streams = asked.map((d, i) => guard(i, d.walkDir(bucket, { prefix, ...(marker !== undefined ? { marker } : {}), recursive })));
     const policyNow = () => {
       const alive = asked.length - failed.size;
-      if (alive <= 0 || (mode === 'strict' && failed.size > 0) || alive < Math.floor(set.width / 2)) {
+      const floor = mode === 'disk' || mode === 'reduced' ? 1 : Math.max(1, Math.floor(set.width / 2));
+      if (alive < floor || (mode === 'strict' && failed.size > 0)) {
         throw new SvcError('ErasureReadQuorum', 'listing below list quorum', { pool: set.pool, set: set.index, alive });
       }
       return listPolicy(mode, alive);
@@ -735,7 +736,7 @@ export class ServerPools implements ObjectLayer {
         if (i >= 0) cp = e.name.slice(0, i + delim.length);
       }
       if (cp !== undefined) {
-        if (cp === lastPrefix || (marker !== undefined && (cp === marker || (cp < marker && !marker.startsWith(cp))))) continue;
+        if (cp === lastPrefix || (marker !== undefined && cp <= marker)) continue;
         if (count >= opts.maxKeys) {
           out.isTruncated = true;
           break;
@@ -785,7 +786,7 @@ export class ServerPools implements ObjectLayer {
         if (i >= 0) cp = e.name.slice(0, i + delim.length);
       }
       if (cp !== undefined) {
-        if (cp === lastPrefix || (keyMarker !== undefined && (cp === keyMarker || (cp < keyMarker && !keyMarker.startsWith(cp))))) continue;
+        if (cp === lastPrefix || (keyMarker !== undefined && cp <= keyMarker)) continue;
         if (count >= opts.maxKeys) {
           out.isTruncated = true;
           break;
