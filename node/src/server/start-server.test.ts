@@ -1,0 +1,118 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type DriveFormatState, type FormatIO, localFormatIO } from '../storage/format.ts';
+import { ManualClock } from '../util/clock.ts';
+import { loadConfig } from '../util/config.ts';
+import { hasCode, type SvcError } from '../util/errors.ts';
+import { silentLogger } from '../util/logger.ts';
+import { startServer } from './start-server.ts';
+
+const base = mkdtempSync(join(tmpdir(), 'svc-start-server-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+let seq = 0;
+function pool(n: number): string {
+  const d = join(base, `p${seq++}`);
+  for (let i = 1; i <= n; i++) mkdirSync(join(d, `d${i}`), { recursive: true });
+  return d;
+}
+const config = (args: string[], env: Record<string, string> = {}) =>
+  loadConfig({
+    args,
+    env: { SVC_ADDRESS: '127.0.0.1:0', SVC_CONSOLE_ENABLE: 'false', SVC_STARTUP_READINESS_MAX_WAIT_SECS: '3', ...env },
+    cwd: base,
+    readFile: () => {
+      throw new Error('no files');
+    },
+  }).config;
+
+async function until(fn: () => boolean, clock: ManualClock): Promise<void> {
+  // advance injected time, and give real file I/O a moment between steps
+  for (let i = 0; i < 100 && !fn(); i++) {
+    await clock.advance(1000);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('startServer', () => {
+  it('serves degraded while a drive of a fresh pool is unreachable, then formats and becomes ready', async () => {
+    const dir = pool(4);
+    const files = localFormatIO([1, 2, 3, 4].map((i) => join(dir, `d${i}`)));
+    let reachable = false;
+    const io: FormatIO = {
+      readFormat: (i) => (i === 3 && !reachable ? Promise.resolve<DriveFormatState>({ state: 'offline', reason: 'unreachable' }) : files.readFormat(i)),
+      writeFormat: (i, f) => files.writeFormat(i, f),
+    };
+    const clock = new ManualClock(0);
+    let built = 0;
+    const server = await startServer(config([`${dir}/d{1...4}`]), {
+      logger: silentLogger,
+      clock,
+      formatIO: () => io,
+      buildServices: async (ctx) => {
+        built++;
+        expect(ctx.formats[0]!.slots.every((s) => s.status === 'ok')).toBe(true);
+        return { handlers: { s3: (_req, res) => res.end('served') } };
+      },
+    });
+    const url = `http://127.0.0.1:${server.address.port}`;
+    try {
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      const r = await fetch(`${url}/health/ready`);
+      expect(r.status).toBe(503);
+      expect(((await r.json()) as { degradedReasons: string[] }).degradedReasons).toEqual(['storage_and_iam_unavailable']);
+      const s3 = await fetch(`${url}/bucket`);
+      expect(s3.status).toBe(503);
+      expect(s3.headers.get('x-svc-readiness-pending')).toBe('storage_quorum');
+      expect(server.deploymentId()).toBeUndefined();
+
+      reachable = true;
+      await until(() => server.readiness.ready, clock);
+      expect(server.readiness.ready).toBe(true);
+      expect(built).toBe(1);
+      expect(server.deploymentId()).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await (await fetch(`${url}/bucket`)).text()).toBe('served');
+    } finally {
+      await server.close(0);
+    }
+  });
+
+  it('a permanent error found by a background retry reaches onFatal', async () => {
+    const dir = pool(4);
+    // format the drives as two sets of two first
+    const first = await startServer(config([`${dir}/d{1...4}`], { SVC_ERASURE_SET_DRIVE_COUNT: '2' }), { logger: silentLogger, clock: new ManualClock() });
+    await first.close(0);
+    const files = localFormatIO([1, 2, 3, 4].map((i) => join(dir, `d${i}`)));
+    let calls = 0;
+    const io: FormatIO = {
+      // unreachable during the disk check and the first format read, then the real drives
+      readFormat: (i) => (calls++ < 8 ? Promise.resolve<DriveFormatState>({ state: 'offline', reason: 'later' }) : files.readFormat(i)),
+      writeFormat: (i, f) => files.writeFormat(i, f),
+    };
+    const clock = new ManualClock();
+    let fatal: SvcError | undefined;
+    const server = await startServer(config([`${dir}/d{1...4}`]), { logger: silentLogger, clock, formatIO: () => io, onFatal: (e) => (fatal = e) });
+    try {
+      await until(() => fatal !== undefined, clock);
+      expect(hasCode(fatal, 'PoolTopologyMismatch')).toBe(true);
+    } finally {
+      await server.close(0);
+    }
+  });
+
+  it('storage readiness follows drives that disappear and come back', async () => {
+    const dir = pool(4);
+    const clock = new ManualClock();
+    const server = await startServer(config([`${dir}/d{1...4}`]), { logger: silentLogger, clock, storageCheckMs: 1000 });
+    try {
+      expect(server.readiness.ready).toBe(true);
+      // parity 2 on 4 drives: read quorum 2, so three missing drives lose it
+      for (const i of [1, 2, 3]) rmSync(join(dir, `d${i}`, '.svc.sys'), { recursive: true });
+      await until(() => !server.readiness.ready, clock);
+      expect(server.readiness.report()).toMatchObject({ ready: false, pending: 'storage_quorum', degradedReasons: ['storage_quorum_unavailable'] });
+    } finally {
+      await server.close(0);
+    }
+  });
+});
