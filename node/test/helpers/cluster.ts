@@ -1,0 +1,209 @@
+/**
+ * Test harness: N real `svc` processes on 127.0.0.1…127.0.0.N, one port, the
+ * same volume argument on every node (e.g. `http://127.0.0.{1...4}:<port>/
+ * <base>/data/d{1...2}`).
+ *
+ * On one machine every node would see the same drive paths, so each node runs
+ * in its own mount namespace (`unshare --mount --propagation private`) with
+ * its own folder bind-mounted on the shared path. Production code carries no
+ * test hook: the processes are started exactly as an operator would, with
+ * `SVC_ADDRESS=127.0.0.K:<port>`.
+ *
+ * Every run uses a fresh `/tmp/svc-cluster-<random>` base so concurrent test
+ * files never collide. Needs root (mount) — true here and in CI.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const NODE_BIN = join(REPO, 'node_modules/.bin/node');
+/**
+ * The program each node runs with `server <volume>`. `cli/server-command.ts`
+ * does not compose the cluster modules yet, so the nodes run
+ * `cluster-entry.ts`, the same composition from production modules; once the
+ * CLI wires `createClusterNode`, this becomes `node/bin/svc.js`.
+ */
+const SVC_JS = join(REPO, 'node/test/helpers/cluster-entry.ts');
+
+/** True when this machine can give a process its own mount namespace. */
+export function canUseMountNamespaces(): boolean {
+  const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'true'], { stdio: 'ignore' });
+  return r.status === 0;
+}
+
+/** A TCP port free on 127.0.0.1 (then used on every 127.0.0.K). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  s.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export interface ClusterOptions {
+  nodes: number;
+  drivesPerNode: number;
+  /** Extra environment for every node. */
+  env?: Record<string, string>;
+  accessKey?: string;
+  secretKey?: string;
+}
+
+interface NodeProc {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  log: WriteStream;
+}
+
+export class TestCluster {
+  readonly base: string;
+  /** The drive root path every node sees (its own folder mounted there). */
+  readonly sharedPath: string;
+  readonly port: number;
+  readonly volume: string;
+  readonly accessKey: string;
+  readonly secretKey: string;
+  readonly #opts: ClusterOptions;
+  readonly #procs = new Map<number, NodeProc>();
+
+  private constructor(opts: ClusterOptions, base: string, port: number) {
+    this.#opts = opts;
+    this.base = base;
+    this.port = port;
+    this.sharedPath = join(base, 'data');
+    this.volume = `http://127.0.0.{1...${opts.nodes}}:${port}${this.sharedPath}/d{1...${opts.drivesPerNode}}`;
+    this.accessKey = opts.accessKey ?? 'clusteradmin';
+    this.secretKey = opts.secretKey ?? `secret-${randomBytes(6).toString('hex')}`;
+  }
+
+  /** Creates the folders (node K's drives under `<base>/node<K>/d*`); starts nothing. */
+  static async create(opts: ClusterOptions): Promise<TestCluster> {
+    const base = `/tmp/svc-cluster-${randomBytes(6).toString('hex')}`;
+    const c = new TestCluster(opts, base, await freePort());
+    await mkdir(c.sharedPath, { recursive: true });
+    for (let k = 1; k <= opts.nodes; k++) {
+      for (let d = 1; d <= opts.drivesPerNode; d++) await mkdir(join(c.nodeDir(k), `d${d}`), { recursive: true });
+    }
+    return c;
+  }
+
+  /** Node K's own folder, mounted on `sharedPath` inside its namespace. */
+  nodeDir(k: number): string {
+    return join(this.base, `node${k}`);
+  }
+
+  host(k: number): string {
+    return `127.0.0.${k}`;
+  }
+
+  url(k: number): string {
+    return `http://${this.host(k)}:${this.port}`;
+  }
+
+  logPath(k: number): string {
+    return join(this.base, `node${k}.log`);
+  }
+
+  async logs(k: number): Promise<string> {
+    return readFile(this.logPath(k), 'utf8').catch(() => '');
+  }
+
+  isRunning(k: number): boolean {
+    return this.#procs.has(k);
+  }
+
+  /** Starts node K (its own mount namespace, `SVC_ADDRESS=127.0.0.K:<port>`). */
+  async start(k: number): Promise<void> {
+    if (this.#procs.has(k)) throw new Error(`node ${k} already running`);
+    const log = createWriteStream(this.logPath(k), { flags: 'a' });
+    await once(log, 'open');
+    const script = 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$SVC_TEST_VOLUME"';
+    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], {
+      cwd: REPO,
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: process.env['HOME'] ?? '/root',
+        SVC_TEST_OWN_DIR: this.nodeDir(k),
+        SVC_TEST_SHARED_DIR: this.sharedPath,
+        SVC_TEST_NODE: NODE_BIN,
+        SVC_TEST_SVC_JS: SVC_JS,
+        SVC_TEST_VOLUME: this.volume,
+        SVC_ADDRESS: `${this.host(k)}:${this.port}`,
+        SVC_CONSOLE_ENABLE: 'false',
+        SVC_ACCESS_KEY: this.accessKey,
+        SVC_SECRET_KEY: this.secretKey,
+        SVC_OBS_LOGGER_LEVEL: 'info',
+        ...this.#opts.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.pipe(log, { end: false });
+    child.stderr!.pipe(log, { end: false });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code, sig) => r(code ?? (sig ? -1 : null))));
+    this.#procs.set(k, { child, exited, log });
+    void exited.then(() => {
+      if (this.#procs.get(k)?.child === child) this.#procs.delete(k);
+      log.end();
+    });
+  }
+
+  /** Stops node K: SIGKILL (a crash, default) or SIGTERM (graceful). Resolves once it exited. */
+  async stop(k: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const p = this.#procs.get(k);
+    if (p === undefined) return;
+    p.child.kill(signal);
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), 10_000);
+    await p.exited;
+    clearTimeout(timer);
+    this.#procs.delete(k);
+  }
+
+  async restart(k: number): Promise<void> {
+    await this.stop(k);
+    await this.start(k);
+  }
+
+  /** GET a path on node K (no auth: health probes). */
+  async get(k: number, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+    const res = await request(`${this.url(k)}${path}`, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000 });
+    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
+  }
+
+  /** Waits until `/health` answers on node K (the listener is up). */
+  async waitLive(k: number, timeoutMs = 20_000): Promise<void> {
+    await this.#waitFor(k, async () => (await this.get(k, '/health')).status === 200, timeoutMs, 'live');
+  }
+
+  /** Waits until `/health/ready` answers 200 on node K. */
+  async waitReady(k: number, timeoutMs = 30_000): Promise<void> {
+    await this.#waitFor(k, async () => (await this.get(k, '/health/ready')).status === 200, timeoutMs, 'ready');
+  }
+
+  async #waitFor(k: number, probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      if (!this.#procs.has(k)) throw new Error(`node ${k} exited while waiting for ${what}:\n${(await this.logs(k)).slice(-4000)}`);
+      try {
+        if (await probe()) return;
+      } catch {
+        // Not listening yet.
+      }
+      if (Date.now() > end) throw new Error(`node ${k} not ${what} within ${timeoutMs} ms:\n${(await this.logs(k)).slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Stops every node and removes the base folder. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#procs.keys()].map((k) => this.stop(k)));
+    await rm(this.base, { recursive: true, force: true });
+  }
+}
