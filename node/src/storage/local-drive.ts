@@ -524,6 +524,7 @@ export class LocalDrive implements Drive {
         await fsp.rename(join(dst, version.dataDir), join(stage, version.dataDir)).catch((err: unknown) => {
           if (errno(err) !== 'ENOENT') throw err;
         });
+        if (versions.length === 0) await this.#prune(dstVol, dst);
       }
     } catch (err) {
       await this.#mapErr(err, dstVol);
