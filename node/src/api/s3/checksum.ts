@@ -6,6 +6,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { crc32c } from '@node-rs/crc32';
+import { crc64nvme } from '../../erasure/crc64nvme.ts';
 import type { ChecksumAlgorithm } from '../../object/types.ts';
 
 export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'];
@@ -66,101 +67,15 @@ class Crc32cHasher implements Checksummer {
   }
 }
 
-// ---- CRC64NVME: reflected polynomial 0x9a6c9329ac4bc9b5, init and xorout all ones.
-// The 64-bit state is kept as two uint32 halves so the inner loop stays in SMI/int32
-// arithmetic; slicing-by-8 tables make it fast enough for the data path.
-const POLY_HI = 0x9a6c9329;
-const POLY_LO = 0xac4bc9b5;
-const T_LO: Uint32Array[] = [];
-const T_HI: Uint32Array[] = [];
-{
-  const lo0 = new Uint32Array(256);
-  const hi0 = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let lo = i;
-    let hi = 0;
-    for (let k = 0; k < 8; k++) {
-      const lsb = lo & 1;
-      lo = ((lo >>> 1) | ((hi & 1) << 31)) >>> 0;
-      hi = hi >>> 1;
-      if (lsb) {
-        lo = (lo ^ POLY_LO) >>> 0;
-        hi = (hi ^ POLY_HI) >>> 0;
-      }
-    }
-    lo0[i] = lo;
-    hi0[i] = hi;
-  }
-  T_LO.push(lo0);
-  T_HI.push(hi0);
-  for (let t = 1; t < 8; t++) {
-    const pl = T_LO[t - 1]!;
-    const ph = T_HI[t - 1]!;
-    const lo = new Uint32Array(256);
-    const hi = new Uint32Array(256);
-    for (let i = 0; i < 256; i++) {
-      // advance the previous table's value by one zero byte
-      const vl = pl[i]!;
-      const vh = ph[i]!;
-      const idx = vl & 0xff;
-      lo[i] = (((vl >>> 8) | ((vh & 0xff) << 24)) ^ lo0[idx]!) >>> 0;
-      hi[i] = ((vh >>> 8) ^ hi0[idx]!) >>> 0;
-    }
-    T_LO.push(lo);
-    T_HI.push(hi);
-  }
-}
-
-/** Updates a CRC64NVME state (pre-inverted halves) over `buf`. */
-function crc64Update(state: { lo: number; hi: number }, buf: Uint8Array): void {
-  let lo = state.lo;
-  let hi = state.hi;
-  const [l0, l1, l2, l3, l4, l5, l6, l7] = T_LO as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
-  const [h0, h1, h2, h3, h4, h5, h6, h7] = T_HI as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
-  let i = 0;
-  const n = buf.length;
-  const end8 = n - (n % 8);
-  while (i < end8) {
-    const a = (lo ^ (buf[i]! | (buf[i + 1]! << 8) | (buf[i + 2]! << 16) | (buf[i + 3]! << 24))) >>> 0;
-    const b = (hi ^ (buf[i + 4]! | (buf[i + 5]! << 8) | (buf[i + 6]! << 16) | (buf[i + 7]! << 24))) >>> 0;
-    lo =
-      l7[a & 0xff]! ^
-      l6[(a >>> 8) & 0xff]! ^
-      l5[(a >>> 16) & 0xff]! ^
-      l4[a >>> 24]! ^
-      l3[b & 0xff]! ^
-      l2[(b >>> 8) & 0xff]! ^
-      l1[(b >>> 16) & 0xff]! ^
-      l0[b >>> 24]!;
-    hi =
-      h7[a & 0xff]! ^
-      h6[(a >>> 8) & 0xff]! ^
-      h5[(a >>> 16) & 0xff]! ^
-      h4[a >>> 24]! ^
-      h3[b & 0xff]! ^
-      h2[(b >>> 8) & 0xff]! ^
-      h1[(b >>> 16) & 0xff]! ^
-      h0[b >>> 24]!;
-    i += 8;
-  }
-  for (; i < n; i++) {
-    const idx = (lo ^ buf[i]!) & 0xff;
-    lo = ((lo >>> 8) | ((hi & 0xff) << 24)) ^ l0[idx]!;
-    hi = (hi >>> 8) ^ h0[idx]!;
-  }
-  state.lo = lo >>> 0;
-  state.hi = hi >>> 0;
-}
-
+/** CRC64NVME via the erasure package (native slicing-by-8, TypeScript fallback). */
 export class Crc64NvmeHasher implements Checksummer {
-  #state = { lo: 0xffffffff, hi: 0xffffffff };
+  #crc = 0n;
   update(chunk: Uint8Array): void {
-    crc64Update(this.#state, chunk);
+    this.#crc = crc64nvme(chunk, this.#crc);
   }
   digest(): Buffer {
     const b = Buffer.allocUnsafe(8);
-    b.writeUInt32BE(~this.#state.hi >>> 0, 0);
-    b.writeUInt32BE(~this.#state.lo >>> 0, 4);
+    b.writeBigUInt64BE(this.#crc);
     return b;
   }
 }

@@ -168,16 +168,6 @@ export function parseRange(v: string | undefined): ByteRange | undefined {
   return { start: Number(a), end: Number(b) };
 }
 
-/** Resolves a range against a size (inclusive); InvalidRange when unsatisfiable. */
-export function resolveRange(r: ByteRange, size: number): { start: number; end: number } {
-  if ('suffix' in r) {
-    if (r.suffix === 0 || size === 0) throw new SvcError('InvalidRange');
-    return { start: Math.max(0, size - r.suffix), end: size - 1 };
-  }
-  if (r.start >= size) throw new SvcError('InvalidRange');
-  return { start: r.start, end: Math.min(r.end ?? size - 1, size - 1) };
-}
-
 /** A non-negative integer query parameter, capped; InvalidArgument when malformed. */
 export function parseLimit(v: string | undefined, name: string, def: number, cap: number): number {
   if (v === undefined || v === '') return def;

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { resolveRange } from '../../../object/range.ts';
 import type { GetObjectOptions, ObjectChecksum, ObjectInfo, PutObjectOptions } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { parseQuery, safeDecode, splitTarget } from '../auth/sigv4.ts';
@@ -20,7 +21,6 @@ import {
   parseRange,
   parseStorageClass,
   parseUserMeta,
-  resolveRange,
   validateBucketName,
 } from '../validate.ts';
 import { parseXml, type XmlNode, xmlList, xmlText } from '../xml.ts';
