@@ -55,7 +55,7 @@ describe('dispatcher over real HTTP', () => {
     expect(await r.json()).toEqual({
       ready: false,
       status: 'degraded',
-      details: { storage: { ready: false }, iam: { ready: false }, lock: { ready: true } },
+      details: { storage: { status: 'disconnected', ready: false }, iam: { status: 'disconnected', ready: false }, lock: { status: 'connected', ready: true } },
       degradedReasons: ['storage_and_iam_unavailable'],
     });
     expect((await fetch(`${base}/health/live`, { method: 'POST' })).status).toBe(405);

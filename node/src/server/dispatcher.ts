@@ -105,6 +105,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
           if (!r.ready) {
             sendS3Error(req, res, 'ServiceUnavailable', `The server is not ready yet (pending ${r.pending ?? 'startup'}); retry later.`, {
               'retry-after': String(RETRY_AFTER_SECONDS),
+              'cache-control': 'no-store',
               'x-svc-readiness-pending': r.pending ?? 'startup_finalization',
             });
             return;

@@ -18,18 +18,18 @@ describe('readiness', () => {
       ready: true,
       status: 'ok',
       pending: undefined,
-      details: { storage: { ready: true }, iam: { ready: true }, lock: { ready: true } },
+      details: { storage: { status: 'connected', ready: true }, iam: { status: 'connected', ready: true }, lock: { status: 'connected', ready: true } },
       degradedReasons: [],
     });
     r.update({ storageRead: false }, { storage: '0 of 1 sets have read quorum' });
     expect(r.report()).toMatchObject({ ready: false, pending: 'storage_quorum', degradedReasons: ['storage_quorum_unavailable'] });
-    expect(r.report().details.storage).toEqual({ ready: false, detail: '0 of 1 sets have read quorum' });
+    expect(r.report().details.storage).toEqual({ status: 'disconnected', ready: false, detail: '0 of 1 sets have read quorum' });
     expect(seen).toEqual(['iam', 'startup_finalization', 'ready', 'storage_quorum']);
   });
   it('kms detail only when configured', () => {
     expect(evaluateReadiness(all).details).not.toHaveProperty('kms');
     const r = evaluateReadiness({ ...all, kms: false });
-    expect(r.details.kms).toEqual({ ready: false });
+    expect(r.details.kms).toEqual({ status: 'disconnected', ready: false });
     expect(r.degradedReasons).toEqual(['kms_not_ready']);
     expect(r.ready).toBe(false);
   });

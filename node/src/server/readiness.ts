@@ -49,7 +49,10 @@ export interface ReadinessInputs {
 }
 
 export interface DependencyDetail {
+  /** `connected` when the dependency is usable, else `disconnected`. */
+  readonly status: 'connected' | 'disconnected';
   readonly ready: boolean;
+  /** Human-readable state, e.g. "1 of 1 erasure sets have read quorum". */
   readonly detail?: string;
 }
 
@@ -105,7 +108,10 @@ export function evaluateReadiness(i: ReadinessInputs, probe: ProbeKind = 'ready'
   if (!i.peers) reasons.push('peer_health_unavailable');
   if (withLock && i.clusterTimeout) reasons.push('cluster_health_timeout');
   const ready = reasons.length === 0 && pending === undefined;
-  const d = (ready: boolean, key: string): DependencyDetail => (notes[key] === undefined ? { ready } : { ready, detail: notes[key] });
+  const d = (ready: boolean, key: string): DependencyDetail => {
+    const status = ready ? 'connected' : 'disconnected';
+    return notes[key] === undefined ? { status, ready } : { status, ready, detail: notes[key] };
+  };
   return {
     ready,
     status: ready ? 'ok' : 'degraded',

@@ -1,12 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type DriveFormatState, type FormatIO, localFormatIO } from '../storage/format.ts';
 import { ManualClock } from '../util/clock.ts';
 import { loadConfig } from '../util/config.ts';
 import { hasCode, type SvcError } from '../util/errors.ts';
-import { silentLogger } from '../util/logger.ts';
+import { createLogger, silentLogger } from '../util/logger.ts';
 import { startServer } from './start-server.ts';
 
 const base = mkdtempSync(join(tmpdir(), 'svc-start-server-'));
@@ -73,6 +74,34 @@ describe('startServer', () => {
       expect(built).toBe(1);
       expect(server.deploymentId()).toMatch(/^[0-9a-f-]{36}$/);
       expect(await (await fetch(`${url}/bucket`)).text()).toBe('served');
+    } finally {
+      await server.close(0);
+    }
+  });
+
+  it('logs that it continues degraded once SVC_STARTUP_READINESS_MAX_WAIT_SECS has passed', async () => {
+    const dir = pool(2);
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const offline: FormatIO = {
+      readFormat: () => Promise.resolve<DriveFormatState>({ state: 'offline', reason: 'peer down' }),
+      writeFormat: () => Promise.reject(new Error('unreachable')),
+    };
+    const clock = new ManualClock();
+    const server = await startServer(config([`${dir}/d{1...2}`]), { logger: createLogger('info', sink), clock, formatIO: () => offline });
+    try {
+      const seen = () => lines.some((l) => l.includes('"event":"startup_readiness_wait_exceeded"'));
+      await clock.advance(2000);
+      expect(seen()).toBe(false);
+      await until(seen, clock);
+      expect(seen()).toBe(true);
+      expect(lines.some((l) => l.includes('"event":"startup_format_wait"'))).toBe(true);
+      expect(server.readiness.ready).toBe(false);
     } finally {
       await server.close(0);
     }

@@ -328,8 +328,6 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     readiness.update({ storageRead: false, storageWrite: false }, { storage: waitReason });
     await bindListeners();
     void (async () => {
-      const started = clock.now();
-      let warned = false;
       let delay = 1000;
       while (!stopping.signal.aborted) {
         try {
@@ -351,15 +349,25 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
           deps.onFatal?.(e);
           return;
         }
-        if (!warned && clock.now() - started >= config.startupReadinessMaxWaitSecs * 1000) {
-          warned = true;
+      }
+    })();
+  }
+
+  // Start-up waits for readiness at most SVC_STARTUP_READINESS_MAX_WAIT_SECS,
+  // then says it carries on degraded; recovery keeps running either way.
+  if (!readiness.ready) {
+    const waitMs = config.startupReadinessMaxWaitSecs * 1000;
+    void Promise.race([readiness.whenReady(stopping.signal), clock.sleep(waitMs, stopping.signal).then(() => false)]).then(
+      (ready) => {
+        if (!ready && !stopping.signal.aborted) {
           log.warn(
-            { event: 'startup_readiness_wait_exceeded', waitedSecs: config.startupReadinessMaxWaitSecs },
+            { event: 'startup_readiness_wait_exceeded', waitedSecs: config.startupReadinessMaxWaitSecs, pending: readiness.report().pending },
             'readiness wait exceeded SVC_STARTUP_READINESS_MAX_WAIT_SECS; continuing in degraded mode, recovery continues',
           );
         }
-      }
-    })();
+      },
+      () => undefined,
+    );
   }
 
   return {
