@@ -51,7 +51,7 @@ function planPool(arg: string, multiPool: boolean, cwd: string): PlannedPool {
   const ellipsis = hasEllipsis(arg);
   if (multiPool && !ellipsis) {
     throw topo(
-      `volume argument "${arg}" has no ellipsis: with more than one argument every argument describes a pool and must carry a range, e.g. /mnt/d{1...4} or http://host{1...4}:9000/mnt/d{1...4}`,
+      `volume argument "${arg}" has no ellipsis: with more than one argument every argument describes a pool and must carry a range, e.g. /mnt/d{1...4} or http://host{1...4}:9000/mnt/d{1...4} (a single-drive pool cannot join a multi-pool deployment)`,
       { pool: arg },
     );
   }
