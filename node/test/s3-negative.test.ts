@@ -66,7 +66,7 @@ function chunkedBody(
   authorization: string,
   amzDate: string,
   chunks: Buffer[],
-  opts: { tamperChunk?: number; trailer?: string } = {},
+  opts: { tamperChunk?: number; trailer?: string; tamperTrailer?: boolean } = {},
 ): Buffer {
   const seed = /Signature=([0-9a-f]{64})/.exec(authorization)![1]!;
   const scope = /Credential=[^/]+\/([^,]+)/.exec(authorization)![1]!;
@@ -84,6 +84,13 @@ function chunkedBody(
     if (opts.tamperChunk === i) sig = sig.replace(/^./, (ch) => (ch === '0' ? '1' : '0'));
     out.push(Buffer.from(`${c.length.toString(16)};chunk-signature=${sig}\r\n`));
     if (c.length > 0) out.push(c, Buffer.from('\r\n'));
+  }
+  if (opts.trailer !== undefined) {
+    // signed trailer: x-amz-trailer-signature over the canonical trailer lines
+    const sts = ['AWS4-HMAC-SHA256-TRAILER', amzDate, scope, prev, sha256(`${opts.trailer}\n`)].join('\n');
+    let tsig = hmac(key, sts).toString('hex');
+    if (opts.tamperTrailer) tsig = tsig.replace(/^./, (ch) => (ch === '0' ? '1' : '0'));
+    out.push(Buffer.from(`${opts.trailer}\r\nx-amz-trailer-signature:${tsig}\r\n`));
   }
   out.push(Buffer.from('\r\n'));
   return Buffer.concat(out);
@@ -129,6 +136,23 @@ function crcB64(data: Buffer): string {
   const b = Buffer.alloc(4);
   b.writeUInt32BE(crc32(data));
   return b.toString('base64');
+}
+
+async function signedTrailerPut(key: string, data: Buffer, crc: string, tamperTrailer = false) {
+  const r: RawRequest = {
+    method: 'PUT',
+    path: `/${BUCKET}/${key}`,
+    headers: {
+      'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER',
+      'content-encoding': 'aws-chunked',
+      'x-amz-decoded-content-length': String(data.length),
+      'x-amz-trailer': 'x-amz-checksum-crc32',
+    },
+  };
+  const headers = await signHeaders(srv.endpoint, creds(), r);
+  const body = chunkedBody(headers.authorization!, headers['x-amz-date']!, [data], { trailer: `x-amz-checksum-crc32:${crc}`, tamperTrailer });
+  headers['content-length'] = String(body.length);
+  return rawRequest(srv.endpoint, { ...r, body }, headers);
 }
 
 describe('rejected requests change nothing', () => {
@@ -205,6 +229,22 @@ describe('rejected requests change nothing', () => {
     expect(missing.status).toBe(400);
     expect(errorCode(missing.body)).toBe('IncompleteBody');
     await expectAbsent('trailer-missing');
+  });
+
+  it('signed aws-chunked with a signed trailer: stores; forged trailer signature and wrong CRC are refused', async () => {
+    const data = Buffer.alloc(100_000, 'q');
+    const ok = await signedTrailerPut('signed-trailer-ok', data, crcB64(data));
+    expect(ok.status).toBe(200);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'signed-trailer-ok', ChecksumMode: 'ENABLED' }));
+    expect(head.ChecksumCRC32).toBe(crcB64(data));
+    const forged = await signedTrailerPut('signed-trailer-forged', data, crcB64(data), true);
+    expect(forged.status).toBe(403);
+    expect(errorCode(forged.body)).toBe('SignatureDoesNotMatch');
+    await expectAbsent('signed-trailer-forged');
+    const wrong = await signedTrailerPut('signed-trailer-wrong', data, crcB64(Buffer.from('x')));
+    expect(wrong.status).toBe(400);
+    expect(errorCode(wrong.body)).toBe('BadDigest');
+    await expectAbsent('signed-trailer-wrong');
   });
 
   it('bad Content-MD5 → BadDigest; malformed Content-MD5 → InvalidDigest', async () => {

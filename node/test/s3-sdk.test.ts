@@ -331,6 +331,32 @@ describe('@aws-sdk/client-s3', () => {
     expect(lv2.Versions?.map((v) => v.VersionId)).toEqual([v1.VersionId]);
   });
 
+  it('ListObjectVersions pages with key and version-id markers', async () => {
+    const expected: [string, string][] = [];
+    for (const key of ['pa', 'pb']) {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await s3.send(new PutObjectCommand({ Bucket: 'sdk-versions', Key: key, Body: `${key}${i}` }))).VersionId!);
+      // newest first within a key
+      for (const id of ids.reverse()) expected.push([key, id]);
+    }
+    const seen: [string, string][] = [];
+    let keyMarker: string | undefined;
+    let versionIdMarker: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page = await s3.send(
+        new ListObjectVersionsCommand({ Bucket: 'sdk-versions', Prefix: 'p', MaxKeys: 2, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }),
+      );
+      pages++;
+      for (const v of page.Versions ?? []) seen.push([v.Key!, v.VersionId!]);
+      if (!page.IsTruncated) break;
+      keyMarker = page.NextKeyMarker;
+      versionIdMarker = page.NextVersionIdMarker;
+    }
+    expect(seen).toEqual(expected);
+    expect(pages).toBe(3);
+  });
+
   it('multipart: 21 MiB via lib-storage Upload with default checksums', async () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'sdk-mpu' }));
     const body = pattern(21 * 1024 * 1024, 7);

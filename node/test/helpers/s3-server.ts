@@ -24,6 +24,8 @@ export interface S3ServerOptions {
   clock?: Clock;
   accessKey?: string;
   secretKey?: string;
+  /** Virtual-host domains (`<bucket>.<domain>`). */
+  domains?: string[];
 }
 
 export interface S3Server {
@@ -50,6 +52,7 @@ export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
     objectLayer: engine,
     credentials: [{ accessKey, secretKey }],
     region,
+    ...(opts.domains ? { domains: opts.domains } : {}),
     logger: silentLogger,
     clock: opts.clock ?? systemClock,
   });
