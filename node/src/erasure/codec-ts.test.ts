@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hasCode } from '../util/errors.ts';
-import { createTsCodec } from './codec-ts.ts';
+import { createTsCodec, tsKernel } from './codec-ts.ts';
 import { gfMul } from './gf256.ts';
 
 const GEOMETRIES: [number, number][] = [
@@ -43,6 +43,48 @@ describe('TypeScript Reed-Solomon codec', () => {
         expect(shards[4 + p]![b]).toBe(want);
       }
     }
+  });
+
+  it('the word path (long aligned shards) equals the byte-by-byte definition, incl. coefficients 0 and 1', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 16 * 1024, max: 20_000 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer(),
+        fc.boolean(),
+        (len, rows, cols, seed, misalign) => {
+          const rnd = seeded(seed);
+          const coef = Uint8Array.from({ length: rows * cols }, () => {
+            const x = rnd();
+            return x < 0.15 ? 0 : x < 0.3 ? 1 : Math.floor(rnd() * 256);
+          });
+          const off = misalign ? 1 : 0;
+          const view = () => {
+            const b = new Uint8Array(len + 8);
+            for (let i = 0; i < b.length; i++) b[i] = Math.floor(rnd() * 256);
+            return b.subarray(off, off + len);
+          };
+          const inputs = Array.from({ length: cols }, view);
+          const outputs = Array.from({ length: rows }, view);
+          tsKernel.matMul(coef, rows, cols, inputs, outputs, len);
+          for (let r = 0; r < rows; r++) {
+            for (let i = 0; i < len; i += 97) {
+              let want = 0;
+              for (let j = 0; j < cols; j++) want ^= gfMul(coef[r * cols + j]!, inputs[j]![i]!);
+              if (outputs[r]![i] !== want) expect([r, i, outputs[r]![i]]).toEqual([r, i, want]);
+            }
+            // The last bytes (the scalar tail after the words).
+            for (let i = len - 5; i < len; i++) {
+              let want = 0;
+              for (let j = 0; j < cols; j++) want ^= gfMul(coef[r * cols + j]!, inputs[j]![i]!);
+              expect(outputs[r]![i]).toBe(want);
+            }
+          }
+        },
+      ),
+      { numRuns: 20 },
+    );
   });
 
   for (const [k, m] of GEOMETRIES) {

@@ -39,7 +39,11 @@ describe('native addon', () => {
           fc.property(
             fc.integer({ min: 1, max: 12 }),
             fc.integer({ min: 1, max: 34 }),
-            fc.oneof(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 200, max: 5000 })),
+            fc.oneof(
+              fc.integer({ min: 0, max: 200 }),
+              fc.integer({ min: 200, max: 5000 }),
+              fc.integer({ min: 16 * 1024, max: 17 * 1024 }),
+            ),
             fc.integer({ min: 0, max: 63 }),
             fc.integer({ min: 0, max: 2 ** 31 }),
             (rows, cols, len, misalign, seed) => {
@@ -69,7 +73,7 @@ describe('native addon', () => {
           fc.property(
             fc.integer({ min: 1, max: 16 }),
             fc.integer({ min: 0, max: 16 }),
-            fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 4099 })),
+            fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 4099 }), fc.integer({ min: 16 * 1024, max: 16 * 1024 + 64 })),
             fc.integer(),
             (k, m, len, seed) => {
               const ts = new RsCodec(k, m, tsKernel);
