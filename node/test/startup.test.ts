@@ -152,6 +152,23 @@ describe('svc server start-up', () => {
     expect(none.err).toContain('SVC_VOLUMES');
   });
 
+  it('SVC_OBS_LOG_DIRECTORY sends the JSON log to a file at the configured level', async () => {
+    const base = drives(2);
+    const logDir = join(base, 'logs');
+    mkdirSync(logDir);
+    const run = await runSvc(['server', `${base}/d{1...2}`], { SVC_OBS_LOG_DIRECTORY: logDir, SVC_OBS_LOG_FILENAME: 'node.log', SVC_OBS_LOGGER_LEVEL: 'warn' });
+    const file = join(logDir, 'node.log');
+    const read = () => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+    for (let i = 0; i < 100 && !read().includes('host_failure_data_unavailable'); i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await run.stop()).toBe(0);
+    const text = read();
+    expect(text).toContain('"event":"host_failure_data_unavailable"');
+    expect(text).toContain('"event":"default_credentials"');
+    expect(text).not.toContain('"level":"info"');
+    expect(run.stdout()).toBe('');
+  });
+
   it('--help explains every flag and variable', () => {
     const top = spawnSync(NODE, [SVC, '--help'], { cwd: REPO, encoding: 'utf8' });
     expect(top.status).toBe(0);
