@@ -180,7 +180,7 @@ export class ErasureSet {
     const errors: unknown[] = new Array(n);
 
     const startWriters = async () => {
-      const ps = Array.from({ length: n }, () => new ShardPipe(2));
+      const ps = Array.from({ length: n }, () => new ShardPipe(4));
       pipes = ps;
       const framed = size >= 0 ? frameShardFileSize(shardFileDataSize(size, BLOCK_SIZE, k), fullShard) : -1;
       writes = this.drives.map(async (d, s) => {

@@ -352,6 +352,7 @@ export class ServerPools implements ObjectLayer {
         tags: '',
         location: opts.location ?? '',
       });
+      this.#log.info({ event: 'bucket_created', bucket }, 'bucket created');
     } catch (err) {
       const made = err instanceof SvcError && Array.isArray(err.details?.created) ? (err.details.created as Drive[]) : created;
       if (!hasCode(err, 'BucketAlreadyOwnedByYou')) {
@@ -426,6 +427,7 @@ export class ServerPools implements ObjectLayer {
     );
     this.#bucketCache.delete(bucket);
     await this.#deleteSysRecord(this.#bucketRecordPath(bucket));
+    this.#log.info({ event: 'bucket_deleted', bucket, force: opts.force === true }, 'bucket deleted');
   }
 
   async setBucketVersioning(bucket: string, status: 'Enabled' | 'Suspended'): Promise<void> {

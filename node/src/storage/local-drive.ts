@@ -18,7 +18,7 @@ import type { Dirent } from 'node:fs';
 import { constants as fsc } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { frameShardFileSize, verifyShardStream } from '../erasure/index.ts';
+import { BITROT_HASH_SIZE, bitrotVerify, frameShardFileSize } from '../erasure/index.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
@@ -358,10 +358,23 @@ export class LocalDrive implements Drive {
       const st = await fsp.stat(p);
       const want = frameShardFileSize(dataBytes, shardBlockSize);
       if (st.size !== want) throw new SvcError('FileCorrupt', `shard file is ${st.size} bytes, expected ${want}`);
+      // Frame by frame into one reusable buffer: no stream re-chunking copies.
       const fh = await fsp.open(p, 'r');
-      const src = fh.createReadStream({ highWaterMark: 1 << 20, autoClose: true });
-      for await (const _ of verifyShardStream(src, shardBlockSize, dataBytes)) {
-        // Each yielded block has passed its hash check.
+      try {
+        const buf = Buffer.allocUnsafe(BITROT_HASH_SIZE + Math.min(shardBlockSize, Math.max(dataBytes, 1)));
+        let pos = 0;
+        for (let left = dataBytes, block = 0; left > 0; block++) {
+          const len = BITROT_HASH_SIZE + Math.min(shardBlockSize, left);
+          const { bytesRead } = await fh.read(buf, 0, len, pos);
+          const frame = buf.subarray(0, len);
+          if (bytesRead !== len || !bitrotVerify(frame.subarray(BITROT_HASH_SIZE), frame, 0)) {
+            throw new SvcError('FileCorrupt', 'staged shard failed its bitrot check', { block });
+          }
+          pos += len;
+          left -= len - BITROT_HASH_SIZE;
+        }
+      } finally {
+        await fh.close();
       }
     } catch (err) {
       await this.#mapErr(err, vol);
@@ -427,7 +440,7 @@ export class LocalDrive implements Drive {
     }
   }
 
-  async #writeVersions(vol: string, path: string, versions: FileVersion[]): Promise<void> {
+  async #writeVersions(vol: string, path: string, versions: FileVersion[], newDir = true): Promise<void> {
     const dir = this.#filePath(vol, path);
     if (versions.length === 0) {
       await fsp.rm(join(dir, XL_META), { force: true });
@@ -437,7 +450,7 @@ export class LocalDrive implements Drive {
     }
     await this.#atomicWrite(join(dir, XL_META), encodeXlMeta(versions));
     // A new object directory must itself survive power loss: fsync its parent.
-    await this.#fsyncDir(dirname(dir));
+    if (newDir) await this.#fsyncDir(dirname(dir));
   }
 
   /*
@@ -477,7 +490,7 @@ export class LocalDrive implements Drive {
         await fsp.rename(join(stage, version.dataDir), join(dst, version.dataDir));
       }
       await this.#hook('rename-data:data-moved');
-      await this.#writeVersions(dstVol, dstPath, versions);
+      await this.#writeVersions(dstVol, dstPath, versions, current.length === 0);
       await this.#hook('rename-data:meta-written');
       if (replaced && replaced.dataDir !== '' && replaced.dataDir !== version.dataDir) {
         await fsp.mkdir(stage, { recursive: true });
