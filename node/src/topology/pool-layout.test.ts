@@ -59,6 +59,13 @@ describe('pool layout', () => {
     expect(err(() => buildPoolLayouts(['/a/d{1...4}', '/a/d{3...6}'], opts())).message).toContain('appears in pool');
     expect(err(() => buildPoolLayouts(['/a/d{1...4}', 'http://h{1...4}:9000/d'], opts())).message).toContain('mix');
   });
+  it('refuses a drive nested inside another drive', () => {
+    expect(err(() => buildPoolLayouts(['/a/d{1...4}', '/a/d1/x{1...4}'], opts())).message).toContain('lies inside drive /a/d1');
+    expect(err(() => buildPoolLayouts(['http://h{1...2}:9000/d{1...2}', 'http://h{1...2}:9000/d1/sub{1...2}'], opts())).message).toContain('lies inside');
+    // same path on different hosts, and sibling prefixes, are fine
+    expect(buildPoolLayouts(['/a/d{1...2}', '/a/d1x{1...2}'], opts())).toHaveLength(2);
+    expect(buildPoolLayouts(['http://h{1...4}:9000/d{1...2}'], opts())).toHaveLength(1);
+  });
   it('single pool validation', () => {
     expect(err(() => buildPoolLayouts(['/d{3...3}'], opts())).message).toContain('at least two distinct');
     expect(err(() => buildPoolLayouts(['http://h:9000/d'], opts())).message).toContain('single-drive layout must be a local path');

@@ -100,6 +100,30 @@ export function buildPoolLayouts(args: readonly string[], opts: LayoutOptions): 
     }
   }
 
+  // Exclusive ownership: no drive may live inside another drive's folder.
+  const byHost = new Map<string, { path: string; raw: string }[]>();
+  for (const p of planned) {
+    for (const ep of p.endpoints) {
+      const host = ep.kind === 'url' ? `${ep.host}:${ep.port}` : '';
+      const list = byHost.get(host) ?? [];
+      list.push({ path: ep.path, raw: ep.raw });
+      byHost.set(host, list);
+    }
+  }
+  for (const list of byHost.values()) {
+    const sorted = [...list].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    for (let i = 1; i < sorted.length; i++) {
+      const prev = sorted[i - 1]!;
+      for (let j = i; j < sorted.length && sorted[j]!.path.startsWith(prev.path); j++) {
+        if (sorted[j]!.path.startsWith(`${prev.path}/`)) {
+          throw topo(`drive ${sorted[j]!.raw} lies inside drive ${prev.raw}; every drive path must be owned exclusively by one drive`, {
+            endpoint: sorted[j]!.raw,
+          });
+        }
+      }
+    }
+  }
+
   const widths = planned.map((p) => {
     if (p.endpoints.length === 1) {
       if (opts.setDriveCount !== undefined && opts.setDriveCount !== 1) {
