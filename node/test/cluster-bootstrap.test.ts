@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClusterBootstrap, type ClusterPool } from '../src/cluster/bootstrap.ts';
 import { configDigest, serverInfoService } from '../src/cluster/cluster-format.ts';
@@ -25,7 +26,7 @@ import { endpointHostPort } from '../src/topology/endpoint.ts';
 import { buildPoolLayouts } from '../src/topology/pool-layout.ts';
 import { AUTO_PARITY } from '../src/topology/storage-class.ts';
 import { systemClock } from '../src/util/clock.ts';
-import { silentLogger } from '../src/util/logger.ts';
+import { createLogger, silentLogger } from '../src/util/logger.ts';
 
 const base = await mkdtemp(join(tmpdir(), 'svc-cluster-boot-'));
 afterAll(async () => {
@@ -205,4 +206,59 @@ describe('cluster bootstrap over real RPC (4 nodes × 2 drives, in-process)', ()
       for (const n of nodes) await n.stop().catch(() => undefined);
     }
   }, 60_000);
+
+  it('retries IAM with iam_bootstrap_retry_failed (WARN rising to ERROR, with a hint) and still gets ready', async () => {
+    const port = await freePort();
+    const pools = buildPoolLayouts([`http://127.0.0.1:${port}${base}/iam/d{1...4}`], { storageClass: { standard: AUTO_PARITY, rrs: AUTO_PARITY }, cwd: base });
+    const drives = new Map<string, LocalDrive>();
+    for (const ep of pools[0]!.endpoints) {
+      await mkdir(ep.path, { recursive: true });
+      const d = new LocalDrive(ep.path, { endpoint: ep.raw });
+      await d.init();
+      drives.set(ep.path, d);
+    }
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+        cb();
+      },
+    });
+    const logger = createLogger('info', sink);
+    const auth = new RpcAuth('root:secret', systemClock);
+    const peers = new ClusterPeers({ pools, isLocal: () => true, selfId: `127.0.0.1:${port}`, auth, clock: systemClock, logger });
+    const readiness = new Readiness();
+    let attempts = 0;
+    const boot = new ClusterBootstrap({
+      pools,
+      peers,
+      leader: true,
+      digest: configDigest(pools, {}),
+      localDrive: (ep) => drives.get(ep.path),
+      readiness,
+      loadIam: async () => {
+        attempts++;
+        if (attempts <= 6) throw new Error('IAM store not readable yet');
+      },
+      finalize: async () => undefined,
+      clock: systemClock,
+      logger,
+      maxWaitSecs: 120,
+      retryMs: 10,
+      iamErrorAfter: 5,
+      iamRetryBaseMs: 1,
+    });
+    const running = boot.run();
+    await until(() => attempts >= 2, 5_000);
+    expect(readiness.report().pending).toBe('iam');
+    expect(readiness.report().degradedReasons).toEqual(['iam_not_ready']);
+    await running;
+    expect(readiness.ready).toBe(true);
+    const retries = lines.filter((l) => l['event'] === 'iam_bootstrap_retry_failed');
+    expect(retries.length).toBe(6);
+    expect(retries.map((l) => l['level'])).toEqual(['warn', 'warn', 'warn', 'warn', 'error', 'error']);
+    expect(retries.every((l) => typeof l['hint'] === 'string' && (l['hint'] as string).length > 0)).toBe(true);
+    boot.stop();
+    await peers.close();
+  });
 });

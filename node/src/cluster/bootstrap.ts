@@ -71,6 +71,8 @@ export interface ClusterBootstrapOptions {
   watchMs?: number;
   /** Consecutive IAM failures after which the retry log rises to ERROR (default 5). */
   iamErrorAfter?: number;
+  /** First IAM retry delay, doubled per failure up to 5 s (default 250 ms). */
+  iamRetryBaseMs?: number;
 }
 
 export type BootstrapStage = 'storage_quorum' | 'iam' | 'startup_finalization' | 'ready' | 'stopped';
@@ -159,7 +161,7 @@ export class ClusterBootstrap {
           'IAM bootstrap failed; retrying',
         );
         this.#checkDeadline(started);
-        await this.#sleep(Math.min(5_000, 250 * 2 ** Math.min(failures, 5)));
+        await this.#sleep(Math.min(5_000, (o.iamRetryBaseMs ?? 250) * 2 ** Math.min(failures - 1, 5)));
       }
     }
 
