@@ -12,7 +12,11 @@ export type { ErasureCodec } from './codec.ts';
 export {
   BLOCK_SIZE,
   decodeStripe,
+  encodeFramedStripe,
   encodeStripe,
+  type FramedStripe,
+  framedStripeBufferSize,
+  frameStride,
   shardFileDataSize,
   shardSize,
   shardStride,

@@ -1,10 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BITROT_HASH_SIZE, bitrotHash } from './bitrot.ts';
 import { createTsCodec } from './codec-ts.ts';
 import {
   BLOCK_SIZE,
   decodeStripe,
+  encodeFramedStripe,
   encodeStripe,
+  framedStripeBufferSize,
   shardFileDataSize,
   shardSize,
   shardStride,
@@ -95,6 +98,29 @@ describe('stripe split and join', () => {
     expect(Buffer.from(joined).equals(Buffer.from(block))).toBe(true);
     expect(() => encodeStripe(codec, block, new Uint8Array(10))).toThrow(expect.objectContaining({ code: 'InternalError' }));
     expect(() => decodeStripe(codec, shards, block.length, new Uint8Array(10))).toThrow(
+      expect.objectContaining({ code: 'InternalError' }),
+    );
+  });
+
+  it('encodeFramedStripe gives [hash][shard] frames equal to encodeStripe + bitrotHash', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 5000 }), fc.boolean(), (block, reuse) => {
+        const codec = createTsCodec(4, 2);
+        const buf = reuse ? new Uint8Array(framedStripeBufferSize(codec, block.length)).fill(0xcc) : undefined;
+        const { frames, shards } = encodeFramedStripe(codec, block, buf);
+        const plain = encodeStripe(codec, block);
+        expect(frames.length).toBe(6);
+        for (let i = 0; i < 6; i++) {
+          expect(frames[i]!.length).toBe(BITROT_HASH_SIZE + plain[i]!.length);
+          expect(Buffer.from(shards[i]!).equals(Buffer.from(plain[i]!))).toBe(true);
+          expect(Buffer.from(frames[i]!.subarray(0, BITROT_HASH_SIZE)).equals(Buffer.from(bitrotHash(plain[i]!)))).toBe(true);
+          expect(shards[i]!.buffer).toBe(frames[i]!.buffer);
+          if (buf) expect(frames[i]!.buffer).toBe(buf.buffer);
+        }
+      }),
+      { numRuns: 40 },
+    );
+    expect(() => encodeFramedStripe(createTsCodec(2, 2), new Uint8Array(100), new Uint8Array(10))).toThrow(
       expect.objectContaining({ code: 'InternalError' }),
     );
   });

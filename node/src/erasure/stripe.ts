@@ -3,6 +3,7 @@
  * copying; the codec does the parity.
  */
 import { SvcError } from '../util/errors.ts';
+import { BITROT_HASH_SIZE, bitrotHashInto } from './bitrot.ts';
 import type { ErasureCodec } from './codec.ts';
 
 /** Objects are encoded in blocks of 1 MiB (spec: encode block). */
@@ -74,6 +75,61 @@ export function encodeStripe(codec: ErasureCodec, block: Uint8Array, buffer?: Ui
   }
   codec.encode(shards);
   return shards;
+}
+
+/** Distance between consecutive frames in `encodeFramedStripe`'s buffer. */
+export function frameStride(size: number): number {
+  return shardStride(BITROT_HASH_SIZE + size);
+}
+
+/** Bytes `encodeFramedStripe` needs for a block of `blockLen` bytes. */
+export function framedStripeBufferSize(codec: ErasureCodec, blockLen: number): number {
+  return frameStride(shardSize(blockLen, codec.dataShards)) * (codec.dataShards + codec.parityShards);
+}
+
+export interface FramedStripe {
+  /** Shard i's bitrot frame, `[XXH64 (8 B)][shard]`, ready to append to its shard file. */
+  readonly frames: Uint8Array[];
+  /** Shard i alone (a view into `frames[i]` after the hash). */
+  readonly shards: Uint8Array[];
+}
+
+/**
+ * `encodeStripe` plus bitrot framing with no extra copy: each shard is
+ * encoded in place right after room for its hash, so `frames[i]` is exactly
+ * the bytes shard file i gets for this block. One buffer holds all N frames:
+ * `buffer` when given (at least `framedStripeBufferSize` bytes; the caller
+ * must not reuse it before the frames are written), a fresh one otherwise.
+ */
+export function encodeFramedStripe(codec: ErasureCodec, block: Uint8Array, buffer?: Uint8Array): FramedStripe {
+  const k = codec.dataShards;
+  const n = k + codec.parityShards;
+  const size = shardSize(block.length, k);
+  const stride = frameStride(size);
+  let buf: Uint8Array;
+  if (buffer === undefined) {
+    buf = Buffer.allocUnsafe(stride * n);
+  } else if (buffer.length < stride * n) {
+    throw new SvcError('InternalError', `encodeFramedStripe: buffer of ${buffer.length} bytes, need ${stride * n}`);
+  } else {
+    buf = buffer;
+  }
+  const frames: Uint8Array[] = new Array(n);
+  const shards: Uint8Array[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    frames[i] = buf.subarray(i * stride, i * stride + BITROT_HASH_SIZE + size);
+    shards[i] = frames[i]!.subarray(BITROT_HASH_SIZE);
+  }
+  for (let i = 0; i < k; i++) {
+    const start = Math.min(i * size, block.length);
+    const end = Math.min(start + size, block.length);
+    const shard = shards[i]!;
+    shard.set(block.subarray(start, end));
+    if (end - start < size) shard.fill(0, end - start);
+  }
+  codec.encode(shards);
+  for (let i = 0; i < n; i++) bitrotHashInto(shards[i]!, frames[i]!, 0);
+  return { frames, shards };
 }
 
 /**
