@@ -2,12 +2,13 @@
  * `svc server <volume-args...>`: configuration → logger → `startServer`,
  * signals → graceful shutdown. Returns the process exit code.
  */
-import { mkdirSync, openSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { startServer } from '../server/start-server.ts';
 import { systemClock } from '../util/clock.ts';
 import { type Config, type ConfigWarning, loadConfig } from '../util/config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
 import { createLogger, type Logger } from '../util/logger.ts';
+import { RotatingLogFile } from './rotating-log-file.ts';
 
 export interface ServerCommandOptions {
   readonly args: readonly string[];
@@ -29,20 +30,20 @@ export function failureText(e: SvcError): string {
 function openLogger(config: Config, warnings: ConfigWarning[]): Logger {
   const o = config.obs;
   if (o.logDestination === 'directory') {
-    const path = `${o.logDirectory}/${o.logFilename ?? 'svc.log'}`;
-    let fd: number;
+    const dir = o.logDirectory!;
+    const file = o.logFilename ?? 'svc.log';
     try {
-      fd = openSync(path, 'a');
-    } catch (err) {
-      throw new SvcError('InvalidConfig', `SVC_OBS_LOG_DIRECTORY: cannot open log file ${path}: ${(err as Error).message}`);
-    }
-    if (o.logRotationSizeMb !== undefined || o.logRotationTime !== undefined || o.logKeepFiles !== undefined) {
-      warnings.push({
-        event: 'log_rotation_unsupported',
-        message: 'SVC_OBS_LOG_ROTATION_* / SVC_OBS_LOG_KEEP_FILES are stored but this build does not rotate log files; rotate them externally',
+      const stream = new RotatingLogFile({
+        dir,
+        file,
+        maxBytes: o.logRotationSizeMb === undefined ? undefined : o.logRotationSizeMb * 1024 * 1024,
+        maxAgeMs: o.logRotationTimeMs,
+        keep: o.logKeepFiles,
       });
+      return createLogger(o.loggerLevel, stream);
+    } catch (err) {
+      throw new SvcError('InvalidConfig', `SVC_OBS_LOG_DIRECTORY: cannot open log file ${dir}/${file}: ${(err as Error).message}`);
     }
-    return createLogger(o.loggerLevel, fd);
   }
   if (o.logDestination === 'remote') {
     warnings.push({

@@ -134,11 +134,14 @@ describe('config', () => {
       logFilename: 'node.log',
       logRotationSizeMb: 100,
       logRotationTime: 'daily',
+      logRotationTimeMs: 86_400_000,
       logKeepFiles: 7,
     });
     expect(load({ SVC_OBS_LOG_DIRECTORY: 'https://logs.example' }).config.obs.logDestination).toBe('remote');
     expect(load({ SVC_OBS_METER_INTERVAL: '15' }).config.obs.meterIntervalMs).toBe(15000);
     expect(msg(() => load({ SVC_OBS_LOGGER_LEVEL: 'loud' }))).toContain('SVC_OBS_LOGGER_LEVEL');
     expect(msg(() => load({ SVC_OBS_METER_INTERVAL: 'soon' }))).toContain('SVC_OBS_METER_INTERVAL');
+    expect(load({ SVC_OBS_LOG_ROTATION_TIME: '6h' }).config.obs.logRotationTimeMs).toBe(21_600_000);
+    expect(msg(() => load({ SVC_OBS_LOG_ROTATION_TIME: 'weekly-ish' }))).toContain('SVC_OBS_LOG_ROTATION_TIME');
   });
 });

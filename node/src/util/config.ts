@@ -55,6 +55,8 @@ export interface ObsConfig {
   readonly logFilename: string | undefined;
   readonly logRotationSizeMb: number | undefined;
   readonly logRotationTime: string | undefined;
+  /** SVC_OBS_LOG_ROTATION_TIME in milliseconds (`hourly`, `daily`, or 30m/6h/1d). */
+  readonly logRotationTimeMs: number | undefined;
   readonly logKeepFiles: number | undefined;
 }
 
@@ -158,7 +160,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_OBS_LOG_DIRECTORY', 'unset: logs on stdout; a directory: log files; a value with :// : remote log endpoint'],
   ['SVC_OBS_LOG_FILENAME', 'log file name inside SVC_OBS_LOG_DIRECTORY (default svc.log)'],
   ['SVC_OBS_LOG_ROTATION_SIZE_MB', 'file-log rotation size in MB'],
-  ['SVC_OBS_LOG_ROTATION_TIME', 'file-log rotation period'],
+  ['SVC_OBS_LOG_ROTATION_TIME', 'file-log rotation period: hourly, daily, or 30m/6h/1d'],
   ['SVC_OBS_LOG_KEEP_FILES', 'rotated log files to keep'],
   ['COMPAT_VOLUMES, COMPAT_ERASURE_SET_DRIVE_COUNT, COMPAT_STORAGE_CLASS_*', 'compatibility spellings, used when the SVC_ name is unset'],
 ];
@@ -200,6 +202,17 @@ function parseDurationMs(variable: string, v: string | undefined): number | unde
   const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
   if (n === 0) throw invalid(variable, 'interval must be positive');
   return n * mult;
+}
+
+function parseRotationMs(v: string | undefined): number | undefined {
+  if (v === undefined || v.trim() === '') return undefined;
+  const s = v.trim().toLowerCase();
+  if (s === 'hourly') return 3_600_000;
+  if (s === 'daily') return 86_400_000;
+  const m = /^([0-9]+)(m|h|d)$/.exec(s);
+  const n = m ? Number(m[1]) : 0;
+  if (!m || n === 0) throw invalid('SVC_OBS_LOG_ROTATION_TIME', `invalid period "${v}"; expected hourly, daily, or a value like 30m, 6h, 1d`);
+  return n * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
 }
 
 const LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -349,6 +362,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     logFilename: nonEmpty(env.SVC_OBS_LOG_FILENAME),
     logRotationSizeMb: parseInteger('SVC_OBS_LOG_ROTATION_SIZE_MB', env.SVC_OBS_LOG_ROTATION_SIZE_MB, 1),
     logRotationTime: nonEmpty(env.SVC_OBS_LOG_ROTATION_TIME),
+    logRotationTimeMs: parseRotationMs(env.SVC_OBS_LOG_ROTATION_TIME),
     logKeepFiles: parseInteger('SVC_OBS_LOG_KEEP_FILES', env.SVC_OBS_LOG_KEEP_FILES, 0),
   };
   if (obs.logFilename !== undefined && /[/\\]/.test(obs.logFilename)) throw invalid('SVC_OBS_LOG_FILENAME', 'must be a file name, not a path');
