@@ -8,6 +8,7 @@ import { nativeAddon, nativeLoadError } from './native.ts';
 import { type GfKernel, RsCodec } from './rs-codec.ts';
 
 export * from './bitrot.ts';
+export { BufferPool } from './buffer-pool.ts';
 export type { ErasureCodec } from './codec.ts';
 export {
   BLOCK_SIZE,

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { BufferPool } from './buffer-pool.ts';
+
+describe('BufferPool', () => {
+  it('reuses released buffers up to maxFree', () => {
+    const pool = new BufferPool(1000, 1);
+    const a = pool.acquire();
+    const b = pool.acquire();
+    expect(a.length).toBe(1000);
+    expect(a).not.toBe(b);
+    pool.release(a);
+    pool.release(b);
+    expect(pool.free).toBe(1);
+    expect(pool.acquire()).toBe(a);
+    expect(pool.acquire()).not.toBe(b);
+  });
+
+  it('refuses double releases and foreign buffers', () => {
+    const pool = new BufferPool(16);
+    const a = pool.acquire();
+    pool.release(a);
+    expect(() => pool.release(a)).toThrow(expect.objectContaining({ code: 'InternalError' }));
+    expect(() => pool.release(Buffer.alloc(16))).toThrow(expect.objectContaining({ code: 'InternalError' }));
+    expect(() => new BufferPool(0)).toThrow();
+  });
+});
