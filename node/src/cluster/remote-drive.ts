@@ -15,6 +15,7 @@ import type {
   WalkEntry,
   WalkOptions,
 } from '../storage/drive.ts';
+import { SvcError } from '../util/errors.ts';
 import type { PeerClient } from './rpc-client.ts';
 import { storagePath } from './rpc-wire.ts';
 
@@ -23,6 +24,8 @@ export class RemoteDrive implements Drive {
   /** The drive's id on its node: the endpoint path, e.g. `/data/d1`. */
   readonly driveId: string;
   readonly #peer: PeerClient;
+  /** Set when the peer answered that this drive is missing; cleared by the next success. */
+  #driveMissing = false;
 
   constructor(peer: PeerClient, driveId: string, endpoint: string) {
     this.#peer = peer;
@@ -31,11 +34,23 @@ export class RemoteDrive implements Drive {
   }
 
   isOnline(): boolean {
-    return this.#peer.isOnline();
+    return this.#peer.isOnline() && !this.#driveMissing;
   }
 
   async rpc(method: string, ...args: unknown[]): Promise<unknown> {
-    return this.#peer.rpcCall(storagePath(this.driveId, method), args);
+    return this.#track(this.#peer.rpcCall(storagePath(this.driveId, method), args));
+  }
+
+  /** Follows the remote drive's own state: `DiskNotFound` from the peer (not the transport) marks it missing. */
+  async #track<T>(p: Promise<T>): Promise<T> {
+    try {
+      const v = await p;
+      this.#driveMissing = false;
+      return v;
+    } catch (err) {
+      if (err instanceof SvcError && err.code === 'DiskNotFound' && this.#peer.isOnline()) this.#driveMissing = true;
+      throw err;
+    }
   }
 
   async diskInfo(): Promise<DiskInfo> {
@@ -67,11 +82,11 @@ export class RemoteDrive implements Drive {
   }
 
   async createFile(vol: string, path: string, size: number, stream: AsyncIterable<Uint8Array>): Promise<void> {
-    await this.#peer.rpcUpload(storagePath(this.driveId, 'createFile'), [vol, path, size], stream);
+    await this.#track(this.#peer.rpcUpload(storagePath(this.driveId, 'createFile'), [vol, path, size], stream));
   }
 
   async readFileStream(vol: string, path: string, offset: number, length: number): Promise<Readable> {
-    return this.#peer.rpcDownload(storagePath(this.driveId, 'readFileStream'), [vol, path, offset, length]);
+    return this.#track(this.#peer.rpcDownload(storagePath(this.driveId, 'readFileStream'), [vol, path, offset, length]));
   }
 
   async verifyFile(vol: string, path: string, shardBlockSize: number, dataBytes: number): Promise<void> {
