@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -130,6 +130,24 @@ describe('startServer', () => {
     }
   });
 
+  it('a new pool joins the existing deployment; pools of different deployments are refused', async () => {
+    const a = pool(4);
+    const b = pool(4);
+    const c = pool(2);
+    const first = await startServer(config([`${a}/d{1...4}`]), { logger: silentLogger, clock: new ManualClock() });
+    const id = first.deploymentId();
+    await first.close(0);
+    const both = await startServer(config([`${a}/d{1...4}`, `${b}/d{1...4}`]), { logger: silentLogger, clock: new ManualClock() });
+    expect(both.deploymentId()).toBe(id);
+    expect(both.readiness.ready).toBe(true);
+    await both.close(0);
+    const other = await startServer(config([`${c}/d{1...2}`]), { logger: silentLogger, clock: new ManualClock() });
+    await other.close(0);
+    await expect(startServer(config([`${a}/d{1...4}`, `${c}/d{1...2}`]), { logger: silentLogger, clock: new ManualClock() })).rejects.toSatisfy((e) =>
+      hasCode(e, 'CorruptedFormat'),
+    );
+  });
+
   it('storage readiness follows drives that disappear and come back', async () => {
     const dir = pool(4);
     const clock = new ManualClock();
@@ -137,9 +155,17 @@ describe('startServer', () => {
     try {
       expect(server.readiness.ready).toBe(true);
       // parity 2 on 4 drives: read quorum 2, so three missing drives lose it
+      const saved = [1, 2, 3].map((i) => readFileSync(join(dir, `d${i}`, '.svc.sys', 'format.json')));
       for (const i of [1, 2, 3]) rmSync(join(dir, `d${i}`, '.svc.sys'), { recursive: true });
       await until(() => !server.readiness.ready, clock);
       expect(server.readiness.report()).toMatchObject({ ready: false, pending: 'storage_quorum', degradedReasons: ['storage_quorum_unavailable'] });
+      // two drives back: read quorum again
+      for (const i of [1, 2]) {
+        mkdirSync(join(dir, `d${i}`, '.svc.sys'));
+        writeFileSync(join(dir, `d${i}`, '.svc.sys', 'format.json'), saved[i - 1]!);
+      }
+      await until(() => server.readiness.ready, clock);
+      expect(server.readiness.report().ready).toBe(true);
     } finally {
       await server.close(0);
     }
