@@ -59,6 +59,11 @@ describe('format.json file I/O', () => {
     const r = await readFormatFile(root!);
     expect(r.state === 'corrupt' && r.reason).toContain('unsupported format version');
   });
+  it('a .svc.sys that is a file is corrupt, not offline', async () => {
+    const [root] = drives(1);
+    writeFileSync(join(root!, '.svc.sys'), 'x');
+    expect((await readFormatFile(root!)).state).toBe('corrupt');
+  });
   it('validateFormat checks matrix consistency', () => {
     const [f] = newPoolFormats(geo4, DEP);
     expect(validateFormat(JSON.parse(JSON.stringify(f)))).toEqual(f);

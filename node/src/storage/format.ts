@@ -131,6 +131,7 @@ export async function readFormatFile(root: string): Promise<DriveFormatState> {
   } catch (err) {
     if (errno(err) === 'ENOENT') return { state: 'unformatted' };
     if (errno(err) === 'EISDIR') return { state: 'corrupt', reason: `${formatPath(root)} is a directory` };
+    if (errno(err) === 'ENOTDIR') return { state: 'corrupt', reason: `${join(root, SYS_VOL)} is not a directory` };
     return { state: 'offline', reason: `${errno(err) ?? 'error'} reading ${formatPath(root)}` };
   }
   try {
