@@ -43,6 +43,8 @@ export interface PeerClientOptions {
   headersTimeoutMs?: number;
   /** Longest silence inside a response body. */
   bodyTimeoutMs?: number;
+  /** Longest time an upload may sit blocked on the peer not accepting data (default 30 s). */
+  uploadStallMs?: number;
   /** First and largest delay of the background reconnect probe. */
   probeBaseMs?: number;
   probeMaxMs?: number;
@@ -86,6 +88,7 @@ export class PeerClient {
   readonly #data: Pool;
   readonly #control: Pool;
   readonly #headersTimeoutMs: number;
+  readonly #uploadStallMs: number;
   readonly #probeBaseMs: number;
   readonly #probeMaxMs: number;
   #online = true;
@@ -101,6 +104,7 @@ export class PeerClient {
     this.#clock = opts.clock;
     this.#logger = opts.logger;
     this.#headersTimeoutMs = opts.headersTimeoutMs ?? 30_000;
+    this.#uploadStallMs = opts.uploadStallMs ?? 30_000;
     this.#probeBaseMs = opts.probeBaseMs ?? 250;
     this.#probeMaxMs = opts.probeMaxMs ?? 2_000;
     const common = {
@@ -131,28 +135,60 @@ export class PeerClient {
     return decodeMsg(await readAll(res.body, this.origin));
   }
 
-  /** Streams `body` to the peer; args travel in a header. */
+  /**
+   * Streams `body` to the peer; args travel in a header. A slow source is
+   * fine; a peer that stops accepting data for `uploadStallMs` is treated as
+   * unreachable (the upload is aborted, the peer marked offline).
+   */
   async rpcUpload(path: string, args: unknown, body: AsyncIterable<Uint8Array>, opts: CallOptions = {}): Promise<unknown> {
+    const clock = this.#clock;
     let sourceError: unknown;
     let sourceFailed = false;
+    // Set while a chunk was handed over and the transport has not asked for the next.
+    let blockedSince: number | undefined;
     async function* guarded(): AsyncGenerator<Uint8Array> {
       try {
-        for await (const chunk of body) yield chunk;
+        for await (const chunk of body) {
+          blockedSince = clock.now();
+          yield chunk;
+          blockedSince = undefined;
+        }
       } catch (err) {
         sourceFailed = true;
         sourceError = err;
         throw err;
       }
     }
+    const stall = new AbortController();
+    const signal = opts.signal === undefined ? stall.signal : AbortSignal.any([opts.signal, stall.signal]);
+    const stopWatch = clock.every(Math.max(10, Math.floor(this.#uploadStallMs / 4)), () => {
+      if (blockedSince !== undefined && clock.now() - blockedSince >= this.#uploadStallMs) {
+        stall.abort(new SvcError('DiskNotFound', `peer ${this.origin} stopped accepting upload data`, { remote: this.origin }));
+      }
+    });
     const headers = { [RPC_ARGS_HEADER]: encodeMsg(args).toString('base64url') };
     try {
       // The headers timer would run while a slow source trickles the body in;
-      // body progress and socket errors bound an upload instead.
-      const res = await this.#request(this.#data, path, Readable.from(guarded(), { objectMode: false }), headers, { ...opts, timeoutMs: opts.timeoutMs ?? 0 }, () => sourceFailed);
+      // the stall watch and socket errors bound an upload instead.
+      const res = await this.#request(
+        this.#data,
+        path,
+        Readable.from(guarded(), { objectMode: false }),
+        headers,
+        { ...opts, signal, timeoutMs: opts.timeoutMs ?? 0 },
+        () => sourceFailed || stall.signal.aborted,
+      );
       return decodeMsg(await readAll(res.body, this.origin));
     } catch (err) {
+      // The stall check comes first: aborting also throws into the source.
+      if (stall.signal.aborted) {
+        this.#markOffline(stall.signal.reason);
+        throw stall.signal.reason;
+      }
       if (sourceFailed) throw sourceError;
       throw err;
+    } finally {
+      stopWatch();
     }
   }
 

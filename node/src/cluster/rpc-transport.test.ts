@@ -217,6 +217,39 @@ describe('internode RPC transport', () => {
     expect(c.isOnline()).toBe(true);
   });
 
+  it('aborts an upload the peer stops accepting and marks the peer offline', async () => {
+    const rpc = new RpcServer({ auth, logger: silentLogger });
+    let entered = false;
+    rpc.registerDrive('/data/d1', {
+      // Never reads its body: the socket fills and the client's writes block.
+      stuck: {
+        kind: 'upload',
+        handle: () => {
+          entered = true;
+          return new Promise(() => undefined);
+        },
+      },
+    });
+    const server = createServer(rpc.handle);
+    const port = await listen(server);
+    closers.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const c = new PeerClient({ origin: `http://127.0.0.1:${port}`, nodeId: 'n', auth, clock: systemClock, logger: silentLogger, uploadStallMs: 300, probeBaseMs: 60_000 });
+    closers.push(() => c.close());
+    async function* endless() {
+      const chunk = Buffer.alloc(1024 * 1024, 7);
+      for (;;) yield chunk;
+    }
+    const t0 = Date.now();
+    const err = await c.rpcUpload(storagePath('/data/d1', 'stuck'), [], endless()).catch((e: unknown) => e);
+    expect(entered).toBe(true);
+    expect((err as SvcError).code).toBe('DiskNotFound');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(c.isOnline()).toBe(false);
+  });
+
   it('marks an unreachable peer offline, fails fast, and probes it back online', async () => {
     const s = startServer();
     const port = await s.port;
