@@ -1,4 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -146,6 +148,24 @@ describe('startServer', () => {
     await expect(startServer(config([`${a}/d{1...4}`, `${c}/d{1...2}`]), { logger: silentLogger, clock: new ManualClock() })).rejects.toSatisfy((e) =>
       hasCode(e, 'CorruptedFormat'),
     );
+  });
+
+  it('URL endpoints on this node\'s address and port are local drives; none local is an error', async () => {
+    const dir = pool(4);
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const cfg = config([`http://127.0.0.1:${port}${dir}/d{1...4}`], { SVC_ADDRESS: `127.0.0.1:${port}` });
+    const server = await startServer(cfg, { logger: silentLogger, clock: new ManualClock() });
+    try {
+      expect(server.readiness.ready).toBe(true);
+      expect(readFileSync(join(dir, 'd4', '.svc.sys', 'format.json'), 'utf8')).toContain(server.deploymentId()!);
+    } finally {
+      await server.close(0);
+    }
+    const elsewhere = config([`http://127.0.0.1:${port + 1}${dir}/d{1...4}`], { SVC_ADDRESS: `127.0.0.1:${port}` });
+    await expect(startServer(elsewhere, { logger: silentLogger, clock: new ManualClock() })).rejects.toThrow(/none of the endpoints is served by this node/);
   });
 
   it('storage readiness follows drives that disappear and come back', async () => {

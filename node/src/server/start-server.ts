@@ -37,7 +37,7 @@ import type { Config, ListenAddress } from '../util/config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createDispatcher, type RouteHandlers } from './dispatcher.ts';
-import { localHostSet } from './local-hosts.ts';
+import { addResolvedLocalHosts, localHostSet } from './local-hosts.ts';
 import { Readiness } from './readiness.ts';
 import { evaluateStorage } from './storage-health.ts';
 
@@ -192,11 +192,23 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   for (const w of layoutWarnings(pools)) log.warn({ event: w.event, pool: w.pool }, w.message);
 
   // 2. local disks
-  const localHosts = deps.localHosts ?? localHostSet([config.address.host]);
+  let localHosts = deps.localHosts;
+  if (!localHosts) {
+    const set = localHostSet(config.address.host);
+    const urlHosts = pools.flatMap((p) => p.endpoints.flatMap((e) => (e.kind === 'url' ? [e.host] : [])));
+    if (urlHosts.length > 0) {
+      const r = await addResolvedLocalHosts(urlHosts, set);
+      log.info({ event: 'startup_endpoint_resolution', resolvedLocal: r.resolvedLocal, unresolved: r.unresolved }, 'endpoint host names resolved');
+    }
+    localHosts = set;
+  }
   const local = pools.map((p) => p.endpoints.map((e) => isLocalEndpoint(e, localHosts, config.address.port)));
   const ios = pools.map((p, i) => deps.formatIO?.(p, local[i]!) ?? defaultFormatIO(p, local[i]!));
   {
     const checks = pools.flatMap((p, pi) => p.endpoints.map((_e, ei) => (local[pi]![ei] ? ios[pi]!.readFormat(ei) : undefined)));
+    if (!local.flat().some(Boolean)) {
+      throw new SvcError('InvalidTopology', `none of the endpoints is served by this node (listen port ${config.address.port}); check --address and the host names`);
+    }
     await Promise.all(checks);
     log.info({ event: 'startup_local_disks', drives: local.flat().filter(Boolean).length, remote: local.flat().filter((l) => !l).length }, 'local drives present');
   }
