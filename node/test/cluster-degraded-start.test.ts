@@ -58,4 +58,23 @@ describe.skipIf(!supported)('4-node cluster: degraded start and recovery (real p
     // Node 1 was never restarted.
     expect(await cluster.logs(1)).not.toMatch(/"event":"startup_failed"/);
   }, 90_000);
+
+  it('a ready node that loses read quorum goes back to degraded, and recovers by itself', async () => {
+    await Promise.all([cluster.stop(2), cluster.stop(3), cluster.stop(4)]);
+    const end = Date.now() + 30_000;
+    let r = await cluster.get(1, '/health/ready');
+    while (r.status === 200 && Date.now() < end) {
+      await new Promise((res) => setTimeout(res, 250));
+      r = await cluster.get(1, '/health/ready');
+    }
+    expect(r.status).toBe(503);
+    expect((JSON.parse(r.body) as { degradedReasons: string[] }).degradedReasons).toEqual(['storage_quorum_unavailable']);
+    const s3 = await cluster.get(1, '/');
+    expect(s3.status).toBe(503);
+    expect(s3.headers['x-svc-readiness-pending']).toBe('storage_quorum');
+
+    await Promise.all([cluster.start(2), cluster.start(3), cluster.start(4)]);
+    await Promise.all([1, 2, 3, 4].map((k) => cluster.waitReady(k, 30_000)));
+    expect(cluster.isRunning(1)).toBe(true);
+  }, 90_000);
 });
