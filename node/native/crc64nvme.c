@@ -19,6 +19,7 @@
  * prefix, so the table path finishes them (and the tail).
  * The CRC's initial value is the same as XORing it into the first 8 bytes.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "svc_native.h"
@@ -31,7 +32,7 @@
 #define POLY_REFLECTED 0x9A6C9329AC4BC9B5ULL
 
 static uint64_t table[8][256];
-static int ready = 0;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int use_clmul = 0;
 
 /* Raw CRC update (no init/xorout inversion). */
@@ -102,8 +103,7 @@ __attribute__((target("pclmul,sse4.1"))) static uint64_t crc_clmul(uint64_t c, c
 
 static int clmul_self_test(void);
 
-void svc_crc64nvme_init(void) {
-  if (ready) return;
+static void init_once_fn(void) {
   for (int b = 0; b < 256; b++) {
     uint64_t c = (uint64_t)b;
     for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ POLY_REFLECTED : c >> 1;
@@ -112,19 +112,18 @@ void svc_crc64nvme_init(void) {
   for (int b = 0; b < 256; b++) {
     for (int t = 1; t < 8; t++) table[t][b] = (table[t - 1][b] >> 8) ^ table[0][table[t - 1][b] & 0xff];
   }
-  ready = 1;
 #ifdef SVC_CLMUL
   k128_lo = xpow_mod(128 + 63);
   k128_hi = xpow_mod(128 - 1);
   k512_lo = xpow_mod(512 + 63);
   k512_hi = xpow_mod(512 - 1);
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1")) {
-    use_clmul = 1;
-    if (!clmul_self_test()) use_clmul = 0;
-  }
+  if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1") && clmul_self_test()) use_clmul = 1;
 #endif
 }
+
+/* Worker threads load the addon too, possibly at the same time: once only. */
+void svc_crc64nvme_init(void) { pthread_once(&init_once, init_once_fn); }
 
 const char *svc_crc64nvme_kernel(void) { return use_clmul ? "pclmul" : "table"; }
 

@@ -19,6 +19,7 @@
  * two GFNI kernels cannot run on the development machines (no GFNI there),
  * so they are UNTESTED except by that self-test, which is what guards them.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,7 +280,7 @@ __attribute__((target("gfni,avx512f,avx512bw"))) static void matmul_gfni(const u
 
 static svc_gf_kernel kernels[5];
 static int kernel_count = 0;
-static int initialized = 0;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 /* Compares `fn` with the scalar kernel over every coefficient, on lengths
  * that exercise whole vectors and scalar tails. */
@@ -316,9 +317,7 @@ static int self_test(svc_gf_matmul_fn fn) {
   return ok;
 }
 
-void svc_gf_init(void) {
-  if (initialized) return;
-  initialized = 1;
+static void init_tables_and_dispatch(void) {
   build_tables();
 #ifdef SVC_X86
   __builtin_cpu_init();
@@ -338,6 +337,9 @@ void svc_gf_init(void) {
 #endif
   kernels[kernel_count++] = (svc_gf_kernel){"scalar", matmul_scalar};
 }
+
+/* Worker threads load the addon too, possibly at the same time: once only. */
+void svc_gf_init(void) { pthread_once(&init_once, init_tables_and_dispatch); }
 
 /* Checks the GFNI affine matrices in software, following the documented
  * semantics of vgf2p8affineqb (result bit i = parity(matrix byte 7-i AND x)),

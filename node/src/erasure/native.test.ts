@@ -3,10 +3,13 @@
  * TypeScript oracle. Skipped (and said so) when the addon is not built;
  * `SVC_REQUIRE_NATIVE=1` turns a missing addon into a failure.
  */
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { xxh64 } from '@node-rs/xxhash';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { tsKernel } from './codec-ts.ts';
+import { gfMul } from './gf256.ts';
 import { nativeAddon, nativeLoadError } from './native.ts';
 import { RsCodec } from './rs-codec.ts';
 
@@ -122,6 +125,35 @@ describe('native addon', () => {
       shards.forEach((sh, i) => {
         expect(Buffer.from(out).readBigUInt64BE(8 * i)).toBe(xxh64(sh));
       });
+    });
+
+    it('loads in several worker threads at once (one-time init is thread-safe)', async () => {
+      const addonPath = fileURLToPath(new URL('../../build/Release/svc_native.node', import.meta.url));
+      const code = `
+        const { parentPort, workerData } = require('node:worker_threads');
+        const a = require(workerData);
+        const x = new Uint8Array(100000).fill(7);
+        const p = new Uint8Array(100000);
+        a.matMul(Uint8Array.of(0x53), 1, 1, [x], [p], x.length);
+        parentPort.postMessage({ kernel: a.kernel, crc: a.crc64nvme(Buffer.from('123456789'), 0n), p: p[99999] });
+      `;
+      const results = await Promise.all(
+        Array.from(
+          { length: 4 },
+          () =>
+            new Promise<{ kernel: string; crc: bigint; p: number }>((resolve, reject) => {
+              const w = new Worker(code, { eval: true, workerData: addonPath });
+              w.once('message', (m) => {
+                resolve(m);
+                void w.terminate();
+              });
+              w.once('error', reject);
+            }),
+        ),
+      );
+      for (const r of results) {
+        expect(r).toEqual({ kernel: addon!.kernel, crc: 0xae8b14860a799888n, p: gfMul(0x53, 7) });
+      }
     });
 
     it('rejects bad arguments instead of touching memory', () => {
