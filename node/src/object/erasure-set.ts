@@ -16,6 +16,7 @@ import {
   frameShardFileSize,
   shardFileDataSize,
   shardSize,
+  stripeBufferSize,
   verifyShardStream,
 } from '../erasure/index.ts';
 import { type Drive, type FileVersion, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
@@ -163,6 +164,9 @@ export class ErasureSet {
     const wq = writeQuorum(k, m);
     const codec = createCodec(k, m);
     const fullShard = shardSize(BLOCK_SIZE, k);
+    const stripe = Buffer.allocUnsafe(stripeBufferSize(codec, BLOCK_SIZE));
+    const fullFrames = (BITROT_HASH_SIZE + fullShard) * n;
+    const freeFrames: Buffer[] = [];
     const stagePath = `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
@@ -209,13 +213,18 @@ export class ErasureSet {
       if (!buffering) await startWriters();
       for await (const block of blocks(source, BLOCK_SIZE)) {
         total += block.length;
-        const shards = encodeStripe(codec, block);
+        // The stripe buffer is reused: shards are copied into their frames at once.
+        const shards = encodeStripe(codec, block, stripe);
         const sLen = shards[0]!.length;
         shardBytes += sLen;
+        // One buffer per block holds all N frames ([hash][shard] each); it is
+        // recycled once every drive wrote its frame (bounded by pipe depth).
+        const frameLen = BITROT_HASH_SIZE + sLen;
+        const frameBuf = frameLen * n === fullFrames && freeFrames.length > 0 ? freeFrames.pop()! : Buffer.allocUnsafe(frameLen * n);
         const frames: Uint8Array[] = new Array(n);
         for (let s = 0; s < n; s++) {
           const shard = shards[dist[s]! - 1]!;
-          const f = Buffer.allocUnsafe(BITROT_HASH_SIZE + sLen);
+          const f = frameBuf.subarray(s * frameLen, (s + 1) * frameLen);
           bitrotHashInto(shard, f, 0);
           f.set(shard, BITROT_HASH_SIZE);
           frames[s] = f;
@@ -230,7 +239,11 @@ export class ErasureSet {
           for (let s = 0; s < n; s++) buffered[s]!.push(frames[s]!);
           continue;
         }
-        await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(frames[s]!) : undefined)));
+        let refs = countAlive();
+        const release = () => {
+          if (--refs === 0 && frameBuf.length === fullFrames) freeFrames.push(frameBuf);
+        };
+        await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(frames[s]!, release) : undefined)));
         if (countAlive() < wq) throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq });
       }
       if (size >= 0 && total !== size) throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${total}`);
@@ -459,7 +472,9 @@ export class ErasureSet {
               yield inl.subarray(off, off + len);
             })();
           } else {
-            src = await this.drives[slot]!.readFileStream(vol, `${path}/${v.dataDir}/part.${part.number}`, off, len);
+            src = await this.drives[slot]!.readFileStream(vol, `${path}/${v.dataDir}/part.${part.number}`, off, len, {
+              chunkSize: BITROT_HASH_SIZE + fullShard,
+            });
           }
           return verifyShardStream(src, fullShard, data, block);
         };
@@ -512,12 +527,22 @@ export class ErasureSet {
               pending = retry;
             }
             if (active.length < k) throw new SvcError('ErasureReadQuorum', undefined, { good: active.length, needed: k });
-            const out = decodeStripe(codec, shards, blockLen);
             const blockStart = b * e.blockSize;
             const sliceFrom = Math.max(from, blockStart) - blockStart;
             const sliceTo = Math.min(to, blockStart + blockLen) - blockStart;
-            // decodeStripe returns a fresh buffer per block: hand out a view.
-            yield out.subarray(sliceFrom, sliceTo);
+            let allData = true;
+            for (let i = 0; i < k; i++) if (shards[i] === null) allData = false;
+            if (allData) {
+              // Systematic code: the data shards are the block; hand out views, no decode or copy.
+              for (let i = 0; i < k; i++) {
+                const lo = Math.max(sliceFrom, i * sLen);
+                const hi = Math.min(sliceTo, (i + 1) * sLen);
+                if (hi > lo) yield shards[i]!.subarray(lo - i * sLen, hi - i * sLen);
+              }
+            } else {
+              // decodeStripe returns a fresh buffer per block: hand out a view.
+              yield decodeStripe(codec, shards, blockLen).subarray(sliceFrom, sliceTo);
+            }
           }
         } finally {
           for (const r of readers.values()) await r.return(undefined).catch(() => undefined);

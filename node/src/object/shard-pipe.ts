@@ -3,10 +3,16 @@
  * drive's `createFile`. `push` resolves once the queue has room, so the
  * slowest needed drive throttles the producer (and so the client socket);
  * memory stays at `capacity` frames per drive.
+ *
+ * Each frame may carry a `release` callback, called once the consumer is
+ * done with it (it pulled the next frame, or stopped): the producer recycles
+ * frame buffers instead of leaving garbage per block (Drive.createFile
+ * contract: a drive finishes with a chunk before pulling the next).
  */
 export class ShardPipe implements AsyncIterable<Uint8Array> {
   readonly #capacity: number;
   readonly #queue: Uint8Array[] = [];
+  readonly #releases: ((() => void) | undefined)[] = [];
   #closed = false;
   #error: unknown;
   /** Set when the consumer stopped (drive failed): pushes are dropped. */
@@ -23,9 +29,13 @@ export class ShardPipe implements AsyncIterable<Uint8Array> {
   }
 
   /** Queues a frame; resolves when there is room again (or the consumer is gone). */
-  async push(frame: Uint8Array): Promise<void> {
-    if (this.#dead) return;
+  async push(frame: Uint8Array, release?: () => void): Promise<void> {
+    if (this.#dead) {
+      release?.();
+      return;
+    }
     this.#queue.push(frame);
+    this.#releases.push(release);
     this.#wakeConsumer?.();
     while (this.#queue.length >= this.#capacity && !this.#dead) {
       await new Promise<void>((r) => {
@@ -51,17 +61,24 @@ export class ShardPipe implements AsyncIterable<Uint8Array> {
   markDead(): void {
     this.#dead = true;
     this.#queue.length = 0;
+    for (const r of this.#releases.splice(0)) r?.();
     this.#wakeProducer?.();
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
+    let held: (() => void) | undefined;
     try {
       for (;;) {
         if (this.#error !== undefined) throw this.#error;
         const next = this.#queue.shift();
         if (next !== undefined) {
+          const release = this.#releases.shift();
           this.#wakeProducer?.();
+          held = release;
           yield next;
+          // The consumer asked for more: it is done with `next`.
+          held = undefined;
+          release?.();
           continue;
         }
         if (this.#closed) return;
@@ -71,6 +88,7 @@ export class ShardPipe implements AsyncIterable<Uint8Array> {
         this.#wakeConsumer = undefined;
       }
     } finally {
+      held?.();
       if (!this.#closed || this.#error !== undefined) this.markDead();
     }
   }

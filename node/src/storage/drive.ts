@@ -154,10 +154,22 @@ export interface Drive {
   /**
    * Writes `stream` to `path` (parents created) and fsyncs it once at the end.
    * `size` is the exact byte count or -1; a mismatch throws and removes the file.
+   * The producer recycles a chunk's memory once the drive pulls the next one:
+   * a drive must be done with (or have copied) a chunk before pulling more.
+   * (A violation cannot commit silently: staged shards are verified first.)
    */
   createFile(vol: string, path: string, size: number, stream: AsyncIterable<Uint8Array>): Promise<void>;
-  /** Streams `length` bytes of `path` from `offset`. */
-  readFileStream(vol: string, path: string, offset: number, length: number): Promise<AsyncIterable<Uint8Array>>;
+  /**
+   * Streams `length` bytes of `path` from `offset`. `chunkSize` is a hint
+   * (e.g. one bitrot frame, so the reader verifies chunks without copying).
+   */
+  readFileStream(
+    vol: string,
+    path: string,
+    offset: number,
+    length: number,
+    opts?: { chunkSize?: number },
+  ): Promise<AsyncIterable<Uint8Array>>;
   /**
    * Verifies every bitrot frame of a shard file of `dataBytes` shard bytes in
    * `shardBlockSize` blocks; throws `FileCorrupt` on any mismatch or wrong size.

@@ -337,7 +337,13 @@ export class LocalDrive implements Drive {
     }
   }
 
-  async readFileStream(vol: string, path: string, offset: number, length: number): Promise<AsyncIterable<Uint8Array>> {
+  async readFileStream(
+    vol: string,
+    path: string,
+    offset: number,
+    length: number,
+    opts: { chunkSize?: number } = {},
+  ): Promise<AsyncIterable<Uint8Array>> {
     const p = this.#filePath(vol, path);
     let fh: fsp.FileHandle;
     try {
@@ -349,7 +355,8 @@ export class LocalDrive implements Drive {
       await fh.close();
       return (async function* () {})();
     }
-    return fh.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: 1 << 20, autoClose: true });
+    const hwm = opts.chunkSize !== undefined && opts.chunkSize > 0 && opts.chunkSize <= 4 << 20 ? opts.chunkSize : 1 << 20;
+    return fh.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: hwm, autoClose: true });
   }
 
   async verifyFile(vol: string, path: string, shardBlockSize: number, dataBytes: number): Promise<void> {
