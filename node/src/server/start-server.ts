@@ -204,13 +204,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   }
   const local = pools.map((p) => p.endpoints.map((e) => isLocalEndpoint(e, localHosts, config.address.port)));
   const ios = pools.map((p, i) => deps.formatIO?.(p, local[i]!) ?? defaultFormatIO(p, local[i]!));
-  {
     if (!local.flat().some(Boolean)) {
       throw new SvcError('InvalidTopology', `none of the endpoints is served by this node (listen port ${config.address.port}); check --address and the host names`);
     }
     await Promise.all(pools.flatMap((p, pi) => p.endpoints.map((_e, ei) => (local[pi]![ei] ? ios[pi]!.readFormat(ei) : undefined))));
     log.info({ event: 'startup_local_disks', drives: local.flat().filter(Boolean).length, remote: local.flat().filter((l) => !l).length }, 'local drives present');
-  }
 
   // 3. format quorum
   let deploymentId: string | undefined;
