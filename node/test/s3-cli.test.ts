@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S3Server, start } from './helpers/s3-server.ts';
 
@@ -24,6 +24,8 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'svc-s3-cli-'));
   await mkdir(join(work, 'home', '.aws'), { recursive: true });
   await writeFile(join(work, 'home', '.aws', 'config'), '[default]\nregion = us-east-1\ns3 =\n  addressing_style = path\n');
+  // s3cmd gets everything from flags; an empty config keeps it from reading the caller's
+  await writeFile(join(work, 'home', 's3cfg-none'), '[default]\n');
   s3 = new S3Client({
     endpoint: srv.endpoint,
     region: 'us-east-1',
@@ -86,6 +88,9 @@ async function headStatus(bucket: string, key: string): Promise<number> {
   }
 }
 
+/** CLI tests spawn many Python/Go processes on shared cores: generous per-test timeout. */
+const CLI_TIMEOUT = 240_000;
+
 describe('AWS CLI', () => {
   it('aws s3 mb/cp/ls/rm (21 MiB multipart) and aws s3api calls, path style', async () => {
     const ep = ['--endpoint-url', srv.endpoint];
@@ -124,7 +129,7 @@ describe('AWS CLI', () => {
     await expect(run('aws', [...ep, 's3api', 'put-object', '--bucket', 'cli-aws', '--key', 'x', '--body', join(work, 'small.txt'), '--storage-class', 'GLACIER'])).rejects.toThrow(
       /InvalidStorageClass/,
     );
-  });
+  }, CLI_TIMEOUT);
 });
 
 describe('rclone', () => {
@@ -152,7 +157,7 @@ describe('rclone', () => {
     await expect(run('rclone', ['check', src, 'svc:cli-rclone/data'], rc)).rejects.toThrow(/differences found/);
     await run('rclone', ['delete', 'svc:cli-rclone/data/a.txt'], rc);
     expect(await headStatus('cli-rclone', 'data/a.txt')).toBe(404);
-  });
+  }, CLI_TIMEOUT);
 });
 
 describe('s3cmd', () => {
@@ -167,7 +172,6 @@ describe('s3cmd', () => {
       `--config=${join(work, 'home', 's3cfg-none')}`,
       '--region=us-east-1',
     ];
-    await writeFile(join(work, 'home', 's3cfg-none'), '[default]\n');
     const big = fileData(21 * 1024 * 1024, 's3cmd');
     await writeFile(join(work, 's3cmd-big.bin'), big);
     await run('s3cmd', [...base, 'mb', 's3://cli-s3cmd']);
@@ -178,5 +182,38 @@ describe('s3cmd', () => {
     expect((await readFile(join(work, 's3cmd-back.bin'))).equals(big)).toBe(true);
     await run('s3cmd', [...base, 'del', 's3://cli-s3cmd/x/big.bin']);
     expect(await headStatus('cli-s3cmd', 'x/big.bin')).toBe(404);
-  });
+  }, CLI_TIMEOUT);
+});
+
+describe('keys with reserved and non-ASCII characters', () => {
+  it('AWS CLI, s3cmd and rclone sign and store them identically', async () => {
+    const key = "we!rd'()*[]&$@=;:+,#%~ é.txt";
+    await s3.send(new CreateBucketCommand({ Bucket: 'cli-keys' }));
+    await writeFile(join(work, 'k.txt'), 'k');
+    const u = new URL(srv.endpoint);
+    await run('aws', ['--endpoint-url', srv.endpoint, '--only-show-errors', 's3', 'cp', join(work, 'k.txt'), `s3://cli-keys/aws-${key}`]);
+    await run('s3cmd', [
+      `--host=${u.host}`,
+      `--host-bucket=${u.host}`,
+      '--no-ssl',
+      `--access_key=${srv.accessKey}`,
+      `--secret_key=${srv.secretKey}`,
+      `--config=${join(work, 'home', 's3cfg-none')}`,
+      '--region=us-east-1',
+      'put',
+      join(work, 'k.txt'),
+      `s3://cli-keys/s3cmd-${key}`,
+    ]);
+    await run('rclone', ['copyto', join(work, 'k.txt'), `svc:cli-keys/rclone-${key}`], {
+      RCLONE_CONFIG_SVC_TYPE: 's3',
+      RCLONE_CONFIG_SVC_PROVIDER: 'Other',
+      RCLONE_CONFIG_SVC_ACCESS_KEY_ID: srv.accessKey,
+      RCLONE_CONFIG_SVC_SECRET_ACCESS_KEY: srv.secretKey,
+      RCLONE_CONFIG_SVC_ENDPOINT: srv.endpoint,
+      RCLONE_CONFIG_SVC_REGION: 'us-east-1',
+      RCLONE_CONFIG_SVC_FORCE_PATH_STYLE: 'true',
+    });
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'cli-keys' }));
+    expect(listed.Contents?.map((c) => c.Key)).toEqual([`aws-${key}`, `rclone-${key}`, `s3cmd-${key}`]);
+  }, CLI_TIMEOUT);
 });
