@@ -6,7 +6,7 @@
 // Set SVC_SKIP_NATIVE=1 to skip the build.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,6 +25,15 @@ if (process.env.SVC_SKIP_NATIVE === '1') warn('SVC_SKIP_NATIVE=1');
 const gypJs = process.env.npm_config_node_gyp;
 const cmd = gypJs && existsSync(gypJs) ? process.execPath : 'node-gyp';
 const args = gypJs && existsSync(gypJs) ? [gypJs, 'rebuild'] : ['rebuild'];
+
+// The addon uses only Node-API (ABI-stable), so any installed Node headers
+// do. Point node-gyp at installed ones, when npm's config names none, so it
+// never needs to download headers (image builds may have no network).
+if (!process.env.npm_config_nodedir) {
+  const candidates = [resolve(dirname(process.execPath), '..'), '/usr/local', '/usr'];
+  const nodedir = candidates.find((d) => existsSync(join(d, 'include', 'node', 'node_api.h')) && existsSync(join(d, 'include', 'node', 'common.gypi')));
+  if (nodedir) args.push(`--nodedir=${nodedir}`);
+}
 
 const res = spawnSync(cmd, args, { cwd: pkgDir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
 if (res.error) warn(`could not run node-gyp: ${res.error.message}`);
