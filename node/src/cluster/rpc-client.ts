@@ -48,7 +48,12 @@ export interface PeerClientOptions {
   /** First and largest delay of the background reconnect probe. */
   probeBaseMs?: number;
   probeMaxMs?: number;
-  /** Connections of the storage pool. */
+  /**
+   * Connection cap of the storage pool (default: none). A shard stream holds
+   * its connection for the whole upload and a writer needs one per drive of
+   * the peer at once, so a small cap could leave writers each holding some
+   * connections and waiting for the rest; the server side bounds the load.
+   */
   connections?: number;
 }
 
@@ -114,7 +119,7 @@ export class PeerClient {
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
     };
-    this.#data = new Pool(opts.origin, { ...common, connections: opts.connections ?? 64 });
+    this.#data = new Pool(opts.origin, { ...common, connections: opts.connections ?? null });
     this.#control = new Pool(opts.origin, { ...common, connections: 8 });
   }
 
