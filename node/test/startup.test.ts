@@ -152,6 +152,17 @@ describe('svc server start-up', () => {
     expect(none.err).toContain('SVC_VOLUMES');
   });
 
+  it('svc local (the npm start default) creates four drive folders and serves them', async () => {
+    const base = tempDir('local');
+    dirs.push(base);
+    const run = await runSvc(['local', join(base, 'data')]);
+    expect(await run.started).toBe(true);
+    for (let i = 1; i <= 4; i++) expect(existsSync(join(base, 'data', `d${i}`, '.svc.sys', 'format.json'))).toBe(true);
+    expect((await fetch(`http://127.0.0.1:${run.port}/health/ready`)).status).toBe(200);
+    expect(run.logs().map((l) => l.event)).toContain('default_credentials');
+    expect(await run.stop()).toBe(0);
+  });
+
   it('SVC_OBS_LOG_DIRECTORY sends the JSON log to a file at the configured level', async () => {
     const base = drives(2);
     const logDir = join(base, 'logs');
