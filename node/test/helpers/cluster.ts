@@ -120,8 +120,8 @@ export class TestCluster {
     return this.#procs.has(k);
   }
 
-  /** Starts node K (its own mount namespace, `SVC_ADDRESS=127.0.0.K:<port>`). */
-  async start(k: number): Promise<void> {
+  /** Starts node K (its own mount namespace, `SVC_ADDRESS=127.0.0.K:<port>`); `env` adds to this node's environment. */
+  async start(k: number, env: Record<string, string> = {}): Promise<void> {
     if (this.#procs.has(k)) throw new Error(`node ${k} already running`);
     const log = createWriteStream(this.logPath(k), { flags: 'a' });
     await once(log, 'open');
@@ -142,6 +142,7 @@ export class TestCluster {
         SVC_SECRET_KEY: this.secretKey,
         SVC_OBS_LOGGER_LEVEL: 'info',
         ...this.#opts.env,
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
