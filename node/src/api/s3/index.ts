@@ -59,7 +59,9 @@ import { parseEndpoint, type S3Endpoint, type S3Operation } from './router.ts';
 import { validateBucketName } from './validate.ts';
 
 export type { AuthContext, Credential, CredentialLookup, VerifyOptions } from './auth/sigv4.ts';
-export { verifyRequest } from './auth/verify.ts';
+export { verifyIncoming, verifyRequest } from './auth/verify.ts';
+/** Reads a small request body verified against its signature mode (hex SHA-256, aws-chunked, Content-MD5). */
+export { readSmallBody } from './put-data.ts';
 export { parseEndpoint, type S3Endpoint } from './router.ts';
 
 export interface S3HandlerOptions {

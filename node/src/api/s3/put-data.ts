@@ -91,6 +91,20 @@ function parseSize(v: string | undefined, what: string): number {
   return Number(v.trim());
 }
 
+/** A socket the client closed mid-body is an incomplete body, not a server fault. */
+async function* clientGone(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield* src;
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (err instanceof Error && err.message === 'aborted')) {
+      throw new SvcError('IncompleteBody', 'The client closed the connection before the body was complete.', undefined, { cause: err });
+    }
+    throw err;
+  }
+}
+
 /**
  * Builds the PutData of a request. `body` is the raw socket stream (the
  * IncomingMessage itself).
@@ -148,7 +162,7 @@ export function buildPutData(
 
   async function* verified(): AsyncGenerator<Uint8Array> {
     let n = 0;
-    for await (const piece of source) {
+    for await (const piece of clientGone(source)) {
       n += piece.byteLength;
       if (n > opts.maxSize || (size >= 0 && n > size)) {
         throw size >= 0 && n > size
@@ -197,7 +211,7 @@ export function buildPutData(
 
 /**
  * Reads a small, verified request body (XML documents) fully, capped at
- * `limit` bytes.
+ * `limit` bytes (EntityTooLarge above it, declared or actual).
  */
 export async function readSmallBody(
   headers: IncomingHttpHeaders,
@@ -207,12 +221,7 @@ export async function readSmallBody(
 ): Promise<Buffer> {
   const data = buildPutData(headers, body, auth, { maxSize: limit });
   const parts: Buffer[] = [];
-  try {
-    for await (const p of data.stream) parts.push(Buffer.from(p));
-  } catch (err) {
-    if (err instanceof SvcError && err.code === 'EntityTooLarge') throw new SvcError('MalformedXML', 'The request body is too large.');
-    throw err;
-  }
+  for await (const p of data.stream) parts.push(Buffer.from(p));
   return Buffer.concat(parts);
 }
 

@@ -3,6 +3,7 @@
  * query. Exported from the S3 package for the admin API (same signing,
  * service `s3`).
  */
+import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../../util/errors.ts';
 import { isPresigned, verifyPresigned } from './presign.ts';
 import { type AuthContext, type SignableRequest, type VerifyOptions, verifyHeaderAuth } from './sigv4.ts';
@@ -14,4 +15,9 @@ export function verifyRequest(req: SignableRequest, opts: VerifyOptions): AuthCo
   if (presigned) return verifyPresigned(req, opts);
   if (hasHeader) return verifyHeaderAuth(req, opts);
   throw new SvcError('AccessDenied', 'Anonymous access is not allowed; sign the request with AWS Signature Version 4.');
+}
+
+/** `verifyRequest` for a node:http request (the admin API's entry point). */
+export function verifyIncoming(req: IncomingMessage, opts: VerifyOptions): AuthContext {
+  return verifyRequest({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }, opts);
 }
