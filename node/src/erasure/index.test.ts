@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { codecFallbackReason, codecKernel, createCodec, decodeStripe, encodeStripe } from './index.ts';
 
@@ -9,6 +10,24 @@ describe('erasure module API', () => {
     expect(a.kernel).toBe(codecKernel());
     expect(codecKernel()).toMatch(/^(ts|native-(gfni|gfni-avx2|avx2|ssse3|scalar))$/);
     expect(codecKernel() === 'ts').toBe(codecFallbackReason() !== null);
+  });
+
+  it('SVC_ERASURE_KERNEL pins a kernel, and refuses one this CPU cannot run', () => {
+    const run = (value: string) => {
+      const r = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import('${new URL('./index.ts', import.meta.url).href}').then((m) => console.log(m.codecKernel()), (e) => console.log(e.code))`,
+        ],
+        { env: { ...process.env, SVC_ERASURE_KERNEL: value }, encoding: 'utf8' },
+      );
+      return r.stdout.trim();
+    };
+    expect(run('ts')).toBe('ts');
+    expect(run('no-such-kernel')).toBe(codecFallbackReason() === null ? 'InvalidConfig' : 'ts');
+    if (codecFallbackReason() === null) expect(run('scalar')).toBe('native-scalar');
   });
 
   it('round trips a stripe with the selected kernel', () => {

@@ -2,6 +2,8 @@
  * The erasure module's API: codecs per geometry (native kernel when the addon
  * is built, TypeScript otherwise), stripe split/join and bitrot framing.
  */
+
+import { SvcError } from '../util/errors.ts';
 import type { ErasureCodec } from './codec.ts';
 import { tsKernel } from './codec-ts.ts';
 import { nativeAddon, nativeLoadError } from './native.ts';
@@ -24,13 +26,33 @@ export {
   stripeBufferSize,
 } from './stripe.ts';
 
-const nativeKernel: GfKernel | null =
-  nativeAddon === null
-    ? null
-    : {
-        name: `native-${nativeAddon.kernel}`,
-        matMul: nativeAddon.matMul,
-      };
+/**
+ * `SVC_ERASURE_KERNEL` may name one of the addon's kernels (`avx2`,
+ * `ssse3`, `scalar`, …) to pin it, e.g. to rule a SIMD kernel out while
+ * debugging; `ts` disables the addon (see native.ts). A name this CPU cannot
+ * run is refused at start-up rather than silently replaced.
+ */
+function pickNativeKernel(): GfKernel | null {
+  if (nativeAddon === null) return null;
+  const addon = nativeAddon;
+  const forced = process.env.SVC_ERASURE_KERNEL;
+  if (forced === undefined || forced === '') {
+    return { name: `native-${addon.kernel}`, matMul: addon.matMul };
+  }
+  const name = forced.replace(/^native-/, '');
+  if (!addon.kernels.includes(name)) {
+    throw new SvcError(
+      'InvalidConfig',
+      `SVC_ERASURE_KERNEL=${forced}: not available here (kernels: ${addon.kernels.join(', ')}, ts)`,
+    );
+  }
+  return {
+    name: `native-${name}`,
+    matMul: (coef, rows, cols, inputs, outputs, len) => addon.matMul(coef, rows, cols, inputs, outputs, len, name),
+  };
+}
+
+const nativeKernel = pickNativeKernel();
 
 const codecs = new Map<string, ErasureCodec>();
 
