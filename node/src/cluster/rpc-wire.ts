@@ -83,24 +83,48 @@ export function errorFromWire(wire: unknown, origin: string): SvcError {
  * complete frames come out in order.
  */
 export class FrameParser {
-  #buf: Buffer = Buffer.alloc(0);
+  // Received bytes not yet parsed, kept as chunks so a large frame arriving
+  // in many pieces is joined once, not once per piece.
+  #chunks: Buffer[] = [];
+  #length = 0;
 
   push(chunk: Uint8Array): { type: number; payload: Buffer }[] {
-    this.#buf = this.#buf.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.#buf, chunk]);
+    this.#chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    this.#length += chunk.byteLength;
     const out: { type: number; payload: Buffer }[] = [];
-    while (this.#buf.length >= 5) {
-      const len = this.#buf.readUInt32BE(1);
+    while (this.#length >= 5) {
+      const head = this.#peek(5);
+      const len = head.readUInt32BE(1);
       if (len > RPC_MAX_RECORD_BYTES) throw new SvcError('InternalError', `RPC record frame too large (${len} bytes)`);
-      if (this.#buf.length < 5 + len) break;
-      out.push({ type: this.#buf.readUInt8(0), payload: this.#buf.subarray(5, 5 + len) });
-      this.#buf = this.#buf.subarray(5 + len);
+      if (this.#length < 5 + len) break;
+      const frame = this.#take(5 + len);
+      out.push({ type: frame.readUInt8(0), payload: frame.subarray(5) });
     }
     return out;
   }
 
   /** Bytes received but not yet forming a whole frame. */
   get pending(): number {
-    return this.#buf.length;
+    return this.#length;
+  }
+
+  /** The first `n` buffered bytes (joined only when they span chunks). */
+  #peek(n: number): Buffer {
+    const first = this.#chunks[0]!;
+    if (first.length >= n) return first;
+    const joined = Buffer.concat(this.#chunks, this.#length);
+    this.#chunks = [joined];
+    return joined;
+  }
+
+  #take(n: number): Buffer {
+    const head = this.#peek(n);
+    const out = head.subarray(0, n);
+    const rest = head.subarray(n);
+    if (rest.length > 0) this.#chunks[0] = rest;
+    else this.#chunks.shift();
+    this.#length -= n;
+    return out;
   }
 }
 
