@@ -326,9 +326,28 @@ describe('@aws-sdk/client-s3', () => {
     await s3.send(new DeleteObjectCommand({ Bucket: 'sdk-versions', Key: 'doc', VersionId: del.VersionId }));
     const back = await s3.send(new GetObjectCommand({ Bucket: 'sdk-versions', Key: 'doc' }));
     expect(await back.Body!.transformToString()).toBe('second');
+    // CopyObject from an older version by source versionId
+    const copied = await s3.send(new CopyObjectCommand({ Bucket: 'sdk-versions', Key: 'doc-v1-copy', CopySource: `sdk-versions/doc?versionId=${v1.VersionId}` }));
+    expect(copied.CopySourceVersionId).toBe(v1.VersionId);
+    const cg = await s3.send(new GetObjectCommand({ Bucket: 'sdk-versions', Key: 'doc-v1-copy' }));
+    expect(await cg.Body!.transformToString()).toBe('first');
     await s3.send(new DeleteObjectCommand({ Bucket: 'sdk-versions', Key: 'doc', VersionId: v2.VersionId }));
-    const lv2 = await s3.send(new ListObjectVersionsCommand({ Bucket: 'sdk-versions' }));
-    expect(lv2.Versions?.map((v) => v.VersionId)).toEqual([v1.VersionId]);
+    const lv2 = await s3.send(new ListObjectVersionsCommand({ Bucket: 'sdk-versions', Prefix: 'doc' }));
+    expect(lv2.Versions?.filter((v) => v.Key === 'doc').map((v) => v.VersionId)).toEqual([v1.VersionId]);
+  });
+
+  it('suspended versioning writes the null version and keeps older versions', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'sdk-suspended' }));
+    await s3.send(new PutBucketVersioningCommand({ Bucket: 'sdk-suspended', VersioningConfiguration: { Status: 'Enabled' } }));
+    const kept = await s3.send(new PutObjectCommand({ Bucket: 'sdk-suspended', Key: 'k', Body: 'versioned' }));
+    await s3.send(new PutBucketVersioningCommand({ Bucket: 'sdk-suspended', VersioningConfiguration: { Status: 'Suspended' } }));
+    expect((await s3.send(new GetBucketVersioningCommand({ Bucket: 'sdk-suspended' }))).Status).toBe('Suspended');
+    await s3.send(new PutObjectCommand({ Bucket: 'sdk-suspended', Key: 'k', Body: 'null one' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'sdk-suspended', Key: 'k', Body: 'null two' }));
+    const lv = await s3.send(new ListObjectVersionsCommand({ Bucket: 'sdk-suspended' }));
+    expect(lv.Versions?.map((v) => v.VersionId).sort()).toEqual([kept.VersionId, 'null'].sort());
+    const cur = await s3.send(new GetObjectCommand({ Bucket: 'sdk-suspended', Key: 'k' }));
+    expect(await cur.Body!.transformToString()).toBe('null two');
   });
 
   it('ListObjectVersions pages with key and version-id markers', async () => {
@@ -370,6 +389,16 @@ describe('@aws-sdk/client-s3', () => {
     expect(part2.ContentLength).toBe(5 * 1024 * 1024);
     expect(part2.PartsCount).toBe(5);
     expect(Buffer.from(await part2.Body!.transformToByteArray()).equals(body.subarray(5 * 1024 * 1024, 10 * 1024 * 1024))).toBe(true);
+    const attrs = await s3.send(
+      new GetObjectAttributesCommand({ Bucket: 'sdk-mpu', Key: 'big.bin', ObjectAttributes: ['ObjectParts', 'ObjectSize', 'ETag'], MaxParts: 2 }),
+    );
+    expect(attrs.ObjectSize).toBe(body.length);
+    expect(attrs.ObjectParts?.TotalPartsCount).toBe(5);
+    expect(attrs.ObjectParts?.Parts?.map((p) => p.PartNumber)).toEqual([1, 2]);
+    expect(attrs.ObjectParts?.IsTruncated).toBe(true);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'sdk-mpu', Key: 'big.bin', PartNumber: 5 }));
+    expect(head.ContentLength).toBe(body.length - 4 * 5 * 1024 * 1024);
+    expect(head.ContentRange).toBe(`bytes ${4 * 5 * 1024 * 1024}-${body.length - 1}/${body.length}`);
   });
 
   it('multipart by hand: checksums (composite and full-object), ListParts, ListMultipartUploads, UploadPartCopy, part rules, abort', async () => {
