@@ -87,6 +87,29 @@ describe('quorum table', () => {
   });
 });
 
+describe('health', () => {
+  it('follows drive state through probes, per set read and write quorum', async () => {
+    fx = await makeFixture({ drives: 4, standardParity: 2 });
+    const layer = fx.layer as typeof fx.layer & { probeDrives(): Promise<void> };
+    expect(layer.health()).toEqual({ readQuorum: true, writeQuorum: true, onlineDrives: 4, totalDrives: 4 });
+    await fx.offline(0);
+    await layer.probeDrives();
+    expect(layer.health()).toEqual({ readQuorum: true, writeQuorum: true, onlineDrives: 3, totalDrives: 4 });
+    await fx.offline(1);
+    await layer.probeDrives();
+    expect(layer.health()).toEqual({ readQuorum: true, writeQuorum: false, onlineDrives: 2, totalDrives: 4 });
+    await fx.offline(2);
+    await layer.probeDrives();
+    expect(layer.health().readQuorum).toBe(false);
+    for (const i of [0, 1, 2]) await fx.online(i);
+    await layer.probeDrives();
+    expect(layer.health().onlineDrives).toBe(4);
+    const cap = await layer.capacity();
+    expect(cap[0]!.drives.every((d) => d.online && d.total > 0)).toBe(true);
+    expect(cap[0]!.usableTotal).toBe(Math.floor(cap[0]!.rawTotal / 2));
+  });
+});
+
 describe('EC:0 rules', () => {
   it('one drive offline: HEAD/GET ErasureReadQuorum, PUT ErasureWriteQuorum with nothing committed, delete succeeds', async () => {
     fx = await makeFixture({ drives: 4, standardParity: 0, rrsParity: 0 });

@@ -102,6 +102,7 @@ interface Located {
 }
 
 const BUCKET_CACHE_MS = 2_000;
+const DRIVE_PROBE_MS = 5_000;
 const DEFAULT_INLINE_TOTAL = 256 * 1024;
 const MAX_INLINE_SHARD = 128 * 1024;
 const UPLOAD_VERSION_ID = 'upload';
@@ -141,6 +142,8 @@ export class ServerPools implements ObjectLayer {
   readonly #clock: Clock;
   readonly #locker: NamespaceLocker;
   readonly #bucketCache = new Map<string, { at: number; meta: BucketMetadata }>();
+  readonly #stopProbe: () => void;
+  #probing = false;
 
   constructor(opts: ObjectLayerOptions) {
     if (opts.pools.length === 0) throw new SvcError('InvalidTopology', 'no pools');
@@ -176,6 +179,30 @@ export class ServerPools implements ObjectLayer {
         ),
       };
     });
+    this.#stopProbe = opts.clock.every(DRIVE_PROBE_MS, () => {
+      void this.probeDrives();
+    });
+  }
+
+  /**
+   * Refreshes every drive's online state (`Drive.isOnline`, which `health()`
+   * reads synchronously) so a drive that left or came back without traffic is
+   * noticed.
+   */
+  async probeDrives(): Promise<void> {
+    if (this.#probing) return;
+    this.#probing = true;
+    try {
+      const drives = this.#pools.flatMap((p) => p.sets.flatMap((s) => s.drives));
+      const rs = await Promise.allSettled(drives.map((d) => d.diskInfo()));
+      rs.forEach((r, i) => {
+        if (r.status === 'rejected') {
+          this.#log.warn({ event: 'drive_probe_failed', endpoint: drives[i]!.endpoint, err: r.reason }, 'drive probe failed');
+        }
+      });
+    } finally {
+      this.#probing = false;
+    }
   }
 
   // ---- placement helpers
@@ -1222,6 +1249,7 @@ export class ServerPools implements ObjectLayer {
   }
 
   async close(): Promise<void> {
+    this.#stopProbe();
     this.#bucketCache.clear();
   }
 }
