@@ -1,7 +1,7 @@
 /*
  * GF(2^8) (polynomial 0x11d) matrix-times-shards kernels with run-time
  * dispatch: GFNI + AVX-512 → GFNI + AVX2 → AVX2 (split-nibble pshufb tables)
- * → SSSE3 (the same on 128-bit vectors) → scalar.
+ * → SSSE3 (the same on 128-bit vectors) → scalar; on arm64 NEON (tbl) → scalar.
  *
  * Each kernel computes, for a group of output rows at once, one vector of
  * bytes per input load, so every input byte is read once per group:
@@ -28,6 +28,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #define SVC_X86 1
 #include <immintrin.h>
+#endif
+
+#if defined(__aarch64__)
+#define SVC_NEON 1
+#include <arm_neon.h>
 #endif
 
 static uint8_t gf_exp[512];
@@ -276,6 +281,58 @@ __attribute__((target("gfni,avx512f,avx512bw"))) static void matmul_gfni(const u
 
 #endif /* SVC_X86 */
 
+#ifdef SVC_NEON
+
+/* ---------------------------------------------------------------- NEON (arm64) */
+
+/* The split-nibble scheme with tbl (vqtbl1q_u8) on 16-byte vectors: up to 4
+ * rows, 64 bytes per step (arm64 has 32 vector registers). NEON is part of
+ * the arm64 baseline, so no run-time detection is needed. */
+static inline __attribute__((always_inline)) void neon_group64(const uint8_t *coef, int r0, const int NR, int cols,
+                                                                const uint8_t *const *in, uint8_t *const *out,
+                                                                size_t vlen) {
+  const uint8x16_t mask = vdupq_n_u8(0x0f);
+  for (size_t i = 0; i < vlen; i += 64) {
+    uint8x16_t acc[4][4];
+    for (int r = 0; r < NR; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = vdupq_n_u8(0);
+    for (int j = 0; j < cols; j++) {
+      uint8x16_t lo[4], hi[4];
+      for (int v = 0; v < 4; v++) {
+        const uint8x16_t x = vld1q_u8(in[j] + i + 16 * v);
+        lo[v] = vandq_u8(x, mask);
+        hi[v] = vshrq_n_u8(x, 4);
+      }
+      for (int r = 0; r < NR; r++) {
+        const uint8_t *tb = gf_nibble_table[coef[(r0 + r) * cols + j]];
+        const uint8x16_t t = vld1q_u8(tb);
+        const uint8x16_t u = vld1q_u8(tb + 16);
+        for (int v = 0; v < 4; v++) {
+          acc[r][v] = veorq_u8(acc[r][v], veorq_u8(vqtbl1q_u8(t, lo[v]), vqtbl1q_u8(u, hi[v])));
+        }
+      }
+    }
+    for (int r = 0; r < NR; r++) {
+      for (int v = 0; v < 4; v++) vst1q_u8(out[r0 + r] + i + 16 * v, acc[r][v]);
+    }
+  }
+}
+
+static void matmul_neon(const uint8_t *coef, int rows, int cols, const uint8_t *const *in, uint8_t *const *out,
+                        size_t len) {
+  const size_t vlen = len & ~(size_t)63;
+  for (int r0 = 0; r0 < rows; r0 += 4) {
+    switch (rows - r0 >= 4 ? 4 : rows - r0) {
+      case 1: neon_group64(coef, r0, 1, cols, in, out, vlen); break;
+      case 2: neon_group64(coef, r0, 2, cols, in, out, vlen); break;
+      case 3: neon_group64(coef, r0, 3, cols, in, out, vlen); break;
+      default: neon_group64(coef, r0, 4, cols, in, out, vlen); break;
+    }
+  }
+  if (vlen < len) matmul_range_scalar(coef, rows, cols, in, out, vlen, len);
+}
+
+#endif /* SVC_NEON */
+
 /* ---------------------------------------------------------------- dispatch */
 
 static svc_gf_kernel kernels[5];
@@ -334,6 +391,9 @@ static void init_tables_and_dispatch(void) {
   if (__builtin_cpu_supports("ssse3") && self_test(matmul_ssse3)) {
     kernels[kernel_count++] = (svc_gf_kernel){"ssse3", matmul_ssse3};
   }
+#endif
+#ifdef SVC_NEON
+  if (self_test(matmul_neon)) kernels[kernel_count++] = (svc_gf_kernel){"neon", matmul_neon};
 #endif
   kernels[kernel_count++] = (svc_gf_kernel){"scalar", matmul_scalar};
 }

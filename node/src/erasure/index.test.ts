@@ -8,7 +8,7 @@ describe('erasure module API', () => {
     expect(createCodec(4, 2)).toBe(a);
     expect(createCodec(2, 2)).not.toBe(a);
     expect(a.kernel).toBe(codecKernel());
-    expect(codecKernel()).toMatch(/^(ts|native-(gfni|gfni-avx2|avx2|ssse3|scalar))$/);
+    expect(codecKernel()).toMatch(/^(ts|native-(gfni|gfni-avx2|avx2|ssse3|neon|scalar))$/);
     expect(codecKernel() === 'ts').toBe(codecFallbackReason() !== null);
   });
 

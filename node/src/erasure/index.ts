@@ -70,7 +70,7 @@ export function createCodec(k: number, m: number): ErasureCodec {
   return codec;
 }
 
-/** Name of the kernel codecs use: `native-gfni`, `native-gfni-avx2`, `native-avx2`, `native-ssse3`, `native-scalar` or `ts`. */
+/** Name of the kernel codecs use: `native-gfni`, `native-gfni-avx2`, `native-avx2`, `native-ssse3`, `native-neon`, `native-scalar` or `ts`. */
 export function codecKernel(): string {
   return (nativeKernel ?? tsKernel).name;
 }

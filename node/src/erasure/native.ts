@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 
 export interface NativeAddon {
-  /** Kernel the addon dispatched to at load: `gfni`, `gfni-avx2`, `avx2`, `ssse3` or `scalar`. */
+  /** Kernel the addon dispatched to at load: `gfni`, `gfni-avx2`, `avx2`, `ssse3`, `neon` or `scalar`. */
   readonly kernel: string;
   /** Kernels usable on this CPU that passed the load-time self-test, fastest first. */
   readonly kernels: readonly string[];
