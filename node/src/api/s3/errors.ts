@@ -19,16 +19,22 @@ export interface ErrorContext {
 }
 
 export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext): void {
+  if (res.headersSent) {
+    // Mid-body failure: the only honest signal left is to cut the connection. A client
+    // going away is routine; a storage failure while streaming is worth a warning.
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    const clientGone = res.destroyed || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
+    const log = { event: 's3_response_cut_short', requestId: ctx.requestId, resource: ctx.resource, err };
+    if (clientGone) ctx.logger.debug(log, 'S3 response cut short by the client');
+    else ctx.logger.warn(log, 'S3 response failed mid-body');
+    res.destroy();
+    return;
+  }
   const e = toSvcError(err);
   if (e.code === 'InternalError') {
     ctx.logger.error({ event: 's3_internal_error', err: (e.cause as Error | undefined) ?? e, requestId: ctx.requestId, resource: ctx.resource }, 'S3 request failed');
   } else {
     ctx.logger.debug({ event: 's3_request_error', code: e.code, requestId: ctx.requestId, resource: ctx.resource }, e.message);
-  }
-  if (res.headersSent) {
-    // Mid-body failure: the only honest signal left is to cut the connection.
-    res.destroy(e);
-    return;
   }
   const body =
     ctx.method === 'HEAD' || e.status === 304
