@@ -9,7 +9,6 @@ import type { ListQuorum } from './list-merge.ts';
 import type { MrfQueue } from './mrf.ts';
 import type { NamespaceLocker } from './ns-lock.ts';
 import { ServerPools } from './server-pools.ts';
-import type { ObjectLayer } from './types.ts';
 
 export type { CommitHooks, CommitStep } from './erasure-set.ts';
 export { type ListQuorum, parseListQuorum } from './list-merge.ts';
@@ -38,6 +37,6 @@ export interface CreateObjectLayerOptions {
  * Builds the object layer over formatted drives (called after format quorum).
  * The drives' `.svc.sys` areas must exist (`LocalDrive.init()` on local drives).
  */
-export async function createObjectLayer(opts: CreateObjectLayerOptions): Promise<ObjectLayer & { readonly mrf: MrfQueue }> {
+export async function createObjectLayer(opts: CreateObjectLayerOptions): Promise<ServerPools> {
   return new ServerPools(opts);
 }

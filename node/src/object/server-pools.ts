@@ -477,7 +477,7 @@ export class ServerPools implements ObjectLayer {
       const cur = await this.#locate(bucket, key);
       checkWritePreconditions(opts.preconditions, cur?.group.version);
     }
-    const existing = this.#pools.length > 1 ? await this.#locate(bucket, key).catch(() => undefined) : undefined;
+    const existing = this.#pools.length > 1 ? await this.#locate(bucket, key) : undefined;
     const pool = existing?.pool ?? (await this.#poolForNew());
     const set = this.#setOf(pool, key);
     const sc = opts.storageClass ?? 'STANDARD';
@@ -888,7 +888,7 @@ export class ServerPools implements ObjectLayer {
   async newMultipartUpload(bucket: string, key: string, opts: NewMultipartOptions): Promise<MultipartUploadInfo> {
     await this.getBucketInfo(bucket);
     objectPath(key);
-    const existing = this.#pools.length > 1 ? await this.#locate(bucket, key).catch(() => undefined) : undefined;
+    const existing = this.#pools.length > 1 ? await this.#locate(bucket, key) : undefined;
     const pool = existing?.pool ?? (await this.#poolForNew());
     const set = this.#setOf(pool, key);
     const sc = opts.storageClass ?? 'STANDARD';

@@ -10,6 +10,9 @@ export const DIR_OBJECT_SUFFIX = '__XLDIR__';
 /** On-disk relative path of an object key; rejects keys that would escape the volume. */
 export function objectPath(key: string): string {
   if (key.length === 0) throw new SvcError('InvalidObjectName', 'empty object name');
+  if (key.endsWith(DIR_OBJECT_SUFFIX) || key.includes(`${DIR_OBJECT_SUFFIX}/`)) {
+    throw new SvcError('InvalidObjectName', `object name uses the reserved ${DIR_OBJECT_SUFFIX}`);
+  }
   const path = key.endsWith('/') ? key.slice(0, -1) + DIR_OBJECT_SUFFIX : key;
   for (const seg of path.split('/')) {
     if (seg === '' || seg === '.' || seg === '..') {
