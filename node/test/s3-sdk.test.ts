@@ -209,6 +209,11 @@ describe('@aws-sdk/client-s3', () => {
     const h2 = await s3.send(new HeadObjectCommand({ Bucket: 'sdk-objects', Key: 'dst2' }));
     expect(h2.Metadata).toEqual({ b: '2' });
     expect(h2.StorageClass).toBe('REDUCED_REDUNDANCY');
+    // the class picks the parity: the helper's pool runs STANDARD EC:2 and RRS EC:1 on 4 drives
+    const engineInfo = await srv.objectLayer.getObjectInfo('sdk-objects', 'dst2', {});
+    expect([engineInfo.dataBlocks, engineInfo.parityBlocks]).toEqual([3, 1]);
+    const srcInfo = await srv.objectLayer.getObjectInfo('sdk-objects', 'src', {});
+    expect([srcInfo.dataBlocks, srcInfo.parityBlocks]).toEqual([2, 2]);
     const got = await s3.send(new GetObjectCommand({ Bucket: 'sdk-objects', Key: 'dst2' }));
     expect(await got.Body!.transformToString()).toBe('copy me');
     expect(
