@@ -142,5 +142,6 @@ describe('crash between commit steps', () => {
       await expect(readdir(join(fx.roots[i]!, 'b/new'))).rejects.toMatchObject({ code: 'ENOENT' });
     }
     expect((await get(fx.layer, 'b', 'k')).equals(oldData)).toBe(true);
+    for (const r of fx.roots) expect((await readdir(join(r, '.svc.sys/tmp'))).filter((n) => n !== '.trash')).toEqual([]);
   });
 });

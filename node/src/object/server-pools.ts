@@ -536,7 +536,9 @@ export class ServerPools implements ObjectLayer {
       }
       await set.commit(staged, version, bucket, path, bucket, key);
     } catch (err) {
-      if (!hasCode(err, 'ErasureWriteQuorum')) await this.#discard(set, staged);
+      // The staging belongs to this PUT: after a refused precondition or a
+      // commit below quorum (already undone on the drives) it is discarded.
+      await this.#discard(set, staged);
       throw err;
     } finally {
       unlock();
@@ -544,7 +546,12 @@ export class ServerPools implements ObjectLayer {
   }
 
   async #discard(set: ErasureSet, staged: StagedShards): Promise<void> {
-    await Promise.allSettled(set.drives.map((d) => d.delete(SYS_VOL, staged.stagePath, { recursive: true })));
+    const rs = await Promise.allSettled(set.drives.map((d) => d.delete(SYS_VOL, staged.stagePath, { recursive: true })));
+    rs.forEach((r, i) => {
+      if (r.status === 'rejected' && !hasCode(r.reason, 'FileNotFound') && !hasCode(r.reason, 'DiskNotFound')) {
+        this.#log.warn({ event: 'stage_cleanup_failed', endpoint: set.drives[i]!.endpoint, err: r.reason }, 'staging cleanup failed');
+      }
+    });
   }
 
   async #getLocated(bucket: string, key: string, opts: GetObjectOptions): Promise<Located> {
