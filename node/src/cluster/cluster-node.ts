@@ -139,6 +139,14 @@ export interface ClusterNode {
     readonly handlers: { readonly rpc: (req: IncomingMessage, res: ServerResponse) => void; readonly peer: (req: IncomingMessage, res: ServerResponse) => void };
     readonly formatIO: (pool: PoolLayout, local: readonly boolean[]) => FormatIO;
   };
+  /**
+   * Tells every peer that a bucket's metadata changed (versioning, tags,
+   * deletion) so it drops its cached copy now instead of at cache expiry.
+   * Failures are logged, never thrown: the peers' cache TTL bounds staleness.
+   */
+  notifyBucketMetaChanged(bucket: string): Promise<void>;
+  /** Installs what this node does when a peer signals a bucket metadata change. */
+  onBucketMetaChanged(handler: (bucket: string) => void): void;
   /** Keeps `lock` of the readiness current (cluster probes: `lock_quorum_unavailable`). */
   attachReadiness(readiness: LockReadinessTarget, everyMs?: number): void;
   close(): Promise<void>;
@@ -182,6 +190,18 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   const lockServer = new LockServer({ clock, logger });
   lockServer.start();
   rpc.registerPeer(lockRpcService(lockServer));
+  let bucketMetaHandler: ((bucket: string) => void) | undefined;
+  rpc.registerPeer({
+    reloadBucketMeta: {
+      kind: 'unary',
+      handle: async (args) => {
+        const bucket = (args as { bucket?: unknown } | null)?.bucket;
+        if (typeof bucket !== 'string' || bucket.length === 0) throw new SvcError('InvalidArgument', 'reloadBucketMeta needs a bucket');
+        bucketMetaHandler?.(bucket);
+        return bucketMetaHandler !== undefined;
+      },
+    },
+  });
   const digest = configDigest(pools, config.storageClass);
   rpc.registerPeer(serverInfoService({ nodeId: selfId, configDigest: digest }));
 
@@ -293,6 +313,14 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     namespaceLocker,
     locker,
     peers,
+    notifyBucketMetaChanged: async (bucket) => {
+      for (const r of await peers.broadcast('reloadBucketMeta', { bucket })) {
+        if (r.error) logger.warn({ event: 'bucket_meta_signal_failed', bucket, peer: r.peer, err: r.error.message }, 'peer not told about a bucket metadata change');
+      }
+    },
+    onBucketMetaChanged: (handler) => {
+      bucketMetaHandler = handler;
+    },
     attachReadiness: (readiness, everyMs = 1_000) => {
       stopLockWatch?.();
       const update = () => {

@@ -128,6 +128,23 @@ export class ClusterPeers {
     });
   }
 
+  /**
+   * Calls peer method `method` on every peer at once (control pool). Never
+   * throws: each peer's failure is returned (offline peers fail fast).
+   */
+  async broadcast(method: string, args: unknown, timeoutMs = 2_000): Promise<{ peer: string; error?: SvcError }[]> {
+    return Promise.all(
+      [...this.#peers.entries()].map(async ([hp, p]) => {
+        try {
+          await p.rpcCall(peerPath(method), args, { control: true, timeoutMs });
+          return { peer: hp };
+        } catch (err) {
+          return { peer: hp, error: err instanceof SvcError ? err : new SvcError('InternalError', String(err)) };
+        }
+      }),
+    );
+  }
+
   /** Starts the heartbeat of online peers. */
   start(): void {
     if (this.#stopHeartbeat !== undefined || this.#peers.size === 0) return;
