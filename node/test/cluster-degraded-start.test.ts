@@ -2,8 +2,10 @@
  * Degraded start of a 4-node cluster (4 nodes × 2 drives, 8 drives, EC:4):
  * one node alone holds 2 of 8 drives, below read quorum. It stays up: liveness
  * 200, readiness 503 `storage_quorum_unavailable`, S3 503 with `Retry-After: 5`
- * and `x-svc-readiness-pending: storage_quorum`. When the other three start,
- * all four become ready by themselves within seconds.
+ * and `x-svc-readiness-pending: storage_quorum`; past
+ * `SVC_STARTUP_READINESS_MAX_WAIT_SECS` it says it continues degraded and stays
+ * up. When the other three start, all four become ready by themselves within
+ * seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
@@ -20,7 +22,8 @@ describe.skipIf(!supported)('4-node cluster: degraded start and recovery (real p
   });
 
   it('one node of four stays up degraded, then all four get ready without restarts', async () => {
-    await cluster.start(1);
+    // A short readiness wait: past it the node logs that it continues degraded, and stays up.
+    await cluster.start(1, { SVC_STARTUP_READINESS_MAX_WAIT_SECS: '1' });
     await cluster.waitLive(1);
 
     const live = await cluster.get(1, '/health');
@@ -39,8 +42,12 @@ describe.skipIf(!supported)('4-node cluster: degraded start and recovery (real p
     expect(s3.headers['retry-after']).toBe('5');
     expect(s3.headers['x-svc-readiness-pending']).toBe('storage_quorum');
 
-    // Still alive and still degraded a moment later (no exit, no format).
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Still alive and still degraded past the readiness wait (no exit, no format).
+    const waitEnd = Date.now() + 15_000;
+    while (!(await cluster.logs(1)).includes('"event":"startup_readiness_wait_exceeded"') && Date.now() < waitEnd) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(await cluster.logs(1)).toContain('"event":"startup_readiness_wait_exceeded"');
     expect(cluster.isRunning(1)).toBe(true);
     expect((await cluster.get(1, '/health/ready')).status).toBe(503);
 
