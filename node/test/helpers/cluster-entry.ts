@@ -53,7 +53,7 @@ const server = await startServer(config, {
       logger: log,
       clock: systemClock,
     });
-    return { handlers: { s3 } };
+    return { handlers: { s3 }, close: () => layer.close() };
   },
 }).catch((err: unknown) => {
   const e = toSvcError(err);
