@@ -5,17 +5,22 @@
  *   const cluster = await createClusterNode({ config, clock, logger });
  *   const server = await startServer(config, {
  *     ...,
- *     localHosts: cluster.localHosts,
- *     handlers: { rpc: cluster.handle, peer: cluster.handle },
- *     formatIO: cluster.formatIO,
+ *     ...cluster.serverDeps,            // localHosts, handlers { rpc, peer }, formatIO
  *     buildServices: async (ctx) => {
- *       // drives: ctx.pools[p].sets[s][d] → cluster.driveOf(endpoint)
- *       // locks:  cluster.namespaceLocker (instead of LocalNamespaceLocker)
+ *       const layer = await createObjectLayer({
+ *         deploymentId: ctx.deploymentId,
+ *         pools: cluster.poolSpecs(ctx.formats),   // local + remote drives in slot order
+ *         locker: cluster.namespaceLocker,         // quorum locks instead of local ones
+ *         ...
+ *       });
+ *       return { handlers: { s3: createS3Handler({ objectLayer: layer, ... }) }, close: () => layer.close() };
  *     },
  *   });
  *   cluster.attachReadiness(server.readiness);   // lock quorum for the cluster probes
  *   ...
- *   await cluster.close();                        // after server.close()
+ *   await server.close(); await cluster.close();
+ *
+ * (`node/test/helpers/cluster-entry.ts` is exactly this composition.)
  *
  * It provides:
  * - locality from the bind address (`SVC_ADDRESS=127.0.0.2:9000` makes only
