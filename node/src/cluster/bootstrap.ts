@@ -21,6 +21,7 @@ import type { Drive } from '../storage/drive.ts';
 import type { PoolFormatResult } from '../storage/format.ts';
 import type { Endpoint } from '../topology/endpoint.ts';
 import type { PoolLayout } from '../topology/pool-layout.ts';
+import { quorums } from '../topology/storage-class.ts';
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -76,13 +77,6 @@ export interface ClusterBootstrapOptions {
 }
 
 export type BootstrapStage = 'storage_quorum' | 'iam' | 'startup_finalization' | 'ready' | 'stopped';
-
-/** Read and write quorum (in drives) of a set of `n` drives with `parity` parity. */
-export function setQuorum(n: number, parity: number): { read: number; write: number } {
-  const k = n - parity;
-  if (parity === 0) return { read: n, write: n };
-  return { read: k, write: k === parity ? k + 1 : k };
-}
 
 export class ClusterBootstrap {
   readonly #o: ClusterBootstrapOptions;
@@ -242,7 +236,7 @@ export class ClusterBootstrap {
       const parity = pool.layout.parity.standard;
       pool.sets.forEach((set, s) => {
         const online = set.filter((d) => d.isOnline()).length;
-        const q = setQuorum(set.length, parity);
+        const q = quorums(set.length, parity);
         if (online < q.read) {
           read = false;
           short.push(`pool ${pool.layout.index} set ${s}: ${online}/${set.length} drives online, read quorum ${q.read}`);
