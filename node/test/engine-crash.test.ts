@@ -97,6 +97,35 @@ describe('crash between commit steps', () => {
     });
   }
 
+  it('K > N/2 (4 drives EC:1): a crash with neither old nor new at quorum still serves the old object', async () => {
+    let armed = false;
+    fx = await makeFixture({
+      drives: 4,
+      standardParity: 1,
+      driveHooks: (i) => ({ step: (name) => (armed && name === 'rename-data:start' && i >= 2 ? never() : undefined) }),
+    });
+    await fx.layer.makeBucket('b');
+    await put(fx.layer, 'b', 'k', oldData);
+    armed = true;
+    await settleFrozen(put(fx.layer, 'b', 'k', newData));
+    const restarted = await fx.reopen();
+    // Two drives hold the new version (K = 3 needed), all four still hold the old one.
+    expect((await get(restarted, 'b', 'k')).equals(oldData)).toBe(true);
+    const vs = await restarted.listObjectVersions('b', { maxKeys: 10 });
+    expect(vs.versions.map((v) => [v.versionId, v.size])).toEqual([['null', oldData.length]]);
+    // The next overwrite commits and leaves a single clean version on every drive.
+    await put(restarted, 'b', 'k', newData);
+    expect((await get(restarted, 'b', 'k')).equals(newData)).toBe(true);
+    const { decodeXlMeta } = await import('../src/storage/xl-meta.ts');
+    const { readFile } = await import('node:fs/promises');
+    for (const r of fx.roots) {
+      const j = decodeXlMeta(await readFile(join(r, 'b/k/xl.meta')));
+      expect(j.map((v) => v.versionId)).toEqual(['null']);
+    }
+    await restarted.deleteObject('b', 'k', {});
+    await expect(restarted.getObjectInfo('b', 'k', {})).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+
   for (const step of ['rename-data:data-moved', 'rename-data:meta-written']) {
     it(`inside a drive's renameData: ${step} on every drive`, async () => {
       let armed = false;

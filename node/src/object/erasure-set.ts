@@ -355,6 +355,19 @@ export class ErasureSet {
       });
     }
     await this.#step('committed');
+    // At quorum the replaced version's superseded copies (kept so a crash
+    // mid-commit never lost the previous state) are dropped with their data.
+    await settle(
+      okSlots.map(async (s) => {
+        for (const id of results[s]!.superseded ?? []) {
+          await this.drives[s]!.deleteVersion(dstVol, dstPath, id).catch((err: unknown) => {
+            if (!hasCode(err, 'FileNotFound')) {
+              this.#log.warn({ event: 'superseded_cleanup_failed', bucket, object, slot: s, err }, 'superseded version cleanup failed');
+            }
+          });
+        }
+      }),
+    );
     const failed = rs.flatMap((r, s) => (r.ok ? [] : [s]));
     this.enqueueMrf(bucket, object, version.versionId, 'write-partial', failed);
     // Staging (and any replaced data dir parked there) is discarded.

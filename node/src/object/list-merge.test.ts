@@ -35,7 +35,8 @@ describe('list quorum policy', () => {
     expect(listPolicy('reduced', 4).ask).toBe(2);
     expect(listPolicy('optimal', 3).ask).toBe(3);
     const g = { quorum: 4 } as Parameters<ReturnType<typeof listPolicy>['threshold']>[0];
-    expect(listPolicy('optimal', 3).threshold(g)).toBe(2);
+    expect(listPolicy('optimal', 3).threshold(g)).toBe(3);
+    expect(listPolicy('optimal', 4).threshold({ quorum: 2 } as typeof g)).toBe(2);
     expect(listPolicy('strict', 3).threshold(g)).toBe(4);
   });
 });

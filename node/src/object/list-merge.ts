@@ -18,7 +18,7 @@ export function parseListQuorum(v: string | undefined): ListQuorum {
  * hold a version (or prefix) for it to be listed:
  * - disk: one drive, seen once;
  * - reduced: two drives, seen once;
- * - optimal / auto: every online drive, seen on min(read quorum, half the walked drives);
+ * - optimal / auto: every drive, seen on min(read quorum, drives that answered);
  * - strict: all N drives must answer, a version needs its read quorum.
  */
 export function listPolicy(mode: ListQuorum, online: number): { ask: number; threshold(g: VersionGroup | undefined): number } {
@@ -29,8 +29,11 @@ export function listPolicy(mode: ListQuorum, online: number): { ask: number; thr
       return { ask: Math.min(2, online), threshold: () => 1 };
     case 'optimal':
     case 'auto': {
+      // A version needs its read quorum, capped at the drives that answered:
+      // listing keeps working with drives down (EC:0 included) without ever
+      // listing a partial write that GET would not serve.
       const half = Math.max(1, Math.ceil(online / 2));
-      return { ask: online, threshold: (g) => (g ? Math.min(g.quorum, half) : half) };
+      return { ask: online, threshold: (g) => (g ? Math.min(g.quorum, online) : half) };
     }
     default:
       return { ask: online, threshold: (g) => (g ? g.quorum : Math.max(1, Math.ceil(online / 2))) };

@@ -3,6 +3,7 @@
  * authoritative versions from the xl.meta journals of a set's drives. Pure.
  */
 import type { FileVersion } from '../storage/drive.ts';
+import { baseVersionId } from '../storage/xl-meta.ts';
 
 /** Write quorum of a K+M object: K, or K+1 when K = M (N for EC:0, since K = N). */
 export function writeQuorum(data: number, parity: number): number {
@@ -35,7 +36,7 @@ export function versionQuorum(v: FileVersion, n: number): number {
  */
 export function versionKey(v: FileVersion): string {
   const e = v.erasure;
-  return [v.versionId, v.modTime, v.type, v.dataDir, v.etag, v.size, e ? `${e.data}+${e.parity}:${e.blockSize}` : '-', v.parts.length].join(
+  return [baseVersionId(v.versionId), v.modTime, v.type, v.dataDir, v.etag, v.size, e ? `${e.data}+${e.parity}:${e.blockSize}` : '-', v.parts.length].join(
     '|',
   );
 }
@@ -98,6 +99,9 @@ export function groupVersions(metas: readonly SlotMeta[]): { groups: VersionGrou
     let best: { n: number; v: FileVersion } | undefined;
     for (const c of counts.values()) if (!best || c.n > best.n) best = c;
     if (best) g.version = best.v;
+    // A superseded copy (kept until its replacement reached quorum) stands for its base id.
+    const base = baseVersionId(g.version.versionId);
+    if (base !== g.version.versionId) g.version = { ...g.version, versionId: base };
   }
   groups.sort((a, b) => b.version.modTime - a.version.modTime || (a.version.versionId < b.version.versionId ? 1 : -1));
   return { groups, answered, failed: n - answered };
@@ -122,7 +126,17 @@ export function resolveVersion(metas: readonly SlotMeta[], versionId?: string): 
   return { kind: 'notFound' };
 }
 
-/** All versions of an object that reach `threshold(group)` votes, newest first. */
-export function quorumVersions(metas: readonly SlotMeta[], threshold: (g: VersionGroup) => number): VersionGroup[] {
-  return groupVersions(metas).groups.filter((g) => g.votes >= threshold(g));
+/**
+ * Groups that pass `threshold`, newest first, one per version id (an older
+ * superseded copy of an id is hidden once a newer group of that id passes).
+ */
+export function listedVersions(groups: readonly VersionGroup[], threshold: (g: VersionGroup) => number): VersionGroup[] {
+  const seen = new Set<string>();
+  const out: VersionGroup[] = [];
+  for (const g of groups) {
+    if (g.votes < threshold(g) || seen.has(g.version.versionId)) continue;
+    seen.add(g.version.versionId);
+    out.push(g);
+  }
+  return out;
 }

@@ -21,7 +21,7 @@ import { MrfQueue } from './mrf.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
 import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toChecksum, toObjectInfo } from './object-info.ts';
 import { choosePool, hashOrder, setIndexOf, uuidBytes } from './placement.ts';
-import { groupVersions, majority, readQuorum, type SlotMeta, type VersionGroup, writeQuorum } from './quorum.ts';
+import { groupVersions, listedVersions, majority, readQuorum, type SlotMeta, type VersionGroup, writeQuorum } from './quorum.ts';
 import { resolveRange } from './range.ts';
 import type {
   BucketInfo,
@@ -729,7 +729,7 @@ export class ServerPools implements ObjectLayer {
           metas[src] = { ok: false, notFound: false, error: err };
         }
       }
-      const groups = groupVersions(metas).groups.filter((vg) => vg.votes >= policy.threshold(vg));
+      const groups = listedVersions(groupVersions(metas).groups, (vg) => policy.threshold(vg));
       if (groups.length > 0) yield { name: g.name, prefix: false, groups };
     }
     policyNow();

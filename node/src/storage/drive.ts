@@ -111,6 +111,12 @@ export interface FileVersion {
 export interface RenameDataResult {
   /** The version with the same id that the commit replaced (with its inline data), if any. */
   replaced?: FileVersion;
+  /**
+   * Journal ids of the superseded copies of this version id now on the drive
+   * (the one just made and any left by an interrupted earlier commit); the
+   * caller deletes them once the commit reached write quorum.
+   */
+  superseded?: string[];
 }
 
 export interface WalkOptions {
@@ -188,9 +194,10 @@ export interface Drive {
   /**
    * Commit step of a write. Moves `srcVol/srcPath/<version.dataDir>` to
    * `dstVol/dstPath/<version.dataDir>`, then merges `version` into
-   * `dstVol/dstPath/xl.meta` (replacing a version with the same id). A
-   * replaced version's data dir is parked in `srcVol/srcPath/` so
-   * `undoRenameData` can restore it; `commitRenameData` discards it.
+   * `dstVol/dstPath/xl.meta`. A version with the same id is returned as
+   * `replaced` and, when its data differs, kept in the journal as a
+   * superseded copy (`supersededId(replaced)`, data in place) until the caller
+   * deletes it at write quorum, or `undoRenameData` restores it.
    */
   renameData(srcVol: string, srcPath: string, version: FileVersion, dstVol: string, dstPath: string): Promise<RenameDataResult>;
   /**
@@ -205,7 +212,7 @@ export interface Drive {
     dstPath: string,
     replaced: FileVersion | undefined,
   ): Promise<void>;
-  /** Finishes a write at quorum: discards the staging dir (and any parked old data dir). */
+  /** Finishes a write at quorum: discards the staging dir. */
   commitRenameData(srcVol: string, srcPath: string): Promise<void>;
   /**
    * Adds or replaces (by version id) a version without data (delete markers),

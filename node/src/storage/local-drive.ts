@@ -38,7 +38,7 @@ import {
   XL_META,
 } from './drive.ts';
 import { keyOfEntry } from './object-path.ts';
-import { decodeXlMeta, encodeXlMeta, mergeVersion } from './xl-meta.ts';
+import { baseVersionId, decodeXlMeta, encodeXlMeta, mergeVersion, supersededId } from './xl-meta.ts';
 
 export interface LocalDriveOptions {
   /** Endpoint string for logs (defaults to the root path). */
@@ -451,7 +451,7 @@ export class LocalDrive implements Drive {
     const dir = this.#filePath(vol, path);
     if (versions.length === 0) {
       await fsp.rm(join(dir, XL_META), { force: true });
-      await this.#fsyncDir(dir).catch(() => undefined);
+      await this.#fsyncDir(dir);
       await this.#prune(vol, dir);
       return;
     }
@@ -469,9 +469,10 @@ export class LocalDrive implements Drive {
    *  3. after xl.meta is renamed in: the version is published on this drive,
    *     with its data already fsync'd; the object layer decides visibility by
    *     read quorum across drives, so a drive-local publish alone never makes a
-   *     half-written object visible.
-   *  4. after parking the replaced data dir in staging: the replaced version is
-   *     no longer referenced; its data goes with the staging dir.
+   *     half-written object visible. A replaced version (same id) stays in the
+   *     journal as a superseded copy with its data in place, so the previous
+   *     state keeps its votes until the object layer, at write quorum, drops
+   *     it (`deleteVersion` of the superseded id).
    */
   async renameData(
     srcVol: string,
@@ -490,7 +491,10 @@ export class LocalDrive implements Drive {
     const dst = this.#filePath(dstVol, dstPath);
     try {
       const current = await this.#readVersions(dstVol, dstPath);
-      const { versions, replaced } = mergeVersion(current, version);
+      let { versions, replaced } = mergeVersion(current, version);
+      if (replaced && (replaced.inline || replaced.dataDir !== version.dataDir)) {
+        versions = mergeVersion(versions, { ...replaced, versionId: supersededId(replaced) }).versions;
+      }
       await this.#hook('rename-data:start');
       await fsp.mkdir(dst, { recursive: true });
       if (version.dataDir !== '') {
@@ -499,15 +503,10 @@ export class LocalDrive implements Drive {
       await this.#hook('rename-data:data-moved');
       await this.#writeVersions(dstVol, dstPath, versions, current.length === 0);
       await this.#hook('rename-data:meta-written');
-      if (replaced && replaced.dataDir !== '' && replaced.dataDir !== version.dataDir) {
-        await fsp.mkdir(stage, { recursive: true });
-        await fsp.rename(join(dst, replaced.dataDir), join(stage, replaced.dataDir)).catch((err: unknown) => {
-          // A replaced version whose data dir is already gone (e.g. never healed
-          // onto this drive) has nothing to park.
-          if (errno(err) !== 'ENOENT') throw err;
-        });
-      }
-      return replaced ? { replaced } : {};
+      const superseded = versions
+        .filter((v) => v.versionId !== version.versionId && baseVersionId(v.versionId) === version.versionId)
+        .map((v) => v.versionId);
+      return { ...(replaced ? { replaced } : {}), ...(superseded.length > 0 ? { superseded } : {}) };
     } catch (err) {
       return this.#mapErr(err, dstVol);
     }
@@ -525,15 +524,9 @@ export class LocalDrive implements Drive {
     const stage = this.#filePath(srcVol, srcPath);
     const dst = this.#filePath(dstVol, dstPath);
     try {
-      let versions = (await this.#readVersions(dstVol, dstPath)).filter((v) => v.versionId !== version.versionId);
-      if (replaced) {
-        if (replaced.dataDir !== '' && replaced.dataDir !== version.dataDir) {
-          await fsp.rename(join(stage, replaced.dataDir), join(dst, replaced.dataDir)).catch((err: unknown) => {
-            if (errno(err) !== 'ENOENT') throw err;
-          });
-        }
-        versions = mergeVersion(versions, replaced).versions;
-      }
+      const sup = replaced ? supersededId(replaced) : undefined;
+      let versions = (await this.#readVersions(dstVol, dstPath)).filter((v) => v.versionId !== version.versionId && v.versionId !== sup);
+      if (replaced) versions = mergeVersion(versions, replaced).versions;
       // Restore the metadata first: once it no longer names the new data dir,
       // moving that dir out is invisible.
       await this.#writeVersions(dstVol, dstPath, versions);
@@ -585,9 +578,16 @@ export class LocalDrive implements Drive {
         };
       }
       const { versions, replaced } = mergeVersion(current, next);
-      await this.#writeVersions(vol, path, versions);
-      if (!opts.update && replaced && replaced.dataDir !== '' && replaced.dataDir !== next.dataDir) {
-        await this.#trash(join(this.#filePath(vol, path), replaced.dataDir)).catch((err: unknown) => {
+      // A new version replacing an id also ends that id's superseded copies.
+      const gone = opts.update
+        ? []
+        : versions.filter((v) => v.versionId !== next.versionId && baseVersionId(v.versionId) === next.versionId);
+      if (!opts.update && replaced) gone.push(replaced);
+      const kept = versions.filter((v) => !gone.includes(v));
+      await this.#writeVersions(vol, path, kept);
+      for (const g of gone) {
+        if (g.dataDir === '' || g.dataDir === next.dataDir) continue;
+        await this.#trash(join(this.#filePath(vol, path), g.dataDir)).catch((err: unknown) => {
           if (errno(err) !== 'ENOENT') throw err;
         });
       }
@@ -600,22 +600,26 @@ export class LocalDrive implements Drive {
     await this.#checkRoot();
     try {
       const current = await this.#readVersions(vol, path);
-      const victim = current.find((v) => v.versionId === versionId);
-      if (!victim) throw new SvcError('FileNotFound');
-      const rest = current.filter((v) => v !== victim);
+      // Deleting a version also deletes its superseded copies (a base id
+      // names them all; a superseded id names only itself).
+      const victims = current.filter((v) => v.versionId === versionId || baseVersionId(v.versionId) === versionId);
+      if (victims.length === 0) throw new SvcError('FileNotFound');
+      const rest = current.filter((v) => !victims.includes(v));
       const dir = this.#filePath(vol, path);
       // Metadata first: once the version is unlisted its data is unreachable,
       // so a crash before the data removal leaves garbage, not a broken version.
-      if (victim.dataDir !== '') {
-        if (rest.length === 0) await fsp.rm(join(dir, XL_META), { force: true });
-        else await this.#writeVersions(vol, path, rest);
-        await this.#trash(join(dir, victim.dataDir)).catch((err: unknown) => {
+      if (rest.length === 0) {
+        await fsp.rm(join(dir, XL_META), { force: true });
+        await this.#fsyncDir(dir);
+      } else await this.#writeVersions(vol, path, rest, false);
+      const shared = new Set(rest.map((v) => v.dataDir));
+      for (const v of victims) {
+        if (v.dataDir === '' || shared.has(v.dataDir)) continue;
+        await this.#trash(join(dir, v.dataDir)).catch((err: unknown) => {
           if (errno(err) !== 'ENOENT') throw err;
         });
-        if (rest.length === 0) await this.#prune(vol, dir);
-      } else {
-        await this.#writeVersions(vol, path, rest);
       }
+      if (rest.length === 0) await this.#prune(vol, dir);
     } catch (err) {
       await this.#mapErr(err, vol);
     }

@@ -243,6 +243,26 @@ export function decodeXlMeta(buf: Uint8Array, withData = true): FileVersion[] {
   return versions;
 }
 
+/**
+ * A version replaced by a commit (same version id, e.g. the null version of an
+ * unversioned overwrite) stays in the journal under `<id>~sup~<tag>` with its
+ * data in place until the commit reached write quorum, so a crash in between
+ * can never leave neither the old nor the new version readable. Readers vote
+ * on the base id (`baseVersionId`).
+ */
+export const SUPERSEDED_MARK = '~sup~';
+
+/** The version id a (possibly superseded) journal entry stands for. */
+export function baseVersionId(id: string): string {
+  const i = id.indexOf(SUPERSEDED_MARK);
+  return i < 0 ? id : id.slice(0, i);
+}
+
+/** Journal id of a superseded copy of `v`. */
+export function supersededId(v: FileVersion): string {
+  return `${baseVersionId(v.versionId)}${SUPERSEDED_MARK}${v.dataDir || `inline-${v.modTime}`}`;
+}
+
 /** Newest-first order: mod time descending, then version id for a total order. */
 export function compareVersions(a: FileVersion, b: FileVersion): number {
   if (a.modTime !== b.modTime) return b.modTime - a.modTime;
