@@ -7,6 +7,7 @@
  * Concurrent writers to one key on two nodes never leave a torn object.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
@@ -44,6 +45,7 @@ describe.skipIf(!supported)('4-node cluster: reads and writes through any node, 
     cluster = await TestCluster.create({ nodes: 4, drivesPerNode: 2 });
     await Promise.all([1, 2, 3, 4].map((k) => cluster.start(k)));
     await Promise.all([1, 2, 3, 4].map((k) => cluster.waitReady(k, 40_000)));
+    await s3(1).send(new CreateBucketCommand({ Bucket: 'bkt' }));
   }, 60_000);
   afterAll(async () => {
     for (const c of clients.values()) c.destroy();
@@ -52,7 +54,6 @@ describe.skipIf(!supported)('4-node cluster: reads and writes through any node, 
 
   it('survives node loss within parity and keeps every acknowledged object', async () => {
     const acked = new Map<string, Buffer>();
-    await s3(1).send(new CreateBucketCommand({ Bucket: 'bkt' }));
 
     // Sizes: empty, inline, just above inline, multi-block.
     const sizes = [0, 1, 10_000, 200_000, 3 * 1024 * 1024 + 5];
@@ -122,4 +123,39 @@ describe.skipIf(!supported)('4-node cluster: reads and writes through any node, 
     // Every node serves the same winner.
     expect(seen.size).toBe(1);
   }, 60_000);
+
+  it('streams large objects across nodes without buffering them (RSS plateaus)', async () => {
+    const size = 128 * 1024 * 1024;
+    const chunk = randomBytes(1024 * 1024);
+    const hash = createHash('md5');
+    for (let i = 0; i < size / chunk.length; i++) hash.update(chunk);
+    const want = hash.digest('hex');
+    async function* body() {
+      for (let i = 0; i < size / chunk.length; i++) yield chunk;
+    }
+    const rss = () => Promise.all([1, 2, 3, 4].map((k) => cluster.rssBytes(k)));
+    const MiB = 1024 * 1024;
+    // Each round moves 128 MiB in through node 1 and out through node 3; memory
+    // must level off instead of following the bytes moved.
+    const rounds: number[][] = [];
+    for (let r = 0; r < 3; r++) {
+      await s3(1).send(new PutObjectCommand({ Bucket: 'bkt', Key: `large/${r}`, Body: Readable.from(body()), ContentLength: size }));
+      const res = await s3(3).send(new GetObjectCommand({ Bucket: 'bkt', Key: `large/${r}` }));
+      const got = createHash('md5');
+      let n = 0;
+      for await (const c of res.Body as AsyncIterable<Uint8Array>) {
+        got.update(c);
+        n += c.length;
+      }
+      expect(n).toBe(size);
+      expect(got.digest('hex')).toBe(want);
+      rounds.push(await rss());
+    }
+    for (let k = 0; k < 4; k++) {
+      expect(rounds[2]![k]! - rounds[0]![k]!).toBeLessThan(64 * MiB);
+      // Baseline ~120-140 MiB; buffering whole shards for the six remote
+      // drives (6 × 32 MiB) would push the writer far past this.
+      expect(rounds[2]![k]!).toBeLessThan(300 * MiB);
+    }
+  }, 180_000);
 });

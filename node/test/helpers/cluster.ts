@@ -116,6 +116,16 @@ export class TestCluster {
     return readFile(this.logPath(k), 'utf8').catch(() => '');
   }
 
+  /** Resident set size of node K in bytes (from /proc; the child execs into node). */
+  async rssBytes(k: number): Promise<number> {
+    const pid = this.#procs.get(k)?.child.pid;
+    if (pid === undefined) throw new Error(`node ${k} is not running`);
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+    if (!m) throw new Error(`no VmRSS for node ${k}`);
+    return Number(m[1]) * 1024;
+  }
+
   isRunning(k: number): boolean {
     return this.#procs.has(k);
   }
