@@ -19,6 +19,8 @@ import { PeerClient } from './rpc-client.ts';
 import { peerPath } from './rpc-wire.ts';
 
 export const HEARTBEAT_INTERVAL_MS = 2_000;
+/** Longest a heartbeat may wait for an answer before the peer counts as unreachable. */
+export const HEARTBEAT_TIMEOUT_MS = 10_000;
 
 export interface ClusterPeersOptions {
   pools: readonly PoolLayout[];
@@ -148,13 +150,19 @@ export class ClusterPeers {
   /** Starts the heartbeat of online peers. */
   start(): void {
     if (this.#stopHeartbeat !== undefined || this.#peers.size === 0) return;
+    const inFlight = new Set<PeerClient>();
     this.#stopHeartbeat = this.#clock.every(this.#heartbeatMs, () => {
       for (const p of this.#peers.values()) {
-        if (!p.isOnline()) continue;
-        // A connection failure marks the peer offline inside the client.
-        p.rpcCall(peerPath('health'), undefined, { control: true, timeoutMs: this.#heartbeatMs }).catch((err: unknown) => {
-          this.#logger.debug({ event: 'peer_heartbeat_failed', peer: p.origin, err: String(err) }, 'peer heartbeat failed');
-        });
+        if (!p.isOnline() || inFlight.has(p)) continue;
+        inFlight.add(p);
+        // A refused or reset connection marks the peer offline inside the client
+        // at once; the generous timeout only catches a hung or unreachable peer,
+        // so a busy event loop over there is not mistaken for a dead node.
+        p.rpcCall(peerPath('health'), undefined, { control: true, timeoutMs: HEARTBEAT_TIMEOUT_MS })
+          .catch((err: unknown) => {
+            this.#logger.debug({ event: 'peer_heartbeat_failed', peer: p.origin, err: String(err) }, 'peer heartbeat failed');
+          })
+          .finally(() => inFlight.delete(p));
       }
     });
   }
