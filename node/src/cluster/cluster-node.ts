@@ -103,8 +103,6 @@ export interface ClusterNodeOptions {
   config: Config;
   clock: Clock;
   logger: Logger;
-  /** Overrides address-based locality (tests on one machine). */
-  localHosts?: ReadonlySet<string>;
 }
 
 /** The readiness flags this module keeps current (structurally `server/readiness.ts`'s `Readiness`). */
@@ -170,7 +168,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     cwd: config.cwd,
   });
   const port = config.address.port;
-  const localHosts = o.localHosts ?? (await resolveLocalHosts(pools, config.address.host, port, logger));
+  const localHosts = await resolveLocalHosts(pools, config.address.host, port, logger);
   const isLocal = (ep: Endpoint) => isLocalEndpoint(ep, localHosts, port);
   const allEndpoints = pools.flatMap((p) => p.endpoints);
   const selfEp = allEndpoints.find((ep) => ep.kind === 'url' && isLocal(ep));
