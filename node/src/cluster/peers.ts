@@ -32,7 +32,7 @@ export interface ClusterPeersOptions {
   clock: Clock;
   logger: Logger;
   heartbeatMs?: number;
-  /** Peer client tuning (tests use short probe delays). */
+  /** Reconnect-probe delays of the peer clients (defaults 250 ms doubling to 2 s). */
   probeBaseMs?: number;
   probeMaxMs?: number;
 }
