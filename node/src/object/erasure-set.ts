@@ -355,32 +355,29 @@ export class ErasureSet {
       });
     }
     await this.#step('committed');
-    // At quorum the replaced version's superseded copies (kept so a crash
-    // mid-commit never lost the previous state) are dropped with their data.
+    const failed = rs.flatMap((r, s) => (r.ok ? [] : [s]));
+    this.enqueueMrf(bucket, object, version.versionId, 'write-partial', failed);
+    // At quorum: staging is discarded, and the replaced version's superseded
+    // copies (kept so a crash mid-commit never lost the previous state) are
+    // dropped with their data. Failures here leave garbage, never a wrong object.
     await settle(
-      okSlots.map(async (s) => {
-        for (const id of results[s]!.superseded ?? []) {
-          await this.drives[s]!.deleteVersion(dstVol, dstPath, id).catch((err: unknown) => {
+      this.drives.map(async (d, s) => {
+        const cleanup = (rs[s]!.ok ? d.commitRenameData(SYS_VOL, staged.stagePath) : d.delete(SYS_VOL, staged.stagePath, { recursive: true })).catch(
+          (err: unknown) => {
+            if (!hasCode(err, 'FileNotFound') && !hasCode(err, 'DiskNotFound')) {
+              this.#log.warn({ event: 'stage_cleanup_failed', slot: s, err }, 'staging cleanup failed');
+            }
+          },
+        );
+        for (const id of (rs[s]!.ok && results[s]!.superseded) || []) {
+          await d.deleteVersion(dstVol, dstPath, id).catch((err: unknown) => {
             if (!hasCode(err, 'FileNotFound')) {
               this.#log.warn({ event: 'superseded_cleanup_failed', bucket, object, slot: s, err }, 'superseded version cleanup failed');
             }
           });
         }
+        await cleanup;
       }),
-    );
-    const failed = rs.flatMap((r, s) => (r.ok ? [] : [s]));
-    this.enqueueMrf(bucket, object, version.versionId, 'write-partial', failed);
-    // Staging (and any replaced data dir parked there) is discarded.
-    await settle(
-      this.drives.map((d, s) =>
-        (rs[s]!.ok ? d.commitRenameData(SYS_VOL, staged.stagePath) : d.delete(SYS_VOL, staged.stagePath, { recursive: true })).catch(
-          (err: unknown) => {
-            if (!hasCode(err, 'FileNotFound') && !hasCode(err, 'DiskNotFound')) {
-              this.#log.warn({ event: 'stage_cleanup_failed', err }, 'staging cleanup failed');
-            }
-          },
-        ),
-      ),
     );
   }
 

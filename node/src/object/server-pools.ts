@@ -565,7 +565,11 @@ export class ServerPools implements ObjectLayer {
     }
     if (!loc) throw new SvcError(opts.versionId !== undefined ? 'NoSuchVersion' : 'NoSuchKey');
     if (loc.group.version.type === 'delete') {
-      throw new SvcError(opts.versionId !== undefined ? 'MethodNotAllowed' : 'NoSuchKey', undefined, { deleteMarker: true });
+      // The edge answers with `x-amz-delete-marker: true` and the marker's version id.
+      throw new SvcError(opts.versionId !== undefined ? 'MethodNotAllowed' : 'NoSuchKey', undefined, {
+        deleteMarker: true,
+        versionId: loc.group.version.versionId,
+      });
     }
     return loc;
   }
