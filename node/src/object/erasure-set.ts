@@ -526,7 +526,9 @@ export class ErasureSet {
                 this.#log.warn({ event: 'shard_read_failed', bucket, object, slot: s, block: b, err: g.error }, 'shard read failed');
                 const r = readers.get(s);
                 readers.delete(s);
-                void r?.return(undefined);
+                r?.return(undefined).catch((err: unknown) => {
+                  this.#log.debug({ event: 'shard_reader_close_failed', slot: s, err }, 'closing a failed shard reader failed');
+                });
                 active = active.filter((x) => x !== s);
                 const next = spare.shift();
                 if (next !== undefined) {
@@ -555,7 +557,11 @@ export class ErasureSet {
             }
           }
         } finally {
-          for (const r of readers.values()) await r.return(undefined).catch(() => undefined);
+          for (const r of readers.values()) {
+            await r.return(undefined).catch((err: unknown) => {
+              this.#log.debug({ event: 'shard_reader_close_failed', err }, 'closing a shard reader failed');
+            });
+          }
           spare = [];
         }
         partStart = partEnd;
