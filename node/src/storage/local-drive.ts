@@ -491,7 +491,9 @@ export class LocalDrive implements Drive {
     const dst = this.#filePath(dstVol, dstPath);
     try {
       const current = await this.#readVersions(dstVol, dstPath);
-      let { versions, replaced } = mergeVersion(current, version);
+      const merged = mergeVersion(current, version);
+      const replaced = merged.replaced;
+      let versions = merged.versions;
       if (replaced && (replaced.inline || replaced.dataDir !== version.dataDir)) {
         versions = mergeVersion(versions, { ...replaced, versionId: supersededId(replaced) }).versions;
       }
