@@ -1,3 +1,4 @@
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 /**
  * Start-up of the real `svc server` process: fresh format, restart, and every
  * start-up error of the spec, checked by exit status and message.
@@ -47,6 +48,20 @@ describe('svc server start-up', () => {
     expect(Object.keys(body.details as object).sort()).toEqual(['iam', 'lock', 'storage']);
     expect((await fetch(`http://127.0.0.1:${run.consolePort}/svc/console/health`)).status).toBe(200);
 
+    // the S3 API is wired to the erasure engine: a real client round trip
+    const s3 = new S3Client({
+      endpoint: url,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin' },
+    });
+    await s3.send(new CreateBucketCommand({ Bucket: 'startup' }));
+    const payload = Buffer.alloc(300_000, 7);
+    await s3.send(new PutObjectCommand({ Bucket: 'startup', Key: 'a/b.bin', Body: payload }));
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'startup', Key: 'a/b.bin' }));
+    expect(Buffer.from(await got.Body!.transformToByteArray()).equals(payload)).toBe(true);
+    s3.destroy();
+
     const events = run.logs().map((l) => l.event);
     for (const e of ['startup_storage_class', 'host_failure_data_unavailable', 'default_credentials', 'startup_local_disks', 'startup_format_written', 'startup_format_quorum', 'startup_listening']) {
       expect(events).toContain(e);
@@ -63,8 +78,9 @@ describe('svc server start-up', () => {
     expect(again.logs().find((l) => l.event === 'startup_format_quorum')?.deploymentId).toBe(id);
     expect(again.logs().map((l) => l.event)).not.toContain('startup_format_written');
     const h = await fetch(`http://127.0.0.1:${again.port}/health`);
-    expect(h.status).toBe(503);
-    expect(await h.text()).toContain('<Code>ServiceUnavailable</Code>');
+    // with the probes off, /health is an ordinary (unsigned) S3 request
+    expect(h.status).toBe(403);
+    expect(await h.text()).toContain('<Code>AccessDenied</Code>');
     await expect(fetch(`http://127.0.0.1:${again.consolePort}/svc/console/health`)).rejects.toThrow();
     expect(await again.stop()).toBe(0);
   });

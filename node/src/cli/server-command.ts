@@ -3,7 +3,7 @@
  * signals → graceful shutdown. Returns the process exit code.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
-import { startServer } from '../server/start-server.ts';
+import { type RunningNode, startNode } from '../server/start-node.ts';
 import { systemClock } from '../util/clock.ts';
 import { type Config, type ConfigWarning, loadConfig } from '../util/config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
@@ -81,12 +81,12 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
   const exited = new Promise<number>((r) => {
     resolveExit = r;
   });
-  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let node: RunningNode | undefined;
   // Signal handlers go in before anything starts, so a SIGTERM during
   // start-up is a graceful stop, never the default kill.
   let signalled = false;
   const shutdown = () => {
-    server!.close().then(
+    node!.close().then(
       () => resolveExit(0),
       (err: unknown) => {
         log.error({ event: 'shutdown_failed', err: String(err) }, 'shutdown failed');
@@ -102,18 +102,18 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
     }
     signalled = true;
     log.info({ event: 'shutdown_signal', signal: sig }, `received ${sig}`);
-    if (server) shutdown();
+    if (node) shutdown();
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    server = await startServer(config, {
+    node = await startNode(config, {
       logger: log,
       clock: systemClock,
       version: opts.version,
       onFatal: (e) => {
         stderrLine(failureText(e));
-        void (server?.close(0) ?? Promise.resolve()).finally(() => resolveExit(1));
+        void (node?.close(0) ?? Promise.resolve()).finally(() => resolveExit(1));
       },
     });
   } catch (err) {
@@ -124,6 +124,7 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     return 1;
   }
+  const { server } = node;
   log.info(
     { event: 'startup_address', address: server.address.port, console: server.consoleAddress?.port },
     `S3 API on port ${server.address.port}${server.consoleAddress ? `, console on port ${server.consoleAddress.port}` : ''}`,

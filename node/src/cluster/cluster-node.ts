@@ -147,6 +147,8 @@ export interface ClusterNode {
    * deletion) so it drops its cached copy now instead of at cache expiry.
    * Failures are logged, never thrown: the peers' cache TTL bounds staleness.
    */
+  /** Prepares this node's drives for the object layer (after format quorum; idempotent). */
+  initLocalDrives(): Promise<void>;
   notifyBucketMetaChanged(bucket: string): Promise<void>;
   /** Installs what this node does when a peer signals a bucket metadata change. */
   onBucketMetaChanged(handler: (bucket: string) => void): void;
@@ -177,16 +179,25 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   const auth = new RpcAuth(`${config.credentials.accessKey}:${config.credentials.secretKey}`, clock);
   const rpc = new RpcServer({ auth, logger });
   const localDrives = new Map<string, LocalDrive>();
+  const initialised = new Set<LocalDrive>();
+  const initDrive = async (endpoint: string, drive: LocalDrive): Promise<void> => {
+    if (initialised.has(drive)) return;
+    try {
+      await drive.init();
+      initialised.add(drive);
+    } catch (err) {
+      logger.warn({ event: 'local_drive_init_failed', endpoint, err: String(err) }, 'local drive could not be initialised');
+    }
+  };
   for (const ep of allEndpoints) {
     if (!isLocal(ep) || localDrives.has(ep.path)) continue;
     const drive = new LocalDrive(ep.path, { endpoint: ep.raw, logger });
-    try {
-      await drive.init();
-    } catch (err) {
-      // A missing root is reported by start-up (VolumeNotFound); served anyway
-      // so peers get DiskNotFound rather than a routing error.
-      logger.warn({ event: 'local_drive_init_failed', endpoint: ep.raw, err: String(err) }, 'local drive could not be initialised');
-    }
+    // Only an already formatted drive is prepared now: start-up must report a
+    // missing root (VolumeNotFound) or a layout mismatch without having
+    // written anything. Fresh drives are prepared after format quorum
+    // (`initLocalDrives`). A missing root is served anyway so peers get
+    // DiskNotFound rather than a routing error.
+    if ((await readFormatFile(ep.path).catch(() => undefined))?.state === 'formatted') await initDrive(ep.raw, drive);
     localDrives.set(ep.path, drive);
     rpc.registerDrive(ep.path, driveRpcService(drive));
   }
@@ -305,6 +316,9 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     formatIO,
     localDrives,
     driveOf,
+    initLocalDrives: async () => {
+      await Promise.all([...localDrives.values()].map((d) => initDrive(d.endpoint, d)));
+    },
     poolSpecs: (formats) =>
       pools.map((p, i) => ({
         cmdline: p.cmdline,

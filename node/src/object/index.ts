@@ -31,6 +31,8 @@ export interface CreateObjectLayerOptions {
   mrf?: MrfQueue;
   /** Test-only crash points of the commit. */
   commitHooks?: CommitHooks;
+  /** Called after this node changed or removed a bucket's metadata (cluster cache invalidation). */
+  onBucketMetaChanged?: (bucket: string) => void;
 }
 
 /**

@@ -74,6 +74,11 @@ export interface ObjectLayerOptions {
   mrf?: MrfQueue;
   /** Test-only crash points of the commit. */
   commitHooks?: CommitHooks;
+  /**
+   * Called after this node changed or removed a bucket's metadata, so a
+   * cluster can tell its peers to drop their cached copy (`forgetBucket`).
+   */
+  onBucketMetaChanged?: (bucket: string) => void;
 }
 
 interface Pool {
@@ -139,6 +144,7 @@ export class ServerPools implements ObjectLayer {
   readonly #inlineBlock: number | undefined;
   readonly #listQuorum: ListQuorum;
   readonly #log: Logger;
+  readonly #onBucketMetaChanged: ((bucket: string) => void) | undefined;
   readonly #clock: Clock;
   readonly #locker: NamespaceLocker;
   readonly #bucketCache = new Map<string, { at: number; meta: BucketMetadata }>();
@@ -151,6 +157,7 @@ export class ServerPools implements ObjectLayer {
     this.#inlineBlock = opts.inlineBlock;
     this.#listQuorum = opts.listQuorum ?? 'optimal';
     this.#log = opts.logger;
+    this.#onBucketMetaChanged = opts.onBucketMetaChanged;
     this.#clock = opts.clock;
     this.#locker = opts.locker ?? new LocalNamespaceLocker();
     this.mrf = opts.mrf ?? new MrfQueue();
@@ -326,6 +333,12 @@ export class ServerPools implements ObjectLayer {
     };
     await this.#writeSysRecord(this.#bucketRecordPath(meta.name), pack(rec));
     this.#bucketCache.set(meta.name, { at: this.#clock.now(), meta });
+    this.#onBucketMetaChanged?.(meta.name);
+  }
+
+  /** Drops the cached metadata of `bucket` (a peer changed it); the next use re-reads it at quorum. */
+  forgetBucket(bucket: string): void {
+    this.#bucketCache.delete(bucket);
   }
 
   /** Runs `op` on every drive of every set; each set must reach `need(n)` successes. */
@@ -454,6 +467,7 @@ export class ServerPools implements ObjectLayer {
     );
     this.#bucketCache.delete(bucket);
     await this.#deleteSysRecord(this.#bucketRecordPath(bucket));
+    this.#onBucketMetaChanged?.(bucket);
     this.#log.info({ event: 'bucket_deleted', bucket, force: opts.force === true }, 'bucket deleted');
   }
 

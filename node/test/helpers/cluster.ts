@@ -24,13 +24,8 @@ import { request } from 'undici';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const NODE_BIN = join(REPO, 'node_modules/.bin/node');
-/**
- * The program each node runs with `server <volume>`. `cli/server-command.ts`
- * does not compose the cluster modules yet, so the nodes run
- * `cluster-entry.ts`, the same composition from production modules; once the
- * CLI wires `createClusterNode`, this becomes `node/bin/svc.js`.
- */
-const SVC_JS = join(REPO, 'node/test/helpers/cluster-entry.ts');
+/** The program each node runs with `server <volume>`: the real `svc` command. */
+const SVC_JS = join(REPO, 'node/bin/svc.js');
 
 /** True when this machine can give a process its own mount namespace. */
 export function canUseMountNamespaces(): boolean {

@@ -1,0 +1,90 @@
+/**
+ * The whole storage node, composed: cluster plumbing (internode RPC, peers,
+ * distributed locks, format IO over local and remote drives) →
+ * `startServer` (start-up order, readiness, listeners) → once format quorum
+ * is reached, the object layer over local + remote drives and the S3 handler.
+ *
+ * A single-node deployment goes through the same path: every endpoint is
+ * local, the RPC routes still answer (authenticated) and the lock quorum is
+ * this node alone.
+ */
+import { createS3Handler } from '../api/s3/index.ts';
+import { createClusterNode } from '../cluster/cluster-node.ts';
+import { codecFallbackReason, codecKernel } from '../erasure/index.ts';
+import { createObjectLayer } from '../object/index.ts';
+import type { ServerPools } from '../object/server-pools.ts';
+import type { Clock } from '../util/clock.ts';
+import type { Config } from '../util/config.ts';
+import type { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { type RunningServer, startServer } from './start-server.ts';
+
+export interface StartNodeDeps {
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly version?: string;
+  /** A background retry hit a permanent error (the node should exit). */
+  readonly onFatal?: (err: SvcError) => void;
+}
+
+export interface RunningNode {
+  readonly server: RunningServer;
+  /** The object layer once format quorum was reached. */
+  objectLayer(): ServerPools | undefined;
+  /** Graceful stop: listeners and services, then the cluster plumbing. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startNode(config: Config, deps: StartNodeDeps): Promise<RunningNode> {
+  const { logger: log, clock } = deps;
+  const fallback = codecFallbackReason();
+  log.info({ event: 'startup_codec', kernel: codecKernel(), fallback }, `erasure codec kernel: ${codecKernel()}`);
+  if (fallback !== null) log.warn({ event: 'codec_native_unavailable', reason: fallback }, 'native erasure codec unavailable; the TypeScript kernel is much slower');
+
+  const cluster = await createClusterNode({ config, clock, logger: log });
+  let layer: ServerPools | undefined;
+  let server: RunningServer;
+  try {
+    server = await startServer(config, {
+      logger: log,
+      clock,
+      ...(deps.version !== undefined ? { version: deps.version } : {}),
+      ...(deps.onFatal !== undefined ? { onFatal: deps.onFatal } : {}),
+      ...cluster.serverDeps,
+      buildServices: async (ctx) => {
+        await cluster.initLocalDrives();
+        const built = await createObjectLayer({
+          deploymentId: ctx.deploymentId,
+          pools: cluster.poolSpecs(ctx.formats),
+          listQuorum: config.listObjectsQuorum,
+          ...(config.storageClass.inlineBlock !== undefined ? { inlineBlock: config.storageClass.inlineBlock } : {}),
+          locker: cluster.namespaceLocker,
+          onBucketMetaChanged: (bucket) => void cluster.notifyBucketMetaChanged(bucket),
+          logger: log,
+          clock,
+        });
+        cluster.onBucketMetaChanged((bucket) => built.forgetBucket(bucket));
+        layer = built;
+        const s3 = createS3Handler({
+          objectLayer: built,
+          credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
+          logger: log,
+          clock,
+        });
+        return { handlers: { s3 }, close: () => built.close() };
+      },
+    });
+  } catch (err) {
+    await cluster.close();
+    throw err;
+  }
+  cluster.attachReadiness(server.readiness);
+  return {
+    server,
+    objectLayer: () => layer,
+    close: async (graceMs) => {
+      await server.close(graceMs);
+      await cluster.close();
+    },
+  };
+}
