@@ -92,7 +92,6 @@ export async function handleListObjectsV2(ctx: S3Context): Promise<void> {
   let marker = startAfter;
   if (token !== undefined) {
     const fromToken = decodeContinuationToken(token);
-    // biome-ignore lint/complexity/useMathMinMax: keys are strings; Math.max would coerce them to numbers
     marker = fromToken > startAfter ? fromToken : startAfter;
   }
   const r = await list(ctx, marker, maxKeys, prefix, delimiter);
