@@ -448,9 +448,9 @@ describe('@aws-sdk/client-s3', () => {
       const head = await s3.send(new HeadObjectCommand({ Bucket: 'sdk-mpu', Key: key, ChecksumMode: 'ENABLED' }));
       expect(head.StorageClass).toBe('REDUCED_REDUNDANCY');
       expect(head.ContentLength).toBe(whole.length);
-      // The object layer persists COMPOSITE values; the contract has no field yet to hand it the
-      // edge-computed FULL_OBJECT value, so only the Complete response carries that one.
-      if (type === 'COMPOSITE') expect(head[`Checksum${alg}`]).toBe(done[`Checksum${alg}`]);
+      // both types are persisted and returned with the object
+      expect(head[`Checksum${alg}`]).toBe(done[`Checksum${alg}`]);
+      expect(head.ChecksumType).toBe(type);
       const g = await s3.send(new GetObjectCommand({ Bucket: 'sdk-mpu', Key: key, ChecksumMode: 'ENABLED' }));
       expect(Buffer.from(await g.Body!.transformToByteArray()).equals(whole)).toBe(true);
     }

@@ -41,6 +41,7 @@ import type {
   ListVersionsResult,
   MultipartUploadInfo,
   NewMultipartOptions,
+  ObjectChecksum,
   ObjectInfo,
   ObjectLayer,
   PartInfo,
@@ -1065,7 +1066,7 @@ export class ServerPools implements ObjectLayer {
     key: string,
     uploadId: string,
     parts: CompletePart[],
-    opts: { preconditions?: Preconditions } = {},
+    opts: { preconditions?: Preconditions; checksum?: ObjectChecksum } = {},
   ): Promise<ObjectInfo> {
     const meta = await this.getBucketInfo(bucket);
     if (parts.length === 0) throw new SvcError('MalformedXML', 'no parts');
@@ -1132,7 +1133,9 @@ export class ServerPools implements ObjectLayer {
         tags: up.tags,
         inline: false,
       };
-      const cs = compositeChecksum(up.sysMeta.checksumAlgorithm, up.sysMeta.checksumType, chosen);
+      // The edge computes the whole-object value (composite or full-object)
+      // from the parts' checksums; without it, composite is derived here.
+      const cs = opts.checksum ?? compositeChecksum(up.sysMeta.checksumAlgorithm, up.sysMeta.checksumType, chosen);
       if (cs) version.checksum = cs;
       const staged: StagedShards = { size, shardBytes: 0, inline: false, inlineData: [], alive, stagePath: dir, dataDir: up.dataDir };
       await set.commit(staged, version, bucket, path, bucket, key);

@@ -298,7 +298,8 @@ export interface ObjectLayer {
     key: string,
     uploadId: string,
     parts: CompletePart[],
-    opts?: { preconditions?: Preconditions },
+    /** `checksum`: the whole-object checksum (composite `-N` or full-object) the edge computed from the parts' checksums. */
+    opts?: { preconditions?: Preconditions; checksum?: ObjectChecksum },
   ): Promise<ObjectInfo>;
   listMultipartUploads(bucket: string, opts: ListUploadsOptions): Promise<ListUploadsResult>;
 

@@ -204,6 +204,7 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
     ...(ifNoneMatch !== undefined || ifMatch !== undefined
       ? { preconditions: { ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) } }
       : {}),
+    ...(expectedChecksum ? { checksum: expectedChecksum } : {}),
   });
   const checksum = info.checksum ?? expectedChecksum;
   const headers: Record<string, string> = {};
