@@ -156,7 +156,7 @@ describe('cluster bootstrap over real RPC (4 nodes × 2 drives, in-process)', ()
       let r = n1.readiness.report();
       expect(r.ready).toBe(false);
       expect(r.pending).toBe('storage_quorum');
-      expect(r.degradedReasons).toContain('storage_and_iam_unavailable');
+      expect(r.degradedReasons).toContain('storage_quorum_unavailable');
       expect(n1.bootstrap.stage).toBe('storage_quorum');
       // Nothing formatted while peers are missing.
       await expect(readFile(join(folderOf(pools[0]!.endpoints[0]!.raw), '.svc.sys', 'format.json'))).rejects.toThrow();

@@ -33,9 +33,7 @@ describe.skipIf(!supported)('4-node cluster: degraded start and recovery (real p
     expect(ready.status).toBe(503);
     const body = JSON.parse(ready.body) as { ready: boolean; degradedReasons: string[] };
     expect(body.ready).toBe(false);
-    // The readiness module reports IAM (not loadable without storage) in the
-    // combined variant `storage_and_iam_unavailable` at this stage.
-    expect(body.degradedReasons.some((r) => r === 'storage_quorum_unavailable' || r === 'storage_and_iam_unavailable')).toBe(true);
+    expect(body.degradedReasons).toEqual(['storage_quorum_unavailable']);
 
     const s3 = await cluster.get(1, '/');
     expect(s3.status).toBe(503);

@@ -56,7 +56,7 @@ describe('dispatcher over real HTTP', () => {
       ready: false,
       status: 'degraded',
       details: { storage: { status: 'disconnected', ready: false }, iam: { status: 'disconnected', ready: false }, lock: { status: 'connected', ready: true } },
-      degradedReasons: ['storage_and_iam_unavailable'],
+      degradedReasons: ['storage_quorum_unavailable'],
     });
     expect((await fetch(`${base}/health/live`, { method: 'POST' })).status).toBe(405);
   });

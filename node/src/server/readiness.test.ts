@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { combinedReason, evaluateReadiness, Readiness } from './readiness.ts';
 
-const all = { storageRead: true, storageWrite: true, iam: true, lock: true, kms: undefined, peers: true, clusterTimeout: false, finalized: true };
+const all = { storageRead: true, storageWrite: true, iam: true, iamFailed: false, lock: true, kms: undefined, peers: true, clusterTimeout: false, finalized: true };
 
 describe('readiness', () => {
   it('walks pending storage_quorum → iam → startup_finalization → ready', () => {
     const r = new Readiness();
     const seen: (string | undefined)[] = [];
     r.onChange((rep) => seen.push(rep.ready ? 'ready' : rep.pending));
-    expect(r.report()).toMatchObject({ ready: false, status: 'degraded', pending: 'storage_quorum', degradedReasons: ['storage_and_iam_unavailable'] });
+    expect(r.report()).toMatchObject({ ready: false, status: 'degraded', pending: 'storage_quorum', degradedReasons: ['storage_quorum_unavailable'] });
     r.update({ storageRead: true, storageWrite: true });
     expect(r.report()).toMatchObject({ pending: 'iam', degradedReasons: ['iam_not_ready'] });
     r.update({ iam: true });
@@ -36,7 +36,7 @@ describe('readiness', () => {
   it('lock counts only for cluster probes', () => {
     expect(evaluateReadiness({ ...all, lock: false }).ready).toBe(true);
     expect(evaluateReadiness({ ...all, lock: false }, 'cluster').degradedReasons).toEqual(['lock_quorum_unavailable']);
-    expect(evaluateReadiness({ ...all, lock: false, iam: false, storageRead: false }, 'cluster-read').degradedReasons).toEqual([
+    expect(evaluateReadiness({ ...all, lock: false, iam: false, iamFailed: true, storageRead: false }, 'cluster-read').degradedReasons).toEqual([
       'storage_iam_and_lock_unavailable',
     ]);
     expect(evaluateReadiness({ ...all, storageWrite: false }, 'cluster').degradedReasons).toEqual(['storage_quorum_unavailable']);

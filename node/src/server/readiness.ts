@@ -36,6 +36,13 @@ export interface ReadinessInputs {
   readonly storageWrite: boolean;
   /** IAM cache loaded. */
   readonly iam: boolean;
+  /**
+   * An IAM load was attempted and failed. IAM loads after storage quorum, so
+   * before that a not-yet-loaded IAM is the storage problem's consequence and
+   * only `storage_quorum_unavailable` is reported; the combined variants
+   * appear when IAM failed on its own.
+   */
+  readonly iamFailed: boolean;
   /** Lock majority reachable. */
   readonly lock: boolean;
   /** Key-management service: undefined when none is configured. */
@@ -77,6 +84,7 @@ const INITIAL: ReadinessInputs = {
   storageRead: false,
   storageWrite: false,
   iam: false,
+  iamFailed: false,
   lock: true,
   kms: undefined,
   peers: true,
@@ -102,7 +110,8 @@ export function evaluateReadiness(i: ReadinessInputs, probe: ProbeKind = 'ready'
   const withLock = probe !== 'ready';
   const pending: PendingStage | undefined = !i.storageRead ? 'storage_quorum' : !i.iam ? 'iam' : !i.finalized ? 'startup_finalization' : undefined;
   const reasons: DegradedReason[] = [];
-  const main = combinedReason(!storageOk, !i.iam, withLock && !i.lock);
+  const iamDown = !i.iam && (i.storageRead || i.iamFailed);
+  const main = combinedReason(!storageOk, iamDown, withLock && !i.lock);
   if (main) reasons.push(main);
   if (i.kms === false) reasons.push('kms_not_ready');
   if (!i.peers) reasons.push('peer_health_unavailable');

@@ -64,7 +64,7 @@ describe('startServer', () => {
       expect((await fetch(`${url}/health`)).status).toBe(200);
       const r = await fetch(`${url}/health/ready`);
       expect(r.status).toBe(503);
-      expect(((await r.json()) as { degradedReasons: string[] }).degradedReasons).toEqual(['storage_and_iam_unavailable']);
+      expect(((await r.json()) as { degradedReasons: string[] }).degradedReasons).toEqual(['storage_quorum_unavailable']);
       const s3 = await fetch(`${url}/bucket`);
       expect(s3.status).toBe(503);
       expect(s3.headers.get('x-svc-readiness-pending')).toBe('storage_quorum');
