@@ -20,7 +20,7 @@
  *   ...
  *   await server.close(); await cluster.close();
  *
- * (`node/test/helpers/cluster-entry.ts` is exactly this composition.)
+ * (`server/start-node.ts` is exactly this composition, used by `svc server`.)
  *
  * It provides:
  * - locality from the bind address (`SVC_ADDRESS=127.0.0.2:9000` makes only
