@@ -1,14 +1,7 @@
 /**
  * The object layer's entry point for the composition root.
  */
-import type { Drive } from '../storage/drive.ts';
-import type { Clock } from '../util/clock.ts';
-import type { Logger } from '../util/logger.ts';
-import type { CommitHooks } from './erasure-set.ts';
-import type { ListQuorum } from './list-merge.ts';
-import type { MrfQueue } from './mrf.ts';
-import type { NamespaceLocker } from './ns-lock.ts';
-import { ServerPools } from './server-pools.ts';
+import { type ObjectLayerOptions, ServerPools } from './server-pools.ts';
 
 export type { CommitHooks, CommitStep } from './erasure-set.ts';
 export { type ListQuorum, parseListQuorum } from './list-merge.ts';
@@ -19,21 +12,8 @@ export { resolveRange } from './range.ts';
 export { ServerPools } from './server-pools.ts';
 export type * from './types.ts';
 
-export interface CreateObjectLayerOptions {
-  deploymentId: string;
-  pools: { cmdline: string; sets: Drive[][]; standardParity: number; rrsParity: number }[];
-  inlineBlock?: number;
-  listQuorum?: ListQuorum;
-  logger: Logger;
-  clock: Clock;
-  locker?: NamespaceLocker;
-  /** Read-repair queue shared with the heal worker (created when absent; see `ServerPools.mrf`). */
-  mrf?: MrfQueue;
-  /** Test-only crash points of the commit. */
-  commitHooks?: CommitHooks;
-  /** Called after this node changed or removed a bucket's metadata (cluster cache invalidation). */
-  onBucketMetaChanged?: (bucket: string) => void;
-}
+/** Options of `createObjectLayer` (see `ObjectLayerOptions` for each field). */
+export type CreateObjectLayerOptions = ObjectLayerOptions;
 
 /**
  * Builds the object layer over formatted drives (called after format quorum).

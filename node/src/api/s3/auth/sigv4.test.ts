@@ -1,36 +1,10 @@
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../util/clock.ts';
 import { SvcError } from '../../../util/errors.ts';
+import { Sha256 } from '../../../../test/helpers/sigv4-signer.ts';
 import { verifyRequest } from './verify.ts';
 
-/** SHA-256 / HMAC-SHA256 in the shape @smithy/signature-v4 expects. */
-class Sha256 {
-  readonly #secret: string | Uint8Array | undefined;
-  #h: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.#secret =
-      secret === undefined || typeof secret === 'string'
-        ? secret
-        : ArrayBuffer.isView(secret)
-          ? new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength)
-          : new Uint8Array(secret);
-    this.#h = this.#fresh();
-  }
-  #fresh(): Hash | Hmac {
-    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
-  }
-  reset(): void {
-    this.#h = this.#fresh();
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.#h.update(typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.#h.digest();
-  }
-}
 
 const CREDS = { accessKey: 'AKIDEXAMPLE', secretKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
