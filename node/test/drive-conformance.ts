@@ -154,6 +154,32 @@ export function runDriveConformance(name: string, makeDrive: () => Promise<Drive
       expect(await codeOf(d.verifyFile(SYS_VOL, path, blockSize, shard.length + 1))).toBe('FileCorrupt');
     });
 
+    it('a frame-checked write (frameBlockSize) verifies a good shard and never passes a corrupt one', async () => {
+      const blockSize = 4096;
+      const shard = randomBytes(3 * blockSize + 100);
+      const good = framed(shard, blockSize);
+      const frames = [0, 1, 2, 3].map((b) => good.subarray(b * (8 + blockSize), Math.min(good.length, (b + 1) * (8 + blockSize))));
+      async function* each(fs: Uint8Array[]) {
+        yield* fs;
+      }
+      const path = `${TMP_DIR}/${randomUUID()}/part.1`;
+      await d.createFile(SYS_VOL, path, good.length, each(frames), { frameBlockSize: blockSize });
+      await d.verifyFile(SYS_VOL, path, blockSize, shard.length);
+      expect(await codeOf(d.verifyFile(SYS_VOL, path, blockSize, shard.length + 1))).toBe('FileCorrupt');
+      const bad = Buffer.from(good);
+      bad[bad.length - 5] = (bad[bad.length - 5]! + 1) & 0xff;
+      const badFrames = [0, 1, 2, 3].map((b) => bad.subarray(b * (8 + blockSize), Math.min(bad.length, (b + 1) * (8 + blockSize))));
+      const badPath = `${TMP_DIR}/${randomUUID()}/part.1`;
+      // Caught while written, or by verifyFile (a drive may ignore frameBlockSize).
+      const code = await codeOf(
+        (async () => {
+          await d.createFile(SYS_VOL, badPath, bad.length, each(badFrames), { frameBlockSize: blockSize });
+          await d.verifyFile(SYS_VOL, badPath, blockSize, shard.length);
+        })(),
+      );
+      expect(code).toBe('FileCorrupt');
+    });
+
     it('renames, lists and deletes files and directories', async () => {
       await d.makeVol('bkt');
       await d.writeAll('bkt', 'x/one', new Uint8Array([1]));

@@ -190,7 +190,7 @@ export class ErasureSet {
       writes = this.drives.map(async (d, s) => {
         if (!alive[s]) return;
         try {
-          await d.createFile(SYS_VOL, filePath, framed, ps[s]!);
+          await d.createFile(SYS_VOL, filePath, framed, ps[s]!, { frameBlockSize: fullShard });
         } catch (err) {
           alive[s] = false;
           errors[s] = err;

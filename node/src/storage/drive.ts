@@ -163,8 +163,20 @@ export interface Drive {
    * The producer recycles a chunk's memory once the drive pulls the next one:
    * a drive must be done with (or have copied) a chunk before pulling more.
    * (A violation cannot commit silently: staged shards are verified first.)
+   *
+   * `opts.frameBlockSize`: the stream is a framed shard file (bitrot frames
+   * of that shard block size). A drive may check each frame's hash against
+   * the bytes it hands to the file system as it writes them (throwing
+   * `FileCorrupt`), and then let `verifyFile` of that same, unchanged file
+   * rely on that check instead of reading it back. Drives may ignore it.
    */
-  createFile(vol: string, path: string, size: number, stream: AsyncIterable<Uint8Array>): Promise<void>;
+  createFile(
+    vol: string,
+    path: string,
+    size: number,
+    stream: AsyncIterable<Uint8Array>,
+    opts?: { frameBlockSize?: number },
+  ): Promise<void>;
   /**
    * Streams `length` bytes of `path` from `offset`. `chunkSize` is a hint
    * (e.g. one bitrot frame, so the reader verifies chunks without copying).

@@ -59,6 +59,58 @@ function errno(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
 }
 
+interface WriteChecked {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  blockSize: number;
+  dataBytes: number;
+}
+
+const WRITE_CHECKED_MAX = 1024;
+
+/**
+ * Checks bitrot frames ([hash][block], blocks of `blockSize` but a short
+ * last one) of a stream whose chunks hold whole frames, as the erasure layer
+ * sends them. A mismatch throws `FileCorrupt`; chunks that split a frame
+ * leave `complete` false (verifyFile then reads the file back).
+ */
+class FrameCheck {
+  readonly blockSize: number;
+  dataBytes = 0;
+  #ok = true;
+  #ended = false;
+
+  constructor(blockSize: number) {
+    this.blockSize = blockSize;
+  }
+
+  get complete(): boolean {
+    return this.#ok && this.dataBytes > 0;
+  }
+
+  push(chunk: Uint8Array, fileOffset: number): void {
+    if (!this.#ok) return;
+    let off = 0;
+    while (off < chunk.length) {
+      const left = chunk.length - off;
+      if (this.#ended || left <= BITROT_HASH_SIZE) {
+        this.#ok = false;
+        return;
+      }
+      const len = Math.min(BITROT_HASH_SIZE + this.blockSize, left);
+      // A short frame must be the file's last.
+      if (len < BITROT_HASH_SIZE + this.blockSize) this.#ended = true;
+      if (!bitrotVerify(chunk.subarray(off + BITROT_HASH_SIZE, off + len), chunk, off)) {
+        throw new SvcError('FileCorrupt', 'shard frame failed its bitrot check while written', { offset: fileOffset + off });
+      }
+      this.dataBytes += len - BITROT_HASH_SIZE;
+      off += len;
+    }
+  }
+}
+
 export class LocalDrive implements Drive {
   readonly endpoint: string;
   readonly root: string;
@@ -67,6 +119,8 @@ export class LocalDrive implements Drive {
   readonly #hooks: LocalDriveOptions['hooks'];
   #online = true;
   readonly #pendingTrash = new Set<Promise<void>>();
+  /** Shard files whose frames createFile checked as it wrote them (consumed by verifyFile). */
+  readonly #writeChecked = new Map<string, WriteChecked>();
 
   constructor(root: string, opts: LocalDriveOptions = {}) {
     this.root = root;
@@ -307,15 +361,25 @@ export class LocalDrive implements Drive {
     }
   }
 
-  async createFile(vol: string, path: string, size: number, stream: AsyncIterable<Uint8Array>): Promise<void> {
+  async createFile(
+    vol: string,
+    path: string,
+    size: number,
+    stream: AsyncIterable<Uint8Array>,
+    opts: { frameBlockSize?: number } = {},
+  ): Promise<void> {
     await this.#checkRoot();
     const p = this.#filePath(vol, path);
+    this.#writeChecked.delete(p);
     let fh: fsp.FileHandle | undefined;
     try {
       await fsp.mkdir(dirname(p), { recursive: true });
       fh = await fsp.open(p, 'w');
       let written = 0;
+      // Frame check of the bytes handed to write(2), while they are ours.
+      const check = opts.frameBlockSize !== undefined && opts.frameBlockSize > 0 ? new FrameCheck(opts.frameBlockSize) : undefined;
       for await (const chunk of stream) {
+        check?.push(chunk, written);
         let off = 0;
         while (off < chunk.length) {
           const { bytesWritten } = await fh.write(chunk, off, chunk.length - off);
@@ -328,13 +392,28 @@ export class LocalDrive implements Drive {
       }
       // One fsync per shard file, never per block.
       await fh.sync();
+      if (check?.complete) {
+        const st = await fh.stat();
+        const { ino, size: fileSize, mtimeMs, ctimeMs } = st;
+        this.#rememberChecked(p, { ino, size: fileSize, mtimeMs, ctimeMs, blockSize: check.blockSize, dataBytes: check.dataBytes });
+      }
       await fh.close();
       fh = undefined;
     } catch (err) {
+      this.#writeChecked.delete(p);
       await fh?.close().catch(() => undefined);
       await fsp.rm(p, { force: true }).catch(() => undefined);
       await this.#mapErr(err, vol);
     }
+  }
+
+  #rememberChecked(p: string, rec: WriteChecked): void {
+    // Bounded: an entry is consumed by verifyFile; writes abandoned before it leave a few.
+    if (this.#writeChecked.size >= WRITE_CHECKED_MAX) {
+      const oldest = this.#writeChecked.keys().next().value;
+      if (oldest !== undefined) this.#writeChecked.delete(oldest);
+    }
+    this.#writeChecked.set(p, rec);
   }
 
   async readFileStream(
@@ -365,6 +444,22 @@ export class LocalDrive implements Drive {
       const st = await fsp.stat(p);
       const want = frameShardFileSize(dataBytes, shardBlockSize);
       if (st.size !== want) throw new SvcError('FileCorrupt', `shard file is ${st.size} bytes, expected ${want}`);
+      // Written by createFile with every frame checked against the bytes
+      // handed to the file system, fsync'd, and unchanged since (same inode,
+      // size, mtime, ctime): that check is this verification.
+      const rec = this.#writeChecked.get(p);
+      this.#writeChecked.delete(p);
+      if (
+        rec !== undefined &&
+        rec.blockSize === shardBlockSize &&
+        rec.dataBytes === dataBytes &&
+        rec.ino === st.ino &&
+        rec.size === st.size &&
+        rec.mtimeMs === st.mtimeMs &&
+        rec.ctimeMs === st.ctimeMs
+      ) {
+        return;
+      }
       // Frame by frame into one reusable buffer: no stream re-chunking copies.
       const fh = await fsp.open(p, 'r');
       try {
