@@ -8,15 +8,15 @@ import { randomUUID } from 'node:crypto';
 import {
   BITROT_HASH_SIZE,
   BLOCK_SIZE,
-  bitrotHashInto,
+  BufferPool,
   createCodec,
   decodeStripe,
-  encodeStripe,
+  encodeFramedStripe,
   frameRange,
   frameShardFileSize,
+  framedStripeBufferSize,
   shardFileDataSize,
   shardSize,
-  stripeBufferSize,
   verifyShardStream,
 } from '../erasure/index.ts';
 import { type Drive, type FileVersion, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
@@ -96,6 +96,17 @@ async function* blocks(source: AsyncIterable<Uint8Array>, size: number): AsyncGe
   buf = Buffer.alloc(0);
 }
 
+/** Shared frame buffers per stripe size (bounded free lists; see BufferPool). */
+const framePools = new Map<number, BufferPool>();
+function framePool(size: number): BufferPool {
+  let p = framePools.get(size);
+  if (p === undefined) {
+    p = new BufferPool(size, 16);
+    framePools.set(size, p);
+  }
+  return p;
+}
+
 export class ErasureSet {
   readonly pool: number;
   readonly index: number;
@@ -164,9 +175,7 @@ export class ErasureSet {
     const wq = writeQuorum(k, m);
     const codec = createCodec(k, m);
     const fullShard = shardSize(BLOCK_SIZE, k);
-    const stripe = Buffer.allocUnsafe(stripeBufferSize(codec, BLOCK_SIZE));
-    const fullFrames = (BITROT_HASH_SIZE + fullShard) * n;
-    const freeFrames: Buffer[] = [];
+    const pool = framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
     const stagePath = `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
@@ -213,35 +222,27 @@ export class ErasureSet {
       if (!buffering) await startWriters();
       for await (const block of blocks(source, BLOCK_SIZE)) {
         total += block.length;
-        // The stripe buffer is reused: shards are copied into their frames at once.
-        const shards = encodeStripe(codec, block, stripe);
-        const sLen = shards[0]!.length;
-        shardBytes += sLen;
-        // One buffer per block holds all N frames ([hash][shard] each); it is
-        // recycled once every drive wrote its frame (bounded by pipe depth).
-        const frameLen = BITROT_HASH_SIZE + sLen;
-        const frameBuf = frameLen * n === fullFrames && freeFrames.length > 0 ? freeFrames.pop()! : Buffer.allocUnsafe(frameLen * n);
+        // One pooled buffer per block holds all N frames ([hash][shard] each,
+        // encoded in place); it goes back to the pool once every drive wrote
+        // its frame (bounded by pipe depth).
+        const frameBuf = pool.acquire();
+        const framed = encodeFramedStripe(codec, block, frameBuf);
+        shardBytes += framed.shards[0]!.length;
         const frames: Uint8Array[] = new Array(n);
-        for (let s = 0; s < n; s++) {
-          const shard = shards[dist[s]! - 1]!;
-          const f = frameBuf.subarray(s * frameLen, (s + 1) * frameLen);
-          bitrotHashInto(shard, f, 0);
-          f.set(shard, BITROT_HASH_SIZE);
-          frames[s] = f;
-        }
-        if (buffering && shardBytes > spec.inlineBudget) {
-          buffering = false;
-          for (let s = 0; s < n; s++) buffered[s]!.push(frames[s]!);
-          await startWriters();
-          continue;
-        }
+        for (let s = 0; s < n; s++) frames[s] = framed.frames[dist[s]! - 1]!;
         if (buffering) {
-          for (let s = 0; s < n; s++) buffered[s]!.push(frames[s]!);
+          // Inline candidates are small: copy their frames out of the pooled buffer.
+          for (let s = 0; s < n; s++) buffered[s]!.push(Buffer.from(frames[s]!));
+          pool.release(frameBuf);
+          if (shardBytes > spec.inlineBudget) {
+            buffering = false;
+            await startWriters();
+          }
           continue;
         }
         let refs = countAlive();
         const release = () => {
-          if (--refs === 0 && frameBuf.length === fullFrames) freeFrames.push(frameBuf);
+          if (--refs === 0) pool.release(frameBuf);
         };
         await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(frames[s]!, release) : undefined)));
         if (countAlive() < wq) throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq });
