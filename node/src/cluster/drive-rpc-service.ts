@@ -51,8 +51,9 @@ export function driveRpcService(drive: Drive): RpcService {
     createFile: {
       kind: 'upload',
       handle: async (args, body) => {
-        const [v, p, size] = argv(args, 3);
-        await drive.createFile(str(v), str(p), num(size), body);
+        const [v, p, size, frameBlockSize] = argv(args, 4);
+        const frame = num(frameBlockSize);
+        await drive.createFile(str(v), str(p), num(size), body, frame > 0 ? { frameBlockSize: frame } : undefined);
         return undefined;
       },
     },

@@ -81,8 +81,10 @@ export class RemoteDrive implements Drive {
     return (await this.rpc('readAll', vol, path)) as Uint8Array;
   }
 
-  async createFile(vol: string, path: string, size: number, stream: AsyncIterable<Uint8Array>): Promise<void> {
-    await this.#track(this.#peer.rpcUpload(storagePath(this.driveId, 'createFile'), [vol, path, size], stream));
+  async createFile(vol: string, path: string, size: number, stream: AsyncIterable<Uint8Array>, opts?: { frameBlockSize?: number }): Promise<void> {
+    // The frame size travels along so the serving drive checks frames as it
+    // writes them (and its verifyFile can skip the read-back), as a local drive does.
+    await this.#track(this.#peer.rpcUpload(storagePath(this.driveId, 'createFile'), [vol, path, size, opts?.frameBlockSize ?? 0], stream));
   }
 
   async readFileStream(vol: string, path: string, offset: number, length: number): Promise<Readable> {
