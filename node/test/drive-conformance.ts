@@ -180,6 +180,27 @@ export function runDriveConformance(name: string, makeDrive: () => Promise<Drive
       expect(code).toBe('FileCorrupt');
     });
 
+    it('a frame-checked write in chunks that ignore frame boundaries (network-sized) still commits and verifies', async () => {
+      const blockSize = 4096;
+      const shard = randomBytes(5 * blockSize + 77);
+      const good = framed(shard, blockSize);
+      for (const size of [1000, 8 + blockSize + 1, 3 * (8 + blockSize)]) {
+        const path = `${TMP_DIR}/${randomUUID()}/part.1`;
+        await d.createFile(SYS_VOL, path, good.length, chunked(good, size), { frameBlockSize: blockSize });
+        await d.verifyFile(SYS_VOL, path, blockSize, shard.length);
+        const bad = Buffer.from(good);
+        bad[20] = (bad[20]! + 1) & 0xff;
+        const badPath = `${TMP_DIR}/${randomUUID()}/part.1`;
+        const code = await codeOf(
+          (async () => {
+            await d.createFile(SYS_VOL, badPath, bad.length, chunked(bad, size), { frameBlockSize: blockSize });
+            await d.verifyFile(SYS_VOL, badPath, blockSize, shard.length);
+          })(),
+        );
+        expect(code).toBe('FileCorrupt');
+      }
+    });
+
     it('renames, lists and deletes files and directories', async () => {
       await d.makeVol('bkt');
       await d.writeAll('bkt', 'x/one', new Uint8Array([1]));

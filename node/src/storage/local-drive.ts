@@ -80,34 +80,63 @@ class FrameCheck {
   readonly blockSize: number;
   dataBytes = 0;
   #ok = true;
-  #ended = false;
+  /**
+   * A short frame at the end of a chunk: the file's last, or a frame split
+   * across chunks. Checked at once (the chunk's memory is only ours until the
+   * next pull); the verdict counts only if the stream ends there.
+   */
+  #pending: { valid: boolean; dataLen: number; fileOffset: number } | undefined;
 
   constructor(blockSize: number) {
     this.blockSize = blockSize;
   }
 
   get complete(): boolean {
-    return this.#ok && this.dataBytes > 0;
+    return this.#ok && this.#pending === undefined && this.dataBytes > 0;
   }
 
   push(chunk: Uint8Array, fileOffset: number): void {
     if (!this.#ok) return;
+    if (this.#pending !== undefined) {
+      // The short frame was not the last: chunks do not follow frame
+      // boundaries (e.g. network-sized chunks), so this file is checked by
+      // verifyFile's read-back instead.
+      this.#ok = false;
+      this.#pending = undefined;
+      return;
+    }
+    const frame = BITROT_HASH_SIZE + this.blockSize;
     let off = 0;
     while (off < chunk.length) {
-      const left = chunk.length - off;
-      if (this.#ended || left <= BITROT_HASH_SIZE) {
-        this.#ok = false;
+      const len = Math.min(frame, chunk.length - off);
+      if (len < frame) {
+        const valid = len > BITROT_HASH_SIZE && bitrotVerify(chunk.subarray(off + BITROT_HASH_SIZE, off + len), chunk, off);
+        this.#pending = { valid, dataLen: len - BITROT_HASH_SIZE, fileOffset: fileOffset + off };
         return;
       }
-      const len = Math.min(BITROT_HASH_SIZE + this.blockSize, left);
-      // A short frame must be the file's last.
-      if (len < BITROT_HASH_SIZE + this.blockSize) this.#ended = true;
-      if (!bitrotVerify(chunk.subarray(off + BITROT_HASH_SIZE, off + len), chunk, off)) {
-        throw new SvcError('FileCorrupt', 'shard frame failed its bitrot check while written', { offset: fileOffset + off });
-      }
-      this.dataBytes += len - BITROT_HASH_SIZE;
+      this.#verify(chunk, off, len, fileOffset + off);
       off += len;
     }
+  }
+
+  /** End of the stream: the pending short frame, if any, is the file's last. */
+  finish(): void {
+    const p = this.#pending;
+    if (!this.#ok || p === undefined) return;
+    this.#pending = undefined;
+    if (p.dataLen <= 0) {
+      this.#ok = false;
+      return;
+    }
+    if (!p.valid) throw new SvcError('FileCorrupt', 'shard frame failed its bitrot check while written', { offset: p.fileOffset });
+    this.dataBytes += p.dataLen;
+  }
+
+  #verify(chunk: Uint8Array, off: number, len: number, fileOffset: number): void {
+    if (!bitrotVerify(chunk.subarray(off + BITROT_HASH_SIZE, off + len), chunk, off)) {
+      throw new SvcError('FileCorrupt', 'shard frame failed its bitrot check while written', { offset: fileOffset });
+    }
+    this.dataBytes += len - BITROT_HASH_SIZE;
   }
 }
 
@@ -387,6 +416,7 @@ export class LocalDrive implements Drive {
         }
         written += chunk.length;
       }
+      check?.finish();
       if (size >= 0 && written !== size) {
         throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${written}`);
       }
