@@ -68,6 +68,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         const s3 = createS3Handler({
           objectLayer: built,
           credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
+          region: config.region,
+          domains: [...config.domains],
           logger: log,
           clock,
         });

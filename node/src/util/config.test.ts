@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ConfigInput, loadConfig, parseListenAddress } from './config.ts';
+import { type ConfigInput, loadConfig, parseDomains, parseListenAddress, parseRegion } from './config.ts';
 
 const files: Record<string, string> = { '/secrets/ak': 'fileuser\n', '/secrets/sk': 'filesecret\n', '/secrets/empty': '' };
 const readFile = (p: string) => {
@@ -143,5 +143,20 @@ describe('config', () => {
     expect(msg(() => load({ SVC_OBS_METER_INTERVAL: 'soon' }))).toContain('SVC_OBS_METER_INTERVAL');
     expect(load({ SVC_OBS_LOG_ROTATION_TIME: '6h' }).config.obs.logRotationTimeMs).toBe(21_600_000);
     expect(msg(() => load({ SVC_OBS_LOG_ROTATION_TIME: 'weekly-ish' }))).toContain('SVC_OBS_LOG_ROTATION_TIME');
+  });
+});
+
+describe('SVC_DOMAIN and SVC_REGION', () => {
+  it('parses comma-separated domains, lower-cased, trailing dot dropped', () => {
+    expect(parseDomains(undefined)).toEqual([]);
+    expect(parseDomains(' ')).toEqual([]);
+    expect(parseDomains('S3.Example.com., files.local')).toEqual(['s3.example.com', 'files.local']);
+    expect(() => parseDomains('bad_domain!')).toThrow(/SVC_DOMAIN/);
+    expect(() => parseDomains('host:9000')).toThrow(/SVC_DOMAIN/);
+  });
+  it('defaults the region to us-east-1 and refuses malformed names', () => {
+    expect(parseRegion(undefined)).toBe('us-east-1');
+    expect(parseRegion('eu-west-3')).toBe('eu-west-3');
+    expect(() => parseRegion('Bad Region')).toThrow(/SVC_REGION/);
   });
 });

@@ -87,6 +87,10 @@ export interface Config {
   readonly listObjectsQuorum: ListQuorum;
   readonly startupReadinessMaxWaitSecs: number;
   readonly credentials: Credentials;
+  /** Domains for virtual-host-style S3 requests (`<bucket>.<domain>`); path style always works. */
+  readonly domains: readonly string[];
+  /** Region clients sign for (default `us-east-1`). */
+  readonly region: string;
   readonly obs: ObsConfig;
   /** Base directory for relative volume paths. */
   readonly cwd: string;
@@ -132,6 +136,8 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_CONSOLE_ADDRESS', `console listener address (default ${DEFAULT_CONSOLE_ADDRESS}); flag --console-address`],
   ['SVC_CONSOLE_ENABLE', 'false disables the console listener (default true)'],
   ['SVC_HEALTH_ENDPOINT_ENABLE', 'false disables the health probes on the S3 listener (default true)'],
+  ['SVC_DOMAIN', 'comma-separated domains for virtual-host-style S3 requests (<bucket>.<domain>); path style always works'],
+  ['SVC_REGION', 'region S3 clients sign for (default us-east-1)'],
   ['SVC_ERASURE_SET_DRIVE_COUNT', 'pins the set width: a valid symmetric divisor of every pool, at most 16; fixed once a pool is formatted'],
   ['SVC_STORAGE_CLASS_STANDARD', 'STANDARD parity EC:<n> (at most half the narrowest set); empty = automatic policy'],
   ['SVC_STORAGE_CLASS_RRS', 'REDUCED_REDUNDANCY parity EC:<n>; empty = automatic policy (1, 0 on a single drive)'],
@@ -374,6 +380,8 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     consoleAddress: Object.freeze(consoleAddress),
     consoleEnable,
     healthEndpointEnable: parseBool('SVC_HEALTH_ENDPOINT_ENABLE', env.SVC_HEALTH_ENDPOINT_ENABLE, true),
+    domains: Object.freeze(parseDomains(env.SVC_DOMAIN)),
+    region: parseRegion(env.SVC_REGION),
     erasureSetDriveCount: parseInteger('SVC_ERASURE_SET_DRIVE_COUNT', env.SVC_ERASURE_SET_DRIVE_COUNT, 1, 16),
     storageClass: Object.freeze({
       standard: env.SVC_STORAGE_CLASS_STANDARD,
@@ -391,4 +399,24 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     cwd: input.cwd,
   };
   return { config: Object.freeze(config), warnings };
+}
+
+/** `SVC_DOMAIN`: comma-separated host names, lower-cased, without port or trailing dot. */
+export function parseDomains(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((d) => {
+    const name = d.trim().toLowerCase().replace(/\.$/, '');
+    if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(name)) {
+      throw new SvcError('InvalidConfig', `SVC_DOMAIN: "${d.trim()}" is not a valid domain name`);
+    }
+    return name;
+  });
+}
+
+/** `SVC_REGION`: an AWS-style region name (default us-east-1). */
+export function parseRegion(raw: string | undefined): string {
+  if (raw === undefined || raw.trim() === '') return 'us-east-1';
+  const r = raw.trim();
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(r)) throw new SvcError('InvalidConfig', `SVC_REGION: "${r}" is not a valid region name`);
+  return r;
 }
