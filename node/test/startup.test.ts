@@ -1,4 +1,6 @@
+import { Agent } from 'node:http';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 /**
  * Start-up of the real `svc server` process: fresh format, restart, and every
  * start-up error of the spec, checked by exit status and message.
@@ -209,5 +211,42 @@ describe('svc server start-up', () => {
     expect(server.stdout).toContain('--address');
     expect(server.stdout).toContain('--console-address');
     expect(server.stdout).toContain('{01...16}');
+  });
+
+  it('SVC_DOMAIN serves virtual-host-style requests beside path style', async () => {
+    const base = drives(4);
+    const run = await runSvc(['server', `${base}/d{1...4}`], { SVC_DOMAIN: 's3.svc.test', SVC_REGION: 'eu-west-3' });
+    expect(await run.started).toBe(true);
+    // every name under the test domain is this host
+    const agent = new Agent({
+      keepAlive: true,
+      lookup: (_host, opts, cb) => {
+        if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+        else cb(null, '127.0.0.1', 4);
+      },
+    });
+    const credentials = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin' };
+    const vhost = new S3Client({
+      endpoint: `http://s3.svc.test:${run.port}`,
+      region: 'eu-west-3',
+      credentials,
+      requestHandler: new NodeHttpHandler({ httpAgent: agent }),
+    });
+    const path = new S3Client({ endpoint: `http://127.0.0.1:${run.port}`, region: 'eu-west-3', forcePathStyle: true, credentials });
+    try {
+      await vhost.send(new CreateBucketCommand({ Bucket: 'vhost' }));
+      await vhost.send(new PutObjectCommand({ Bucket: 'vhost', Key: 'k.txt', Body: 'by host name' }));
+      const got = await path.send(new GetObjectCommand({ Bucket: 'vhost', Key: 'k.txt' }));
+      expect(await got.Body!.transformToString()).toBe('by host name');
+      // a client signing for another region is refused
+      const wrong = new S3Client({ endpoint: `http://127.0.0.1:${run.port}`, region: 'us-east-1', forcePathStyle: true, credentials });
+      await expect(wrong.send(new GetObjectCommand({ Bucket: 'vhost', Key: 'k.txt' }))).rejects.toThrow();
+      wrong.destroy();
+    } finally {
+      vhost.destroy();
+      path.destroy();
+      agent.destroy();
+      expect(await run.stop()).toBe(0);
+    }
   });
 });
