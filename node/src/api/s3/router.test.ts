@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../util/errors.ts';
+import { code } from '../../../test/helpers/error-code.ts';
 import { bucketFromHost, parseEndpoint, type S3Endpoint } from './router.ts';
 
 function ep(method: string, url: string, extra: { host?: string; copySource?: string; domains?: string[] } = {}): S3Endpoint {
   return parseEndpoint({ method, url, host: extra.host ?? '127.0.0.1:9000', copySource: extra.copySource }, extra.domains ?? []);
-}
-
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SvcError) return err.code;
-    throw err;
-  }
-  return undefined;
 }
 
 describe('parseEndpoint', () => {

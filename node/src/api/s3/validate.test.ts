@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../util/errors.ts';
+import { code } from '../../../test/helpers/error-code.ts';
 import { checkPreconditions, encodeTags, normaliseTags, parseRange, validateBucketName } from './validate.ts';
-
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SvcError) return err.code;
-    throw err;
-  }
-  return undefined;
-}
 
 describe('validation', () => {
   it('bucket names follow the S3 rules', () => {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../util/errors.ts';
+import { code } from '../../../test/helpers/error-code.ts';
 import { escapeXml, parseXml, toXml, xmlList, xmlText } from './xml.ts';
-
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SvcError) return err.code;
-    throw err;
-  }
-  return undefined;
-}
 
 describe('xml', () => {
   it('serializes nested nodes, arrays, dates and escapes text', () => {

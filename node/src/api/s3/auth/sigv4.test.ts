@@ -1,7 +1,7 @@
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
+import { code } from '../../../../test/helpers/error-code.ts';
 import { ManualClock } from '../../../util/clock.ts';
-import { SvcError } from '../../../util/errors.ts';
 import { Sha256 } from '../../../../test/helpers/sigv4-signer.ts';
 import { verifyRequest } from './verify.ts';
 
@@ -59,16 +59,6 @@ const opts = (now = NOW) => ({
   region: 'us-east-1',
   clock: new ManualClock(now),
 });
-
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SvcError) return err.code;
-    throw err;
-  }
-  return undefined;
-}
 
 describe('SigV4 header authentication', () => {
   it('accepts requests signed by @smithy/signature-v4, including encoded keys and query strings', async () => {

@@ -1,0 +1,12 @@
+import { SvcError } from '../../src/util/errors.ts';
+
+/** The SvcError code `fn` throws, or undefined when it returns; anything else is rethrown. */
+export function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SvcError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
