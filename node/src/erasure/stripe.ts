@@ -41,6 +41,13 @@ export function stripeBufferSize(codec: ErasureCodec, blockLen: number): number 
   return shardStride(shardSize(blockLen, codec.dataShards)) * (codec.dataShards + codec.parityShards);
 }
 
+/** The caller's buffer when it is large enough, a fresh one when none is given. */
+function stripeBuffer(fn: string, buffer: Uint8Array | undefined, need: number): Uint8Array {
+  if (buffer === undefined) return Buffer.allocUnsafe(need);
+  if (buffer.length < need) throw new SvcError('InternalError', `${fn}: buffer of ${buffer.length} bytes, need ${need}`);
+  return buffer;
+}
+
 /**
  * Splits `block` into K data shards of `shardSize(block.length, K)` bytes
  * (the last zero-padded) and computes the M parity shards. All N shards are
@@ -56,14 +63,7 @@ export function encodeStripe(codec: ErasureCodec, block: Uint8Array, buffer?: Ui
   const n = k + codec.parityShards;
   const size = shardSize(block.length, k);
   const stride = shardStride(size);
-  let buf: Uint8Array;
-  if (buffer === undefined) {
-    buf = Buffer.allocUnsafe(stride * n);
-  } else if (buffer.length < stride * n) {
-    throw new SvcError('InternalError', `encodeStripe: buffer of ${buffer.length} bytes, need ${stride * n}`);
-  } else {
-    buf = buffer;
-  }
+  const buf = stripeBuffer('encodeStripe', buffer, stride * n);
   const shards: Uint8Array[] = new Array(n);
   for (let i = 0; i < n; i++) shards[i] = buf.subarray(i * stride, i * stride + size);
   for (let i = 0; i < k; i++) {
@@ -106,14 +106,7 @@ export function encodeFramedStripe(codec: ErasureCodec, block: Uint8Array, buffe
   const n = k + codec.parityShards;
   const size = shardSize(block.length, k);
   const stride = frameStride(size);
-  let buf: Uint8Array;
-  if (buffer === undefined) {
-    buf = Buffer.allocUnsafe(stride * n);
-  } else if (buffer.length < stride * n) {
-    throw new SvcError('InternalError', `encodeFramedStripe: buffer of ${buffer.length} bytes, need ${stride * n}`);
-  } else {
-    buf = buffer;
-  }
+  const buf = stripeBuffer('encodeFramedStripe', buffer, stride * n);
   const frames: Uint8Array[] = new Array(n);
   const shards: Uint8Array[] = new Array(n);
   for (let i = 0; i < n; i++) {
