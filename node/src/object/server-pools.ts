@@ -785,11 +785,7 @@ export class ServerPools implements ObjectLayer {
     let lastPrefix: string | undefined;
     let last: string | undefined;
     for await (const e of this.#walkAll(bucket, prefix, marker, delim !== '/')) {
-      let cp: string | undefined;
-      if (delim !== '') {
-        const i = e.name.indexOf(delim, prefix.length);
-        if (i >= 0) cp = e.name.slice(0, i + delim.length);
-      }
+      const cp = commonPrefixOf(e.name, prefix, delim);
       if (cp !== undefined) {
         if (cp === lastPrefix || (marker !== undefined && cp <= marker)) continue;
         if (count >= opts.maxKeys) {
@@ -835,11 +831,7 @@ export class ServerPools implements ObjectLayer {
     let lastVid: string | undefined;
     outer: for await (const e of this.#walkAll(bucket, prefix, walkMarker, delim !== '/')) {
       if (keyMarker !== undefined && e.name < keyMarker) continue;
-      let cp: string | undefined;
-      if (delim !== '') {
-        const i = e.name.indexOf(delim, prefix.length);
-        if (i >= 0) cp = e.name.slice(0, i + delim.length);
-      }
+      const cp = commonPrefixOf(e.name, prefix, delim);
       if (cp !== undefined) {
         if (cp === lastPrefix || (keyMarker !== undefined && cp <= keyMarker)) continue;
         if (count >= opts.maxKeys) {
@@ -1329,4 +1321,11 @@ function compositeChecksum(
       return undefined;
   }
   return { algorithm, value: `${digest.toString('base64')}-${parts.length}`, type: 'COMPOSITE' };
+}
+
+/** The common prefix `name` rolls up into (prefix through the next delimiter), or undefined. */
+function commonPrefixOf(name: string, prefix: string, delim: string): string | undefined {
+  if (delim === '') return undefined;
+  const i = name.indexOf(delim, prefix.length);
+  return i >= 0 ? name.slice(0, i + delim.length) : undefined;
 }
