@@ -48,37 +48,53 @@ section('object layer: 64 MiB PUT/GET on 4 drives EC:2, 4 KiB ops', async (ctx) 
     await layer.makeBucket('bench');
     const big = randomBytes(BIG);
 
-    // Raw ceilings: the bytes an EC:2 write puts on disk (N files of size/K), written + fsync'd in parallel.
+    // Raw ceilings: the bytes an EC:2 write puts on disk (N files of size/K),
+    // written + fsync'd in parallel, two ways: plain (write all, one fsync)
+    // and with the same 2 MiB write-behind flushes LocalDrive uses. The
+    // ceiling is the better of the two, measured before and after the PUT
+    // (shared disks drift), so the PUT is never compared with a weak ceiling.
     const shard = big.subarray(0, BIG / K);
-    const rawWrite = await measure(
-      N * shard.length,
-      async () => {
-        await Promise.all(
-          drives.map(async (_, i) => {
-            const fh = await open(join(base, `raw-${i}`), 'w');
-            try {
-              for (let off = 0; off < shard.length; off += MiB) await fh.write(shard.subarray(off, off + MiB));
-              await fh.sync();
-            } finally {
-              await fh.close();
-            }
-          }),
-        );
-      },
-      { minMs: 1500, warmup: 1 },
-    );
+    const rawWriteOnce = (flushEvery: number) =>
+      measure(
+        N * shard.length,
+        async () => {
+          await Promise.all(
+            drives.map(async (_, i) => {
+              const fh = await open(join(base, `raw-${i}`), 'w');
+              try {
+                let flushing: Promise<void> | undefined;
+                for (let off = 0; off < shard.length; off += MiB) {
+                  await fh.write(shard.subarray(off, off + MiB));
+                  if (flushEvery > 0 && flushing === undefined && (off + MiB) % flushEvery === 0) {
+                    flushing = fh.datasync().then(() => {
+                      flushing = undefined;
+                    });
+                  }
+                }
+                await flushing;
+                await fh.sync();
+              } finally {
+                await fh.close();
+              }
+            }),
+          );
+        },
+        { minMs: 1500, warmup: 1 },
+      );
+    const rawWriteBest = async () => Math.max((await rawWriteOnce(0)).perWallSecond, (await rawWriteOnce(2 * MiB)).perWallSecond);
+    const rawWriteBefore = await rawWriteBest();
     const rawRead = await measure(N * shard.length, () => Promise.all(drives.map((_, i) => readFile(join(base, `raw-${i}`)))), {
       minMs: 1000,
       warmup: 1,
     });
     const md5 = measureSync(BIG / 4, () => createHash('md5').update(big.subarray(0, BIG / 4)).digest(), { minMs: 600 });
-    const diskCeilingPut = rawWrite.perWallSecond * (K / N);
-    const putCeiling = Math.min(diskCeilingPut, md5.perCpuSecond);
-    ctx.row({ name: 'raw disk write+fsync (4 files in parallel)', value: rawWrite.perWallSecond / GB, unit: 'GB/s' });
     ctx.row({ name: 'raw disk read (same files; page cache likely)', value: rawRead.perWallSecond / GB, unit: 'GB/s' });
     ctx.row({ name: 'MD5 single core', value: md5.perCpuSecond / GB, unit: 'GB/cpu-s' });
 
     const put = await measure(BIG, () => layer.putObject('bench', 'big', putDataFromBuffer(big), {}), { minMs: 2000, warmup: 1 });
+    const rawWrite = Math.max(rawWriteBefore, await rawWriteBest());
+    const putCeiling = Math.min(rawWrite * (K / N), md5.perCpuSecond);
+    ctx.row({ name: 'raw disk write+fsync (4 files in parallel, best)', value: rawWrite / GB, unit: 'GB/s' });
     ctx.row({
       name: 'object PUT 64 MiB (object bytes)',
       value: put.perWallSecond / GB,

@@ -7,7 +7,11 @@
 import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { sizeThreadpool } from '../src/util/threadpool.ts';
 import { runSections } from './harness.ts';
+
+// The same worker pool the `svc` command runs with (set before any I/O).
+sizeThreadpool();
 
 const here = dirname(fileURLToPath(import.meta.url));
 const order = ['codec.ts', 'object.ts', 's3.ts'];

