@@ -295,6 +295,44 @@ describe('@aws-sdk/client-s3', () => {
     expect((await s3Error(s3.send(new ListObjectsV2Command({ Bucket: 'sdk-nobucket' })))).code).toBe('NoSuchBucket');
   });
 
+  it('listings follow UTF-8 byte order, not UTF-16: keys above U+FFFF sort after U+E000–U+FFFF', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'sdk-utf8' }));
+    // In UTF-16 (JavaScript <) the emoji keys would come before the U+FFxx ones.
+    const keys = ['z', '\uE000', '\uFF21/x', '\uFFFD', '\u{1F600}', '\u{1F600}/y', '\u{10000}', 'a\u{1F600}', 'a\uFFFF'];
+    const utf8 = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    expect(utf8).not.toEqual([...keys].sort());
+    for (const k of keys) await s3.send(new PutObjectCommand({ Bucket: 'sdk-utf8', Key: k, Body: k }));
+    const all: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: 'sdk-utf8', MaxKeys: 2, ContinuationToken: token }));
+      all.push(...(page.Contents ?? []).map((c) => c.Key!));
+      token = page.NextContinuationToken;
+    } while (token);
+    expect(all).toEqual(utf8);
+    const d = await s3.send(new ListObjectsV2Command({ Bucket: 'sdk-utf8', Delimiter: '/' }));
+    expect(d.CommonPrefixes?.map((p) => p.Prefix)).toEqual(['\uFF21/', '\u{1F600}/']);
+    const after = await s3.send(new ListObjectsV2Command({ Bucket: 'sdk-utf8', StartAfter: '\uFFFD' }));
+    expect(after.Contents?.map((c) => c.Key)).toEqual(utf8.slice(utf8.indexOf('\uFFFD') + 1));
+    const versions: string[] = [];
+    let km: string | undefined;
+    let vm: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectVersionsCommand({ Bucket: 'sdk-utf8', MaxKeys: 3, KeyMarker: km, VersionIdMarker: vm }));
+      versions.push(...(page.Versions ?? []).map((v) => v.Key!));
+      km = page.NextKeyMarker;
+      vm = page.NextVersionIdMarker;
+      if (!page.IsTruncated) break;
+    } while (km);
+    expect(versions).toEqual(utf8);
+    const ups = [];
+    for (const k of ['\u{1F600}', '\uFFFD']) ups.push((await s3.send(new CreateMultipartUploadCommand({ Bucket: 'sdk-utf8', Key: k }))).UploadId!);
+    const lu = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'sdk-utf8' }));
+    expect(lu.Uploads?.map((u) => u.Key)).toEqual(['\uFFFD', '\u{1F600}']);
+    await s3.send(new AbortMultipartUploadCommand({ Bucket: 'sdk-utf8', Key: '\u{1F600}', UploadId: ups[0] }));
+    await s3.send(new AbortMultipartUploadCommand({ Bucket: 'sdk-utf8', Key: '\uFFFD', UploadId: ups[1] }));
+  });
+
   it('DeleteObjects, verbose and quiet', async () => {
     for (const k of ['d1', 'd2', 'd3']) await s3.send(new PutObjectCommand({ Bucket: 'sdk-list', Key: k, Body: k }));
     const verbose = await s3.send(new DeleteObjectsCommand({ Bucket: 'sdk-list', Delete: { Objects: [{ Key: 'd1' }, { Key: 'never' }] } }));

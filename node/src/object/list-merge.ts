@@ -4,6 +4,7 @@
  * (`SVC_LIST_OBJECTS_QUORUM`).
  */
 import type { VersionGroup } from './quorum.ts';
+import { compareKeys } from '../util/key-order.ts';
 
 export type ListQuorum = 'disk' | 'reduced' | 'optimal' | 'auto' | 'strict';
 
@@ -52,7 +53,7 @@ export async function* mergeSorted<T extends { name: string }>(
   try {
     for (;;) {
       let min: string | undefined;
-      for (const h of heads) if (h !== undefined && (min === undefined || h.name < min)) min = h.name;
+      for (const h of heads) if (h !== undefined && (min === undefined || compareKeys(h.name, min) < 0)) min = h.name;
       if (min === undefined) return;
       const items: { src: number; item: T }[] = [];
       const advance: number[] = [];

@@ -53,6 +53,7 @@ import type {
   StorageHealth,
   VersioningStatus,
 } from './types.ts';
+import { compareKeys } from '../util/key-order.ts';
 
 export interface PoolSpec {
   cmdline: string;
@@ -787,7 +788,7 @@ export class ServerPools implements ObjectLayer {
     for await (const e of this.#walkAll(bucket, prefix, marker, delim !== '/')) {
       const cp = commonPrefixOf(e.name, prefix, delim);
       if (cp !== undefined) {
-        if (cp === lastPrefix || (marker !== undefined && cp <= marker)) continue;
+        if (cp === lastPrefix || (marker !== undefined && compareKeys(cp, marker) <= 0)) continue;
         if (count >= opts.maxKeys) {
           out.isTruncated = true;
           break;
@@ -799,7 +800,7 @@ export class ServerPools implements ObjectLayer {
         continue;
       }
       if (e.prefix) continue;
-      if (marker !== undefined && e.name <= marker) continue;
+      if (marker !== undefined && compareKeys(e.name, marker) <= 0) continue;
       const latest = e.groups[0]!.version;
       if (latest.type === 'delete') continue;
       if (count >= opts.maxKeys) {
@@ -830,10 +831,10 @@ export class ServerPools implements ObjectLayer {
     let lastKey: string | undefined;
     let lastVid: string | undefined;
     outer: for await (const e of this.#walkAll(bucket, prefix, walkMarker, delim !== '/')) {
-      if (keyMarker !== undefined && e.name < keyMarker) continue;
+      if (keyMarker !== undefined && compareKeys(e.name, keyMarker) < 0) continue;
       const cp = commonPrefixOf(e.name, prefix, delim);
       if (cp !== undefined) {
-        if (cp === lastPrefix || (keyMarker !== undefined && cp <= keyMarker)) continue;
+        if (cp === lastPrefix || (keyMarker !== undefined && compareKeys(cp, keyMarker) <= 0)) continue;
         if (count >= opts.maxKeys) {
           out.isTruncated = true;
           break;
@@ -1163,14 +1164,14 @@ export class ServerPools implements ObjectLayer {
         }
       }
     }
-    all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.initiated.getTime() - b.initiated.getTime()));
+    all.sort((a, b) => compareKeys(a.name, b.name) || a.initiated.getTime() - b.initiated.getTime());
     const out: ListUploadsResult = { uploads: [], prefixes: [], isTruncated: false };
     const delim = opts.delimiter ?? '';
     let count = 0;
     let afterUploadMarker = opts.uploadIdMarker === undefined;
     for (const u of all) {
       if (opts.keyMarker !== undefined && opts.keyMarker !== '') {
-        if (u.name < opts.keyMarker) continue;
+        if (compareKeys(u.name, opts.keyMarker) < 0) continue;
         if (u.name === opts.keyMarker) {
           if (!opts.uploadIdMarker) continue;
           if (!afterUploadMarker) {

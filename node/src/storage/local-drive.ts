@@ -39,6 +39,7 @@ import {
 } from './drive.ts';
 import { keyOfEntry } from './object-path.ts';
 import { baseVersionId, decodeXlMeta, encodeXlMeta, mergeVersion, supersededId } from './xl-meta.ts';
+import { compareKeys } from '../util/key-order.ts';
 
 export interface LocalDriveOptions {
   /** Endpoint string for logs (defaults to the root path). */
@@ -349,7 +350,7 @@ export class LocalDrive implements Drive {
     } catch (err) {
       await this.#mapErr(err, '', 'VolumeNotFound');
     }
-    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return out.sort((a, b) => compareKeys(a.name, b.name));
   }
 
   async statVol(vol: string): Promise<VolInfo> {
@@ -578,7 +579,7 @@ export class LocalDrive implements Drive {
   async listDir(vol: string, path: string): Promise<string[]> {
     try {
       const ents = await fsp.readdir(this.#filePath(vol, path), { withFileTypes: true });
-      return ents.map((d) => (d.isDirectory() ? d.name + '/' : d.name)).sort();
+      return ents.map((d) => (d.isDirectory() ? d.name + '/' : d.name)).sort(compareKeys);
     } catch (err) {
       return this.#mapErr(err, vol);
     }
@@ -847,13 +848,13 @@ export class LocalDrive implements Drive {
       items.push({ key, obj: true, name: d.name });
       if (!key.endsWith('/')) items.push({ key: key + '/', obj: false, name: d.name });
     }
-    items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.obj ? -1 : 1));
+    items.sort((a, b) => compareKeys(a.key, b.key) || (a.obj ? -1 : 1));
     const marker = opts.marker;
     const dataDirs = new Map<string, Set<string>>();
     for (const it of items) {
       const child = join(dir, it.name);
       if (it.obj) {
-        if (marker !== undefined && it.key <= marker) continue;
+        if (marker !== undefined && compareKeys(it.key, marker) <= 0) continue;
         let meta: Uint8Array;
         try {
           meta = await fsp.readFile(join(child, XL_META));
@@ -870,7 +871,7 @@ export class LocalDrive implements Drive {
         }
         yield { name: it.key, meta };
       } else {
-        if (marker !== undefined && marker >= it.key && !marker.startsWith(it.key)) continue;
+        if (marker !== undefined && compareKeys(marker, it.key) >= 0 && !marker.startsWith(it.key)) continue;
         const sub = this.#walk(child, it.key, '', { ...opts, recursive: true }, dataDirs.get(it.name));
         if (opts.recursive) {
           yield* sub;

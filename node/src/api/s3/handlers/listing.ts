@@ -4,6 +4,7 @@ import { SvcError } from '../../../util/errors.ts';
 import { owner, quoteEtag, type S3Context, sendXml } from '../context.ts';
 import { MAX_LIST_KEYS, parseLimit } from '../validate.ts';
 import type { XmlNode } from '../xml.ts';
+import { compareKeys } from '../../../util/key-order.ts';
 
 function encodingType(ctx: S3Context): 'url' | undefined {
   const v = ctx.ep.query.get('encoding-type');
@@ -92,7 +93,7 @@ export async function handleListObjectsV2(ctx: S3Context): Promise<void> {
   let marker = startAfter;
   if (token !== undefined) {
     const fromToken = decodeContinuationToken(token);
-    marker = fromToken > startAfter ? fromToken : startAfter;
+    marker = compareKeys(fromToken, startAfter) > 0 ? fromToken : startAfter;
   }
   const r = await list(ctx, marker, maxKeys, prefix, delimiter);
   const e = encoder(enc);
