@@ -2,13 +2,16 @@
  * S3 section: 64 MiB PUT/GET (MB/s) and 4 KiB PUT/GET (ops/s) at concurrency
  * 1 and 16 through the S3 API with a real client (@aws-sdk/client-s3, its
  * default checksums on), each beside the object-layer figure measured in the
- * same run on the same engine (4 LocalDrives, EC:2). Client, server and
- * engine share this process, so the per-CPU-second figures include the
- * client's signing and hashing.
+ * same run on the same engine (4 LocalDrives, EC:2), and beside that
+ * figure combined with a loopback-HTTP ceiling (plain node:http moving the
+ * same bytes, no S3, no disk). Client, server and engine share this process,
+ * so their costs add: the combined ceiling is 1 / (1/layer + 1/http), and
+ * what is left between it and the S3 figure is the S3 layer plus the
+ * client's signing and checksums.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { Agent, createServer } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +56,30 @@ async function drain(body: AsyncIterable<Uint8Array>): Promise<number> {
   return n;
 }
 
+/** Costs that add up in one process: the rate of doing both. */
+function combined(a: number, b: number): number {
+  return 1 / (1 / a + 1 / b);
+}
+
+/** Plain HTTP over loopback, the same agent and chunking: GET downloads `body`, PUT uploads it (drained). */
+function loopbackHttp(port: number, agent: Agent, method: 'GET' | 'PUT', body: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path: '/', agent, headers: method === 'PUT' ? { 'content-length': body.length } : {} }, (res) => {
+      let n = 0;
+      res.on('data', (c: Buffer) => {
+        n += c.length;
+      });
+      res.on('end', () => (method === 'GET' && n !== body.length ? reject(new Error('short loopback read')) : resolve()));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (method === 'PUT') {
+      for (let off = 0; off < body.length; off += MiB) req.write(body.subarray(off, off + MiB));
+    }
+    req.end();
+  });
+}
+
 function parallel(n: number, fn: (i: number) => Promise<unknown>): Promise<unknown[]> {
   return Promise.all(Array.from({ length: n }, (_, i) => fn(i)));
 }
@@ -63,6 +90,25 @@ section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', as
   let layer: ObjectLayer | undefined;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const server = createServer();
+  const plain = createServer((req, res) => {
+    if (req.method === 'PUT') {
+      req.resume();
+      req.on('end', () => res.end());
+      return;
+    }
+    res.writeHead(200, { 'content-length': plainBody.length });
+    let off = 0;
+    const pump = () => {
+      while (off < plainBody.length) {
+        const ok = res.write(plainBody.subarray(off, off + MiB));
+        off += MiB;
+        if (!ok) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+  let plainBody = Buffer.alloc(0);
   try {
     for (let i = 0; i < 4; i++) {
       await mkdir(join(base, `d${i}`));
@@ -81,6 +127,8 @@ section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', as
     server.on('request', createS3Handler({ objectLayer: engine, credentials: [creds], logger: silentLogger, clock: systemClock }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const plainPort = (plain.address() as AddressInfo).port;
     const s3 = new S3Client({
       endpoint: `http://127.0.0.1:${port}`,
       region: 'us-east-1',
@@ -90,15 +138,25 @@ section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', as
     });
     await engine.makeBucket('bench');
     const big = randomBytes(BIG);
+    plainBody = big;
     const small = randomBytes(SMALL);
-    ctx.info('client, server and engine share this process; MB/s are wall-clock object bytes, the ceiling is the object layer at the same concurrency');
+    ctx.info('client, server and engine share this process; MB/s are wall-clock object bytes; ceilings: the object layer at the same');
+    ctx.info('concurrency, and "layer+http" = that layer figure combined with plain loopback HTTP of the same bytes (costs added)');
 
     for (const c of CONCURRENCY) {
       const rounds = c === 1 ? 3 : 1;
       const layerPut = await timed(BIG * c, rounds, () => parallel(c, (i) => engine.putObject('bench', `layer/big-${i}`, putDataFromBuffer(big), {})));
       const s3Put = await timed(BIG * c, rounds, () => parallel(c, (i) => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: `s3/big-${i}`, Body: big }))));
+      const httpPut = await timed(BIG * c, rounds, () => parallel(c, () => loopbackHttp(plainPort, agent, 'PUT', big)));
+      ctx.row({ name: `loopback HTTP PUT 64 MiB, concurrency ${c}`, value: httpPut.perWall / MB, unit: 'MB/s' });
       ctx.row({ name: `S3 PUT 64 MiB, concurrency ${c}`, value: s3Put.perWall / MB, unit: 'MB/s', ceiling: { name: 'object layer', value: layerPut.perWall / MB } });
-      ctx.row({ name: `S3 PUT 64 MiB, concurrency ${c}, per CPU-s`, value: s3Put.perCpu / MB, unit: 'MB/cpu-s', ceiling: { name: 'object layer', value: layerPut.perCpu / MB } });
+      ctx.row({
+        name: `S3 PUT 64 MiB, concurrency ${c}`,
+        value: s3Put.perWall / MB,
+        unit: 'MB/s',
+        ceiling: { name: 'layer+http', value: combined(layerPut.perWall, httpPut.perWall) / MB },
+      });
+      ctx.row({ name: `S3 PUT 64 MiB, concurrency ${c}, per CPU-s`, value: s3Put.perCpu / MB, unit: 'MB/cpu-s', ceiling: { name: 'layer+http', value: combined(layerPut.perCpu, httpPut.perCpu) / MB } });
       const layerGet = await timed(BIG * c, rounds, () =>
         parallel(c, async (i) => {
           const r = await engine.getObject('bench', `layer/big-${i}`, {});
@@ -111,8 +169,16 @@ section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', as
           if ((await drain(r.Body as Readable)) !== BIG) throw new Error('short S3 read');
         }),
       );
+      const httpGet = await timed(BIG * c, rounds, () => parallel(c, () => loopbackHttp(plainPort, agent, 'GET', big)));
+      ctx.row({ name: `loopback HTTP GET 64 MiB, concurrency ${c}`, value: httpGet.perWall / MB, unit: 'MB/s' });
       ctx.row({ name: `S3 GET 64 MiB, concurrency ${c}`, value: s3Get.perWall / MB, unit: 'MB/s', ceiling: { name: 'object layer', value: layerGet.perWall / MB } });
-      ctx.row({ name: `S3 GET 64 MiB, concurrency ${c}, per CPU-s`, value: s3Get.perCpu / MB, unit: 'MB/cpu-s', ceiling: { name: 'object layer', value: layerGet.perCpu / MB } });
+      ctx.row({
+        name: `S3 GET 64 MiB, concurrency ${c}`,
+        value: s3Get.perWall / MB,
+        unit: 'MB/s',
+        ceiling: { name: 'layer+http', value: combined(layerGet.perWall, httpGet.perWall) / MB },
+      });
+      ctx.row({ name: `S3 GET 64 MiB, concurrency ${c}, per CPU-s`, value: s3Get.perCpu / MB, unit: 'MB/cpu-s', ceiling: { name: 'layer+http', value: combined(layerGet.perCpu, httpGet.perCpu) / MB } });
     }
 
     for (const c of CONCURRENCY) {
@@ -147,6 +213,8 @@ section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', as
     s3.destroy();
   } finally {
     agent.destroy();
+    plain.closeAllConnections();
+    await new Promise<void>((resolve) => plain.close(() => resolve()));
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     for (const d of drives) await d.flush();
