@@ -10,6 +10,7 @@ import {
   bitrotVerify,
   frameOffset,
   frameRange,
+  FrameStreamCheck,
   frameShardFileSize,
   verifyShardStream,
 } from './bitrot.ts';
@@ -128,5 +129,72 @@ describe('bitrot framing', () => {
     const blocks = v.push(file.subarray(r.offset, r.offset + r.length));
     v.end();
     expect(Buffer.concat(blocks).equals(Buffer.from(data.subarray(512)))).toBe(true);
+  });
+});
+
+/** Cuts `buf` at the given (sorted, deduplicated) offsets. */
+function cut(buf: Uint8Array, at: number[]): Uint8Array[] {
+  const points = [...new Set(at.filter((x) => x > 0 && x < buf.length))].sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let prev = 0;
+  for (const p of points) {
+    out.push(buf.subarray(prev, p));
+    prev = p;
+  }
+  out.push(buf.subarray(prev));
+  return out;
+}
+
+describe('FrameStreamCheck (write-time frame check, any chunking)', () => {
+  const arb = fc.record({
+    blockSize: fc.integer({ min: 1, max: 300 }),
+    size: fc.integer({ min: 1, max: 2000 }),
+    cuts: fc.array(fc.nat({ max: 3000 }), { maxLength: 20 }),
+    flip: fc.nat(),
+  });
+
+  it('passes a good stream cut anywhere and counts its data bytes', () => {
+    fc.assert(
+      fc.property(arb, ({ blockSize, size, cuts }) => {
+        const data = new Uint8Array(size).map((_, i) => (i * 31 + size) & 0xff);
+        const file = frame(data, blockSize);
+        const check = new FrameStreamCheck(blockSize);
+        // Each chunk is overwritten after push: the check must not keep references to it.
+        for (const c of cut(file, cuts)) {
+          const copy = Uint8Array.from(c);
+          check.push(copy);
+          copy.fill(0xee);
+        }
+        check.finish();
+        expect(check.dataBytes).toBe(size);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('throws FileCorrupt for any flipped byte, however the stream is cut', () => {
+    fc.assert(
+      fc.property(arb, ({ blockSize, size, cuts, flip }) => {
+        const data = new Uint8Array(size).map((_, i) => (i * 7 + 3) & 0xff);
+        const file = Uint8Array.from(frame(data, blockSize));
+        file[flip % file.length]! ^= 0x40;
+        const check = new FrameStreamCheck(blockSize);
+        expect(() => {
+          for (const c of cut(file, cuts)) check.push(c);
+          check.finish();
+        }).toThrow(expect.objectContaining({ code: 'FileCorrupt' }));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a stream torn inside a frame header is corrupt; an empty stream holds no data', () => {
+    const file = frame(new Uint8Array(100).fill(9), 64);
+    const torn = new FrameStreamCheck(64);
+    torn.push(file.subarray(0, 8 + 64 + 5));
+    expect(() => torn.finish()).toThrow(expect.objectContaining({ code: 'FileCorrupt' }));
+    const empty = new FrameStreamCheck(64);
+    empty.finish();
+    expect(empty.dataBytes).toBe(0);
   });
 });

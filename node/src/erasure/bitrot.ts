@@ -12,7 +12,7 @@
  * memory speed and is the same bytes whether the native addon computes it
  * or `@node-rs/xxhash` does, so the format does not depend on the addon.
  */
-import { xxh64 } from '@node-rs/xxhash';
+import { Xxh64, xxh64 } from '@node-rs/xxhash';
 import { SvcError } from '../util/errors.ts';
 
 export const BITROT_HASH_SIZE = 8;
@@ -180,4 +180,88 @@ export async function* verifyShardStream(
   const v = new BitrotVerifier(shardBlockSize, dataBytes, firstBlock);
   for await (const chunk of source) yield* v.push(chunk);
   v.end();
+}
+
+/**
+ * Checks the frames of a framed shard stream while it is written, in chunks
+ * of any size (frame-sized from the erasure layer, network-sized from an
+ * RPC upload), without copying: whole frames inside a chunk are hashed in
+ * one call, a frame split across chunks is hashed incrementally, so each
+ * chunk is done with before the next arrives. The total size is unknown up
+ * front: every frame but the last must be full. A full frame that does not
+ * match throws `FileCorrupt` at once; `finish()` checks the last one.
+ */
+export class FrameStreamCheck {
+  readonly blockSize: number;
+  /** Shard data bytes in frames checked so far. */
+  dataBytes = 0;
+  /** Hash bytes of the current frame, gathered across chunks. */
+  readonly #hash = new Uint8Array(BITROT_HASH_SIZE);
+  #hashLen = 0;
+  /** Data bytes of the current frame seen so far. */
+  #dataLen = 0;
+  #hasher: Xxh64 | undefined;
+  /** File offset of the current frame (for errors). */
+  #frameStart = 0;
+  #pos = 0;
+
+  constructor(blockSize: number) {
+    if (!(blockSize > 0)) throw new SvcError('InternalError', 'FrameStreamCheck: block size must be positive');
+    this.blockSize = blockSize;
+  }
+
+  push(chunk: Uint8Array): void {
+    const frame = BITROT_HASH_SIZE + this.blockSize;
+    let off = 0;
+    while (off < chunk.length) {
+      if (this.#hashLen === 0 && chunk.length - off >= frame) {
+        // A whole frame inside this chunk: one-shot hash, no state.
+        if (!bitrotVerify(chunk.subarray(off + BITROT_HASH_SIZE, off + frame), chunk, off)) this.#corrupt();
+        this.dataBytes += this.blockSize;
+        off += frame;
+        this.#pos += frame;
+        this.#frameStart = this.#pos;
+        continue;
+      }
+      if (this.#hashLen < BITROT_HASH_SIZE) {
+        const take = Math.min(BITROT_HASH_SIZE - this.#hashLen, chunk.length - off);
+        this.#hash.set(chunk.subarray(off, off + take), this.#hashLen);
+        this.#hashLen += take;
+        off += take;
+        this.#pos += take;
+        continue;
+      }
+      const take = Math.min(this.blockSize - this.#dataLen, chunk.length - off);
+      this.#hasher ??= new Xxh64();
+      this.#hasher.update(chunk.subarray(off, off + take));
+      this.#dataLen += take;
+      off += take;
+      this.#pos += take;
+      if (this.#dataLen === this.blockSize) this.#endFrame();
+    }
+  }
+
+  /** End of the stream: checks the last (short) frame. Throws `FileCorrupt` on a mismatch or a torn frame. */
+  finish(): void {
+    if (this.#hashLen === 0) return;
+    if (this.#dataLen === 0) {
+      throw new SvcError('FileCorrupt', 'shard stream ends inside a frame header', { offset: this.#frameStart });
+    }
+    this.#endFrame();
+  }
+
+  #endFrame(): void {
+    const h = this.#hasher!.digest();
+    const want = new DataView(this.#hash.buffer, this.#hash.byteOffset, BITROT_HASH_SIZE).getBigUint64(0, false);
+    if (h !== want) this.#corrupt();
+    this.dataBytes += this.#dataLen;
+    this.#hasher = undefined;
+    this.#hashLen = 0;
+    this.#dataLen = 0;
+    this.#frameStart = this.#pos;
+  }
+
+  #corrupt(): never {
+    throw new SvcError('FileCorrupt', 'shard frame failed its bitrot check while written', { offset: this.#frameStart });
+  }
 }

@@ -158,17 +158,18 @@ export interface Drive {
   writeAll(vol: string, path: string, data: Uint8Array): Promise<void>;
   readAll(vol: string, path: string): Promise<Uint8Array>;
   /**
-   * Writes `stream` to `path` (parents created) and fsyncs it once at the end.
-   * `size` is the exact byte count or -1; a mismatch throws and removes the file.
-   * The producer recycles a chunk's memory once the drive pulls the next one:
-   * a drive must be done with (or have copied) a chunk before pulling more.
-   * (A violation cannot commit silently: staged shards are verified first.)
+   * Writes `stream` to `path` (parents created); durable (fsync'd) when it
+   * resolves. `size` is the exact byte count or -1; a mismatch throws and
+   * removes the file. The producer recycles a chunk's memory once the drive
+   * pulls the next one: a drive must be done with (or have copied) a chunk
+   * before pulling more. (A violation cannot commit silently: staged shards
+   * are verified first.)
    *
    * `opts.frameBlockSize`: the stream is a framed shard file (bitrot frames
-   * of that shard block size). A drive may check each frame's hash against
-   * the bytes it hands to the file system as it writes them (throwing
-   * `FileCorrupt`), and then let `verifyFile` of that same, unchanged file
-   * rely on that check instead of reading it back. Drives may ignore it.
+   * of that shard block size), in chunks of any size. The drive checks each
+   * frame's hash against the bytes it hands to the file system as it writes
+   * them (throwing `FileCorrupt` and removing the file), and `verifyFile` of
+   * that same, unchanged file relies on that check instead of reading it back.
    */
   createFile(
     vol: string,

@@ -18,7 +18,7 @@ import type { Dirent } from 'node:fs';
 import { constants as fsc } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { BITROT_HASH_SIZE, bitrotVerify, frameShardFileSize } from '../erasure/index.ts';
+import { BITROT_HASH_SIZE, bitrotVerify, FrameStreamCheck, frameShardFileSize } from '../erasure/index.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
@@ -80,75 +80,6 @@ const WRITE_CHECKED_MAX = 1024;
  */
 const WRITE_BEHIND_BYTES = 2 << 20;
 
-/**
- * Checks bitrot frames ([hash][block], blocks of `blockSize` but a short
- * last one) of a stream whose chunks hold whole frames, as the erasure layer
- * sends them. A mismatch throws `FileCorrupt`; chunks that split a frame
- * leave `complete` false (verifyFile then reads the file back).
- */
-class FrameCheck {
-  readonly blockSize: number;
-  dataBytes = 0;
-  #ok = true;
-  /**
-   * A short frame at the end of a chunk: the file's last, or a frame split
-   * across chunks. Checked at once (the chunk's memory is only ours until the
-   * next pull); the verdict counts only if the stream ends there.
-   */
-  #pending: { valid: boolean; dataLen: number; fileOffset: number } | undefined;
-
-  constructor(blockSize: number) {
-    this.blockSize = blockSize;
-  }
-
-  get complete(): boolean {
-    return this.#ok && this.#pending === undefined && this.dataBytes > 0;
-  }
-
-  push(chunk: Uint8Array, fileOffset: number): void {
-    if (!this.#ok) return;
-    if (this.#pending !== undefined) {
-      // The short frame was not the last: chunks do not follow frame
-      // boundaries (e.g. network-sized chunks), so this file is checked by
-      // verifyFile's read-back instead.
-      this.#ok = false;
-      this.#pending = undefined;
-      return;
-    }
-    const frame = BITROT_HASH_SIZE + this.blockSize;
-    let off = 0;
-    while (off < chunk.length) {
-      const len = Math.min(frame, chunk.length - off);
-      if (len < frame) {
-        const valid = len > BITROT_HASH_SIZE && bitrotVerify(chunk.subarray(off + BITROT_HASH_SIZE, off + len), chunk, off);
-        this.#pending = { valid, dataLen: len - BITROT_HASH_SIZE, fileOffset: fileOffset + off };
-        return;
-      }
-      this.#verify(chunk, off, len, fileOffset + off);
-      off += len;
-    }
-  }
-
-  /** End of the stream: the pending short frame, if any, is the file's last. */
-  finish(): void {
-    const p = this.#pending;
-    if (!this.#ok || p === undefined) return;
-    this.#pending = undefined;
-    if (p.dataLen <= 0) {
-      this.#ok = false;
-      return;
-    }
-    if (!p.valid) throw new SvcError('FileCorrupt', 'shard frame failed its bitrot check while written', { offset: p.fileOffset });
-    this.dataBytes += p.dataLen;
-  }
-
-  #verify(chunk: Uint8Array, off: number, len: number, fileOffset: number): void {
-    if (!bitrotVerify(chunk.subarray(off + BITROT_HASH_SIZE, off + len), chunk, off)) {
-      throw new SvcError('FileCorrupt', 'shard frame failed its bitrot check while written', { offset: fileOffset });
-    }
-    this.dataBytes += len - BITROT_HASH_SIZE;
-  }
-}
 
 export class LocalDrive implements Drive {
   readonly endpoint: string;
@@ -417,14 +348,14 @@ export class LocalDrive implements Drive {
       fh = await fsp.open(p, 'w');
       let written = 0;
       // Frame check of the bytes handed to write(2), while they are ours.
-      const check = opts.frameBlockSize !== undefined && opts.frameBlockSize > 0 ? new FrameCheck(opts.frameBlockSize) : undefined;
+      const check = opts.frameBlockSize !== undefined && opts.frameBlockSize > 0 ? new FrameStreamCheck(opts.frameBlockSize) : undefined;
       // Write-behind: while the stream continues, the bytes written so far
       // are flushed (one fdatasync in flight at a time), so the disk works
       // during the upload instead of only in the final fsync.
       let flushedTo = 0;
       let flushErr: unknown;
       for await (const chunk of stream) {
-        check?.push(chunk, written);
+        check?.push(chunk);
         let off = 0;
         while (off < chunk.length) {
           const { bytesWritten } = await fh.write(chunk, off, chunk.length - off);
@@ -454,7 +385,7 @@ export class LocalDrive implements Drive {
       // Durability comes from this fsync alone (the write-behind flushes only
       // start the disk early); never one per block.
       await fh.sync();
-      if (check?.complete) {
+      if (check !== undefined && check.dataBytes > 0) {
         const st = await fh.stat();
         const { ino, size: fileSize, mtimeMs, ctimeMs } = st;
         this.#rememberChecked(p, { ino, size: fileSize, mtimeMs, ctimeMs, blockSize: check.blockSize, dataBytes: check.dataBytes });
