@@ -144,6 +144,42 @@ describe('crash between commit steps', () => {
     });
   }
 
+  for (const committed of [1, 2, 3]) {
+    it(`suspended bucket: a null delete marker that reached ${committed} of 4 drives before a crash`, async () => {
+      let armed = false;
+      fx = await makeFixture({
+        drives: 4,
+        standardParity: 2,
+        driveHooks: (i) => ({ step: (name) => (armed && name === 'rename-data:start' && i >= committed ? never() : undefined) }),
+      });
+      await fx.layer.makeBucket('b');
+      await fx.layer.setBucketVersioning('b', 'Suspended');
+      await put(fx.layer, 'b', 'k', oldData);
+      armed = true;
+      await settleFrozen(fx.layer.deleteObject('b', 'k', {}));
+      const restarted = await fx.reopen();
+      if (committed < 2) {
+        // Below the marker's read quorum (N − N/2): the object is served
+        // whole, even from the drive that took the marker (its superseded
+        // copy kept the data) and one other.
+        expect((await get(restarted, 'b', 'k')).equals(oldData)).toBe(true);
+        await fx.offline(2);
+        await fx.offline(3);
+        expect((await get(restarted, 'b', 'k')).equals(oldData)).toBe(true);
+        await fx.online(2);
+        await fx.online(3);
+      } else {
+        // At read quorum the marker is the newest version: the delete happened.
+        await expect(restarted.getObjectInfo('b', 'k', {})).rejects.toMatchObject({ code: 'NoSuchKey' });
+      }
+      // The next delete settles it everywhere.
+      await restarted.deleteObject('b', 'k', {});
+      await expect(restarted.getObjectInfo('b', 'k', {})).rejects.toMatchObject({ code: 'NoSuchKey' });
+      const vs = await restarted.listObjectVersions('b', { maxKeys: 10 });
+      expect(vs.versions.map((v) => [v.versionId, v.deleteMarker])).toEqual([['null', true]]);
+    });
+  }
+
   it('commit below write quorum (drives failing at rename) is undone everywhere', async () => {
     let armed = false;
     fx = await makeFixture({

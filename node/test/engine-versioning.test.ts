@@ -86,6 +86,33 @@ describe('versioning', () => {
     expect((await get(layer, 's', 'k', { versionId: v1.versionId })).equals(bytes(20, 2))).toBe(true);
   });
 
+  it('suspended: a null delete marker below quorum never costs the null version its data', async () => {
+    fx = await makeFixture({ drives: 4, standardParity: 2 });
+    const { layer } = fx;
+    await layer.makeBucket('s');
+    await layer.setBucketVersioning('s', 'Suspended');
+    const data = bytes(2 * 1024 * 1024 + 5, 7);
+    await put(layer, 's', 'k', data);
+    // Two drives miss the marker: 2 of 4 is below its majority quorum.
+    await fx.offline(2);
+    await fx.offline(3);
+    await expect(layer.deleteObject('s', 'k', {})).rejects.toMatchObject({ code: 'ErasureWriteQuorum' });
+    // The drives that took the marker were rolled back with the null
+    // version's data intact: they alone still serve the object.
+    for (const d of fx.drives) await d.flush();
+    expect((await get(layer, 's', 'k')).equals(data)).toBe(true);
+    await fx.online(2);
+    await fx.online(3);
+    // At quorum the marker replaces the null version and its data goes.
+    expect(await layer.deleteObject('s', 'k', {})).toEqual({ versionId: 'null', deleteMarker: true });
+    for (const d of fx.drives) await d.flush();
+    await expect(get(layer, 's', 'k')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    const vs = await layer.listObjectVersions('s', { maxKeys: 10 });
+    expect(vs.versions.map((v) => [v.versionId, v.deleteMarker])).toEqual([['null', true]]);
+    const { readdir } = await import('node:fs/promises');
+    for (const r of fx.roots) expect(await readdir(`${r}/s/k`)).toEqual(['xl.meta']);
+  });
+
   it('unversioned overwrite replaces data and frees the old data dir', async () => {
     fx = await makeFixture({ drives: 2, standardParity: 1 });
     const { layer } = fx;

@@ -324,8 +324,9 @@ export class ErasureSet {
     object: string,
   ): Promise<void> {
     const n = this.width;
-    const e = version.erasure!;
-    const wq = writeQuorum(e.data, e.parity);
+    const e = version.erasure;
+    // Data versions need their write quorum; a delete marker, majority.
+    const wq = e ? writeQuorum(e.data, e.parity) : majority(n);
     const results: (RenameDataResult | undefined)[] = new Array(n);
     let committed = 0;
     const rs = await settle(
@@ -363,13 +364,18 @@ export class ErasureSet {
     // dropped with their data. Failures here leave garbage, never a wrong object.
     await settle(
       this.drives.map(async (d, s) => {
-        const cleanup = (rs[s]!.ok ? d.commitRenameData(SYS_VOL, staged.stagePath) : d.delete(SYS_VOL, staged.stagePath, { recursive: true })).catch(
-          (err: unknown) => {
-            if (!hasCode(err, 'FileNotFound') && !hasCode(err, 'DiskNotFound')) {
-              this.#log.warn({ event: 'stage_cleanup_failed', slot: s, err }, 'staging cleanup failed');
-            }
-          },
-        );
+        // Nothing was staged for a version without a data dir (inline, marker).
+        const stage =
+          staged.dataDir === ''
+            ? Promise.resolve()
+            : rs[s]!.ok
+              ? d.commitRenameData(SYS_VOL, staged.stagePath)
+              : d.delete(SYS_VOL, staged.stagePath, { recursive: true });
+        const cleanup = stage.catch((err: unknown) => {
+          if (!hasCode(err, 'FileNotFound') && !hasCode(err, 'DiskNotFound')) {
+            this.#log.warn({ event: 'stage_cleanup_failed', slot: s, err }, 'staging cleanup failed');
+          }
+        });
         for (const id of (rs[s]!.ok && results[s]!.superseded) || []) {
           await d.deleteVersion(dstVol, dstPath, id).catch((err: unknown) => {
             if (!hasCode(err, 'FileNotFound')) {
@@ -382,12 +388,24 @@ export class ErasureSet {
     );
   }
 
-  /** Writes a metadata-only version (delete marker) at majority quorum. */
+  /**
+   * Writes a metadata-only version (delete marker) at majority quorum,
+   * through the same commit as data: a version it replaces (the null version
+   * of a suspended bucket) stays on each drive as a superseded copy, data
+   * and all, until the marker has quorum, and is restored below it, so a
+   * delete that fails never takes the object with it.
+   */
   async writeMarker(vol: string, path: string, version: FileVersion, bucket: string, object: string): Promise<void> {
-    const rs = await settle(this.drives.map((d) => d.writeMetadata(vol, path, version)));
-    const ok = rs.filter((r) => r.ok).length;
-    if (ok < majority(this.width)) throw new SvcError('ErasureWriteQuorum', undefined, { ok, needed: majority(this.width) });
-    this.enqueueMrf(bucket, object, version.versionId, 'write-partial', rs.flatMap((r, s) => (r.ok ? [] : [s])));
+    const staged: StagedShards = {
+      size: 0,
+      shardBytes: 0,
+      inline: false,
+      inlineData: [],
+      alive: new Array<boolean>(this.width).fill(true),
+      stagePath: `${TMP_DIR}/${randomUUID()}`,
+      dataDir: '',
+    };
+    await this.commit(staged, version, vol, path, bucket, object);
   }
 
   /** Rewrites metadata of an existing version at its write quorum. */
