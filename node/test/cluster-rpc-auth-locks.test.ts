@@ -61,12 +61,15 @@ describe.skipIf(!supported)('4-node cluster: RPC authentication and lock expiry 
     expect(await send({})).toBe(403);
     expect(await send({ [RPC_TOKEN_HEADER]: 'v1.bm9kZQ.1.AAAA' })).toBe(403);
     const wrongSecret = new RpcAuth(`${cluster.accessKey}:not-the-secret`, systemClock);
-    expect(await send({ [RPC_TOKEN_HEADER]: wrongSecret.sign('POST', path, '127.0.0.9:1') })).toBe(403);
+    expect(await send({ [RPC_TOKEN_HEADER]: wrongSecret.sign('POST', path, '127.0.0.9:1', body) })).toBe(403);
     const realAuth = new RpcAuth(`${cluster.accessKey}:${cluster.secretKey}`, systemClock);
     // A genuine token for another method does not authorise this one.
-    expect(await send({ [RPC_TOKEN_HEADER]: realAuth.sign('POST', storagePath(drive, 'statVol'), '127.0.0.9:1') })).toBe(403);
+    expect(await send({ [RPC_TOKEN_HEADER]: realAuth.sign('POST', storagePath(drive, 'statVol'), '127.0.0.9:1', body) })).toBe(403);
     const stale = new RpcAuth(`${cluster.accessKey}:${cluster.secretKey}`, { ...systemClock, now: () => Date.now() - 10 * 60_000 });
-    expect(await send({ [RPC_TOKEN_HEADER]: stale.sign('POST', path, '127.0.0.9:1') })).toBe(403);
+    expect(await send({ [RPC_TOKEN_HEADER]: stale.sign('POST', path, '127.0.0.9:1', body) })).toBe(403);
+    // A genuine token for deleteVol of another bucket does not delete this one.
+    const otherBucket = encodeMsg(['not-bkt', true]);
+    expect(await send({ [RPC_TOKEN_HEADER]: realAuth.sign('POST', path, '127.0.0.9:1', otherBucket) })).toBe(403);
     const unlock = await request(`${cluster.url(3)}${peerPath('forceUnlock')}`, { method: 'POST', body: encodeMsg({ uid: 'x', owner: 'x', resources: ['bkt/keep'] }) });
     await unlock.body.dump();
     expect(unlock.statusCode).toBe(403);
@@ -86,10 +89,11 @@ describe.skipIf(!supported)('4-node cluster: RPC authentication and lock expiry 
       c.destroy();
     }
     // The same call with a valid token is served (the 403s above were the auth check).
+    const statArgs = encodeMsg(['bkt']);
     const ok = await request(`${cluster.url(2)}${storagePath(drive, 'statVol')}`, {
       method: 'POST',
-      body: encodeMsg(['bkt']),
-      headers: { [RPC_TOKEN_HEADER]: realAuth.sign('POST', storagePath(drive, 'statVol'), '127.0.0.9:1') },
+      body: statArgs,
+      headers: { [RPC_TOKEN_HEADER]: realAuth.sign('POST', storagePath(drive, 'statVol'), '127.0.0.9:1', statArgs) },
     });
     await ok.body.dump();
     expect(ok.statusCode).toBe(200);

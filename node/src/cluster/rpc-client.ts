@@ -262,7 +262,11 @@ export class PeerClient {
         method: 'POST',
         path,
         body,
-        headers: { ...headers, [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId) },
+        // The token covers the arguments: the body of a unary call, the args header of an upload.
+        headers: {
+          ...headers,
+          [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId, body instanceof Uint8Array ? body : Buffer.from(headers[RPC_ARGS_HEADER] ?? '', 'utf8')),
+        },
         ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
         ...(opts.timeoutMs !== undefined ? { headersTimeout: opts.timeoutMs } : {}),
       });
@@ -308,11 +312,12 @@ export class PeerClient {
         if (this.#closed) return;
         try {
           const path = peerPath('health');
+          const body = encodeMsg(undefined);
           const res = await this.#control.request({
             method: 'POST',
             path,
-            body: encodeMsg(undefined),
-            headers: { [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId) },
+            body,
+            headers: { [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId, body) },
             headersTimeout: Math.max(1_000, this.#probeMaxMs),
           });
           await readAll(res.body, this.origin);

@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { RPC_TOKEN_HEADER, type RpcAuth } from './rpc-auth.ts';
+import { RPC_TOKEN_HEADER, type RpcAuth, type VerifiedToken } from './rpc-auth.ts';
 import {
   decodeMsg,
   encodeFrame,
@@ -94,10 +94,10 @@ export class RpcServer {
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
-    let caller: string;
+    let token: VerifiedToken;
     try {
-      const token = req.headers[RPC_TOKEN_HEADER];
-      caller = this.#auth.verify(method, url, Array.isArray(token) ? token[0] : token);
+      const header = req.headers[RPC_TOKEN_HEADER];
+      token = this.#auth.verify(method, url, Array.isArray(header) ? header[0] : header);
     } catch (err) {
       this.#logger.warn({ event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason: (err as SvcError).details?.['reason'] }, 'internode RPC refused');
       refuse(req, res, err);
@@ -117,25 +117,33 @@ export class RpcServer {
     res.once('close', () => {
       if (!res.writableFinished) abort.abort(new SvcError('InternalError', 'RPC caller disconnected'));
     });
-    const ctx: RpcContext = { caller, signal: abort.signal };
+    const ctx: RpcContext = { caller: token.nodeId, signal: abort.signal };
+    // The call's arguments must be the ones the token was signed for.
+    const argsOf = async (): Promise<unknown> => {
+      const body = await readBody(req);
+      this.#checkArgs(req, token, body, url);
+      return decodeMsg(body);
+    };
     const rpc = target;
     try {
       switch (rpc.kind) {
         case 'unary': {
-          const args = decodeMsg(await readBody(req));
+          const args = await argsOf();
           const result = await rpc.handle(args, ctx);
           sendMsg(res, 200, result);
           return;
         }
         case 'upload': {
           const header = req.headers[RPC_ARGS_HEADER];
-          const args = typeof header === 'string' && header.length > 0 ? decodeMsg(Buffer.from(header, 'base64url')) : undefined;
+          const raw = typeof header === 'string' ? header : '';
+          this.#checkArgs(req, token, Buffer.from(raw, 'utf8'), url);
+          const args = raw.length > 0 ? decodeMsg(Buffer.from(raw, 'base64url')) : undefined;
           const result = await rpc.handle(args, req, ctx);
           sendMsg(res, 200, result);
           return;
         }
         case 'download': {
-          const args = decodeMsg(await readBody(req));
+          const args = await argsOf();
           const stream = await rpc.handle(args, ctx);
           res.writeHead(200, { 'content-type': 'application/octet-stream', [RPC_KIND_HEADER]: 'download' });
           // A failure mid-body destroys the response: the client sees a truncated
@@ -147,7 +155,7 @@ export class RpcServer {
           return;
         }
         case 'records': {
-          const args = decodeMsg(await readBody(req));
+          const args = await argsOf();
           await this.#sendRecords(res, rpc.handle(args, ctx), abort.signal, url);
           return;
         }
@@ -156,6 +164,18 @@ export class RpcServer {
       if (!(err instanceof SvcError)) this.#logger.warn({ event: 'rpc_handler_error', url, err }, 'internode RPC handler failed');
       if (res.headersSent) res.destroy();
       else refuse(req, res, err);
+    }
+  }
+
+  #checkArgs(req: IncomingMessage, token: VerifiedToken, args: Uint8Array, url: string): void {
+    try {
+      this.#auth.checkArgs(token, args);
+    } catch (err) {
+      this.#logger.warn(
+        { event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason: (err as SvcError).details?.['reason'] },
+        'internode RPC refused',
+      );
+      throw err;
     }
   }
 

@@ -10,7 +10,7 @@ import { silentLogger } from '../util/logger.ts';
 import { RPC_TOKEN_HEADER, RpcAuth } from './rpc-auth.ts';
 import { PeerClient } from './rpc-client.ts';
 import { RpcServer } from './rpc-server.ts';
-import { encodeMsg, peerPath, storagePath } from './rpc-wire.ts';
+import { encodeMsg, peerPath, RPC_ARGS_HEADER, storagePath } from './rpc-wire.ts';
 
 const auth = new RpcAuth('access:secret', systemClock);
 const closers: (() => Promise<void>)[] = [];
@@ -140,16 +140,16 @@ describe('internode RPC transport', () => {
     expect(missing.statusCode).toBe(403);
     await missing.body.dump();
 
-    const forged = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: new RpcAuth('wrong', systemClock).sign('POST', path, 'x') } });
+    const forged = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: new RpcAuth('wrong', systemClock).sign('POST', path, 'x', body) } });
     expect(forged.statusCode).toBe(403);
     await forged.body.dump();
 
-    const otherPath = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', storagePath('/data/d1', 'echo'), 'x') } });
+    const otherPath = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', storagePath('/data/d1', 'echo'), 'x', body) } });
     expect(otherPath.statusCode).toBe(403);
     await otherPath.body.dump();
 
     const old = new RpcAuth('access:secret', { ...systemClock, now: () => Date.now() - 10 * 60_000 });
-    const expired = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: old.sign('POST', path, 'x') } });
+    const expired = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: old.sign('POST', path, 'x', body) } });
     expect(expired.statusCode).toBe(403);
     await expired.body.dump();
 
@@ -157,9 +157,23 @@ describe('internode RPC transport', () => {
     expect(upload.statusCode).toBe(403);
     await upload.body.dump();
 
+    // A genuine token for this call with other arguments (unary body, upload args header).
+    const otherArgs = await request(url, { method: 'POST', body: encodeMsg(['x']), headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', path, 'x', body) } });
+    expect(otherArgs.statusCode).toBe(403);
+    await otherArgs.body.dump();
+    const sumPath = storagePath('/data/d1', 'sum');
+    const signedArgs = encodeMsg(['vol', 'p']).toString('base64url');
+    const swapped = await request(`http://127.0.0.1:${port}${sumPath}`, {
+      method: 'POST',
+      body: Buffer.alloc(1000),
+      headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', sumPath, 'x', Buffer.from(signedArgs)), [RPC_ARGS_HEADER]: encodeMsg(['vol', 'other']).toString('base64url') },
+    });
+    expect(swapped.statusCode).toBe(403);
+    await swapped.body.dump();
+
     expect(s.calls).toEqual([]);
 
-    const good = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', path, 'x') } });
+    const good = await request(url, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', path, 'x', body) } });
     expect(good.statusCode).toBe(404);
     await good.body.dump();
     expect(s.calls).toEqual(['fail']);
