@@ -113,6 +113,24 @@ describe('versioning', () => {
     for (const r of fx.roots) expect(await readdir(`${r}/s/k`)).toEqual(['xl.meta']);
   });
 
+  it('a version delete with too few drives reachable is refused and changes nothing', async () => {
+    fx = await makeFixture({ drives: 4, standardParity: 2 });
+    const { layer } = fx;
+    await layer.makeBucket('u');
+    const data = bytes(1024 * 1024 + 3, 5);
+    await put(layer, 'u', 'k', data);
+    await fx.offline(2);
+    await fx.offline(3);
+    await expect(layer.deleteObject('u', 'k', {})).rejects.toMatchObject({ code: 'ErasureWriteQuorum' });
+    await expect(layer.deleteObject('u', 'k', { versionId: 'null' })).rejects.toMatchObject({ code: 'ErasureWriteQuorum' });
+    // The two drives that answered still hold it whole.
+    expect((await get(layer, 'u', 'k')).equals(data)).toBe(true);
+    await fx.online(2);
+    await fx.online(3);
+    await layer.deleteObject('u', 'k', {});
+    await expect(layer.getObjectInfo('u', 'k', {})).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+
   it('unversioned overwrite replaces data and frees the old data dir', async () => {
     fx = await makeFixture({ drives: 2, standardParity: 1 });
     const { layer } = fx;

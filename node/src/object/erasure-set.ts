@@ -423,6 +423,14 @@ export class ErasureSet {
    * never had it counts as done). Returns false when no drive had it.
    */
   async deleteVersion(vol: string, path: string, versionId: string, bucket: string, object: string): Promise<boolean> {
+    // A version delete cannot be undone, so it starts only when a majority of
+    // drives answers: with too many offline it is refused up front and
+    // changes nothing (a drive failing mid-delete can still leave it partial).
+    const need = majority(this.width);
+    const reachable = (await this.readMetas(vol, path, false)).filter(
+      (m) => m.ok || m.notFound || hasCode(m.error, 'VolumeNotFound'),
+    ).length;
+    if (reachable < need) throw new SvcError('ErasureWriteQuorum', undefined, { reachable, needed: need });
     const rs = await settle(this.drives.map((d) => d.deleteVersion(vol, path, versionId)));
     let ok = 0;
     let found = 0;
