@@ -99,7 +99,11 @@ export class BitrotVerifier {
   readonly #blockSize: number;
   #remaining: number;
   #block = 0;
-  readonly #pending: Uint8Array;
+  /**
+   * Assembles a frame that spans chunks; allocated only then, at that
+   * frame's size (a small object's reads never pay for a full block).
+   */
+  #pending: Uint8Array | undefined;
   #fill = 0;
 
   constructor(shardBlockSize: number, dataBytes: number, firstBlock = 0) {
@@ -107,7 +111,6 @@ export class BitrotVerifier {
     this.#blockSize = shardBlockSize;
     this.#remaining = dataBytes;
     this.#block = firstBlock;
-    this.#pending = new Uint8Array(BITROT_HASH_SIZE + shardBlockSize);
   }
 
   /** Size of the frame being assembled (hash + block), 0 once all data arrived. */
@@ -134,6 +137,7 @@ export class BitrotVerifier {
         continue;
       }
       const take = Math.min(frameLen - this.#fill, chunk.length - pos);
+      if (this.#pending === undefined || this.#pending.length < frameLen) this.#pending = new Uint8Array(frameLen);
       this.#pending.set(chunk.subarray(pos, pos + take), this.#fill);
       this.#fill += take;
       pos += take;
