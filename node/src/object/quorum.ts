@@ -22,10 +22,11 @@ export function majority(n: number): number {
 
 /**
  * Votes a version needs to be authoritative: K for data objects; for delete
- * markers parity is treated as N/2, so N − N/2.
+ * markers a majority, N/2 + 1, the same as they are written with (spec:
+ * "majority, for write and vote").
  */
 export function versionQuorum(v: FileVersion, n: number): number {
-  if (v.type === 'delete' || !v.erasure) return n - Math.floor(n / 2);
+  if (v.type === 'delete' || !v.erasure) return majority(n);
   return readQuorum(v.erasure.data);
 }
 
@@ -110,19 +111,25 @@ export function groupVersions(metas: readonly SlotMeta[]): { groups: VersionGrou
 export type Resolution = { kind: 'found'; group: VersionGroup } | { kind: 'notFound' } | { kind: 'quorum' };
 
 /**
- * Picks the authoritative version: the newest group (or the newest with
- * `versionId`) that reached its quorum. Without one, the answer is
- * `quorum` (ErasureReadQuorum) when a candidate could still reach quorum
- * with the drives that did not answer, or when fewer than N/2 drives
- * answered at all; otherwise `notFound`.
+ * Picks the authoritative version: walking the groups (or those of
+ * `versionId`) newest first, the first that reached its quorum. A newer
+ * group that has not, but could with the drives that did not answer, stops
+ * the walk with `quorum` (ErasureReadQuorum): it may be the real latest
+ * version (acknowledged at write quorum, its drives now offline), so serving
+ * an older one would be a stale read. A newer group that cannot reach quorum
+ * even then is a write that never committed, and is passed over. Without a
+ * group, `quorum` when fewer than N/2 drives answered at all, else
+ * `notFound`.
  */
 export function resolveVersion(metas: readonly SlotMeta[], versionId?: string): Resolution {
   const n = metas.length;
   const { groups, answered, failed } = groupVersions(metas);
   const candidates = versionId === undefined ? groups : groups.filter((g) => g.version.versionId === versionId);
-  for (const g of candidates) if (g.votes >= g.quorum) return { kind: 'found', group: g };
+  for (const g of candidates) {
+    if (g.votes >= g.quorum) return { kind: 'found', group: g };
+    if (g.votes + failed >= g.quorum) return { kind: 'quorum' };
+  }
   if (answered < Math.max(1, Math.floor(n / 2))) return { kind: 'quorum' };
-  for (const g of candidates) if (g.votes + failed >= g.quorum) return { kind: 'quorum' };
   return { kind: 'notFound' };
 }
 
