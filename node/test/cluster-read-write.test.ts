@@ -14,6 +14,14 @@ import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
 
 const supported = canUseMountNamespaces();
 
+async function waitFor(probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 function md5(b: Uint8Array): string {
   return createHash('md5').update(b).digest('hex');
 }
@@ -101,6 +109,9 @@ describe.skipIf(!supported)('4-node cluster: reads and writes through any node, 
     // Back to four: ready again without restarting 1 and 2, nothing lost.
     await Promise.all([cluster.start(3), cluster.start(4)]);
     await Promise.all([1, 2, 3, 4].map((k) => cluster.waitReady(k, 40_000)));
+    // Readiness needs read quorum only; before writing through any node, every
+    // node must see write quorum again (its clients to 3 and 4 back online).
+    await Promise.all([1, 2, 3, 4].map((k) => waitFor(async () => (await cluster.get(k, '/compat/health/cluster')).status === 200, 20_000)));
     for (const k of [1, 2, 3, 4]) {
       for (const [key, body] of acked) expect(md5(await get(k, key))).toBe(md5(body));
     }

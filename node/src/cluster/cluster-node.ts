@@ -177,7 +177,9 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   const selfId = (selfEp && endpointHostPort(selfEp)) ?? `${config.address.host || hostname()}:${port}`;
 
   const auth = new RpcAuth(`${config.credentials.accessKey}:${config.credentials.secretKey}`, clock);
-  const rpc = new RpcServer({ auth, logger });
+  // A peer that calls us is up: its client here stops backing off (peers is set below).
+  const late: { peers?: ClusterPeers } = {};
+  const rpc = new RpcServer({ auth, logger, onCaller: (nodeId) => late.peers?.peers.get(nodeId)?.probeNow() });
   const localDrives = new Map<string, LocalDrive>();
   const initialised = new Set<LocalDrive>();
   const initDrive = async (endpoint: string, drive: LocalDrive): Promise<void> => {
@@ -220,6 +222,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   rpc.registerPeer(serverInfoService({ nodeId: selfId, configDigest: digest }));
 
   const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger });
+  late.peers = peers;
   peers.start();
   // One quorum locker over every node: (bucket, object) locks are then
   // independent of placement, which the object layer decides afterwards.

@@ -98,6 +98,8 @@ export class PeerClient {
   readonly #probeMaxMs: number;
   #online = true;
   #probing = false;
+  /** Cuts the probe loop's current backoff sleep short (probeNow). */
+  #wakeProbe: AbortController | undefined;
   #closed = false;
   readonly #closeController = new AbortController();
   readonly #listeners = new Set<StateListener>();
@@ -290,6 +292,16 @@ export class PeerClient {
     return res;
   }
 
+  /**
+   * Evidence that the peer is up (it just called us): an offline client
+   * probes now instead of waiting out its backoff, so a restarted node is
+   * used again within a round trip rather than up to `probeMaxMs` later.
+   */
+  probeNow(): void {
+    if (this.#online || this.#closed) return;
+    this.#wakeProbe?.abort();
+  }
+
   #markOffline(err: unknown): void {
     if (!this.#online || this.#closed) return;
     this.#online = false;
@@ -304,10 +316,14 @@ export class PeerClient {
     let delay = this.#probeBaseMs;
     try {
       while (!this.#closed && !this.#online) {
+        const wake = new AbortController();
+        this.#wakeProbe = wake;
         try {
-          await this.#clock.sleep(delay, this.#closeController.signal);
+          await this.#clock.sleep(delay, AbortSignal.any([this.#closeController.signal, wake.signal]));
         } catch {
-          return;
+          // Closed, or woken by probeNow(): probe at once.
+        } finally {
+          this.#wakeProbe = undefined;
         }
         if (this.#closed) return;
         try {

@@ -50,6 +50,8 @@ export type RpcService = Readonly<Record<string, RpcMethod>>;
 export interface RpcServerOptions {
   auth: RpcAuth;
   logger: Logger;
+  /** Called with the node id of every authenticated caller (it is alive). */
+  onCaller?: (nodeId: string) => void;
 }
 
 export class RpcServer {
@@ -57,10 +59,12 @@ export class RpcServer {
   readonly #logger: Logger;
   readonly #drives = new Map<string, RpcService>();
   readonly #peer = new Map<string, RpcMethod>();
+  readonly #onCaller: ((nodeId: string) => void) | undefined;
 
   constructor(opts: RpcServerOptions) {
     this.#auth = opts.auth;
     this.#logger = opts.logger;
+    this.#onCaller = opts.onCaller;
     // The reconnect probe of every client (rpc-client.ts) calls this.
     this.#peer.set('health', { kind: 'unary', handle: async () => ({ ok: true }) });
   }
@@ -103,6 +107,7 @@ export class RpcServer {
       refuse(req, res, err);
       return;
     }
+    this.#onCaller?.(token.nodeId);
     if (method !== 'POST') {
       refuse(req, res, new SvcError('MethodNotAllowed'));
       return;

@@ -292,6 +292,42 @@ describe('internode RPC transport', () => {
     expect(await c.rpcCall(storagePath('/data/d1', 'echo'), [1])).toEqual({ args: [1] });
   });
 
+  it('probeNow (a call from that peer arrived) brings an offline peer back without waiting out the backoff', async () => {
+    const s = startServer();
+    const port = await s.port;
+    const c = new PeerClient({ origin: `http://127.0.0.1:${port}`, nodeId: 'n', auth, clock: systemClock, logger: silentLogger, probeBaseMs: 60_000, probeMaxMs: 60_000 });
+    closers.push(() => c.close());
+    s.server.closeAllConnections();
+    await new Promise<void>((r) => s.server.close(() => r()));
+    await c.rpcCall(peerPath('health'), undefined).catch(() => undefined);
+    expect(c.isOnline()).toBe(false);
+    const again = startServer(port);
+    await again.port;
+    closers.push(async () => void again.server.close());
+    // The backoff is a minute: without probeNow nothing happens for that long.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(c.isOnline()).toBe(false);
+    c.probeNow();
+    const deadline = Date.now() + 5_000;
+    while (!c.isOnline() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(c.isOnline()).toBe(true);
+  });
+
+  it('an RpcServer reports each authenticated caller (onCaller), never an unauthenticated one', async () => {
+    const callers: string[] = [];
+    const rpc = new RpcServer({ auth, logger: silentLogger, onCaller: (id) => callers.push(id) });
+    const server = createServer(rpc.handle);
+    const port = await listen(server);
+    closers.push(async () => void server.close());
+    const c = new PeerClient({ origin: `http://127.0.0.1:${port}`, nodeId: '127.0.0.7:9000', auth, clock: systemClock, logger: silentLogger });
+    closers.push(() => c.close());
+    expect(await c.rpcCall(peerPath('health'), undefined)).toEqual({ ok: true });
+    const forged = await request(`http://127.0.0.1:${port}${peerPath('health')}`, { method: 'POST', body: encodeMsg(undefined) });
+    await forged.body.dump();
+    expect(forged.statusCode).toBe(403);
+    expect(callers).toEqual(['127.0.0.7:9000']);
+  });
+
   it('treats an unresolvable host as offline, not fatal', async () => {
     const c = new PeerClient({
       origin: 'http://svc-peer-does-not-exist.invalid:9000',
