@@ -143,20 +143,26 @@ section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', as
     ctx.info('client, server and engine share this process; MB/s are wall-clock object bytes; ceilings: the object layer at the same');
     ctx.info('concurrency, and "layer+http" = that layer figure combined with plain loopback HTTP of the same bytes (costs added)');
 
+    /** The rows of one 64 MiB operation: loopback HTTP, then S3 against the layer and against layer+http. */
+    const largeRows = (op: 'PUT' | 'GET', c: number, s3r: Rate, layer: Rate, http: Rate) => {
+      const name = `S3 ${op} 64 MiB, concurrency ${c}`;
+      ctx.row({ name: `loopback HTTP ${op} 64 MiB, concurrency ${c}`, value: http.perWall / MB, unit: 'MB/s' });
+      ctx.row({ name, value: s3r.perWall / MB, unit: 'MB/s', ceiling: { name: 'object layer', value: layer.perWall / MB } });
+      ctx.row({ name, value: s3r.perWall / MB, unit: 'MB/s', ceiling: { name: 'layer+http', value: combined(layer.perWall, http.perWall) / MB } });
+      ctx.row({
+        name: `${name}, per CPU-s`,
+        value: s3r.perCpu / MB,
+        unit: 'MB/cpu-s',
+        ceiling: { name: 'layer+http', value: combined(layer.perCpu, http.perCpu) / MB },
+      });
+    };
+
     for (const c of CONCURRENCY) {
       const rounds = c === 1 ? 3 : 1;
       const layerPut = await timed(BIG * c, rounds, () => parallel(c, (i) => engine.putObject('bench', `layer/big-${i}`, putDataFromBuffer(big), {})));
       const s3Put = await timed(BIG * c, rounds, () => parallel(c, (i) => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: `s3/big-${i}`, Body: big }))));
       const httpPut = await timed(BIG * c, rounds, () => parallel(c, () => loopbackHttp(plainPort, agent, 'PUT', big)));
-      ctx.row({ name: `loopback HTTP PUT 64 MiB, concurrency ${c}`, value: httpPut.perWall / MB, unit: 'MB/s' });
-      ctx.row({ name: `S3 PUT 64 MiB, concurrency ${c}`, value: s3Put.perWall / MB, unit: 'MB/s', ceiling: { name: 'object layer', value: layerPut.perWall / MB } });
-      ctx.row({
-        name: `S3 PUT 64 MiB, concurrency ${c}`,
-        value: s3Put.perWall / MB,
-        unit: 'MB/s',
-        ceiling: { name: 'layer+http', value: combined(layerPut.perWall, httpPut.perWall) / MB },
-      });
-      ctx.row({ name: `S3 PUT 64 MiB, concurrency ${c}, per CPU-s`, value: s3Put.perCpu / MB, unit: 'MB/cpu-s', ceiling: { name: 'layer+http', value: combined(layerPut.perCpu, httpPut.perCpu) / MB } });
+      largeRows('PUT', c, s3Put, layerPut, httpPut);
       const layerGet = await timed(BIG * c, rounds, () =>
         parallel(c, async (i) => {
           const r = await engine.getObject('bench', `layer/big-${i}`, {});
@@ -170,15 +176,7 @@ section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', as
         }),
       );
       const httpGet = await timed(BIG * c, rounds, () => parallel(c, () => loopbackHttp(plainPort, agent, 'GET', big)));
-      ctx.row({ name: `loopback HTTP GET 64 MiB, concurrency ${c}`, value: httpGet.perWall / MB, unit: 'MB/s' });
-      ctx.row({ name: `S3 GET 64 MiB, concurrency ${c}`, value: s3Get.perWall / MB, unit: 'MB/s', ceiling: { name: 'object layer', value: layerGet.perWall / MB } });
-      ctx.row({
-        name: `S3 GET 64 MiB, concurrency ${c}`,
-        value: s3Get.perWall / MB,
-        unit: 'MB/s',
-        ceiling: { name: 'layer+http', value: combined(layerGet.perWall, httpGet.perWall) / MB },
-      });
-      ctx.row({ name: `S3 GET 64 MiB, concurrency ${c}, per CPU-s`, value: s3Get.perCpu / MB, unit: 'MB/cpu-s', ceiling: { name: 'layer+http', value: combined(layerGet.perCpu, httpGet.perCpu) / MB } });
+      largeRows('GET', c, s3Get, layerGet, httpGet);
     }
 
     for (const c of CONCURRENCY) {

@@ -20,6 +20,25 @@ afterEach(async () => {
 
 const never = () => new Promise<void>(() => {});
 
+/**
+ * 4 drives EC:2 whose renameData freezes on every drive from `committed` on,
+ * once armed: a commit that reached exactly `committed` drives, then a crash.
+ */
+async function frozenAfterRenames(committed: number): Promise<{ fx: Fixture; arm(): void }> {
+  let armed = false;
+  const fixture = await makeFixture({
+    drives: 4,
+    standardParity: 2,
+    driveHooks: (i) => ({ step: (name) => (armed && name === 'rename-data:start' && i >= committed ? never() : undefined) }),
+  });
+  return {
+    fx: fixture,
+    arm: () => {
+      armed = true;
+    },
+  };
+}
+
 async function settleFrozen(p: Promise<unknown>): Promise<void> {
   // Let the frozen operation reach its hook and every other drive finish.
   p.catch(() => undefined);
@@ -72,16 +91,12 @@ describe('crash between commit steps', () => {
 
   for (const committed of [0, 1, 2, 3]) {
     it(`renameData reached ${committed} of 4 drives`, async () => {
-      let armed = false;
-      fx = await makeFixture({
-        drives: 4,
-        standardParity: 2,
-        driveHooks: (i) => ({ step: (name) => (armed && name === 'rename-data:start' && i >= committed ? never() : undefined) }),
-      });
+      const frozen = await frozenAfterRenames(committed);
+      fx = frozen.fx;
       await fx.layer.makeBucket('b');
       await put(fx.layer, 'b', 'k', oldData);
       await put(fx.layer, 'b', 'other', oldData);
-      armed = true;
+      frozen.arm();
       await settleFrozen(put(fx.layer, 'b', 'k', newData));
       await settleFrozen(put(fx.layer, 'b', 'fresh', newData));
       const restarted = await fx.reopen();
@@ -146,16 +161,12 @@ describe('crash between commit steps', () => {
 
   for (const committed of [1, 2, 3]) {
     it(`suspended bucket: a null delete marker that reached ${committed} of 4 drives before a crash`, async () => {
-      let armed = false;
-      fx = await makeFixture({
-        drives: 4,
-        standardParity: 2,
-        driveHooks: (i) => ({ step: (name) => (armed && name === 'rename-data:start' && i >= committed ? never() : undefined) }),
-      });
+      const frozen = await frozenAfterRenames(committed);
+      fx = frozen.fx;
       await fx.layer.makeBucket('b');
       await fx.layer.setBucketVersioning('b', 'Suspended');
       await put(fx.layer, 'b', 'k', oldData);
-      armed = true;
+      frozen.arm();
       await settleFrozen(fx.layer.deleteObject('b', 'k', {}));
       const restarted = await fx.reopen();
       if (committed < 3) {

@@ -103,7 +103,7 @@ export class RpcServer {
       const header = req.headers[RPC_TOKEN_HEADER];
       token = this.#auth.verify(method, url, Array.isArray(header) ? header[0] : header);
     } catch (err) {
-      this.#logger.warn({ event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason: (err as SvcError).details?.['reason'] }, 'internode RPC refused');
+      this.#logRefused(req, url, err);
       refuse(req, res, err);
       return;
     }
@@ -176,12 +176,14 @@ export class RpcServer {
     try {
       this.#auth.checkArgs(token, args);
     } catch (err) {
-      this.#logger.warn(
-        { event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason: (err as SvcError).details?.['reason'] },
-        'internode RPC refused',
-      );
+      this.#logRefused(req, url, err);
       throw err;
     }
+  }
+
+  #logRefused(req: IncomingMessage, url: string, err: unknown): void {
+    const reason = err instanceof SvcError ? err.details?.['reason'] : undefined;
+    this.#logger.warn({ event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason }, 'internode RPC refused');
   }
 
   async #sendRecords(res: ServerResponse, records: AsyncIterable<unknown>, signal: AbortSignal, url: string): Promise<void> {

@@ -421,13 +421,14 @@ export class ErasureSet {
   /**
    * Removes a version on every drive; succeeds at majority (a drive that
    * never had it counts as done). Returns false when no drive had it.
+   * `metas`: the journals just read under the same lock (skips a re-read).
    */
-  async deleteVersion(vol: string, path: string, versionId: string, bucket: string, object: string): Promise<boolean> {
+  async deleteVersion(vol: string, path: string, versionId: string, bucket: string, object: string, metas?: SlotMeta[]): Promise<boolean> {
     // A version delete cannot be undone, so it starts only when a majority of
     // drives answers: with too many offline it is refused up front and
     // changes nothing (a drive failing mid-delete can still leave it partial).
     const need = majority(this.width);
-    const reachable = (await this.readMetas(vol, path, false)).filter(
+    const reachable = (metas ?? (await this.readMetas(vol, path, false))).filter(
       (m) => m.ok || m.notFound || hasCode(m.error, 'VolumeNotFound'),
     ).length;
     if (reachable < need) throw new SvcError('ErasureWriteQuorum', undefined, { reachable, needed: need });

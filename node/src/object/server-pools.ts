@@ -106,6 +106,8 @@ interface Located {
   pool: Pool;
   set: ErasureSet;
   group: VersionGroup;
+  /** The journals the vote was taken from (reused by a delete that follows). */
+  metas: SlotMeta[];
 }
 
 const BUCKET_CACHE_MS = 2_000;
@@ -253,15 +255,15 @@ export class ServerPools implements ObjectLayer {
     const found = await Promise.all(
       this.#pools.map(async (pool) => {
         const set = this.#setOf(pool, key);
-        const { res } = await set.resolve(vol, path, versionId);
-        return { pool, set, res };
+        const { res, metas } = await set.resolve(vol, path, versionId);
+        return { pool, set, res, metas };
       }),
     );
     let best: Located | undefined;
     let quorumLost = false;
     for (const f of found) {
       if (f.res.kind === 'found') {
-        if (!best || f.res.group.version.modTime > best.group.version.modTime) best = { pool: f.pool, set: f.set, group: f.res.group };
+        if (!best || f.res.group.version.modTime > best.group.version.modTime) best = { pool: f.pool, set: f.set, group: f.res.group, metas: f.metas };
       } else if (f.res.kind === 'quorum') quorumLost = true;
     }
     if (!best && quorumLost) throw new SvcError('ErasureReadQuorum', undefined, { bucket: vol, key });
@@ -646,7 +648,7 @@ export class ServerPools implements ObjectLayer {
       if (opts.versionId !== undefined || meta.versioning === 'Unversioned') {
         const vid = opts.versionId ?? 'null';
         const pools = loc ? [loc.pool] : this.#pools;
-        for (const pool of pools) await this.#setOf(pool, key).deleteVersion(bucket, path, vid, bucket, key);
+        for (const pool of pools) await this.#setOf(pool, key).deleteVersion(bucket, path, vid, bucket, key, loc?.metas);
         return { versionId: vid, deleteMarker: loc?.group.version.type === 'delete' };
       }
       const pool = loc?.pool ?? this.#pools[0]!;
@@ -1180,11 +1182,7 @@ export class ServerPools implements ObjectLayer {
           }
         }
       }
-      let cp: string | undefined;
-      if (delim !== '') {
-        const i = u.name.indexOf(delim, prefix.length);
-        if (i >= 0) cp = u.name.slice(0, i + delim.length);
-      }
+      const cp = commonPrefixOf(u.name, prefix, delim);
       if (count >= opts.maxUploads) {
         out.isTruncated = true;
         break;

@@ -80,7 +80,6 @@ const WRITE_CHECKED_MAX = 1024;
  */
 const WRITE_BEHIND_BYTES = 2 << 20;
 
-
 export class LocalDrive implements Drive {
   readonly endpoint: string;
   readonly root: string;

@@ -24,5 +24,3 @@ export function compareKeys(a: string, b: string): number {
   }
   return x - y;
 }
-
-export const keyLess = (a: string, b: string): boolean => compareKeys(a, b) < 0;

@@ -3,6 +3,7 @@
  * GetBucketLocation, Get/PutBucketVersioning.
  */
 import { SvcError } from '../../../util/errors.ts';
+import { compareKeys } from '../../../util/key-order.ts';
 import { hdr, owner, type S3Context, sendEmpty, sendRawXml, sendXml } from '../context.ts';
 import { readSmallBody } from '../put-data.ts';
 import { escapeXml, parseXml, S3_NS, XML_DECL, xmlText } from '../xml.ts';
@@ -12,7 +13,7 @@ const MAX_CONFIG_BODY = 64 * 1024;
 
 export async function handleListBuckets(ctx: S3Context): Promise<void> {
   const buckets = await ctx.layer.listBuckets();
-  buckets.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  buckets.sort((a, b) => compareKeys(a.name, b.name));
   sendXml(ctx, 200, 'ListAllMyBucketsResult', {
     Owner: owner(ctx),
     Buckets: { Bucket: buckets.map((b) => ({ Name: b.name, CreationDate: b.created })) },
