@@ -1,0 +1,76 @@
+/**
+ * Capacity and health of the pools: per-drive usage for the admin API and
+ * new-object placement, per-set quorum health for readiness, and the drive
+ * probe that keeps `Drive.isOnline()` fresh without traffic.
+ */
+import type { Drive } from '../storage/drive.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Pool } from './pools.ts';
+import { readQuorum, writeQuorum } from './quorum.ts';
+import type { PoolCapacity, StorageHealth } from './types.ts';
+
+/** Capacity of one pool: online drives only, usable ≈ raw × K/N at STANDARD parity. */
+export async function poolCapacity(pool: Pool): Promise<PoolCapacity> {
+  const drives = (
+    await Promise.all(
+      pool.sets.map((set) =>
+        Promise.all(
+          set.drives.map(async (d, slot) => {
+            const info = await d.diskInfo().catch(() => ({ online: false, total: 0, used: 0, free: 0 }));
+            return {
+              endpoint: d.endpoint,
+              pool: pool.index,
+              set: set.index,
+              slot,
+              online: info.online,
+              total: info.total,
+              used: info.used,
+              free: info.free,
+            };
+          }),
+        ),
+      ),
+    )
+  ).flat();
+  const online = drives.filter((d) => d.online);
+  const rawTotal = online.reduce((a, d) => a + d.total, 0);
+  const rawFree = online.reduce((a, d) => a + d.free, 0);
+  const ratio = (pool.width - pool.standardParity) / pool.width;
+  return {
+    pool: pool.index,
+    rawTotal,
+    rawFree,
+    usableTotal: Math.floor(rawTotal * ratio),
+    usableFree: Math.floor(rawFree * ratio),
+    drives,
+  };
+}
+
+/** Quorum health of every set from the drives' last known online state (no I/O). */
+export function storageHealth(pools: readonly Pool[]): StorageHealth {
+  let read = true;
+  let write = true;
+  let online = 0;
+  let total = 0;
+  for (const pool of pools) {
+    const k = pool.width - pool.standardParity;
+    for (const set of pool.sets) {
+      const up = set.drives.filter((d) => d.isOnline()).length;
+      online += up;
+      total += set.width;
+      if (up < readQuorum(k)) read = false;
+      if (up < writeQuorum(k, pool.standardParity)) write = false;
+    }
+  }
+  return { readQuorum: read, writeQuorum: write, onlineDrives: online, totalDrives: total };
+}
+
+/** Refreshes every drive's online state (a failing probe is logged, never thrown). */
+export async function probeDrives(drives: readonly Drive[], log: Logger): Promise<void> {
+  const rs = await Promise.allSettled(drives.map((d) => d.diskInfo()));
+  rs.forEach((r, i) => {
+    if (r.status === 'rejected') {
+      log.warn({ event: 'drive_probe_failed', endpoint: drives[i]!.endpoint, err: r.reason }, 'drive probe failed');
+    }
+  });
+}

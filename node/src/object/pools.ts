@@ -1,0 +1,138 @@
+/**
+ * The pools of a deployment, as the object layer sees them: each pool's
+ * erasure sets and parity, placement inside a pool (key → set), and the
+ * cross-pool lookup that finds where an object lives. Every other object
+ * module (buckets, listing, multipart, capacity, sys records) works through
+ * this one view.
+ */
+import type { Drive } from '../storage/drive.ts';
+import { objectPath } from '../storage/object-path.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { type CommitHooks, ErasureSet } from './erasure-set.ts';
+import type { MrfQueue } from './mrf.ts';
+import { setIndexOf, uuidBytes } from './placement.ts';
+import type { SlotMeta, VersionGroup } from './quorum.ts';
+import type { StorageClass } from './types.ts';
+
+export interface PoolSpec {
+  cmdline: string;
+  /** Per set, drives in slot order. */
+  sets: Drive[][];
+  standardParity: number;
+  rrsParity: number;
+}
+
+export interface Pool {
+  index: number;
+  cmdline: string;
+  sets: ErasureSet[];
+  standardParity: number;
+  rrsParity: number;
+  width: number;
+}
+
+/** A located version: the pool/set holding it and the vote that chose it. */
+export interface Located {
+  pool: Pool;
+  set: ErasureSet;
+  group: VersionGroup;
+  /** The journals the vote was taken from (reused by a delete that follows). */
+  metas: SlotMeta[];
+}
+
+/** What each pool answered when asked for one object (see `Pools.lookup`). */
+export interface PoolLookup {
+  pool: Pool;
+  set: ErasureSet;
+  res: { kind: 'found'; group: VersionGroup } | { kind: 'notFound' } | { kind: 'quorum' };
+  metas: SlotMeta[];
+}
+
+export class Pools {
+  readonly list: readonly Pool[];
+  readonly #depId: Uint8Array;
+
+  constructor(opts: { deploymentId: string; pools: PoolSpec[]; logger: Logger; mrf: MrfQueue; commitHooks?: CommitHooks | undefined }) {
+    if (opts.pools.length === 0) throw new SvcError('InvalidTopology', 'no pools');
+    this.#depId = uuidBytes(opts.deploymentId);
+    this.list = opts.pools.map((p, pi) => {
+      const width = p.sets[0]?.length ?? 0;
+      if (width === 0 || p.sets.some((s) => s.length !== width)) throw new SvcError('InvalidTopology', `pool ${pi}: sets differ in width`);
+      for (const parity of [p.standardParity, p.rrsParity]) {
+        if (parity < 0 || parity > Math.floor(width / 2)) throw new SvcError('InvalidStorageClassConfig', `pool ${pi}: parity ${parity} > N/2`);
+      }
+      return {
+        index: pi,
+        cmdline: p.cmdline,
+        width,
+        standardParity: p.standardParity,
+        rrsParity: p.rrsParity,
+        sets: p.sets.map(
+          (drives, si) =>
+            new ErasureSet({
+              pool: pi,
+              set: si,
+              drives,
+              logger: opts.logger,
+              mrf: opts.mrf,
+              ...(opts.commitHooks ? { hooks: opts.commitHooks } : {}),
+            }),
+        ),
+      };
+    });
+  }
+
+  get count(): number {
+    return this.list.length;
+  }
+
+  /** The set of `pool` that `key` hashes to. */
+  setOf(pool: Pool, key: string): ErasureSet {
+    return pool.sets[setIndexOf(key, this.#depId, pool.sets.length)]!;
+  }
+
+  /** The pool's parity for a storage class. */
+  parity(pool: Pool, sc: StorageClass | undefined): number {
+    return sc === 'REDUCED_REDUNDANCY' ? pool.rrsParity : pool.standardParity;
+  }
+
+  /** Every drive of every set of every pool. */
+  allDrives(): Drive[] {
+    return this.list.flatMap((p) => p.sets.flatMap((s) => s.drives));
+  }
+
+  /** Each pool's vote on `vol/key` (latest, or `versionId`), in pool order. */
+  async lookup(vol: string, key: string, versionId?: string): Promise<PoolLookup[]> {
+    const path = objectPath(key);
+    return Promise.all(
+      this.list.map(async (pool) => {
+        const set = this.setOf(pool, key);
+        const { res, metas } = await set.resolve(vol, path, versionId);
+        return { pool, set, res, metas };
+      }),
+    );
+  }
+
+  /**
+   * Finds the authoritative version in every pool (latest, or `versionId`);
+   * the pool holding the newest wins. Throws ErasureReadQuorum when no pool
+   * found it and some pool lacked quorum; returns undefined when absent.
+   */
+  async locate(vol: string, key: string, versionId?: string): Promise<Located | undefined> {
+    return pickNewest(await this.lookup(vol, key, versionId), vol, key);
+  }
+}
+
+/** The newest found version over the pools' answers (see `Pools.locate`). */
+export function pickNewest(found: readonly PoolLookup[], vol: string, key: string): Located | undefined {
+  let best: Located | undefined;
+  let quorumLost = false;
+  for (const f of found) {
+    if (f.res.kind === 'found') {
+      if (!best || f.res.group.version.modTime > best.group.version.modTime) best = { pool: f.pool, set: f.set, group: f.res.group, metas: f.metas };
+    } else if (f.res.kind === 'quorum') quorumLost = true;
+  }
+  if (!best && quorumLost) throw new SvcError('ErasureReadQuorum', undefined, { bucket: vol, key });
+  return best;
+}
