@@ -214,7 +214,7 @@ export class ErasureSet {
     const abort = async (err: unknown): Promise<never> => {
       if (pipes) for (const p of pipes) p.fail(err);
       await Promise.all(writes);
-      await this.#discardStage(stagePath);
+      await this.discardStage(stagePath);
       throw err;
     };
 
@@ -274,14 +274,15 @@ export class ErasureSet {
       }
     });
     if (countAlive() < wq) {
-      await this.#discardStage(stagePath);
+      await this.discardStage(stagePath);
       throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq, errors: errors.map(String) });
     }
     await this.#step('shards-verified');
     return { size: total, shardBytes, inline: false, inlineData: [], alive, stagePath, dataDir: spec.dataDir };
   }
 
-  async #discardStage(stagePath: string): Promise<void> {
+  /** Removes a staging dir from every drive (a write that will not commit); failures are logged. */
+  async discardStage(stagePath: string): Promise<void> {
     await settle(
       this.drives.map((d) =>
         d.delete(SYS_VOL, stagePath, { recursive: true }).catch((err: unknown) => {

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BLOCK_SIZE } from '../erasure/index.ts';
-import { type FileVersion, SYS_VOL } from '../storage/drive.ts';
+import type { FileVersion } from '../storage/drive.ts';
 import { objectPath } from '../storage/object-path.ts';
 import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
@@ -104,7 +104,7 @@ export class ServerPools implements ObjectLayer {
     this.#log = opts.logger;
     this.#clock = opts.clock;
     this.#locker = opts.locker ?? new LocalNamespaceLocker();
-    this.sysRecords = new SysRecords(this.#pools, opts.clock);
+    this.sysRecords = new SysRecords(this.#pools, opts.clock, this.#locker);
     this.#buckets = new Buckets({
       pools: this.#pools,
       records: this.sysRecords,
@@ -268,20 +268,11 @@ export class ServerPools implements ObjectLayer {
     } catch (err) {
       // The staging belongs to this PUT: after a refused precondition or a
       // commit below quorum (already undone on the drives) it is discarded.
-      await this.#discard(set, staged);
+      await set.discardStage(staged.stagePath);
       throw err;
     } finally {
       unlock();
     }
-  }
-
-  async #discard(set: ErasureSet, staged: StagedShards): Promise<void> {
-    const rs = await Promise.allSettled(set.drives.map((d) => d.delete(SYS_VOL, staged.stagePath, { recursive: true })));
-    rs.forEach((r, i) => {
-      if (r.status === 'rejected' && !hasCode(r.reason, 'FileNotFound') && !hasCode(r.reason, 'DiskNotFound')) {
-        this.#log.warn({ event: 'stage_cleanup_failed', endpoint: set.drives[i]!.endpoint, err: r.reason }, 'staging cleanup failed');
-      }
-    });
   }
 
   async #getLocated(bucket: string, key: string, opts: GetObjectOptions): Promise<Located> {

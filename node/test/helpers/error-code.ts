@@ -10,3 +10,14 @@ export function code(fn: () => unknown): string | undefined {
   }
   return undefined;
 }
+
+/** The SvcError code `p` rejects with, or undefined when it resolves; anything else is rethrown. */
+export async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof SvcError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
