@@ -2,6 +2,15 @@
  * Buckets: one volume per bucket on every drive, and the bucket metadata
  * record (`.svc.sys/buckets/<bucket>/.metadata.bin`, a sys record) with a
  * short-lived per-node cache that peers invalidate on change.
+ *
+ * The record (msgpack) is versioned: v1 held name, creation time,
+ * versioning, tags and location; v2 adds `configs`, the bucket's
+ * configuration documents by kind (`BucketConfigKind`: policy, ACL, CORS,
+ * lifecycle, …) stored as the bytes the edge handed over. v1 records read
+ * as v2 with no documents and are rewritten as v2 on their next change.
+ * Fields a v2 record carries that this build does not know are kept across
+ * rewrites, so a later build can add fields without a new version; a record
+ * of a higher version is refused (`FileCorrupt`), never half-understood.
  */
 import { pack, unpack } from 'msgpackr';
 import { BUCKETS_DIR, type Drive } from '../storage/drive.ts';
@@ -11,15 +20,54 @@ import type { Logger } from '../util/logger.ts';
 import type { Pools } from './pools.ts';
 import { majority } from './quorum.ts';
 import type { SysRecords } from './sys-records.ts';
-import type { BucketInfo, BucketMetadata, VersioningStatus } from './types.ts';
+import { BUCKET_CONFIG_KINDS, type BucketConfigKind, type BucketInfo, type BucketMetadata, type VersioningStatus } from './types.ts';
 
-interface BucketRecord {
-  v: 1;
+/** The stored record, current version. */
+export interface BucketRecord {
+  v: 2;
   name: string;
   created: number;
   versioning: VersioningStatus;
   tags: string;
   location: string;
+  configs: Record<string, Uint8Array>;
+  /** Fields of a newer build, kept as read. */
+  [field: string]: unknown;
+}
+
+const RECORD_VERSION = 2;
+/** Largest configuration document kept in the record (S3's largest, a lifecycle or notification set, stays far below). */
+export const MAX_BUCKET_CONFIG_BYTES = 1024 * 1024;
+
+/** Decodes a stored record of any known version into the current shape. */
+export function decodeBucketRecord(raw: Uint8Array, bucket: string): BucketRecord {
+  let rec: Record<string, unknown>;
+  try {
+    rec = unpack(raw) as Record<string, unknown>;
+  } catch (err) {
+    throw new SvcError('FileCorrupt', 'bucket metadata record', { bucket }, { cause: err });
+  }
+  if (typeof rec !== 'object' || rec === null || typeof rec.v !== 'number') throw new SvcError('FileCorrupt', 'bucket metadata record', { bucket });
+  if (rec.v !== 1 && rec.v !== RECORD_VERSION) {
+    throw new SvcError('FileCorrupt', `bucket metadata record version ${String(rec.v)} is newer than this build reads`, { bucket });
+  }
+  const configs: Record<string, Uint8Array> = {};
+  if (rec.v === RECORD_VERSION && typeof rec.configs === 'object' && rec.configs !== null) {
+    for (const [k, v] of Object.entries(rec.configs as Record<string, unknown>)) if (v instanceof Uint8Array) configs[k] = v;
+  }
+  return { ...rec, v: RECORD_VERSION, configs } as BucketRecord;
+}
+
+export function encodeBucketRecord(rec: BucketRecord): Uint8Array {
+  return pack({ ...rec, v: RECORD_VERSION });
+}
+
+function metaOf(rec: BucketRecord): BucketMetadata {
+  return { name: rec.name, created: new Date(rec.created), versioning: rec.versioning, tags: rec.tags, location: rec.location };
+}
+
+function checkKind(kind: string): asserts kind is BucketConfigKind {
+  if (!(BUCKET_CONFIG_KINDS as readonly string[]).includes(kind)) throw new SvcError('InvalidArgument', `unknown bucket configuration kind: ${kind}`);
 }
 
 const BUCKET_CACHE_MS = 2_000;
@@ -47,7 +95,7 @@ export class Buckets {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #onChanged: ((bucket: string) => void) | undefined;
-  readonly #cache = new Map<string, { at: number; meta: BucketMetadata }>();
+  readonly #cache = new Map<string, { at: number; rec: BucketRecord }>();
 
   constructor(opts: BucketsOptions) {
     this.#pools = opts.pools;
@@ -57,18 +105,40 @@ export class Buckets {
     this.#onChanged = opts.onBucketMetaChanged;
   }
 
-  async #save(meta: BucketMetadata): Promise<void> {
-    const rec: BucketRecord = {
-      v: 1,
-      name: meta.name,
-      created: meta.created.getTime(),
-      versioning: meta.versioning,
-      tags: meta.tags,
-      location: meta.location,
-    };
-    await this.#records.write(bucketRecordPath(meta.name), pack(rec));
-    this.#cache.set(meta.name, { at: this.#clock.now(), meta });
-    this.#onChanged?.(meta.name);
+  #remember(rec: BucketRecord): BucketRecord {
+    this.#cache.set(rec.name, { at: this.#clock.now(), rec });
+    return rec;
+  }
+
+  /**
+   * Changes the record under its lock, from a fresh quorum read (not the
+   * cache), so concurrent changes of different fields on different nodes
+   * never undo each other; peers are told to drop their cached copy.
+   */
+  async #change(bucket: string, fn: (rec: BucketRecord) => void): Promise<void> {
+    if (bucket === '' || bucket.startsWith('.')) throw new SvcError('NoSuchBucket');
+    let next: BucketRecord | undefined;
+    await this.#records.update(bucketRecordPath(bucket), (raw) => {
+      if (raw === undefined) throw new SvcError('NoSuchBucket');
+      next = decodeBucketRecord(raw, bucket);
+      fn(next);
+      return encodeBucketRecord(next);
+    });
+    this.#remember(next!);
+    this.#onChanged?.(bucket);
+  }
+
+  /** The bucket's current record (cached for a moment). */
+  async #record(bucket: string): Promise<BucketRecord> {
+    const c = this.#cache.get(bucket);
+    if (c && this.#clock.now() - c.at < BUCKET_CACHE_MS) return c.rec;
+    if (bucket === '' || bucket.startsWith('.')) throw new SvcError('NoSuchBucket');
+    const raw = await this.#records.read(bucketRecordPath(bucket));
+    if (!raw) {
+      this.#cache.delete(bucket);
+      throw new SvcError('NoSuchBucket');
+    }
+    return this.#remember(decodeBucketRecord(raw, bucket));
   }
 
   /** Drops the cached metadata of `bucket` (a peer changed it); the next use re-reads it at quorum. */
@@ -124,13 +194,18 @@ export class Buckets {
       if (r.okErrCount >= majority(r.total)) {
         throw new SvcError('BucketAlreadyOwnedByYou');
       }
-      await this.#save({
+      const rec: BucketRecord = {
+        v: RECORD_VERSION,
         name: bucket,
-        created: new Date(this.#clock.now()),
+        created: this.#clock.now(),
         versioning: 'Unversioned',
         tags: '',
         location: opts.location ?? '',
-      });
+        configs: {},
+      };
+      await this.#records.write(bucketRecordPath(bucket), encodeBucketRecord(rec));
+      this.#remember(rec);
+      this.#onChanged?.(bucket);
       this.#log.info({ event: 'bucket_created', bucket }, 'bucket created');
     } catch (err) {
       const made = err instanceof SvcError && Array.isArray(err.details?.created) ? (err.details.created as Drive[]) : created;
@@ -143,30 +218,27 @@ export class Buckets {
   }
 
   async info(bucket: string): Promise<BucketMetadata> {
-    const c = this.#cache.get(bucket);
-    if (c && this.#clock.now() - c.at < BUCKET_CACHE_MS) return c.meta;
-    if (bucket === '' || bucket.startsWith('.')) throw new SvcError('NoSuchBucket');
-    const raw = await this.#records.read(bucketRecordPath(bucket));
-    if (!raw) {
-      this.#cache.delete(bucket);
-      throw new SvcError('NoSuchBucket');
+    return metaOf(await this.#record(bucket));
+  }
+
+  /** A configuration document of the bucket; undefined when none is set. */
+  async getConfig(bucket: string, kind: string): Promise<Uint8Array | undefined> {
+    checkKind(kind);
+    const doc = (await this.#record(bucket)).configs[kind];
+    return doc === undefined ? undefined : Uint8Array.from(doc);
+  }
+
+  /** Sets (or, with undefined, removes) a configuration document. */
+  async setConfig(bucket: string, kind: string, data: Uint8Array | undefined): Promise<void> {
+    checkKind(kind);
+    if (data !== undefined && data.length > MAX_BUCKET_CONFIG_BYTES) {
+      throw new SvcError('InvalidArgument', `bucket ${kind} configuration over ${MAX_BUCKET_CONFIG_BYTES} bytes`);
     }
-    let rec: BucketRecord;
-    try {
-      rec = unpack(raw) as BucketRecord;
-    } catch (err) {
-      throw new SvcError('FileCorrupt', 'bucket metadata record', { bucket }, { cause: err });
-    }
-    if (rec?.v !== 1) throw new SvcError('FileCorrupt', 'bucket metadata record version', { bucket });
-    const meta: BucketMetadata = {
-      name: rec.name,
-      created: new Date(rec.created),
-      versioning: rec.versioning,
-      tags: rec.tags,
-      location: rec.location,
-    };
-    this.#cache.set(bucket, { at: this.#clock.now(), meta });
-    return meta;
+    const copy = data === undefined ? undefined : Uint8Array.from(data);
+    await this.#change(bucket, (rec) => {
+      if (copy === undefined) delete rec.configs[kind];
+      else rec.configs[kind] = copy;
+    });
   }
 
   async list(): Promise<BucketInfo[]> {
@@ -209,12 +281,14 @@ export class Buckets {
   }
 
   async setVersioning(bucket: string, status: 'Enabled' | 'Suspended'): Promise<void> {
-    const meta = await this.info(bucket);
-    await this.#save({ ...meta, versioning: status });
+    await this.#change(bucket, (rec) => {
+      rec.versioning = status;
+    });
   }
 
   async setTags(bucket: string, tags: string): Promise<void> {
-    const meta = await this.info(bucket);
-    await this.#save({ ...meta, tags });
+    await this.#change(bucket, (rec) => {
+      rec.tags = tags;
+    });
   }
 }

@@ -11,6 +11,7 @@ export { putDataFromBuffer, putDataFromStream } from './put-data.ts';
 export { resolveRange } from './range.ts';
 export { ServerPools } from './server-pools.ts';
 export type * from './types.ts';
+export { BUCKET_CONFIG_KINDS } from './types.ts';
 
 /** Options of `createObjectLayer` (see `ObjectLayerOptions` for each field). */
 export type CreateObjectLayerOptions = ObjectLayerOptions;

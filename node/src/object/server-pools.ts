@@ -198,6 +198,14 @@ export class ServerPools implements ObjectLayer {
     return this.#buckets.setTags(bucket, tags);
   }
 
+  getBucketConfig(bucket: string, kind: string): Promise<Uint8Array | undefined> {
+    return this.#buckets.getConfig(bucket, kind);
+  }
+
+  setBucketConfig(bucket: string, kind: string, data: Uint8Array | undefined): Promise<void> {
+    return this.#buckets.setConfig(bucket, kind, data);
+  }
+
   // ---- objects
 
   async putObject(bucket: string, key: string, data: PutData, opts: PutObjectOptions): Promise<ObjectInfo> {

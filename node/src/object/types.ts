@@ -84,6 +84,24 @@ export interface BucketMetadata {
 }
 
 /**
+ * Kinds of per-bucket configuration documents (`getBucketConfig` /
+ * `setBucketConfig`). The object layer stores each as opaque bytes in the
+ * bucket's metadata record; the edge that owns a kind parses and validates it.
+ */
+export const BUCKET_CONFIG_KINDS = [
+  'policy',
+  'acl',
+  'cors',
+  'ownership',
+  'public-access-block',
+  'lifecycle',
+  'object-lock',
+  'encryption',
+  'notification',
+] as const;
+export type BucketConfigKind = (typeof BUCKET_CONFIG_KINDS)[number];
+
+/**
  * A body to store. The edge wraps the socket with chunk decoding, signature
  * and checksum verification; iteration throws (an SvcError such as BadDigest,
  * XAmzContentSHA256Mismatch, SignatureDoesNotMatch, IncompleteBody) when the
@@ -266,6 +284,17 @@ export interface ObjectLayer {
   deleteBucket(bucket: string, opts?: { force?: boolean }): Promise<void>;
   setBucketVersioning(bucket: string, status: 'Enabled' | 'Suspended'): Promise<void>;
   setBucketTags(bucket: string, tags: string): Promise<void>;
+  /**
+   * A configuration document of the bucket (`BucketConfigKind`), undefined
+   * when none is set. NoSuchBucket when the bucket does not exist;
+   * InvalidArgument for an unknown kind.
+   */
+  getBucketConfig(bucket: string, kind: string): Promise<Uint8Array | undefined>;
+  /**
+   * Sets a configuration document (undefined removes it), read-modify-write
+   * of the bucket record under its lock; peers drop their cached copy.
+   */
+  setBucketConfig(bucket: string, kind: string, data: Uint8Array | undefined): Promise<void>;
 
   // ---- objects
   putObject(bucket: string, key: string, data: PutData, opts: PutObjectOptions): Promise<ObjectInfo>;

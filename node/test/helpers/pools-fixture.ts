@@ -22,6 +22,11 @@ export interface PoolFixtureSpec {
   standardParity: number;
 }
 
+export interface OpenExtras {
+  onBucketMetaChanged?: (bucket: string) => void;
+  clock?: Clock;
+}
+
 export interface PoolsFixture {
   readonly base: string;
   /** Per pool, its drive roots (set-major). */
@@ -29,7 +34,9 @@ export interface PoolsFixture {
   /** The layer `open` built last. */
   readonly layer: ServerPools;
   /** Closes the current layer and builds one over the first `count` pools (default: all). */
-  open(count?: number, extra?: { onBucketMetaChanged?: (bucket: string) => void; clock?: Clock }): Promise<ServerPools>;
+  open(count?: number, extra?: OpenExtras): Promise<ServerPools>;
+  /** Another layer over the same drives, standing for a second node (the caller closes it). */
+  peer(count?: number): Promise<ServerPools>;
   offline(pool: number, drive: number): Promise<void>;
   online(pool: number, drive: number): Promise<void>;
   /** Every drive of `pool` offline / back. */
@@ -51,7 +58,29 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
     roots.push(rs);
   }
   let layer: ServerPools | undefined;
-  let drives: LocalDrive[] = [];
+  const drives: LocalDrive[] = [];
+  const build = async (count: number, extra: OpenExtras): Promise<ServerPools> => {
+    const pools = [];
+    for (const [pi, spec] of specs.slice(0, count).entries()) {
+      const ds = roots[pi]!.map((r) => new LocalDrive(r));
+      for (const d of ds) await d.init().catch(() => undefined);
+      drives.push(...ds);
+      const sets = spec.sets ?? 1;
+      pools.push({
+        cmdline: `${base}/p${pi}/d{0...${ds.length - 1}}`,
+        sets: Array.from({ length: sets }, (_, s) => ds.slice(s * spec.drives, (s + 1) * spec.drives)),
+        standardParity: spec.standardParity,
+        rrsParity: Math.min(1, spec.standardParity),
+      });
+    }
+    return createObjectLayer({
+      deploymentId: POOLS_DEPLOYMENT_ID,
+      pools,
+      logger: silentLogger,
+      clock: extra.clock ?? systemClock,
+      ...(extra.onBucketMetaChanged ? { onBucketMetaChanged: extra.onBucketMetaChanged } : {}),
+    });
+  };
   const fx: PoolsFixture = {
     base,
     roots,
@@ -61,28 +90,11 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
     },
     async open(count = specs.length, extra = {}) {
       await layer?.close();
-      const pools = [];
-      drives = [];
-      for (const [pi, spec] of specs.slice(0, count).entries()) {
-        const ds = roots[pi]!.map((r) => new LocalDrive(r));
-        for (const d of ds) await d.init().catch(() => undefined);
-        drives.push(...ds);
-        const sets = spec.sets ?? 1;
-        pools.push({
-          cmdline: `${base}/p${pi}/d{0...${ds.length - 1}}`,
-          sets: Array.from({ length: sets }, (_, s) => ds.slice(s * spec.drives, (s + 1) * spec.drives)),
-          standardParity: spec.standardParity,
-          rrsParity: Math.min(1, spec.standardParity),
-        });
-      }
-      layer = await createObjectLayer({
-        deploymentId: POOLS_DEPLOYMENT_ID,
-        pools,
-        logger: silentLogger,
-        clock: extra.clock ?? systemClock,
-        ...(extra.onBucketMetaChanged ? { onBucketMetaChanged: extra.onBucketMetaChanged } : {}),
-      });
+      layer = await build(count, extra);
       return layer;
+    },
+    peer(count = specs.length) {
+      return build(count, {});
     },
     async offline(pool, i) {
       const r = roots[pool]![i]!;
