@@ -49,9 +49,19 @@ export interface PoolLookup {
   metas: SlotMeta[];
 }
 
+/** Whether a pool takes new objects (see `Pools.setAdmission`). */
+export interface PoolAdmission {
+  pool: number;
+  admitting: boolean;
+  /** Why it does not (e.g. `decommission`). */
+  reason?: string;
+}
+
 export class Pools {
   readonly list: readonly Pool[];
   readonly #depId: Uint8Array;
+  /** Pools closed to new objects, with why. */
+  readonly #closed = new Map<number, string>();
 
   constructor(opts: { deploymentId: string; pools: PoolSpec[]; logger: Logger; mrf: MrfQueue; commitHooks?: CommitHooks | undefined }) {
     if (opts.pools.length === 0) throw new SvcError('InvalidTopology', 'no pools');
@@ -85,6 +95,42 @@ export class Pools {
 
   get count(): number {
     return this.list.length;
+  }
+
+  /**
+   * Opens or closes a pool to new objects (decommission closes its source
+   * pool). A closed pool receives no new object, no new multipart upload and
+   * no new delete marker: new keys go to the admitting pools, and a write of
+   * a key that lives on the closed pool is refused with `SlowDown` (the
+   * client retries once the key was moved), also when the pool closed while
+   * the write was staged. Uploads already started there may complete;
+   * permanent deletes and metadata updates still apply in place. In-memory
+   * and per node: the caller (the decommission worker) sets it on every
+   * node and restores it from `pool.bin` at start-up.
+   */
+  setAdmission(pool: number, admitting: boolean, reason = 'closed'): void {
+    if (!this.list[pool]) throw new SvcError('InvalidArgument', `no pool ${pool}`);
+    if (admitting) this.#closed.delete(pool);
+    else this.#closed.set(pool, reason);
+  }
+
+  admits(pool: number): boolean {
+    return !this.#closed.has(pool);
+  }
+
+  admission(): PoolAdmission[] {
+    return this.list.map((p) => {
+      const reason = this.#closed.get(p.index);
+      return reason === undefined ? { pool: p.index, admitting: true } : { pool: p.index, admitting: false, reason };
+    });
+  }
+
+  /** Throws `SlowDown` when `pool` does not take new writes. */
+  checkAdmits(pool: Pool): void {
+    const reason = this.#closed.get(pool.index);
+    if (reason !== undefined) {
+      throw new SvcError('SlowDown', `pool ${pool.index} does not take new writes (${reason}); retry later`, { pool: pool.index, reason });
+    }
   }
 
   /** The set of `pool` that `key` hashes to. */

@@ -24,7 +24,7 @@ import { Multipart } from './multipart.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
 import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toObjectInfo } from './object-info.ts';
 import { choosePool, hashOrder } from './placement.ts';
-import { type Located, type Pool, type PoolSpec, Pools } from './pools.ts';
+import { type Located, type Pool, type PoolAdmission, type PoolSpec, Pools } from './pools.ts';
 import { resolveRange } from './range.ts';
 import { SysRecords } from './sys-records.ts';
 import type {
@@ -56,7 +56,7 @@ import type {
   StorageHealth,
 } from './types.ts';
 
-export type { PoolSpec } from './pools.ts';
+export type { PoolAdmission, PoolSpec } from './pools.ts';
 
 export interface ObjectLayerOptions {
   deploymentId: string;
@@ -149,22 +149,38 @@ export class ServerPools implements ObjectLayer {
     return versioned ? Math.floor(b / 8) : b;
   }
 
-  /** Pool for a new object: the active pool with the most free space. */
+  /** Pool for a new object: the admitting pool with the most free space. */
   async #poolForNew(): Promise<Pool> {
-    if (this.#pools.count === 1) return this.#pools.list[0]!;
-    const caps = await this.capacity();
+    const open = this.#pools.list.filter((p) => this.#pools.admits(p.index));
+    if (open.length === 0) throw new SvcError('SlowDown', 'no pool takes new objects; retry later');
+    if (open.length === 1) return open[0]!;
+    const caps = await Promise.all(open.map(poolCapacity));
     const i = choosePool(
       caps.map((c) => c.usableFree),
       caps.map(() => true),
     );
     if (i < 0) throw new SvcError('XSvcStorageFull');
-    return this.#pools.list[i]!;
+    return open[i]!;
   }
 
-  /** Pool a new version of `bucket/key` goes to: the pool already holding the key, else a pool for new objects. */
+  /**
+   * Pool a new version of `bucket/key` goes to: the pool already holding the
+   * key (`SlowDown` when that pool is closed to new writes), else a pool for
+   * new objects.
+   */
   async #placement(bucket: string, key: string): Promise<Pool> {
     const existing = this.#pools.count > 1 ? await this.#pools.locate(bucket, key) : undefined;
+    if (existing) this.#pools.checkAdmits(existing.pool);
     return existing?.pool ?? (await this.#poolForNew());
+  }
+
+  /** Opens or closes a pool to new objects (see `Pools.setAdmission`); decommission uses it. */
+  setPoolAdmission(pool: number, admitting: boolean, reason?: string): void {
+    this.#pools.setAdmission(pool, admitting, reason);
+  }
+
+  poolAdmission(): PoolAdmission[] {
+    return this.#pools.admission();
   }
 
   // ---- buckets
@@ -267,6 +283,8 @@ export class ServerPools implements ObjectLayer {
   ): Promise<void> {
     const unlock = await this.#locker.lock(bucket, key);
     try {
+      // The pool may have closed to new writes while this PUT was staged.
+      this.#pools.checkAdmits(this.#pools.list[set.pool]!);
       if (pre) {
         const { res } = await set.resolve(bucket, path);
         if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
@@ -362,7 +380,8 @@ export class ServerPools implements ObjectLayer {
         for (const pool of pools) await this.#pools.setOf(pool, key).deleteVersion(bucket, path, vid, bucket, key, loc?.metas);
         return { versionId: vid, deleteMarker: loc?.group.version.type === 'delete' };
       }
-      const pool = loc?.pool ?? this.#pools.list[0]!;
+      if (loc) this.#pools.checkAdmits(loc.pool);
+      const pool = loc?.pool ?? (await this.#poolForNew());
       const set = this.#pools.setOf(pool, key);
       const versionId = meta.versioning === 'Enabled' ? randomUUID() : 'null';
       const marker: FileVersion = {
