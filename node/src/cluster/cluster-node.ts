@@ -54,7 +54,7 @@ import { driveRpcService } from './drive-rpc-service.ts';
 import { LockServer, lockRpcService } from './lock-server.ts';
 import { ClusterPeers, distinctHosts } from './peers.ts';
 import { RpcAuth } from './rpc-auth.ts';
-import { RpcServer } from './rpc-server.ts';
+import { RpcServer, type RpcService } from './rpc-server.ts';
 import { placeDrives } from './set-drives.ts';
 
 const WILDCARD_HOSTS = new Set(['', '0.0.0.0', '::', '[::]']);
@@ -150,6 +150,8 @@ export interface ClusterNode {
   /** Prepares this node's drives for the object layer (after format quorum; idempotent). */
   initLocalDrives(): Promise<void>;
   notifyBucketMetaChanged(bucket: string): Promise<void>;
+  /** Adds peer RPC methods (`/svc/peer/v1/<method>`) served by this node, e.g. the admin API's. */
+  registerPeerService(service: RpcService): void;
   /** Installs what this node does when a peer signals a bucket metadata change. */
   onBucketMetaChanged(handler: (bucket: string) => void): void;
   /** Keeps `lock` of the readiness current (cluster probes: `lock_quorum_unavailable`). */
@@ -338,6 +340,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
         if (r.error) logger.warn({ event: 'bucket_meta_signal_failed', bucket, peer: r.peer, err: r.error.message }, 'peer not told about a bucket metadata change');
       }
     },
+    registerPeerService: (service) => rpc.registerPeer(service),
     onBucketMetaChanged: (handler) => {
       bucketMetaHandler = handler;
     },

@@ -11,7 +11,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type HealthSource, handleHealth, isHealthPath } from '../api/health/health-handler.ts';
-import { ERRORS } from '../util/errors.ts';
+import { adminErrorReply } from '../api/admin/errors.ts';
+import { writeAdminReply } from '../api/admin/index.ts';
+import { ERRORS, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -97,7 +99,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         case 'admin': {
           const h = handlers.admin;
           if (h) h(req, res);
-          else sendJsonError(req, res, 503, 'ServiceUnavailable', 'the admin API is not available on this node');
+          else writeAdminReply(req, res, adminErrorReply(new SvcError('ServiceUnavailable', 'the admin API is not available on this node'), path, randomBytes(8).toString('hex').toUpperCase(), ''));
           return;
         }
         case 's3': {

@@ -3,6 +3,7 @@
  * distributed locks, format IO over local and remote drives) →
  * `startServer` (start-up order, readiness, listeners) → once format quorum
  * is reached, the object layer over local + remote drives and the S3 handler.
+ * The admin plane (`admin-plane.ts`) is installed from the first request.
  *
  * A single-node deployment goes through the same path: every endpoint is
  * local, the RPC routes still answer (authenticated) and the lock quorum is
@@ -17,6 +18,7 @@ import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import type { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { createAdminPlane } from './admin-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
 export interface StartNodeDeps {
@@ -43,7 +45,18 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
 
   const cluster = await createClusterNode({ config, clock, logger: log });
   let layer: ServerPools | undefined;
-  let server: RunningServer;
+  let server: RunningServer | undefined;
+  let deploymentId: string | undefined;
+  const admin = createAdminPlane({
+    config,
+    cluster,
+    clock,
+    logger: log,
+    version: deps.version ?? 'dev',
+    readiness: () => server?.readiness.report('ready'),
+    deploymentId: () => deploymentId ?? server?.deploymentId(),
+  });
+  cluster.registerPeerService(admin.peerService);
   try {
     server = await startServer(config, {
       logger: log,
@@ -51,7 +64,9 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       ...(deps.version !== undefined ? { version: deps.version } : {}),
       ...(deps.onFatal !== undefined ? { onFatal: deps.onFatal } : {}),
       ...cluster.serverDeps,
+      handlers: { ...cluster.serverDeps.handlers, admin: admin.handler },
       buildServices: async (ctx) => {
+        deploymentId = ctx.deploymentId;
         await cluster.initLocalDrives();
         const built = await createObjectLayer({
           deploymentId: ctx.deploymentId,
@@ -65,6 +80,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         });
         cluster.onBucketMetaChanged((bucket) => built.forgetBucket(bucket));
         layer = built;
+        admin.attach(built);
         const s3 = createS3Handler({
           objectLayer: built,
           credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
@@ -81,11 +97,12 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     throw err;
   }
   cluster.attachReadiness(server.readiness);
+  const running = server;
   return {
-    server,
+    server: running,
     objectLayer: () => layer,
     close: async (graceMs) => {
-      await server.close(graceMs);
+      await running.close(graceMs);
       await cluster.close();
     },
   };

@@ -102,6 +102,9 @@ export const ERRORS = {
   XSvcRebalanceNotAllowed: { status: 400, message: 'Rebalance is not allowed.' },
   XSvcAdminRebalanceAlreadyStarted: { status: 409, message: 'rebalance is already in progress' },
   XSvcAdminInvalidArgument: { status: 400, message: 'Invalid arguments specified.' },
+  XSvcAdminNoSuchRoute: { status: 404, message: 'No such admin API route.' },
+  XSvcAdminLeaderUnreachable: { status: 503, message: 'The node that leads this pool is unreachable; retry once it is back online.' },
+  XSvcHealInvalidClientToken: { status: 400, message: 'Client token mismatch: no heal sequence with this token.' },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,0 +1,133 @@
+/**
+ * The admin API's routes: one table (method, versioned path, query rule,
+ * permission), and the pure parse of a request into a typed endpoint. The
+ * table is also what `docs/admin-api.md` is checked against.
+ *
+ * Prefixes: `/svc/admin/` and its alias `/compat/admin/` (SPEC Versioning 2).
+ */
+import { SvcError } from '../../util/errors.ts';
+import { safeDecode } from '../s3/auth/sigv4.ts';
+import type { AdminAction } from './authorize.ts';
+import {
+  HEAL_QUERY_KEYS,
+  type HealLayout,
+  type HealRequest,
+  parseById,
+  parseHealRequest,
+  poolBatch,
+  type QueryRule,
+  requiredPool,
+  resolvePool,
+  validateQuery,
+} from './params.ts';
+
+export const ADMIN_PREFIXES = ['/svc/admin/', '/compat/admin/'] as const;
+
+export type AdminOp =
+  | 'PoolsList'
+  | 'PoolsStatus'
+  | 'DecommissionStatus'
+  | 'DecommissionStart'
+  | 'DecommissionCancel'
+  | 'DecommissionClear'
+  | 'RebalanceStart'
+  | 'RebalanceStatus'
+  | 'RebalanceStop'
+  | 'Heal'
+  | 'BackgroundHealStatus'
+  | 'ReplacementRecovery'
+  | 'ClusterSnapshot'
+  | 'RuntimeCapabilities'
+  | 'ServerInfo';
+
+export interface AdminRoute {
+  readonly op: AdminOp;
+  readonly method: 'GET' | 'POST';
+  /** Path after the prefix, e.g. `v3/pools/list`; the heal route matches `v3/heal/...`. */
+  readonly path: string;
+  readonly query: QueryRule;
+  readonly action: AdminAction;
+  /** Pool-scoped mutations run on the pool's leader (forwarded when it is another node). */
+  readonly poolScoped: boolean;
+  readonly summary: string;
+}
+
+const POOL_KEYS = ['pool', 'by-id'] as const;
+
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  { op: 'PoolsList', method: 'GET', path: 'v3/pools/list', query: { kind: 'status', keys: [] }, action: 'admin:Decommission', poolScoped: false, summary: 'every pool and its status' },
+  { op: 'PoolsStatus', method: 'GET', path: 'v3/pools/status', query: { kind: 'status', keys: POOL_KEYS }, action: 'admin:Decommission', poolScoped: false, summary: 'status of one pool' },
+  { op: 'DecommissionStatus', method: 'GET', path: 'v3/decommission/status', query: { kind: 'status', keys: POOL_KEYS }, action: 'admin:Decommission', poolScoped: false, summary: 'decommission status of every pool, or of one' },
+  { op: 'DecommissionStart', method: 'POST', path: 'v3/pools/decommission', query: { kind: 'mutation', keys: POOL_KEYS }, action: 'admin:Decommission', poolScoped: true, summary: 'queue the decommission of one or more pools' },
+  { op: 'DecommissionCancel', method: 'POST', path: 'v3/pools/cancel', query: { kind: 'mutation', keys: POOL_KEYS }, action: 'admin:Decommission', poolScoped: true, summary: 'cancel a queued or active decommission' },
+  { op: 'DecommissionClear', method: 'POST', path: 'v3/pools/clear', query: { kind: 'mutation', keys: POOL_KEYS }, action: 'admin:Decommission', poolScoped: true, summary: 'remove a failed or canceled decommission entry' },
+  { op: 'RebalanceStart', method: 'POST', path: 'v3/rebalance/start', query: { kind: 'none' }, action: 'admin:Rebalance', poolScoped: false, summary: 'start a rebalance across the pools' },
+  { op: 'RebalanceStatus', method: 'GET', path: 'v3/rebalance/status', query: { kind: 'status', keys: [] }, action: 'admin:Rebalance', poolScoped: false, summary: 'per-pool rebalance record' },
+  { op: 'RebalanceStop', method: 'POST', path: 'v3/rebalance/stop', query: { kind: 'none' }, action: 'admin:Rebalance', poolScoped: false, summary: 'stop a running rebalance' },
+  { op: 'Heal', method: 'POST', path: 'v3/heal/', query: { kind: 'mutation', keys: HEAL_QUERY_KEYS }, action: 'admin:Heal', poolScoped: false, summary: 'start, query or stop a heal of the cluster, a bucket or a prefix' },
+  { op: 'BackgroundHealStatus', method: 'POST', path: 'v3/background-heal/status', query: { kind: 'status', keys: [] }, action: 'admin:Heal', poolScoped: false, summary: 'background heal state' },
+  { op: 'ServerInfo', method: 'GET', path: 'v3/info', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'servers, drives and usage (MinIO admin/v3/info shape)' },
+  { op: 'ReplacementRecovery', method: 'GET', path: 'v4/heal/replacement-recovery', query: { kind: 'status', keys: [] }, action: 'admin:Heal', poolScoped: false, summary: 'recovery state of replaced drives' },
+  { op: 'ClusterSnapshot', method: 'GET', path: 'v4/cluster/snapshot', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'nodes, pools, sets and every drive' },
+  { op: 'RuntimeCapabilities', method: 'GET', path: 'v4/runtime/capabilities', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'what this build and this layout can do' },
+];
+
+/** A request parsed against the table with its parameters validated. */
+export type AdminEndpoint =
+  | { readonly op: 'PoolsList' | 'RebalanceStart' | 'RebalanceStatus' | 'RebalanceStop' | 'BackgroundHealStatus' | 'ReplacementRecovery' | 'ClusterSnapshot' | 'RuntimeCapabilities' | 'ServerInfo'; readonly route: AdminRoute }
+  | { readonly op: 'PoolsStatus' | 'DecommissionCancel' | 'DecommissionClear'; readonly route: AdminRoute; readonly pool: number }
+  | { readonly op: 'DecommissionStatus'; readonly route: AdminRoute; readonly pool: number | undefined }
+  | { readonly op: 'DecommissionStart'; readonly route: AdminRoute; readonly pools: readonly number[] }
+  | { readonly op: 'Heal'; readonly route: AdminRoute; readonly heal: HealRequest };
+
+/** Strips an admin prefix; undefined when `path` is not an admin path. */
+export function adminSubpath(path: string): string | undefined {
+  for (const p of ADMIN_PREFIXES) if (path.startsWith(p)) return path.slice(p.length);
+  return undefined;
+}
+
+/** The route a method and sub-path address (no parameters looked at yet). */
+export function matchRoute(method: string, sub: string): { route: AdminRoute; rest: string } {
+  const isHeal = sub === 'v3/heal' || sub.startsWith('v3/heal/');
+  const candidates = ADMIN_ROUTES.filter((r) => (r.op === 'Heal' ? isHeal : r.path === sub));
+  if (candidates.length === 0) throw new SvcError('XSvcAdminNoSuchRoute', `no admin API route at "${sub}"; see docs/admin-api.md for the routes`);
+  const route = candidates.find((r) => r.method === method);
+  if (route === undefined) throw new SvcError('MethodNotAllowed', `${sub} takes ${candidates.map((r) => r.method).join(' or ')}, not ${method}`);
+  return { route, rest: route.op === 'Heal' ? sub.slice('v3/heal'.length).replace(/^\//, '') : '' };
+}
+
+export interface EndpointLayout extends HealLayout {
+  readonly cmdlines: readonly string[];
+}
+
+/**
+ * Parses a routed request: applies the route's query rule and resolves pools.
+ * `sub` is the raw (percent-encoded) path after the prefix; `pairs` the decoded query.
+ */
+export function parseAdminEndpoint(
+  method: string,
+  sub: string,
+  pairs: readonly (readonly [string, string])[],
+  body: Buffer,
+  layout: EndpointLayout,
+): AdminEndpoint {
+  const { route, rest } = matchRoute(method, sub);
+  const q = validateQuery(pairs, route.query);
+  switch (route.op) {
+    case 'PoolsStatus':
+    case 'DecommissionCancel':
+    case 'DecommissionClear':
+      return { op: route.op, route, pool: requiredPool(q, layout.cmdlines) };
+    case 'DecommissionStatus': {
+      const expr = q.get('pool');
+      const byId = parseById(q.get('by-id'));
+      return { op: route.op, route, pool: expr === undefined ? undefined : resolvePool(expr, byId, layout.cmdlines) };
+    }
+    case 'DecommissionStart':
+      return { op: route.op, route, pools: poolBatch(q, layout.cmdlines) };
+    case 'Heal':
+      return { op: route.op, route, heal: parseHealRequest(safeDecode(rest), q, body, layout) };
+    default:
+      return { op: route.op, route };
+  }
+}

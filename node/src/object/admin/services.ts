@@ -1,0 +1,110 @@
+/**
+ * The seams between the admin API and what runs behind it. The admin router
+ * (`api/admin/`) calls these typed services only; the composition root
+ * (`server/admin-services.ts`) builds them over the object layer and the
+ * cluster. Long-running work (decommission, rebalance, heal) sits behind the
+ * worker ports at the bottom: a service validates a request completely (SPEC
+ * Admin API rules 1-6, state tables), then hands it to its worker. While a
+ * build has no worker for a capability, the validated request is answered
+ * `NotImplemented` naming that capability; status routes always answer from
+ * the persisted records (`pool.bin`, `rebalance.bin`), so an idle cluster
+ * shows idle records.
+ *
+ * Pool arguments arrive resolved to zero-based indices of the configured
+ * pool list (the router's one parameter validator does that).
+ */
+import type {
+  BgHealState,
+  ClusterSnapshot,
+  DecommissionStatusReport,
+  HealOpts,
+  PoolStatus,
+  RebalanceStatus,
+  ReplacementRecoveryStatus,
+  RuntimeCapabilities,
+  ServerInfoMessage,
+} from './types.ts';
+
+export interface PoolAdmin {
+  /** Every configured pool (`pools/list`). */
+  list(): Promise<PoolStatus[]>;
+  /** One pool (`pools/status`). */
+  status(pool: number): Promise<PoolStatus>;
+  /** Every pool or one (`decommission/status`); each entry carries `decommissionInfo`. */
+  decommissionStatus(pool?: number): Promise<DecommissionStatusReport>;
+  /** Validates the batch as a whole, then queues it (`pools/decommission`). */
+  startDecommission(pools: readonly number[]): Promise<void>;
+  cancelDecommission(pool: number): Promise<void>;
+  /** Removes a failed or canceled entry; a pool without an entry is left as it is. */
+  clearDecommission(pool: number): Promise<void>;
+}
+
+export interface RebalanceAdmin {
+  status(): Promise<RebalanceStatus>;
+  start(): Promise<{ id: string }>;
+  /** Stops a running rebalance; with none running there is nothing to stop and nothing changes. */
+  stop(): Promise<void>;
+}
+
+/** One call of the heal route, after rule 5's checks. */
+export type HealCall =
+  | { readonly kind: 'start'; readonly bucket: string; readonly prefix: string; readonly opts: HealOpts; readonly forceStart: boolean; readonly clientAddress: string }
+  | { readonly kind: 'status'; readonly clientToken: string }
+  | { readonly kind: 'stop'; readonly clientToken: string };
+
+export interface HealAdmin {
+  /** Start: `HealStartSuccess`; status: `HealTaskStatus`; stop: `HealStopSuccess`. */
+  heal(call: HealCall): Promise<unknown>;
+}
+
+export interface BackgroundHealAdmin {
+  status(): Promise<BgHealState>;
+}
+
+export interface ReplacementRecoveryAdmin {
+  status(): Promise<ReplacementRecoveryStatus>;
+}
+
+export interface ClusterAdmin {
+  snapshot(): Promise<ClusterSnapshot>;
+  info(): Promise<ServerInfoMessage>;
+  capabilities(): RuntimeCapabilities;
+}
+
+export interface AdminServices {
+  readonly pools: PoolAdmin;
+  readonly rebalance: RebalanceAdmin;
+  readonly heal: HealAdmin;
+  readonly backgroundHeal: BackgroundHealAdmin;
+  readonly replacement: ReplacementRecoveryAdmin;
+  readonly cluster: ClusterAdmin;
+}
+
+// ---- worker ports (implemented by the data-movement and heal workers)
+
+/**
+ * The decommission worker. `start` receives a batch that passed every check
+ * of `checkDecommissionStart`; it persists the `queued` entries in pool.bin
+ * (re-checking under the record's lock) and drains one pool at a time.
+ */
+export interface DecommissionWorker {
+  start(pools: readonly number[]): Promise<void>;
+  /** A `queued` or `active` entry → `canceled`. */
+  cancel(pool: number): Promise<void>;
+}
+
+/** The rebalance worker: `start` after `checkRebalanceStart`; `stop` of a running rebalance. */
+export interface RebalanceWorker {
+  start(): Promise<{ id: string }>;
+  stop(): Promise<void>;
+}
+
+/** The heal engine behind the heal route (token bookkeeping included). */
+export interface HealWorker {
+  heal(call: HealCall): Promise<unknown>;
+}
+
+/** Drives the background heal is rebuilding right now (endpoint strings); empty while none. */
+export interface HealingDrives {
+  healing(): ReadonlySet<string>;
+}

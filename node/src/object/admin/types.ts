@@ -1,0 +1,382 @@
+/**
+ * The JSON the admin API answers with: the shapes of
+ * `../shared/reference/admin-api-shapes.md` (what MinIO's mc/madmin and
+ * RustFS tooling decode), plus svc's own fields where SPEC.md leaves the
+ * body to us. Pure types; the services produce them, the HTTP edge
+ * serialises them as they are.
+ *
+ * Wire conventions (one rule for every route):
+ * - times are RFC 3339 strings in UTC; an unset time is
+ *   `"0001-01-01T00:00:00Z"` (Go's zero time, which mc tests with IsZero);
+ * - durations are integer nanoseconds (Go's time.Duration);
+ * - byte counts are JSON numbers;
+ * - objects clients dereference (`decommissionInfo`, `progress`) are always
+ *   present, never null.
+ */
+
+/** An RFC 3339 time; `ZERO_TIME` when unset. */
+export type Rfc3339 = string;
+/** An integer number of nanoseconds. */
+export type Nanos = number;
+
+export const ZERO_TIME: Rfc3339 = '0001-01-01T00:00:00Z';
+
+/** Unix ms → RFC 3339 (0 → the zero time). */
+export function rfc3339(ms: number): Rfc3339 {
+  return ms > 0 ? new Date(ms).toISOString() : ZERO_TIME;
+}
+
+/** Milliseconds → integer nanoseconds. */
+export function nanos(ms: number): Nanos {
+  return Math.max(0, Math.round(ms)) * 1_000_000;
+}
+
+// ---- pools and decommission (shapes §2.2)
+
+/** RustFS `decommissionStatus`. */
+export type DecommissionStatusName = 'none' | 'queued' | 'running' | 'complete' | 'failed' | 'canceled';
+/** RustFS pool lifecycle `status`; `blocked`: a failed or canceled decommission not cleared yet (the pool takes no new writes). */
+export type PoolLifecycle = 'active' | 'blocked' | 'decommissioning' | 'decommissioned' | 'rebalancing';
+/** RustFS `rebalanceStatus`. */
+export type PoolRebalanceName = 'none' | 'started' | 'stopping' | 'completed' | 'stopped' | 'failed';
+
+export interface DecommissionInfo {
+  startTime: Rfc3339;
+  startSize: number;
+  totalSize: number;
+  currentSize: number;
+  complete: boolean;
+  failed: boolean;
+  canceled: boolean;
+  objectsDecommissioned: number;
+  objectsDecommissionedFailed: number;
+  bytesDecommissioned: number;
+  bytesDecommissionedFailed: number;
+  // RustFS extras
+  queued: boolean;
+  queuedBuckets: string[];
+  decommissionedBuckets: string[];
+  bucket: string;
+  prefix: string;
+  object: string;
+  stage: DecommissionStatusName;
+  waitingReason: 'queued' | 'waiting_for_worker' | null;
+  // svc
+  lastError: string | null;
+}
+
+/** madmin `PoolStatus` plus the RustFS and svc extras (top level). */
+export interface PoolStatus {
+  id: number;
+  cmdline: string;
+  lastUpdate: Rfc3339;
+  decommissionInfo: DecommissionInfo;
+  totalSize: number;
+  currentSize: number;
+  usedSize: number;
+  /** Used fraction 0..1. */
+  used: number;
+  status: PoolLifecycle;
+  decommissionStatus: DecommissionStatusName;
+  rebalanceStatus: PoolRebalanceName;
+  /** `host:port` of the node that leads the pool (owner of its first endpoint), or `local`. */
+  leader: string;
+  setCount: number;
+  setDriveCount: number;
+  standardParity: number;
+  rrsParity: number;
+  drives: number;
+  drivesOnline: number;
+}
+
+export interface DecommissionStatusEntry {
+  id: number;
+  cmdline: string;
+  status: DecommissionStatusName;
+  poolStatus: PoolLifecycle;
+  decommissionInfo: DecommissionInfo;
+}
+
+export interface DecommissionStatusReport {
+  pools: DecommissionStatusEntry[];
+}
+
+// ---- rebalance (shapes §2.3)
+
+export type RebalanceWireStatus = 'None' | 'Started' | 'Completed' | 'Stopped' | 'Failed';
+
+export interface RebalancePoolStatus {
+  id: number;
+  cmdline: string;
+  status: RebalanceWireStatus;
+  stopping: boolean;
+  participating: boolean;
+  used: number;
+  lastError: string | null;
+  cleanupWarnings: {
+    count: number;
+    lastMsg: string | null;
+    lastBucket: string | null;
+    lastObject: string | null;
+    lastAt: Rfc3339;
+    entries: { bucket: string; object: string; message: string; timestamp: Rfc3339 }[];
+  };
+  progress: {
+    objects: number;
+    versions: number;
+    bytes: number;
+    remainingBuckets: number;
+    bucket: string;
+    object: string;
+    elapsed: Nanos;
+    eta: Nanos;
+  };
+}
+
+export interface RebalanceStatus {
+  /** Empty when no rebalance was ever started. */
+  id: string;
+  /** svc summary: `idle`, `running`, `stopping`, `stopped`, `completed`, `failed`. */
+  status: 'idle' | 'running' | 'stopping' | 'stopped' | 'completed' | 'failed';
+  pools: RebalancePoolStatus[];
+  stoppedAt: Rfc3339;
+  stopPropagation: {
+    lastAttemptAt: Rfc3339;
+    failedPeers: string[];
+    terminalReloadAttemptAt: Rfc3339;
+    terminalReloadFailedPeers: string[];
+    pendingTerminalReload: boolean;
+  };
+}
+
+// ---- drives (madmin.Disk, the keys svc fills)
+
+export type DriveState = 'ok' | 'offline' | 'unformatted' | 'corrupt' | 'faulty';
+
+export interface AdminDisk {
+  endpoint: string;
+  rootDisk: boolean;
+  path: string;
+  healing: boolean;
+  scanning: boolean;
+  state: DriveState;
+  uuid: string;
+  totalspace: number;
+  usedspace: number;
+  availspace: number;
+  pool_index: number;
+  set_index: number;
+  disk_index: number;
+  local: boolean;
+}
+
+// ---- heal (shapes §2.4, §2.5)
+
+/** madmin `HealOpts`; `scanMode` 1 = normal, 2 = deep. */
+export interface HealOpts {
+  recursive: boolean;
+  dryRun: boolean;
+  remove: boolean;
+  recreate: boolean;
+  scanMode: 1 | 2;
+  updateParity: boolean;
+  /** Always false: admin heals take the namespace lock (SPEC rule 5). */
+  nolock: false;
+  pool?: number;
+  set?: number;
+}
+
+export interface HealStartSuccess {
+  clientToken: string;
+  clientAddress: string;
+  startTime: Rfc3339;
+}
+
+export interface BgHealSet {
+  id: string;
+  pool_index: number;
+  set_index: number;
+  heal_status: '' | 'Healing';
+  heal_priority: '' | 'high';
+  disks: AdminDisk[];
+}
+
+export interface BgHealState {
+  offline_nodes: string[];
+  ScannedItemsCount: number;
+  HealDisks: string[];
+  sets: BgHealSet[];
+  mrf: Record<string, { bytes_healed: number; items_healed: number }>;
+  sc_parity: { STANDARD: number; REDUCED_REDUNDANCY: number };
+  // RustFS operational keys
+  state: 'disabled' | 'idle' | 'active' | 'degraded';
+  healQueueLength: number;
+  healActiveTasks: number;
+  // svc
+  /** Read-repair entries dropped because the queue was full (the scanner finds them again). */
+  mrfDropped: number;
+  /** Why `state` is what it is, for people. */
+  detail: string;
+}
+
+/** SPEC "Drive replacement": one replaced drive's recovery. */
+export interface ReplacementInstance {
+  /** `<pool>-<set>-<slot>`. */
+  id: string;
+  endpoint: string;
+  pool: number;
+  set: number;
+  slot: number;
+  /** `pending` (detected, waiting for the set heal), `healing`, `completed`, `failed`. */
+  state: 'pending' | 'healing' | 'completed' | 'failed';
+  reason: string;
+  detectedAt: Rfc3339;
+  updatedAt: Rfc3339;
+  objectsHealed: number;
+  bytesHealed: number;
+}
+
+export interface ReplacementRecoveryStatus {
+  /** `idle` (nothing to recover), `pending`, `healing`. */
+  state: 'idle' | 'pending' | 'healing';
+  /** Whether this build rebuilds replaced drives by itself. */
+  healerAvailable: boolean;
+  checkedAt: Rfc3339;
+  instances: ReplacementInstance[];
+}
+
+// ---- cluster snapshot (v4) and server info (v3/info)
+
+export type SnapshotDriveState = 'online' | 'offline' | 'healing';
+
+export interface SnapshotDrive {
+  endpoint: string;
+  node: string;
+  local: boolean;
+  state: SnapshotDriveState;
+  /** Why a drive is not online (offline, unformatted replacement, corrupt format). */
+  detail: string | null;
+  uuid: string;
+  /** The drive's format slot: its set and index in the set matrix of format.json. */
+  slot: { pool: number; set: number; index: number };
+  total: number;
+  used: number;
+  free: number;
+}
+
+export interface SnapshotSet {
+  id: number;
+  drives: SnapshotDrive[];
+  drivesOnline: number;
+  readQuorum: number;
+  writeQuorum: number;
+  /** Online drives ≥ read quorum. */
+  readable: boolean;
+  writable: boolean;
+}
+
+export interface SnapshotPool {
+  id: number;
+  cmdline: string;
+  leader: string;
+  setCount: number;
+  setDriveCount: number;
+  standardParity: number;
+  rrsParity: number;
+  /** From the pool records; `unknown` while they cannot be read (before format quorum). */
+  status: PoolLifecycle | 'unknown';
+  decommissionStatus: DecommissionStatusName | 'unknown';
+  rebalanceStatus: PoolRebalanceName | 'unknown';
+  rawTotal: number;
+  rawUsed: number;
+  rawFree: number;
+  usableTotal: number;
+  usableFree: number;
+  sets: SnapshotSet[];
+}
+
+export interface SnapshotNode {
+  id: string;
+  state: 'online' | 'offline';
+  /** The node that answered this request. */
+  self: boolean;
+  /** Pools this node leads (pool mutations run there). */
+  leaderOfPools: number[];
+  drives: number;
+}
+
+export interface ClusterSnapshot {
+  generatedAt: Rfc3339;
+  deploymentId: string;
+  node: string;
+  readiness: { ready: boolean; status: string; degradedReasons: string[] };
+  summary: {
+    nodes: number;
+    nodesOnline: number;
+    pools: number;
+    sets: number;
+    drives: number;
+    drivesOnline: number;
+    drivesOffline: number;
+    drivesHealing: number;
+    rawTotal: number;
+    rawUsed: number;
+    rawFree: number;
+    usableTotal: number;
+    usableFree: number;
+  };
+  nodes: SnapshotNode[];
+  pools: SnapshotPool[];
+  runtimeCapabilitiesPath: string;
+}
+
+/** madmin `ServerProperties` (the keys svc fills). */
+export interface ServerProperties {
+  state: 'online' | 'offline';
+  endpoint: string;
+  scheme: string;
+  /** Seconds since the process started. */
+  uptime: number;
+  version: string;
+  commitID: string;
+  network: Record<string, 'online' | 'offline'>;
+  drives: AdminDisk[];
+  poolNumber: number;
+  poolNumbers: number[];
+  mem_stats: { alloc: number; total_alloc: number; heap_alloc: number; rss: number };
+  num_cpu: number;
+  runtime_version: string;
+}
+
+/** madmin `InfoMessage` (the keys svc fills). */
+export interface ServerInfoMessage {
+  mode: 'online' | 'initializing';
+  deploymentID: string;
+  region: string;
+  buckets: { count: number; error?: string };
+  objects: { count?: number; error?: string };
+  usage: { size?: number; error?: string };
+  backend: {
+    backendType: 'Erasure';
+    onlineDisks: number;
+    offlineDisks: number;
+    standardSCParity: number;
+    rrSCParity: number;
+    totalSets: number[];
+    totalDrivesPerSet: number[];
+  };
+  servers: ServerProperties[];
+  /** svc: usable and raw capacity per pool. */
+  pools: { id: number; cmdline: string; rawTotal: number; rawFree: number; usableTotal: number; usableFree: number }[];
+}
+
+export interface RuntimeCapabilities {
+  version: string;
+  adminApi: { versions: string[]; prefixes: string[] };
+  layout: { pools: number; nodes: number; ellipsis: boolean; singleDrive: boolean };
+  decommission: { possible: boolean; implemented: boolean; reason: string | null };
+  rebalance: { possible: boolean; implemented: boolean; reason: string | null };
+  heal: { adminHeal: boolean; backgroundHeal: boolean; scanner: boolean; replacementDetection: boolean; replacementRecovery: boolean };
+  telemetry: { otlpExport: boolean; signals: { metrics: boolean; traces: boolean; logs: boolean } };
+  forwarding: { poolLeader: 'first-endpoint'; internodeRpc: boolean };
+}

@@ -1,0 +1,463 @@
+/**
+ * The admin plane, composed: the admin services over the cluster and (once
+ * format quorum is reached) the object layer, the admin core, its HTTP
+ * handler for `/svc/admin/` and `/compat/admin/`, and the peer RPC methods
+ * for forwarded pool mutations and node info.
+ *
+ * The handler is installed from the first request. Routes that read the
+ * object layer (pools, decommission, rebalance, heal) answer 503
+ * `ServiceUnavailable` with `Retry-After` until it is up; the snapshot,
+ * server info and capabilities routes answer in degraded mode too.
+ *
+ * Pool leadership (SPEC: the pool leader is the first endpoint of a pool):
+ * a pool's leader is the node serving the pool's first endpoint in
+ * expansion order (for `http://node{1...4}:9000/d{1...2}`, node1). A
+ * pool-scoped mutation received by any other node is forwarded to it.
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { rootAuthorizer } from '../api/admin/authorize.ts';
+import { createAdminCore } from '../api/admin/core.ts';
+import { createAdminHandler } from '../api/admin/index.ts';
+import { ADMIN_PREFIXES, ADMIN_ROUTES } from '../api/admin/routes.ts';
+import { adminPeerService, AdminPeers } from '../cluster/admin-peer.ts';
+import type { ClusterNode } from '../cluster/cluster-node.ts';
+import type { RpcService } from '../cluster/rpc-server.ts';
+import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf } from '../object/admin/data-movement-admin.ts';
+import { healAdmin } from '../object/admin/heal-admin.ts';
+import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, RebalanceWorker } from '../object/admin/services.ts';
+import {
+  type BgHealSet,
+  type BgHealState,
+  type ClusterSnapshot,
+  type ReplacementInstance,
+  type RuntimeCapabilities,
+  rfc3339,
+  type ServerInfoMessage,
+  type ServerProperties,
+  type SnapshotDrive,
+  type SnapshotNode,
+  type SnapshotPool,
+} from '../object/admin/types.ts';
+import { readQuorum, writeQuorum } from '../object/quorum.ts';
+import { PoolRecords } from '../object/records/store.ts';
+import type { ServerPools } from '../object/server-pools.ts';
+import { endpointHostPort } from '../topology/endpoint.ts';
+import type { PoolLayout } from '../topology/pool-layout.ts';
+import type { Clock } from '../util/clock.ts';
+import type { Config } from '../util/config.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { adminDiskOf, type DriveReport, probeDrives } from './admin-drives.ts';
+import type { ReadinessReport } from './readiness.ts';
+
+/** Capabilities that other parts of the build provide (flipped on as they land). */
+export interface AdminWorkers {
+  decommission?: DecommissionWorker;
+  rebalance?: RebalanceWorker;
+  heal?: HealWorker;
+  healing?: HealingDrives;
+  /** A background heal worker drains the read-repair queue. */
+  backgroundHeal?: boolean;
+  scanner?: boolean;
+  /** OTLP export is running for these signals. */
+  telemetry?: { metrics: boolean; traces: boolean; logs: boolean };
+}
+
+export interface AdminPlaneOptions {
+  readonly config: Config;
+  readonly cluster: ClusterNode;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly version: string;
+  readonly readiness: () => ReadinessReport | undefined;
+  readonly deploymentId: () => string | undefined;
+  /** The workers of this build; read on every request. */
+  readonly workers?: AdminWorkers;
+}
+
+export interface AdminPlane {
+  readonly handler: ReturnType<typeof createAdminHandler>;
+  /** Peer RPC methods to register on the node's RPC server. */
+  readonly peerService: RpcService;
+  /** Installs the object layer once format quorum is reached. */
+  attach(layer: ServerPools): void;
+}
+
+function leaderOf(p: PoolLayout, selfId: string): string {
+  const first = p.endpoints[0];
+  return (first && endpointHostPort(first)) ?? selfId;
+}
+
+export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
+  const { cluster, clock, config } = o;
+  const startedAt = clock.now();
+  const hostId = randomBytes(24).toString('base64');
+  const workers = o.workers ?? {};
+  const pools = cluster.pools;
+  const selfId = cluster.selfId;
+  const descriptors: PoolDescriptor[] = pools.map((p) => ({
+    id: p.index,
+    cmdline: p.cmdline,
+    ellipsis: p.ellipsis,
+    setCount: p.setCount,
+    setDriveCount: p.setDriveCount,
+    standardParity: p.parity.standard,
+    rrsParity: p.parity.rrs,
+    leader: leaderOf(p, selfId),
+  }));
+  const peers = new AdminPeers(cluster.peers);
+  const nodes = cluster.peers.nodes.length > 0 ? [...cluster.peers.nodes] : [selfId];
+  const isOnline = (node: string) => node === selfId || peers.isOnline(node);
+  const firstSeen = new Map<string, number>();
+
+  let layer: ServerPools | undefined;
+  let dm: DataMovementAdmin | undefined;
+  const movement = (): DataMovementAdmin => {
+    if (dm === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
+    return dm;
+  };
+  const healing = () => workers.healing?.healing() ?? new Set<string>();
+
+  const drives = (only?: (d: PoolLayout['endpoints'][number]) => boolean) =>
+    probeDrives(
+      {
+        pools,
+        selfId,
+        isLocal: (ep) => cluster.isLocal(ep),
+        diskInfo: (ep) => cluster.driveOf(ep).diskInfo(),
+        formatIO: (p) => cluster.formatIO(p, p.endpoints.map((ep) => cluster.isLocal(ep))),
+        deploymentId: o.deploymentId,
+      },
+      only,
+    );
+
+  const localProperties = async (): Promise<ServerProperties> => {
+    const mine = await drives((ep) => cluster.isLocal(ep));
+    const mem = process.memoryUsage();
+    const h = healing();
+    return {
+      state: 'online',
+      endpoint: selfId,
+      scheme: pools[0]?.endpoints[0]?.kind === 'url' ? pools[0].endpoints[0].scheme : 'http',
+      uptime: Math.floor((clock.now() - startedAt) / 1000),
+      version: o.version,
+      commitID: '',
+      network: Object.fromEntries(nodes.map((n) => [n, isOnline(n) ? 'online' : 'offline'] as const)),
+      drives: mine.map((d) => adminDiskOf(d, h)),
+      // 1-based, as MinIO reports pool numbers in server info.
+      poolNumber: (pools.find((p) => p.endpoints.some((ep) => cluster.isLocal(ep)))?.index ?? 0) + 1,
+      poolNumbers: pools.filter((p) => p.endpoints.some((ep) => cluster.isLocal(ep))).map((p) => p.index + 1),
+      mem_stats: { alloc: mem.heapUsed, total_alloc: mem.heapTotal, heap_alloc: mem.heapUsed, rss: mem.rss },
+      num_cpu: availableParallelism(),
+      runtime_version: process.version,
+    };
+  };
+
+  const offlineProperties = (node: string, all: readonly DriveReport[]): ServerProperties => ({
+    state: 'offline',
+    endpoint: node,
+    scheme: 'http',
+    uptime: 0,
+    version: '',
+    commitID: '',
+    network: {},
+    drives: all.filter((d) => d.node === node).map((d) => adminDiskOf({ ...d, online: false }, new Set())),
+    poolNumber: 0,
+    poolNumbers: [],
+    mem_stats: { alloc: 0, total_alloc: 0, heap_alloc: 0, rss: 0 },
+    num_cpu: 0,
+    runtime_version: '',
+  });
+
+  const capabilities = (): RuntimeCapabilities => {
+    const multi = pools.length > 1;
+    const ellipsis = pools.every((p) => p.ellipsis);
+    const decomPossible = multi && ellipsis;
+    return {
+      version: o.version,
+      adminApi: { versions: ['v3', 'v4'], prefixes: ADMIN_PREFIXES.map((p) => p.slice(0, -1)) },
+      layout: { pools: pools.length, nodes: nodes.length, ellipsis, singleDrive: pools.length === 1 && pools[0]!.endpoints.length === 1 },
+      decommission: {
+        possible: decomPossible,
+        implemented: workers.decommission !== undefined,
+        reason: decomPossible ? null : multi ? 'every pool must be an ellipsis expression' : 'decommission needs more than one pool',
+      },
+      rebalance: { possible: multi, implemented: workers.rebalance !== undefined, reason: multi ? null : 'rebalance needs more than one pool' },
+      heal: {
+        adminHeal: workers.heal !== undefined,
+        backgroundHeal: workers.backgroundHeal === true,
+        scanner: workers.scanner === true,
+        replacementDetection: true,
+        replacementRecovery: workers.healing !== undefined,
+      },
+      telemetry: {
+        otlpExport: workers.telemetry !== undefined && Object.values(workers.telemetry).some(Boolean),
+        signals: workers.telemetry ?? { metrics: false, traces: false, logs: false },
+      },
+      forwarding: { poolLeader: 'first-endpoint', internodeRpc: true },
+    };
+  };
+
+  const snapshot = async (): Promise<ClusterSnapshot> => {
+    const [all, statuses] = await Promise.all([drives(), dm?.list().catch(() => undefined)]);
+    const h = healing();
+    const snapDrive = (d: DriveReport): SnapshotDrive => ({
+      endpoint: d.endpoint,
+      node: d.node,
+      local: d.local,
+      state: h.has(d.endpoint) ? 'healing' : d.online && d.format === 'ok' ? 'online' : 'offline',
+      detail: d.detail,
+      uuid: d.uuid,
+      slot: { pool: d.pool, set: d.set, index: d.slot },
+      total: d.total,
+      used: d.used,
+      free: d.free,
+    });
+    const snapPools: SnapshotPool[] = pools.map((p) => {
+      const mine = all.filter((d) => d.pool === p.index).map(snapDrive);
+      const k = p.setDriveCount - p.parity.standard;
+      const up = mine.filter((d) => d.state === 'online');
+      const st = statuses?.[p.index];
+      const rawTotal = up.reduce((a, d) => a + d.total, 0);
+      const rawFree = up.reduce((a, d) => a + d.free, 0);
+      const ratio = k / p.setDriveCount;
+      return {
+        id: p.index,
+        cmdline: p.cmdline,
+        leader: leaderOf(p, selfId),
+        setCount: p.setCount,
+        setDriveCount: p.setDriveCount,
+        standardParity: p.parity.standard,
+        rrsParity: p.parity.rrs,
+        status: st?.status ?? 'unknown',
+        decommissionStatus: st?.decommissionStatus ?? 'unknown',
+        rebalanceStatus: st?.rebalanceStatus ?? 'unknown',
+        rawTotal,
+        rawUsed: up.reduce((a, d) => a + d.used, 0),
+        rawFree,
+        usableTotal: Math.floor(rawTotal * ratio),
+        usableFree: Math.floor(rawFree * ratio),
+        sets: Array.from({ length: p.setCount }, (_, s) => {
+          const ds = mine.filter((d) => d.slot.set === s).sort((a, b) => a.slot.index - b.slot.index);
+          const online = ds.filter((d) => d.state === 'online').length;
+          return {
+            id: s,
+            drives: ds,
+            drivesOnline: online,
+            readQuorum: readQuorum(k),
+            writeQuorum: writeQuorum(k, p.parity.standard),
+            readable: online >= readQuorum(k),
+            writable: online >= writeQuorum(k, p.parity.standard),
+          };
+        }),
+      };
+    });
+    const flat = snapPools.flatMap((p) => p.sets.flatMap((s) => s.drives));
+    const snapNodes: SnapshotNode[] = nodes.map((n) => ({
+      id: n,
+      state: isOnline(n) ? 'online' : 'offline',
+      self: n === selfId,
+      leaderOfPools: pools.filter((p) => leaderOf(p, selfId) === n).map((p) => p.index),
+      drives: flat.filter((d) => d.node === n).length,
+    }));
+    const r = o.readiness();
+    return {
+      generatedAt: rfc3339(clock.now()),
+      deploymentId: o.deploymentId() ?? '',
+      node: selfId,
+      readiness: { ready: r?.ready ?? false, status: r?.status ?? 'degraded', degradedReasons: [...(r?.degradedReasons ?? [])] },
+      summary: {
+        nodes: nodes.length,
+        nodesOnline: snapNodes.filter((n) => n.state === 'online').length,
+        pools: pools.length,
+        sets: pools.reduce((a, p) => a + p.setCount, 0),
+        drives: flat.length,
+        drivesOnline: flat.filter((d) => d.state === 'online').length,
+        drivesOffline: flat.filter((d) => d.state === 'offline').length,
+        drivesHealing: flat.filter((d) => d.state === 'healing').length,
+        rawTotal: snapPools.reduce((a, p) => a + p.rawTotal, 0),
+        rawUsed: snapPools.reduce((a, p) => a + p.rawUsed, 0),
+        rawFree: snapPools.reduce((a, p) => a + p.rawFree, 0),
+        usableTotal: snapPools.reduce((a, p) => a + p.usableTotal, 0),
+        usableFree: snapPools.reduce((a, p) => a + p.usableFree, 0),
+      },
+      nodes: snapNodes,
+      pools: snapPools,
+      runtimeCapabilitiesPath: '/svc/admin/v4/runtime/capabilities',
+    };
+  };
+
+  const info = async (): Promise<ServerInfoMessage> => {
+    const all = await drives();
+    const servers = await Promise.all(
+      nodes.map(async (n): Promise<ServerProperties> => {
+        if (n === selfId) return localProperties();
+        const remote = (await peers.nodeInfo(n)) as ServerProperties | undefined;
+        return remote ?? offlineProperties(n, all);
+      }),
+    );
+    const disks = servers.flatMap((s) => s.drives);
+    let buckets: ServerInfoMessage['buckets'];
+    try {
+      buckets = layer === undefined ? { count: 0, error: 'the object layer is not up yet' } : { count: (await layer.listBuckets()).length };
+    } catch (err) {
+      buckets = { count: 0, error: err instanceof Error ? err.message : String(err) };
+    }
+    const caps = await layer?.capacity().catch(() => undefined);
+    const notScanned = 'not measured: object counts and data usage come from the background scanner, which this build does not run yet';
+    return {
+      mode: layer === undefined ? 'initializing' : 'online',
+      deploymentID: o.deploymentId() ?? '',
+      region: config.region,
+      buckets,
+      objects: { error: notScanned },
+      usage: { error: notScanned },
+      backend: {
+        backendType: 'Erasure',
+        onlineDisks: disks.filter((d) => d.state === 'ok').length,
+        offlineDisks: disks.filter((d) => d.state !== 'ok').length,
+        standardSCParity: pools[0]?.parity.standard ?? 0,
+        rrSCParity: pools[0]?.parity.rrs ?? 0,
+        totalSets: pools.map((p) => p.setCount),
+        totalDrivesPerSet: pools.map((p) => p.setDriveCount),
+      },
+      servers,
+      pools: pools.map((p) => {
+        const c = caps?.[p.index];
+        return { id: p.index, cmdline: p.cmdline, rawTotal: c?.rawTotal ?? 0, rawFree: c?.rawFree ?? 0, usableTotal: c?.usableTotal ?? 0, usableFree: c?.usableFree ?? 0 };
+      }),
+    };
+  };
+
+  const backgroundHealStatus = async (): Promise<BgHealState> => {
+    const all = await drives();
+    const h = healing();
+    const sets: BgHealSet[] = pools.flatMap((p) =>
+      Array.from({ length: p.setCount }, (_, s): BgHealSet => {
+        const ds = all.filter((d) => d.pool === p.index && d.set === s).sort((a, b) => a.slot - b.slot);
+        const any = ds.some((d) => h.has(d.endpoint));
+        return { id: `${p.index}-${s}`, pool_index: p.index, set_index: s, heal_status: any ? 'Healing' : '', heal_priority: any ? 'high' : '', disks: ds.map((d) => adminDiskOf(d, h)) };
+      }),
+    );
+    const queued = layer?.mrf.size ?? 0;
+    const running = workers.backgroundHeal === true;
+    const offlineNodes = nodes.filter((n) => !isOnline(n));
+    return {
+      offline_nodes: offlineNodes,
+      ScannedItemsCount: 0,
+      HealDisks: [...h],
+      sets,
+      mrf: {},
+      sc_parity: { STANDARD: pools[0]?.parity.standard ?? 0, REDUCED_REDUNDANCY: pools[0]?.parity.rrs ?? 0 },
+      state: !running ? 'disabled' : offlineNodes.length > 0 ? 'degraded' : queued > 0 || h.size > 0 ? 'active' : 'idle',
+      healQueueLength: queued,
+      healActiveTasks: h.size,
+      mrfDropped: layer?.mrf.dropped ?? 0,
+      detail: running
+        ? 'background heal drains the read-repair queue'
+        : 'background heal is not built in this release: objects read or written with missing shards are queued for repair (healQueueLength) and are not rebuilt yet',
+    };
+  };
+
+  const replacementStatus = async () => {
+    const all = await drives();
+    const now = clock.now();
+    const h = healing();
+    const instances: ReplacementInstance[] = all
+      .filter((d) => d.online && d.format === 'unformatted')
+      .map((d) => {
+        if (!firstSeen.has(d.endpoint)) firstSeen.set(d.endpoint, now);
+        return {
+          id: `${d.pool}-${d.set}-${d.slot}`,
+          endpoint: d.endpoint,
+          pool: d.pool,
+          set: d.set,
+          slot: d.slot,
+          state: h.has(d.endpoint) ? 'healing' : 'pending',
+          reason: d.detail ?? 'unformatted drive',
+          detectedAt: rfc3339(firstSeen.get(d.endpoint)!),
+          updatedAt: rfc3339(now),
+          objectsHealed: 0,
+          bytesHealed: 0,
+        };
+      });
+    return {
+      state: instances.some((i) => i.state === 'healing') ? ('healing' as const) : instances.length > 0 ? ('pending' as const) : ('idle' as const),
+      healerAvailable: workers.healing !== undefined,
+      checkedAt: rfc3339(now),
+      instances,
+    };
+  };
+
+  const services: AdminServices = {
+    pools: {
+      list: () => movement().list(),
+      status: (p) => movement().status(p),
+      decommissionStatus: (p) => movement().decommissionStatus(p),
+      startDecommission: (p) => movement().startDecommission(p),
+      cancelDecommission: (p) => movement().cancelDecommission(p),
+      clearDecommission: (p) => movement().clearDecommission(p),
+    },
+    rebalance: {
+      status: () => rebalanceAdminOf(movement()).status(),
+      start: () => rebalanceAdminOf(movement()).start(),
+      stop: () => rebalanceAdminOf(movement()).stop(),
+    },
+    heal: {
+      heal: (call) => {
+        movement();
+        return healAdmin(() => workers.heal).heal(call);
+      },
+    },
+    backgroundHeal: { status: backgroundHealStatus },
+    replacement: { status: replacementStatus },
+    cluster: { snapshot, info, capabilities },
+  };
+
+  const core = createAdminCore({
+    services,
+    layout: { cmdlines: pools.map((p) => p.cmdline), pools: pools.length, setsOf: (i) => pools[i]?.setCount ?? 0 },
+    authorizer: rootAuthorizer(config.credentials.accessKey),
+    forwarder: {
+      leaderOf: (i) => {
+        const first = pools[i]?.endpoints[0];
+        return first === undefined || cluster.isLocal(first) ? undefined : endpointHostPort(first);
+      },
+      forward: (node, call, describe) => peers.forward(node, call, describe),
+    },
+    selfId,
+    hostId,
+    logger: o.logger,
+  });
+
+  const handler = createAdminHandler({
+    core,
+    credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
+    region: config.region,
+    clock,
+    logger: o.logger,
+    hostId,
+  });
+
+  o.logger.info(
+    { event: 'admin_api_ready', routes: ADMIN_ROUTES.length, leaders: descriptors.map((d) => ({ pool: d.id, leader: d.leader })) },
+    'admin API installed',
+  );
+
+  return {
+    handler,
+    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties }),
+    attach(l) {
+      layer = l;
+      dm = new DataMovementAdmin({
+        pools: descriptors,
+        records: new PoolRecords(l.sysRecords),
+        capacity: () => l.capacity(),
+        clock,
+        decommissionWorker: () => workers.decommission,
+        rebalanceWorker: () => workers.rebalance,
+      });
+    },
+  };
+}
