@@ -2,15 +2,17 @@
  * The `svc` command line. Subcommands:
  *   svc server <volume-args...>   run a node (bare `svc` = `svc server` with SVC_VOLUMES)
  *   svc local [dir]               four-drive server on <dir>/d1..d4 (created), for trying svc out
- *   svc ping <url>, svc ready <url>   liveness / readiness probes
- * Further client groups (pool, rebalance, decommission, heal, cluster/disk
- * info) are added as more subcommands of the same program.
+ *   svc ping [alias|url], svc ready [alias|url]   liveness / readiness probes
+ *   svc alias, pool, decommission, rebalance (expand), heal, admin   the admin client
+ *     (`admin/commands.ts`; exit codes 0 ok, 1 refused, 2 usage, 3 unreachable)
+ * The server modules are loaded only for `svc server` / `svc local`, so the
+ * client commands start fast.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CONFIG_VARIABLES } from '../util/config.ts';
+import { EXIT_USAGE, registerAdminCommands } from './admin/commands.ts';
 import { runProbe } from './probe-commands.ts';
-import { runLocal, runServer } from './server-command.ts';
 
 export function version(): string {
   try {
@@ -61,6 +63,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       .argument('[volumes...]', 'volume expressions, one per pool (default: SVC_VOLUMES)')
       .addHelpText('after', `${VOLUME_HELP}${variablesHelp()}`),
   ).action(async (volumes: string[], o: { address?: string; consoleAddress?: string }) => {
+    const { runServer } = await import('./server-command.ts');
     code = await runServer({ args: volumes, address: o.address, consoleAddress: o.consoleAddress, env, version: version() });
   });
 
@@ -70,30 +73,41 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       .description('try svc: create <dir>/d1..d4 and run `svc server <dir>/d{1...4}`')
       .argument('[dir]', 'base folder', './data'),
   ).action(async (dir: string, o: { address?: string; consoleAddress?: string }) => {
+    const { runLocal } = await import('./server-command.ts');
     code = await runLocal(dir, { address: o.address, consoleAddress: o.consoleAddress, env, version: version() });
   });
 
   program
     .command('ping')
     .description('liveness: GET /health on a server')
-    .argument('<url>', 'server URL, e.g. http://127.0.0.1:9000')
-    .action(async (url: string) => {
-      code = await runProbe(url, 'ping', out);
+    .argument('[target]', 'server URL (e.g. http://127.0.0.1:9000) or alias; default SVC_ENDPOINT')
+    .action(async (target: string | undefined) => {
+      code = await runProbe(target, 'ping', out, env);
     });
 
   program
     .command('ready')
     .description('readiness: GET /health/ready on a server and print the JSON')
-    .argument('<url>', 'server URL, e.g. http://127.0.0.1:9000')
-    .action(async (url: string) => {
-      code = await runProbe(url, 'ready', out);
+    .argument('[target]', 'server URL (e.g. http://127.0.0.1:9000) or alias; default SVC_ENDPOINT')
+    .action(async (target: string | undefined) => {
+      code = await runProbe(target, 'ready', out, env);
     });
+
+  registerAdminCommands(program, {
+    env,
+    out: process.stdout,
+    err: process.stderr,
+    setCode: (c) => {
+      code = c;
+    },
+  });
 
   const args = argv.length === 0 ? ['server'] : [...argv];
   try {
     await program.parseAsync(args, { from: 'user' });
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
+    // Help and version exit 0; any other command-line problem is a usage error.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_USAGE;
     throw err;
   }
   return code;

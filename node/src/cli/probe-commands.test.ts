@@ -37,13 +37,16 @@ describe('svc ping / svc ready', () => {
     ready = true;
     expect(await runProbe(base, 'ready', (s) => lines.push(s))).toBe(0);
   });
-  it('an unreachable server is exit 1 with the reason', async () => {
+  it('an unreachable server is exit 3 with the reason; no target is a usage error (2)', async () => {
     const lines: string[] = [];
     const s = createServer();
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     const port = (s.address() as AddressInfo).port;
     await new Promise((r) => s.close(r));
-    expect(await runProbe(`http://127.0.0.1:${port}`, 'ping', (l) => lines.push(l))).toBe(1);
+    expect(await runProbe(`http://127.0.0.1:${port}`, 'ping', (l) => lines.push(l))).toBe(3);
     expect(lines[0]).toContain(`127.0.0.1:${port}`);
+    expect(await runProbe(undefined, 'ping', (l) => lines.push(l), {})).toBe(2);
+    expect(lines[1]).toContain('SVC_ENDPOINT');
+    expect(await runProbe(undefined, 'ping', (l) => lines.push(l), { SVC_ENDPOINT: base })).toBe(0);
   });
 });

@@ -1,7 +1,11 @@
 /**
- * `svc ping <url>` (GET /health) and `svc ready <url>` (GET /health/ready):
- * the client side of the health probes. Exit 0 when the probe answers 200.
+ * `svc ping [target]` (GET /health) and `svc ready [target]` (GET
+ * /health/ready): the client side of the health probes. The target is a
+ * server URL, an alias (`svc alias set`), or, when omitted, `SVC_ENDPOINT`.
+ * Exit 0 when the probe answers 200, 1 for any other answer, 2 for a usage
+ * problem, 3 when the server cannot be reached (the admin client's codes).
  */
+import { ALIAS_NAME, readAliases, UsageError } from './admin/config.ts';
 
 export interface ProbeResult {
   readonly status: number;
@@ -13,7 +17,7 @@ export function probeUrl(base: string, path: '/health' | '/health/ready'): URL {
   try {
     u = new URL(base.includes('://') ? base : `http://${base}`);
   } catch {
-    throw new Error(`invalid server URL "${base}"; expected e.g. http://127.0.0.1:9000`);
+    throw new UsageError(`invalid server URL "${base}"; expected e.g. http://127.0.0.1:9000`);
   }
   return new URL(path, u);
 }
@@ -23,15 +27,37 @@ export async function probe(base: string, path: '/health' | '/health/ready', tim
   return { status: res.status, body: await res.text() };
 }
 
-export async function runProbe(base: string, kind: 'ping' | 'ready', out: (s: string) => void): Promise<number> {
+/** The server a probe targets: URL, alias, or SVC_ENDPOINT. */
+export function probeBase(target: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (target === undefined) {
+    const e = env['SVC_ENDPOINT'];
+    if (!e) throw new UsageError('no server given: pass a URL or an alias, or set SVC_ENDPOINT');
+    return e;
+  }
+  if (ALIAS_NAME.test(target) && !target.includes('.') && target !== 'localhost') {
+    const a = readAliases(env).aliases[target];
+    if (a !== undefined) return a.url;
+  }
+  return target;
+}
+
+export async function runProbe(target: string | undefined, kind: 'ping' | 'ready', out: (s: string) => void, env: NodeJS.ProcessEnv = {}): Promise<number> {
   const path = kind === 'ping' ? '/health' : '/health/ready';
+  let base: string;
+  try {
+    base = probeBase(target, env);
+    probeUrl(base, path);
+  } catch (err) {
+    out(`svc: ${(err as Error).message}`);
+    return 2;
+  }
   try {
     const r = await probe(base, path);
     if (kind === 'ping') out(r.status === 200 ? `${base}: alive` : `${base}: HTTP ${r.status}`);
     else out(r.body || `HTTP ${r.status}`);
     return r.status === 200 ? 0 : 1;
   } catch (err) {
-    out(`${base}: ${(err as Error).message}`);
-    return 1;
+    out(`${base}: unreachable: ${(err as Error).message}`);
+    return 3;
   }
 }

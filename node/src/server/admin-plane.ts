@@ -23,7 +23,7 @@ import { ADMIN_PREFIXES, ADMIN_ROUTES } from '../api/admin/routes.ts';
 import { adminPeerService, AdminPeers } from '../cluster/admin-peer.ts';
 import type { ClusterNode } from '../cluster/cluster-node.ts';
 import type { RpcService } from '../cluster/rpc-server.ts';
-import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf } from '../object/admin/data-movement-admin.ts';
+import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf, usableUsed } from '../object/admin/data-movement-admin.ts';
 import { healAdmin } from '../object/admin/heal-admin.ts';
 import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, RebalanceWorker } from '../object/admin/services.ts';
 import {
@@ -325,7 +325,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       servers,
       pools: pools.map((p) => {
         const c = caps?.[p.index];
-        return { id: p.index, cmdline: p.cmdline, rawTotal: c?.rawTotal ?? 0, rawFree: c?.rawFree ?? 0, usableTotal: c?.usableTotal ?? 0, usableFree: c?.usableFree ?? 0 };
+        return { id: p.index, cmdline: p.cmdline, rawTotal: c?.rawTotal ?? 0, rawFree: c?.rawFree ?? 0, usableTotal: c?.usableTotal ?? 0, usableFree: c?.usableFree ?? 0, usableUsed: usableUsed(c) };
       }),
     };
   };

@@ -2,36 +2,12 @@
  * Reference SigV4 signing for tests that hand-craft requests, via
  * @smithy/signature-v4 (the AWS SDK's own signer), plus a raw HTTP helper.
  */
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { request } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '../../src/cli/admin/client.ts';
 
-/** SHA-256 / HMAC-SHA256 in the shape @smithy/signature-v4 expects. */
-export class Sha256 {
-  readonly #secret: Uint8Array | string | undefined;
-  #h: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.#secret =
-      secret === undefined || typeof secret === 'string'
-        ? secret
-        : ArrayBuffer.isView(secret)
-          ? new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength)
-          : new Uint8Array(secret);
-    this.#h = this.#fresh();
-  }
-  #fresh(): Hash | Hmac {
-    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
-  }
-  reset(): void {
-    this.#h = this.#fresh();
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.#h.update(typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.#h.digest();
-  }
-}
+/** SHA-256 / HMAC-SHA256 in the shape @smithy/signature-v4 expects (the admin client's). */
+export { Sha256 };
 
 export interface RawRequest {
   method: string;

@@ -255,7 +255,7 @@ export function rebalanceStatusOf(meta: RebalanceMeta | undefined, pools: readon
 // ---- the services
 
 function missing(capability: string): SvcError {
-  return new SvcError('NotImplemented', `the request is valid, but this build has no ${capability} yet; nothing was changed`);
+  return new SvcError('NotImplemented', `the request is valid, but ${capability} is not built in this release; nothing was changed`);
 }
 
 export class DataMovementAdmin implements PoolAdmin {
@@ -328,14 +328,14 @@ export class DataMovementAdmin implements PoolAdmin {
   async startDecommission(pools: readonly number[]): Promise<void> {
     checkDecommissionStart(this.#facts(await this.#state()), pools);
     const worker = this.#decommissionWorker;
-    if (worker === undefined) throw missing('decommission worker (draining a pool moves no data in this release)');
+    if (worker === undefined) throw missing('the decommission worker (draining a pool)');
     await worker.start(pools);
   }
 
   async cancelDecommission(pool: number): Promise<void> {
     checkDecommissionCancel(this.#facts(await this.#state()), pool);
     const worker = this.#decommissionWorker;
-    if (worker === undefined) throw missing('decommission worker to cancel');
+    if (worker === undefined) throw missing('the decommission worker (canceling a drain)');
     await worker.cancel(pool);
   }
 
@@ -354,14 +354,14 @@ export class DataMovementAdmin implements PoolAdmin {
   async startRebalance(): Promise<{ id: string }> {
     checkRebalanceStart(this.#facts(await this.#state()));
     const worker = this.#rebalanceWorker;
-    if (worker === undefined) throw missing('rebalance worker (moving objects between pools is not built in this release)');
+    if (worker === undefined) throw missing('the rebalance worker (moving objects between pools)');
     return worker.start();
   }
 
   async stopRebalance(): Promise<void> {
     if (checkRebalanceStop(this.#facts(await this.#state())) === 'none') return;
     const worker = this.#rebalanceWorker;
-    if (worker === undefined) throw missing('rebalance worker to stop');
+    if (worker === undefined) throw missing('the rebalance worker (stopping a rebalance)');
     await worker.stop();
   }
 

@@ -367,7 +367,7 @@ export interface ServerInfoMessage {
   };
   servers: ServerProperties[];
   /** svc: usable and raw capacity per pool. */
-  pools: { id: number; cmdline: string; rawTotal: number; rawFree: number; usableTotal: number; usableFree: number }[];
+  pools: { id: number; cmdline: string; rawTotal: number; rawFree: number; usableTotal: number; usableFree: number; usableUsed: number }[];
 }
 
 export interface RuntimeCapabilities {

@@ -1,0 +1,160 @@
+/**
+ * The admin client's transport: SigV4-signed requests (service `s3`, signed
+ * with the AWS SDK's own signer, `@smithy/signature-v4`, and the payload
+ * hash madmin sends) to `/svc/admin/...`, JSON back. Three outcomes, which
+ * become the exit codes: an answer (0), the server saying no (`ServerError`,
+ * exit 1), the server not reachable (`UnreachableError`, exit 3).
+ */
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { Target } from './config.ts';
+
+/** Region the root credential signs for (the server's SVC_REGION; override with SVC_REGION here too). */
+export const DEFAULT_REGION = 'us-east-1';
+const TIMEOUT_MS = 30_000;
+
+/** SHA-256 / HMAC in the shape the smithy signer wants. */
+export class Sha256 {
+  readonly #secret: Uint8Array | string | undefined;
+  #h: Hash | Hmac;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.#secret =
+      secret === undefined || typeof secret === 'string'
+        ? secret
+        : ArrayBuffer.isView(secret)
+          ? new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength)
+          : new Uint8Array(secret);
+    this.#h = this.#fresh();
+  }
+  #fresh(): Hash | Hmac {
+    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
+  }
+  reset(): void {
+    this.#h = this.#fresh();
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.#h.update(typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return this.#h.digest();
+  }
+}
+
+/** The server answered with an admin error. */
+export class ServerError extends Error {
+  override readonly name = 'ServerError';
+  readonly status: number;
+  readonly code: string;
+  /** The error body as the server sent it (printed by --json). */
+  readonly body: string;
+  constructor(status: number, code: string, message: string, body: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.body = body;
+  }
+}
+
+/** No answer: connection refused, name not resolved, timeout. */
+export class UnreachableError extends Error {
+  override readonly name = 'UnreachableError';
+}
+
+export interface AdminResponse {
+  readonly status: number;
+  /** The raw body ('' for an empty 200). */
+  readonly text: string;
+  /** Node that executed the request (`x-svc-admin-node`). */
+  readonly node: string | undefined;
+}
+
+export class AdminClient {
+  readonly target: Target;
+  readonly #signer: SignatureV4;
+
+  constructor(target: Target, region = DEFAULT_REGION) {
+    this.target = target;
+    this.#signer = new SignatureV4({
+      credentials: { accessKeyId: target.accessKey, secretAccessKey: target.secretKey },
+      region,
+      service: 's3',
+      sha256: Sha256,
+      uriEscapePath: true,
+      applyChecksum: true,
+    });
+  }
+
+  /** One signed admin request; `path` is relative to `/svc/admin/` (e.g. `v3/pools/list`). */
+  async request(method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body = ''): Promise<AdminResponse> {
+    const u = new URL(this.target.url);
+    const fullPath = `/svc/admin/${path}`;
+    const payloadHash = createHash('sha256').update(body).digest('hex');
+    const signed = await this.#signer.sign({
+      method,
+      protocol: u.protocol,
+      hostname: u.hostname,
+      ...(u.port !== '' ? { port: Number(u.port) } : {}),
+      path: fullPath,
+      query,
+      headers: { host: u.host, 'x-amz-content-sha256': payloadHash, ...(body !== '' ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== '' ? { body } : {}),
+    });
+    const qs = Object.entries(query)
+      .map(([k, v]) => `${encodeRfc3986(k)}=${encodeRfc3986(v)}`)
+      .join('&');
+    const url = `${u.origin}${fullPath.split('/').map(encodeRfc3986).join('/')}${qs ? `?${qs}` : ''}`;
+    let res: Response;
+    try {
+      const headers = { ...(signed.headers as Record<string, string>) };
+      delete headers['host'];
+      res = await fetch(url, { method, headers, ...(body !== '' ? { body } : {}), signal: AbortSignal.timeout(TIMEOUT_MS) });
+    } catch (err) {
+      throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err)}`);
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      throw new UnreachableError(`${this.target.url} broke off its answer: ${networkReason(err)}`);
+    }
+    const node = res.headers.get('x-svc-admin-node') ?? undefined;
+    if (res.status >= 400) {
+      let code = `HTTP${res.status}`;
+      let message = text.slice(0, 500) || res.statusText;
+      try {
+        const e = JSON.parse(text) as { Code?: unknown; Message?: unknown };
+        if (typeof e.Code === 'string') code = e.Code;
+        if (typeof e.Message === 'string') message = e.Message;
+      } catch {
+        // Not an admin error body (a proxy, another server): keep the raw text.
+      }
+      throw new ServerError(res.status, code, message, text);
+    }
+    return { status: res.status, text, node };
+  }
+
+  /** A request whose answer is JSON. */
+  async json<T>(method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body = ''): Promise<{ value: T; raw: string }> {
+    const r = await this.request(method, path, query, body);
+    try {
+      return { value: JSON.parse(r.text) as T, raw: r.text };
+    } catch {
+      throw new ServerError(r.status, 'InvalidResponse', `the server answered ${path} with something that is not JSON`, r.text);
+    }
+  }
+}
+
+function encodeRfc3986(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function networkReason(err: unknown): string {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && typeof e === 'object' && e !== null; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code === 'ECONNREFUSED' ? 'connection refused (is the server running?)' : code;
+    if ((e as Error).name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,345 @@
+/**
+ * The admin client groups of `svc` (SPEC "Command-line client"):
+ *
+ *   svc alias set NAME URL ACCESS_KEY SECRET_KEY | alias list | alias remove NAME
+ *   svc pool list [ALIAS]            svc pool status [ALIAS] POOL [--by-id]
+ *   svc decommission start|status|cancel|clear [ALIAS] [POOL[,POOL...]] [--by-id] [--watch]
+ *   svc rebalance start|status|stop [ALIAS] [--watch]   (`svc expand ...` is the same group)
+ *   svc heal start|status|stop [ALIAS] [--bucket B] [--prefix P] [--scan-mode normal|deep]
+ *                               [--remove] [--recreate] [--dry-run] [--client-token T]
+ *   svc admin info [ALIAS]           svc admin snapshot [ALIAS]
+ *
+ * Every command takes `--json` (print the server's JSON). Exit codes: 0 ok,
+ * 1 the server said no, 2 usage, 3 the server is unreachable. Errors say
+ * what to do next.
+ */
+import type { Command } from 'commander';
+import type {
+  ClusterSnapshot,
+  DecommissionStatusReport,
+  HealStartSuccess,
+  PoolStatus,
+  RebalanceStatus,
+  ServerInfoMessage,
+} from '../../object/admin/types.ts';
+import { AdminClient, DEFAULT_REGION, ServerError, UnreachableError } from './client.ts';
+import { readAliases, removeAlias, setAlias, takeTarget, UsageError } from './config.ts';
+import { table } from './format.ts';
+import { decommissionView, type DrainRates, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
+import { watch } from './watch.ts';
+
+export const EXIT_OK = 0;
+export const EXIT_REFUSED = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_UNREACHABLE = 3;
+
+export interface AdminIo {
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly err: NodeJS.WritableStream;
+  /** Receives the exit code of the command that ran. */
+  setCode(code: number): void;
+}
+
+interface JsonOpt {
+  json?: boolean;
+}
+
+/** What to do next, per error code. */
+function nextStep(e: ServerError, alias: string): string | undefined {
+  switch (e.code) {
+    case 'AccessDenied':
+    case 'SignatureDoesNotMatch':
+    case 'InvalidAccessKeyId':
+      return alias === 'env'
+        ? 'check SVC_ACCESS_KEY and SVC_SECRET_KEY: they must be the server\'s root credential'
+        : `check the keys of alias "${alias}": svc alias set ${alias} URL ACCESS_KEY SECRET_KEY`;
+    case 'RequestTimeTooSkewed':
+      return "this machine's clock differs from the server's by more than 15 minutes: synchronize the clocks (NTP)";
+    case 'AuthorizationHeaderMalformed':
+      return 'the server may use another region: set SVC_REGION to the server\'s region';
+    case 'ServiceUnavailable':
+      return 'the server is starting or degraded: check `svc ready`, then retry';
+    case 'XSvcAdminNoSuchRoute':
+      return 'the server may run an older svc; check `svc admin info` for its version';
+    default:
+      return undefined;
+  }
+}
+
+/** Runs one command body and turns its outcome into output and an exit code. */
+async function run(io: AdminIo, json: boolean, alias: () => string, body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+    io.setCode(EXIT_OK);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err.write(`svc: ${err.message}\n`);
+      io.setCode(EXIT_USAGE);
+    } else if (err instanceof ServerError) {
+      if (json) io.out.write(`${err.body || JSON.stringify({ Code: err.code, Message: err.message })}\n`);
+      else {
+        io.err.write(`svc: ${err.code}: ${err.message}\n`);
+        const next = nextStep(err, alias());
+        if (next !== undefined) io.err.write(`next: ${next}\n`);
+      }
+      io.setCode(EXIT_REFUSED);
+    } else if (err instanceof UnreachableError) {
+      io.err.write(`svc: ${err.message}\nnext: check the URL (svc alias list) and that the server runs (svc ping ${alias() === 'env' ? '$SVC_ENDPOINT' : alias()})\n`);
+      io.setCode(EXIT_UNREACHABLE);
+    } else throw err;
+  }
+}
+
+function clientFor(args: readonly string[], io: AdminIo): { client: AdminClient; rest: string[] } {
+  const { target, rest } = takeTarget(args, io.env);
+  return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION), rest };
+}
+
+function poolQuery(pool: string | undefined, byId: boolean | undefined): Record<string, string> {
+  if (pool === undefined) return {};
+  return byId ? { pool, 'by-id': 'true' } : { pool };
+}
+
+function onePool(rest: readonly string[], what: string): string {
+  if (rest.length !== 1) throw new UsageError(`${what} takes one pool: its expression exactly as configured, or its index with --by-id (svc pool list shows both)`);
+  return rest[0]!;
+}
+
+function noArgs(rest: readonly string[]): void {
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+}
+
+const TARGET_HELP = 'ALIAS names a server set up with `svc alias set`; without it, SVC_ENDPOINT, SVC_ACCESS_KEY and SVC_SECRET_KEY are used.';
+
+export function registerAdminCommands(program: Command, io: AdminIo): void {
+  const print = (s: string) => io.out.write(`${s}\n`);
+  let currentAlias = 'env';
+  const aliasOf = () => currentAlias;
+  const cli = (args: readonly string[]) => {
+    const c = clientFor(args, io);
+    currentAlias = c.client.target.name;
+    return c;
+  };
+  const json = <T>(o: JsonOpt, raw: string, value: T, render: (v: T) => string) => print(o.json ? raw : render(value));
+  const done = (o: JsonOpt, text: string, extra: Record<string, unknown> = {}) => print(o.json ? JSON.stringify({ status: 'success', ...extra }) : text);
+  /** A command whose only argument is the optional alias (options are added by the caller). */
+  const aliasCommand = <O extends JsonOpt>(cmd: Command, body: (client: AdminClient, o: O) => Promise<void>) =>
+    cmd
+      .argument('[alias]')
+      .option('--json', "print the server's JSON")
+      .action(async (a: string | undefined, o: O) =>
+        run(io, !!o.json, aliasOf, async () => {
+          const { client, rest } = cli(a === undefined ? [] : [a]);
+          noArgs(rest);
+          await body(client, o);
+        }),
+      );
+
+  // ---- alias
+  const alias = program.command('alias').description('manage the servers the admin commands talk to ($HOME/.svc/config.json)');
+  alias
+    .command('set')
+    .description('add or replace an alias')
+    .argument('<name>')
+    .argument('<url>', 'e.g. http://127.0.0.1:9000')
+    .argument('<access-key>')
+    .argument('<secret-key>')
+    .option('--json', 'print JSON')
+    .action(async (name: string, url: string, ak: string, sk: string, o: JsonOpt) =>
+      run(io, !!o.json, aliasOf, async () => {
+        setAlias(io.env, name, url, ak, sk);
+        done(o, `Alias "${name}" set to ${readAliases(io.env).aliases[name]!.url}.`, { alias: name });
+      }),
+    );
+  alias
+    .command('list')
+    .description('list the aliases (secret keys are not shown)')
+    .option('--json', 'print JSON')
+    .action(async (o: JsonOpt) =>
+      run(io, !!o.json, aliasOf, async () => {
+        const a = readAliases(io.env).aliases;
+        const rows = Object.entries(a).map(([n, v]) => [n, v.url, v.accessKey] as const);
+        print(o.json ? JSON.stringify(rows.map(([name, url, accessKey]) => ({ name, url, accessKey }))) : rows.length === 0 ? 'No aliases; add one with svc alias set NAME URL ACCESS_KEY SECRET_KEY.' : table(['ALIAS', 'URL', 'ACCESS KEY'], rows));
+      }),
+    );
+  alias
+    .command('remove')
+    .description('remove an alias')
+    .argument('<name>')
+    .option('--json', 'print JSON')
+    .action(async (name: string, o: JsonOpt) =>
+      run(io, !!o.json, aliasOf, async () => {
+        removeAlias(io.env, name);
+        done(o, `Alias "${name}" removed.`, { alias: name });
+      }),
+    );
+
+  // ---- pool
+  const pool = program.command('pool').description('pools and their status');
+  aliasCommand(pool.command('list').description('every pool: status, drives, capacity, leader').addHelpText('after', `\n${TARGET_HELP}`), async (client, o) => {
+    const r = await client.json<PoolStatus[]>('GET', 'v3/pools/list');
+    json(o, r.raw, r.value, poolListView);
+  });
+  pool
+    .command('status')
+    .description('one pool')
+    .argument('<args...>', '[ALIAS] POOL')
+    .option('--by-id', 'POOL is a zero-based index')
+    .option('--json', "print the server's JSON")
+    .addHelpText('after', `\n${TARGET_HELP}`)
+    .action(async (args: string[], o: JsonOpt & { byId?: boolean }) =>
+      run(io, !!o.json, aliasOf, async () => {
+        const { client, rest } = cli(args);
+        const r = await client.json<PoolStatus>('GET', 'v3/pools/status', poolQuery(onePool(rest, 'pool status'), o.byId));
+        json(o, r.raw, r.value, poolStatusView);
+      }),
+    );
+
+  // ---- decommission
+  const decom = program.command('decommission').description('drain pools so they can be removed');
+  decom
+    .command('start')
+    .description('queue the decommission of one or more pools (comma-separated)')
+    .argument('<args...>', '[ALIAS] POOL[,POOL...]')
+    .option('--by-id', 'pools are zero-based indices')
+    .option('--json', "print the server's JSON")
+    .action(async (args: string[], o: JsonOpt & { byId?: boolean }) =>
+      run(io, !!o.json, aliasOf, async () => {
+        const { client, rest } = cli(args);
+        const pools = onePool(rest, 'decommission start');
+        await client.request('POST', 'v3/pools/decommission', poolQuery(pools, o.byId));
+        done(o, `Decommission of ${pools} queued; follow it with: svc decommission status --watch`, { operation: 'decommission-start', pools });
+      }),
+    );
+  for (const [name, path, verb] of [
+    ['cancel', 'v3/pools/cancel', 'canceled (no data moves back)'],
+    ['clear', 'v3/pools/clear', 'cleared'],
+  ] as const) {
+    decom
+      .command(name)
+      .description(name === 'cancel' ? 'cancel a queued or active decommission' : 'remove a failed or canceled decommission entry')
+      .argument('<args...>', '[ALIAS] POOL')
+      .option('--by-id', 'POOL is a zero-based index')
+      .option('--json', "print the server's JSON")
+      .action(async (args: string[], o: JsonOpt & { byId?: boolean }) =>
+        run(io, !!o.json, aliasOf, async () => {
+          const { client, rest } = cli(args);
+          const p = onePool(rest, `decommission ${name}`);
+          const r = await client.request('POST', path, poolQuery(p, o.byId));
+          done(o, `Decommission of ${p} ${verb}${r.node !== undefined ? ` (by ${r.node}, the pool's leader)` : ''}.`, { operation: `decommission-${name}`, pool: p, node: r.node });
+        }),
+      );
+  }
+  decom
+    .command('status')
+    .description('decommission progress of every pool, or of one')
+    .argument('[args...]', '[ALIAS] [POOL]')
+    .option('--by-id', 'POOL is a zero-based index')
+    .option('--watch', 'redraw until no decommission is queued or running')
+    .option('--interval <seconds>', 'seconds between --watch refreshes', '2')
+    .option('--json', "print the server's JSON")
+    .action(async (args: string[], o: JsonOpt & { byId?: boolean; watch?: boolean; interval: string }) =>
+      run(io, !!o.json, aliasOf, async () => {
+        const { client, rest } = cli(args);
+        if (rest.length > 1) throw new UsageError('decommission status takes at most one pool');
+        const query = poolQuery(rest[0], o.byId);
+        let last: { at: number; bytes: Map<number, number> } | undefined;
+        const frame = async () => {
+          const r = await client.json<DecommissionStatusReport>('GET', 'v3/decommission/status', query);
+          const now = Date.now();
+          const rates: Record<number, number> = {};
+          const bytes = new Map(r.value.pools.map((p) => [p.id, p.decommissionInfo.bytesDecommissioned]));
+          if (last !== undefined && now > last.at) {
+            for (const [id, b] of bytes) rates[id] = ((b - (last.bytes.get(id) ?? b)) * 1000) / (now - last.at);
+          }
+          last = { at: now, bytes };
+          return {
+            text: o.json ? r.raw : decommissionView(r.value, rates as DrainRates),
+            done: !r.value.pools.some((p) => p.status === 'queued' || p.status === 'running'),
+          };
+        };
+        await watch(io.out, frame, { watch: !!o.watch, intervalMs: intervalMs(o.interval) });
+      }),
+    );
+
+  // ---- rebalance (and its alias group `expand`)
+  for (const group of ['rebalance', 'expand'] as const) {
+    const g = program.command(group).description(group === 'rebalance' ? 'spread objects across pools after an expansion' : 'alias of `svc rebalance`');
+    aliasCommand(g.command('start').description('start a rebalance'), async (client, o) => {
+      const r = await client.json<{ id: string }>('POST', 'v3/rebalance/start');
+      json(o, r.raw, r.value, (v) => `Rebalance ${v.id} started; follow it with: svc ${group} status --watch`);
+    });
+    aliasCommand<JsonOpt & { watch?: boolean; interval: string }>(
+      g
+        .command('status')
+        .description('per-pool rebalance progress')
+        .option('--watch', 'redraw until the rebalance is no longer running')
+        .option('--interval <seconds>', 'seconds between --watch refreshes', '2'),
+      async (client, o) => {
+        const frame = async () => {
+          const r = await client.json<RebalanceStatus>('GET', 'v3/rebalance/status');
+          return { text: o.json ? r.raw : rebalanceView(r.value), done: r.value.status !== 'running' && r.value.status !== 'stopping' };
+        };
+        await watch(io.out, frame, { watch: !!o.watch, intervalMs: intervalMs(o.interval) });
+      },
+    );
+    aliasCommand(g.command('stop').description('stop a running rebalance (moves already made are kept)'), async (client, o) => {
+      await client.request('POST', 'v3/rebalance/stop');
+      done(o, 'Rebalance stopped (or none was running).', { operation: 'rebalance-stop' });
+    });
+  }
+
+  // ---- heal
+  const heal = program.command('heal').description('heal the cluster, a bucket or a prefix');
+  const healPath = (o: { bucket?: string; prefix?: string }) => {
+    if (o.prefix !== undefined && o.bucket === undefined) throw new UsageError('--prefix needs --bucket');
+    return `v3/heal/${o.bucket ?? ''}${o.prefix !== undefined ? `/${o.prefix}` : ''}`;
+  };
+  type HealOpt = JsonOpt & { bucket?: string; prefix?: string; scanMode?: string; remove?: boolean; recreate?: boolean; dryRun?: boolean; clientToken?: string };
+  const healCommand = (name: 'start' | 'status' | 'stop', description: string) =>
+    heal
+      .command(name)
+      .description(description)
+      .option('--bucket <bucket>', 'heal this bucket (default: the whole cluster)')
+      .option('--prefix <prefix>', 'heal only objects under this prefix of --bucket');
+  aliasCommand<HealOpt>(
+    healCommand('start', 'start a heal (recursive)')
+      .option('--scan-mode <mode>', 'normal, or deep (verifies every shard frame)', 'normal')
+      .option('--remove', 'remove dangling objects (below read quorum on every version)')
+      .option('--recreate', 'recreate missing buckets')
+      .option('--dry-run', 'report only; change nothing'),
+    async (client, o) => {
+      if (o.scanMode !== 'normal' && o.scanMode !== 'deep') throw new UsageError('--scan-mode is normal or deep');
+      const body = JSON.stringify({ recursive: true, dryRun: !!o.dryRun, remove: !!o.remove, recreate: !!o.recreate, scanMode: o.scanMode === 'deep' ? 2 : 1 });
+      const r = await client.json<HealStartSuccess>('POST', healPath(o), {}, body);
+      json(o, r.raw, r.value, (v) => `Heal started: client token ${v.clientToken}\nFollow it with: svc heal status --client-token ${v.clientToken}${o.bucket ? ` --bucket ${o.bucket}` : ''}`);
+    },
+  );
+  for (const name of ['status', 'stop'] as const) {
+    aliasCommand<HealOpt>(
+      healCommand(name, name === 'status' ? 'progress of a heal' : 'stop a heal').requiredOption('--client-token <token>', 'the token `svc heal start` printed'),
+      async (client, o) => {
+        const query: Record<string, string> = name === 'stop' ? { clientToken: o.clientToken!, forceStop: 'true' } : { clientToken: o.clientToken! };
+        const r = await client.json<Record<string, unknown>>('POST', healPath(o), query);
+        json(o, r.raw, r.value, (v) => JSON.stringify(v, null, 2));
+      },
+    );
+  }
+
+  // ---- admin info / snapshot
+  const admin = program.command('admin').description('cluster and drive information');
+  const view = <T>(name: string, description: string, path: string, render: (v: T) => string) =>
+    aliasCommand(admin.command(name).description(description), async (client, o) => {
+      const r = await client.json<T>('GET', path);
+      json(o, r.raw, r.value, render);
+    });
+  view<ServerInfoMessage>('info', 'servers, drives online/offline, usage', 'v3/info', infoView);
+  view<ClusterSnapshot>('snapshot', 'nodes, pools, sets and every drive with its format slot', 'v4/cluster/snapshot', snapshotView);
+}
+
+function intervalMs(s: string): number {
+  const n = Number(s);
+  if (!Number.isFinite(n) || n < 0.2 || n > 3600) throw new UsageError('--interval is a number of seconds between 0.2 and 3600');
+  return n * 1000;
+}

@@ -1,0 +1,186 @@
+/**
+ * What the admin client prints for each answer: pure functions from the
+ * server's JSON to text (tables with units), shared by one-shot commands
+ * and `--watch` frames.
+ */
+import type {
+  ClusterSnapshot,
+  DecommissionStatusReport,
+  PoolStatus,
+  RebalanceStatus,
+  ServerInfoMessage,
+} from '../../object/admin/types.ts';
+import { formatBytes, formatDuration, formatPercent, formatRate, formatTime, keyValues, progressBar, table } from './format.ts';
+
+export function poolListView(pools: readonly PoolStatus[]): string {
+  return table(
+    ['ID', 'POOL', 'STATUS', 'DECOMMISSION', 'REBALANCE', 'DRIVES', 'USED', 'SIZE', 'USED %', 'LEADER'],
+    pools.map((p) => [
+      p.id,
+      p.cmdline,
+      p.status,
+      p.decommissionStatus,
+      p.rebalanceStatus,
+      `${p.drivesOnline}/${p.drives}`,
+      formatBytes(p.usedSize),
+      formatBytes(p.totalSize),
+      formatPercent(p.used),
+      p.leader,
+    ]),
+    ['right', 'left', 'left', 'left', 'left', 'right', 'right', 'right', 'right', 'left'],
+  );
+}
+
+export function poolStatusView(p: PoolStatus): string {
+  const d = p.decommissionInfo;
+  return keyValues([
+    ['Pool', `${p.id}: ${p.cmdline}`],
+    ['Status', p.status],
+    ['Leader', p.leader],
+    ['Layout', `${p.setCount} set(s) x ${p.setDriveCount} drives, EC:${p.standardParity} (RRS EC:${p.rrsParity})`],
+    ['Drives online', `${p.drivesOnline}/${p.drives}`],
+    ['Capacity', `${formatBytes(p.usedSize)} used of ${formatBytes(p.totalSize)} (${formatPercent(p.used)}), ${formatBytes(p.currentSize)} free`],
+    ['Decommission', d.stage + (d.lastError ? ` (${d.lastError})` : '')],
+    ['Rebalance', p.rebalanceStatus],
+    ['Last update', formatTime(p.lastUpdate)],
+  ]);
+}
+
+/** Bytes a drain has to move: what was used when it started. */
+function drainTotal(p: DecommissionStatusReport['pools'][number]): number {
+  return Math.max(0, p.decommissionInfo.totalSize - p.decommissionInfo.startSize);
+}
+
+export interface DrainRates {
+  /** Bytes per second per pool id, measured between two watch frames. */
+  readonly [pool: number]: number | undefined;
+}
+
+export function decommissionView(r: DecommissionStatusReport, rates: DrainRates = {}): string {
+  const rows = r.pools.map((p) => {
+    const d = p.decommissionInfo;
+    const total = drainTotal(p);
+    const fraction = p.status === 'complete' ? 1 : total > 0 ? d.bytesDecommissioned / total : 0;
+    const rate = rates[p.id];
+    const eta = rate !== undefined && rate > 0 && p.status === 'running' ? formatDuration(((total - d.bytesDecommissioned) / rate) * 1000) : '-';
+    return [
+      p.id,
+      p.cmdline,
+      p.status,
+      p.status === 'none' ? '-' : progressBar(fraction, 16),
+      d.objectsDecommissioned,
+      formatBytes(d.bytesDecommissioned),
+      d.objectsDecommissionedFailed > 0 ? `${d.objectsDecommissionedFailed} (${formatBytes(d.bytesDecommissionedFailed)})` : '0',
+      rate !== undefined ? formatRate(rate) : '-',
+      eta,
+      formatTime(d.startTime),
+    ];
+  });
+  return table(
+    ['ID', 'POOL', 'STATUS', 'PROGRESS', 'OBJECTS', 'MOVED', 'FAILED', 'RATE', 'ETA', 'STARTED'],
+    rows,
+    ['right', 'left', 'left', 'left', 'right', 'right', 'right', 'right', 'right', 'left'],
+  );
+}
+
+export function rebalanceView(r: RebalanceStatus): string {
+  const head = `Rebalance ${r.id === '' ? '(none started)' : r.id}: ${r.status}${r.stoppedAt.startsWith('0001') ? '' : `, stopped at ${formatTime(r.stoppedAt)}`}`;
+  const rows = r.pools.map((p) => {
+    const elapsed = p.progress.elapsed / 1e6;
+    const eta = p.progress.eta / 1e6;
+    const moving = p.status === 'Started';
+    return [
+      p.id,
+      p.cmdline,
+      p.status + (p.stopping ? ' (stopping)' : ''),
+      formatPercent(p.used),
+      moving ? progressBar(elapsed + eta > 0 ? elapsed / (elapsed + eta) : 0, 16) : '-',
+      p.progress.objects,
+      formatBytes(p.progress.bytes),
+      elapsed > 0 ? formatRate((p.progress.bytes * 1000) / elapsed) : '-',
+      elapsed > 0 ? formatDuration(elapsed) : '-',
+      moving && eta > 0 ? formatDuration(eta) : '-',
+    ];
+  });
+  const warnings = r.pools.filter((p) => p.lastError !== null || p.cleanupWarnings.count > 0);
+  const notes = warnings.map((p) => `pool ${p.id}: ${p.lastError ?? ''}${p.cleanupWarnings.count > 0 ? ` ${p.cleanupWarnings.count} cleanup warning(s), last: ${p.cleanupWarnings.lastMsg}` : ''}`);
+  if (r.stopPropagation.failedPeers.length > 0) notes.push(`stop not acknowledged by: ${r.stopPropagation.failedPeers.join(', ')}`);
+  return [
+    head,
+    table(
+      ['ID', 'POOL', 'STATUS', 'USED %', 'PROGRESS', 'OBJECTS', 'MOVED', 'RATE', 'ELAPSED', 'ETA'],
+      rows,
+      ['right', 'left', 'left', 'right', 'left', 'right', 'right', 'right', 'right', 'right'],
+    ),
+    ...notes,
+  ].join('\n');
+}
+
+export function infoView(m: ServerInfoMessage): string {
+  const servers = table(
+    ['SERVER', 'STATE', 'UPTIME', 'VERSION', 'DRIVES', 'MEMORY'],
+    m.servers.map((s) => [
+      s.endpoint,
+      s.state,
+      s.state === 'online' ? formatDuration(s.uptime * 1000) : '-',
+      s.version || '-',
+      `${s.drives.filter((d) => d.state === 'ok').length}/${s.drives.length}`,
+      s.state === 'online' ? formatBytes(s.mem_stats.rss) : '-',
+    ]),
+    ['left', 'left', 'right', 'left', 'right', 'right'],
+  );
+  const drives = table(
+    ['DRIVE', 'POOL', 'SET', 'SLOT', 'STATE', 'USED', 'SIZE', 'USED %'],
+    m.servers.flatMap((s) =>
+      s.drives.map((d) => [
+        d.endpoint,
+        d.pool_index,
+        d.set_index,
+        d.disk_index,
+        d.state,
+        formatBytes(d.usedspace),
+        formatBytes(d.totalspace),
+        d.totalspace > 0 ? formatPercent(d.usedspace / d.totalspace) : '-',
+      ]),
+    ),
+    ['left', 'right', 'right', 'right', 'left', 'right', 'right', 'right'],
+  );
+  const usableTotal = m.pools.reduce((a, p) => a + p.usableTotal, 0);
+  const usableFree = m.pools.reduce((a, p) => a + p.usableFree, 0);
+  const used = m.pools.reduce((a, p) => a + p.usableUsed, 0);
+  const online = m.backend.onlineDisks;
+  const offline = m.backend.offlineDisks;
+  return [
+    `Deployment ${m.deploymentID || '(not formatted yet)'}, ${m.mode}, region ${m.region}`,
+    servers,
+    drives,
+    `${m.servers.filter((s) => s.state === 'online').length}/${m.servers.length} servers online, ${online} drive(s) online, ${offline} offline; ${m.buckets.count} bucket(s)`,
+    `Usable capacity: ${formatBytes(used)} used of ${formatBytes(usableTotal)} (${formatPercent(usableTotal > 0 ? used / usableTotal : 0)}), ${formatBytes(usableFree)} free`,
+  ].join('\n');
+}
+
+export function snapshotView(s: ClusterSnapshot): string {
+  const nodes = table(
+    ['NODE', 'STATE', 'LEADS POOLS', 'DRIVES'],
+    s.nodes.map((n) => [n.id + (n.self ? ' (answered)' : ''), n.state, n.leaderOfPools.join(', ') || '-', n.drives]),
+    ['left', 'left', 'left', 'right'],
+  );
+  const pools = table(
+    ['POOL', 'CMDLINE', 'STATUS', 'SETS', 'EC', 'USABLE', 'FREE', 'LEADER'],
+    s.pools.map((p) => [p.id, p.cmdline, p.status, `${p.setCount}x${p.setDriveCount}`, `${p.standardParity}`, formatBytes(p.usableTotal), formatBytes(p.usableFree), p.leader]),
+    ['right', 'left', 'left', 'right', 'right', 'right', 'right', 'left'],
+  );
+  const drives = table(
+    ['DRIVE', 'NODE', 'SLOT', 'STATE', 'USED', 'SIZE', 'DETAIL'],
+    s.pools.flatMap((p) => p.sets.flatMap((set) => set.drives.map((d) => [d.endpoint, d.node, `${d.slot.pool}/${d.slot.set}/${d.slot.index}`, d.state, formatBytes(d.used), formatBytes(d.total), d.detail ?? '']))),
+    ['left', 'left', 'left', 'left', 'right', 'right', 'left'],
+  );
+  const sum = s.summary;
+  return [
+    `Cluster ${s.deploymentId || '(not formatted yet)'} as seen by ${s.node} at ${formatTime(s.generatedAt)}: ${s.readiness.ready ? 'ready' : `degraded (${s.readiness.degradedReasons.join(', ') || 'starting'})`}`,
+    nodes,
+    pools,
+    drives,
+    `${sum.nodesOnline}/${sum.nodes} nodes, ${sum.drivesOnline}/${sum.drives} drives online (${sum.drivesHealing} healing); usable ${formatBytes(sum.usableTotal)}, free ${formatBytes(sum.usableFree)}`,
+  ].join('\n');
+}
