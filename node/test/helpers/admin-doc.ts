@@ -1,0 +1,114 @@
+/**
+ * `docs/admin-api.md`: one example request per route (`ROUTE_EXAMPLES`),
+ * the renderer that writes the document from live answers
+ * (`node/scripts/gen-admin-api-doc.ts`), and the parser the drift test
+ * uses to compare each documented response with the live one.
+ */
+import { ADMIN_ROUTES, type AdminOp, type AdminRoute } from '../../src/api/admin/routes.ts';
+
+export interface RouteExample {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  /** Query; `{pool0}` / `{pool1}` stand for the pools' command lines. */
+  readonly query?: Record<string, string>;
+  readonly body?: string;
+  /** The status this build answers on an idle two-pool cluster. */
+  readonly status: number;
+  readonly note?: string;
+}
+
+export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
+  PoolsList: { method: 'GET', path: 'v3/pools/list', status: 200 },
+  PoolsStatus: { method: 'GET', path: 'v3/pools/status', query: { pool: '{pool0}' }, status: 200 },
+  DecommissionStatus: { method: 'GET', path: 'v3/decommission/status', status: 200 },
+  DecommissionStart: {
+    method: 'POST',
+    path: 'v3/pools/decommission',
+    query: { pool: '1', 'by-id': 'true' },
+    status: 501,
+    note: 'A valid batch is answered `NotImplemented` until the decommission worker is built; every refusal (unknown, duplicate, queued, active or completed targets, every pool, capacity, rebalance running) is real.',
+  },
+  DecommissionCancel: { method: 'POST', path: 'v3/pools/cancel', query: { pool: '1', 'by-id': 'true' }, status: 400, note: 'Nothing to cancel on an idle pool.' },
+  DecommissionClear: { method: 'POST', path: 'v3/pools/clear', query: { pool: '1', 'by-id': 'true' }, status: 200, note: 'Empty 200: a pool without an entry has nothing to clear; a failed or canceled entry is removed.' },
+  RebalanceStart: { method: 'POST', path: 'v3/rebalance/start', status: 501, note: 'Answers `{"id":"<uuid>"}` once the rebalance worker is built; the refusals are real now.' },
+  RebalanceStatus: { method: 'GET', path: 'v3/rebalance/status', status: 200 },
+  RebalanceStop: { method: 'POST', path: 'v3/rebalance/stop', status: 200, note: 'Empty 200; with no rebalance running nothing changes.' },
+  Heal: { method: 'POST', path: 'v3/heal/', body: '{"recursive":true,"scanMode":2}', status: 501, note: 'Rule 5 is checked in full; a valid start is `NotImplemented` until the heal engine is built.' },
+  BackgroundHealStatus: { method: 'POST', path: 'v3/background-heal/status', status: 200 },
+  ServerInfo: { method: 'GET', path: 'v3/info', status: 200 },
+  ReplacementRecovery: { method: 'GET', path: 'v4/heal/replacement-recovery', status: 200 },
+  ClusterSnapshot: { method: 'GET', path: 'v4/cluster/snapshot', status: 200 },
+  RuntimeCapabilities: { method: 'GET', path: 'v4/runtime/capabilities', status: 200 },
+};
+
+export function exampleQuery(e: RouteExample, pools: readonly string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(e.query ?? {}).map(([k, v]) => [k, v.replace(/\{pool(\d)\}/g, (_, i: string) => pools[Number(i)]!)]));
+}
+
+/** Replaces what differs between machines and runs (temp paths, ports) with stable stand-ins. */
+export function sanitize(text: string, base: string, port: number): string {
+  return text.replaceAll(base, '/mnt').replaceAll(`:${port}`, ':9000');
+}
+
+/** Keeps the first two elements of every array (a documented example, not a dump). */
+export function trimArrays(v: unknown): unknown {
+  if (Array.isArray(v)) return v.slice(0, 2).map(trimArrays);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, trimArrays(x)]));
+  return v;
+}
+
+function heading(r: AdminRoute): string {
+  return `### ${r.method} /svc/admin/${r.path}`;
+}
+
+function queryText(r: AdminRoute): string {
+  switch (r.query.kind) {
+    case 'none':
+      return 'no query string at all (any parameter is refused)';
+    case 'status':
+      return r.query.keys.length === 0 ? 'none (unknown parameters are ignored)' : `${r.query.keys.map((k) => `\`${k}\``).join(', ')} (unknown parameters are ignored)`;
+    case 'mutation':
+      return `${r.query.keys.map((k) => `\`${k}\``).join(', ')}; unknown or repeated parameters are refused`;
+  }
+}
+
+export interface LiveAnswer {
+  readonly op: AdminOp;
+  readonly target: string;
+  readonly status: number;
+  readonly body: string;
+}
+
+export function renderDoc(intro: string, answers: readonly LiveAnswer[]): string {
+  const parts = [intro.trimEnd(), ''];
+  for (const r of ADMIN_ROUTES) {
+    const a = answers.find((x) => x.op === r.op)!;
+    const e = ROUTE_EXAMPLES[r.op];
+    parts.push(heading(r), '');
+    parts.push(`${r.summary[0]!.toUpperCase()}${r.summary.slice(1)}. Permission \`${r.action}\`. Query: ${queryText(r)}.${r.poolScoped ? ' Runs on the pool leader (forwarded).' : ''}`, '');
+    if (e.note) parts.push(e.note, '');
+    parts.push('```http', `${e.method} ${a.target}${e.body ? `\n\n${e.body}` : ''}`, '```', '');
+    parts.push(`Response \`${a.status}\`${a.body === '' ? ' (empty body)' : ''}:`, '');
+    if (a.body !== '') parts.push('```json', JSON.stringify(trimArrays(JSON.parse(a.body)), null, 2), '```', '');
+  }
+  return `${parts.join('\n').trimEnd()}\n`;
+}
+
+/** The documented response of each route: status and parsed JSON body (undefined when empty). */
+export function parseDoc(doc: string): Map<string, { status: number; body: unknown }> {
+  const out = new Map<string, { status: number; body: unknown }>();
+  const sections = doc.split(/^### /m).slice(1);
+  for (const s of sections) {
+    const head = s.slice(0, s.indexOf('\n')).trim();
+    const m = /Response `(\d{3})`/.exec(s);
+    if (!m) continue;
+    const after = s.slice(m.index);
+    const block = /```json\n([\s\S]*?)\n```/.exec(after);
+    out.set(head, { status: Number(m[1]), body: block ? (JSON.parse(block[1]!) as unknown) : undefined });
+  }
+  return out;
+}
+
+export function docHeading(r: AdminRoute): string {
+  return heading(r).slice(4);
+}
