@@ -1,0 +1,165 @@
+/**
+ * The `svc` admin client, run as the real binary (node/bin/svc.js) against a
+ * real two-pool `svc server`: aliases (file mode 0600) and environment
+ * targets, readable tables with units, `--json` that parses, and the exit
+ * codes 0 (ok), 1 (the server said no), 2 (usage), 3 (unreachable).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PoolStatus } from '../src/object/admin/types.ts';
+import { startTwoPoolServer, type TwoPoolServer } from './helpers/admin.ts';
+import { freePort, NODE, REPO, SVC } from './svc-process.ts';
+
+let s: TwoPoolServer;
+let home: string;
+beforeAll(async () => {
+  s = await startTwoPoolServer();
+  home = mkdtempSync(join(tmpdir(), 'svc-cli-home-'));
+}, 60_000);
+afterAll(async () => {
+  await s?.stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [SVC, ...args], { cwd: REPO, env: { PATH: process.env['PATH'] ?? '', HOME: home, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
+
+describe('svc admin client (real binary)', () => {
+  it('svc alias set writes $HOME/.svc/config.json with mode 0600', async () => {
+    const r = await svc(['alias', 'set', 'lab', s.url, s.creds.accessKey, s.creds.secretKey]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('Alias "lab" set');
+    expect(statSync(join(home, '.svc', 'config.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, '.svc')).mode & 0o777).toBe(0o700);
+    const list = await svc(['alias', 'list']);
+    expect(list.out).toContain('lab');
+    expect(list.out).not.toContain(s.creds.secretKey);
+  });
+
+  it('svc pool list prints an aligned table with units; --json parses', async () => {
+    const r = await svc(['pool', 'list', 'lab']);
+    expect(r.code, r.err).toBe(0);
+    for (const h of ['ID', 'POOL', 'STATUS', 'DRIVES', 'USED', 'SIZE', 'USED %', 'LEADER']) expect(r.out).toContain(h);
+    expect(r.out).toContain(s.pools[0]);
+    expect(r.out).toContain(s.pools[1]);
+    expect(r.out).toMatch(/\d+(\.\d)? (GiB|TiB|MiB)/);
+    expect(r.out).toMatch(/\d+(\.\d)? %/);
+    expect(r.out).toContain('4/4');
+    // Columns line up: every table line has the same width.
+    const lines = r.out.trimEnd().split('\n');
+    expect(new Set(lines.map((l) => l.length)).size).toBe(1);
+    const j = await svc(['pool', 'list', 'lab', '--json']);
+    const pools = JSON.parse(j.out) as PoolStatus[];
+    expect(pools.map((p) => p.cmdline)).toEqual(s.pools);
+  });
+
+  it('svc admin info prints servers, drives online/offline and usage; --json parses', async () => {
+    const r = await svc(['admin', 'info', 'lab']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain(`127.0.0.1:${s.run.port}`);
+    expect(r.out).toContain('8/8');
+    expect(r.out).toMatch(/8 drive\(s\) online, 0 offline/);
+    expect(r.out).toMatch(/Usable capacity: [\d.]+ \w+ used of [\d.]+ \w+ \(\d+(\.\d)? %\)/);
+    for (let d = 1; d <= 4; d++) expect(r.out).toContain(join(s.base, 'p2', `d${d}`));
+    const j = JSON.parse((await svc(['admin', 'info', 'lab', '--json'])).out) as { servers: { drives: unknown[] }[]; backend: { onlineDisks: number } };
+    expect(j.servers[0]!.drives).toHaveLength(8);
+    expect(j.backend.onlineDisks).toBe(8);
+  });
+
+  it('svc decommission status prints a table; --json parses; --watch on an idle cluster prints once and ends', async () => {
+    const r = await svc(['decommission', 'status', 'lab']);
+    expect(r.code, r.err).toBe(0);
+    for (const h of ['ID', 'POOL', 'STATUS', 'PROGRESS', 'OBJECTS', 'MOVED', 'RATE', 'ETA']) expect(r.out).toContain(h);
+    expect(r.out).toContain(s.pools[1]);
+    const j = JSON.parse((await svc(['decommission', 'status', 'lab', '--json'])).out) as { pools: { decommissionInfo: object }[] };
+    expect(j.pools).toHaveLength(2);
+    const one = JSON.parse((await svc(['decommission', 'status', 'lab', '1', '--by-id', '--json'])).out) as { pools: { id: number }[] };
+    expect(one.pools.map((p) => p.id)).toEqual([1]);
+    const w = await svc(['decommission', 'status', 'lab', '--watch', '--interval', '0.2']);
+    expect(w.code).toBe(0);
+    expect(w.out.match(/STATUS/g)).toHaveLength(1);
+  });
+
+  it('the environment names the server when no alias is given', async () => {
+    const env = { SVC_ENDPOINT: s.url, SVC_ACCESS_KEY: s.creds.accessKey, SVC_SECRET_KEY: s.creds.secretKey };
+    const r = await svc(['pool', 'status', s.pools[0], '--json'], env);
+    expect(r.code, r.err).toBe(0);
+    expect((JSON.parse(r.out) as PoolStatus).id).toBe(0);
+    const reb = await svc(['rebalance', 'status'], env);
+    expect(reb.code).toBe(0);
+    expect(reb.out).toContain('idle');
+    expect((await svc(['expand', 'status'], env)).out).toBe(reb.out);
+    expect((await svc(['admin', 'snapshot'], env)).out).toContain('8/8 drives online');
+    expect((await svc(['ping'], env)).code).toBe(0);
+    expect((await svc(['ready', 'lab'])).out).toContain('"ready":true');
+  });
+
+  it('exit 1 when the server says no, with the code, message and next step', async () => {
+    const unknown = await svc(['pool', 'status', 'lab', '7', '--by-id']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/InvalidArgument: specified pool index "7" not found/);
+    const json = await svc(['pool', 'status', 'lab', '7', '--by-id', '--json']);
+    expect(json.code).toBe(1);
+    expect((JSON.parse(json.out) as { Code: string }).Code).toBe('InvalidArgument');
+    const start = await svc(['decommission', 'start', 'lab', '1', '--by-id']);
+    expect(start.code).toBe(1);
+    expect(start.err).toMatch(/NotImplemented|insufficient target pool capacity/);
+    expect(start.err).toContain('nothing was changed');
+    const cancel = await svc(['decommission', 'cancel', 'lab', s.pools[1]]);
+    expect(cancel.code).toBe(1);
+    expect(cancel.err).toContain('nothing to cancel');
+    const clear = await svc(['decommission', 'clear', 'lab', s.pools[1], '--json']);
+    expect(clear.code).toBe(0);
+    expect(JSON.parse(clear.out)).toMatchObject({ status: 'success' });
+    expect((await svc(['rebalance', 'start', 'lab'])).code).toBe(1);
+    expect((await svc(['rebalance', 'stop', 'lab'])).code).toBe(0);
+    const heal = await svc(['heal', 'start', 'lab', '--bucket', 'photos', '--scan-mode', 'deep', '--dry-run']);
+    expect(heal.code).toBe(1);
+    expect(heal.err).toContain('NotImplemented');
+    const token = await svc(['heal', 'status', 'lab', '--client-token', 'abc']);
+    expect(token.code).toBe(1);
+    expect(token.err).toContain('XSvcHealInvalidClientToken');
+    await svc(['alias', 'set', 'badkey', s.url, s.creds.accessKey, 'wrong-secret']);
+    const denied = await svc(['pool', 'list', 'badkey']);
+    expect(denied.code).toBe(1);
+    expect(denied.err).toContain('SignatureDoesNotMatch');
+    expect(denied.err).toContain('next: check the keys of alias "badkey"');
+  });
+
+  it('exit 2 for usage problems, 3 when the server is unreachable', async () => {
+    const none = await svc(['pool', 'list']);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('svc alias set NAME URL ACCESS_KEY SECRET_KEY');
+    expect((await svc(['pool', 'list', 'nosuchalias'])).code).toBe(2);
+    expect((await svc(['pool', 'status', 'lab'])).code).toBe(2);
+    expect((await svc(['pool', 'list', 'lab', '--bogus'])).code).toBe(2);
+    expect((await svc(['heal', 'start', 'lab', '--scan-mode', 'fast'])).code).toBe(2);
+    expect((await svc(['alias', 'set', '9bad', s.url, 'a', 'b'])).code).toBe(2);
+    const port = await freePort();
+    await svc(['alias', 'set', 'gone', `http://127.0.0.1:${port}`, 'a', 'b']);
+    const gone = await svc(['admin', 'info', 'gone']);
+    expect(gone.code).toBe(3);
+    expect(gone.err).toContain('connection refused');
+    expect(gone.err).toContain('svc ping gone');
+    expect((await svc(['ping', 'gone'])).code).toBe(3);
+    expect((await svc(['--help'])).code).toBe(0);
+  });
+});
