@@ -50,6 +50,12 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   accessKey?: string;
   secretKey?: string;
+  /**
+   * Several pools: the volume arguments from the port and the shared drive
+   * path (default: one pool, `http://127.0.0.{1...N}:<port><shared>/d{1...M}`),
+   * and the drive folders to create in every node's folder.
+   */
+  pools?: { volumes: (port: number, sharedPath: string) => string[]; driveDirs: string[] };
 }
 
 interface NodeProc {
@@ -64,6 +70,8 @@ export class TestCluster {
   readonly sharedPath: string;
   readonly port: number;
   readonly volume: string;
+  /** Every volume argument (one per pool). */
+  readonly volumes: readonly string[];
   readonly accessKey: string;
   readonly secretKey: string;
   readonly #opts: ClusterOptions;
@@ -74,7 +82,8 @@ export class TestCluster {
     this.base = base;
     this.port = port;
     this.sharedPath = join(base, 'data');
-    this.volume = `http://127.0.0.{1...${opts.nodes}}:${port}${this.sharedPath}/d{1...${opts.drivesPerNode}}`;
+    this.volumes = opts.pools?.volumes(port, this.sharedPath) ?? [`http://127.0.0.{1...${opts.nodes}}:${port}${this.sharedPath}/d{1...${opts.drivesPerNode}}`];
+    this.volume = this.volumes[0]!;
     this.accessKey = opts.accessKey ?? 'clusteradmin';
     this.secretKey = opts.secretKey ?? `secret-${randomBytes(6).toString('hex')}`;
   }
@@ -84,8 +93,9 @@ export class TestCluster {
     const base = `/tmp/svc-cluster-${randomBytes(6).toString('hex')}`;
     const c = new TestCluster(opts, base, await freePort());
     await mkdir(c.sharedPath, { recursive: true });
+    const dirs = opts.pools?.driveDirs ?? Array.from({ length: opts.drivesPerNode }, (_, d) => `d${d + 1}`);
     for (let k = 1; k <= opts.nodes; k++) {
-      for (let d = 1; d <= opts.drivesPerNode; d++) await mkdir(join(c.nodeDir(k), `d${d}`), { recursive: true });
+      for (const d of dirs) await mkdir(join(c.nodeDir(k), d), { recursive: true });
     }
     return c;
   }
@@ -130,7 +140,11 @@ export class TestCluster {
     if (this.#procs.has(k)) throw new Error(`node ${k} already running`);
     const log = createWriteStream(this.logPath(k), { flags: 'a' });
     await once(log, 'open');
-    const script = 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$SVC_TEST_VOLUME"';
+    // One pool: the volume as the argument; several: SVC_VOLUMES (space-separated) and no argument.
+    const script =
+      this.volumes.length === 1
+        ? 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$SVC_TEST_VOLUME"'
+        : 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server';
     const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], {
       cwd: REPO,
       env: {
@@ -141,6 +155,7 @@ export class TestCluster {
         SVC_TEST_NODE: NODE_BIN,
         SVC_TEST_SVC_JS: SVC_JS,
         SVC_TEST_VOLUME: this.volume,
+        ...(this.volumes.length > 1 ? { SVC_VOLUMES: this.volumes.join(' ') } : {}),
         SVC_ADDRESS: `${this.host(k)}:${this.port}`,
         SVC_CONSOLE_ENABLE: 'false',
         SVC_ACCESS_KEY: this.accessKey,
