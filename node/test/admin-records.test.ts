@@ -1,0 +1,130 @@
+/**
+ * The pool and rebalance services over a real two-pool object layer (temp-dir
+ * drives): `pool.bin` and `rebalance.bin` written and read through the
+ * `.svc.sys` quorum, status answered from them, the decommission table's
+ * clear row applied for real, and every refusal leaving the records as they
+ * were.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf } from '../src/object/admin/data-movement-admin.ts';
+import { createObjectLayer, LocalNamespaceLocker } from '../src/object/index.ts';
+import { queuedEntry } from '../src/object/records/pool-meta.ts';
+import { emptyProgress, emptyStopPropagation } from '../src/object/records/rebalance-meta.ts';
+import { PoolRecords } from '../src/object/records/store.ts';
+import type { ServerPools } from '../src/object/server-pools.ts';
+import { LocalDrive } from '../src/storage/local-drive.ts';
+import { systemClock } from '../src/util/clock.ts';
+import { SvcError } from '../src/util/errors.ts';
+import { silentLogger } from '../src/util/logger.ts';
+
+let base: string;
+let layer: ServerPools;
+let records: PoolRecords;
+let admin: DataMovementAdmin;
+const cmdlines = ['/p0/d{1...4}', '/p1/d{1...4}'];
+
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'svc-admin-records-'));
+  const sets: LocalDrive[][] = [];
+  for (const p of [0, 1]) {
+    const drives: LocalDrive[] = [];
+    for (let d = 0; d < 4; d++) {
+      const dir = join(base, `p${p}`, `d${d}`);
+      await mkdir(dir, { recursive: true });
+      const drive = new LocalDrive(dir);
+      await drive.init();
+      drives.push(drive);
+    }
+    sets.push(drives);
+  }
+  layer = await createObjectLayer({
+    deploymentId: randomUUID(),
+    pools: sets.map((s, i) => ({ cmdline: cmdlines[i]!, sets: [s], standardParity: 2, rrsParity: 1 })),
+    logger: silentLogger,
+    clock: systemClock,
+  });
+  records = new PoolRecords(layer, new LocalNamespaceLocker());
+  const pools: PoolDescriptor[] = cmdlines.map((cmdline, id) => ({ id, cmdline, ellipsis: true, setCount: 1, setDriveCount: 4, standardParity: 2, rrsParity: 1, leader: 'local' }));
+  admin = new DataMovementAdmin({ pools, records, capacity: () => layer.capacity(), clock: systemClock });
+});
+afterAll(async () => {
+  await layer?.close();
+  await rm(base, { recursive: true, force: true });
+});
+
+async function code(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    if (err instanceof SvcError) return err.code;
+    throw err;
+  }
+}
+
+describe('pool.bin and rebalance.bin behind the admin services', () => {
+  it('answers idle records while neither file exists', async () => {
+    expect(await records.readPoolMeta()).toBeUndefined();
+    expect((await admin.list()).map((p) => p.decommissionStatus)).toEqual(['none', 'none']);
+    expect((await rebalanceAdminOf(admin).status()).status).toBe('idle');
+  });
+
+  it('reports a persisted canceled entry, refuses a start without a clear, clears it for real', async () => {
+    const now = Date.now();
+    await records.updatePoolMeta(() => ({
+      pools: [{ cmdline: cmdlines[1]!, id: 1, lastUpdate: now, decommission: { ...queuedEntry(now - 5000, 1000, 800, ['photos']), state: 'canceled', startTime: now - 4000, objectsDecommissioned: 7, bytesDecommissioned: 700 } }],
+    }));
+    const p1 = await admin.status(1);
+    expect(p1).toMatchObject({ status: 'blocked', decommissionStatus: 'canceled', lastUpdate: new Date(now).toISOString() });
+    expect(p1.decommissionInfo).toMatchObject({ canceled: true, complete: false, objectsDecommissioned: 7, bytesDecommissioned: 700, startTime: new Date(now - 4000).toISOString() });
+    const before = await records.readPoolMeta();
+    expect(await code(admin.startDecommission([1]))).toBe('XSvcDecommissionNotAllowed');
+    expect(await code(admin.cancelDecommission(1))).toBe('XSvcDecommissionNotAllowed');
+    expect(await code(rebalanceAdminOf(admin).start())).toBe('NotImplemented');
+    expect(await records.readPoolMeta()).toEqual(before);
+    await admin.clearDecommission(1);
+    const after = await records.readPoolMeta();
+    expect(after?.pools.find((p) => p.cmdline === cmdlines[1])?.decommission).toBeNull();
+    expect((await admin.status(1)).decommissionStatus).toBe('none');
+  });
+
+  it('a queued entry blocks rebalance and a second start; cancel reaches the (missing) worker', async () => {
+    await records.updatePoolMeta((m) => ({ pools: [...(m?.pools ?? []).filter((p) => p.cmdline !== cmdlines[1]), { cmdline: cmdlines[1]!, id: 1, lastUpdate: 1, decommission: queuedEntry(1, 1000, 800, []) }] }));
+    expect((await admin.decommissionStatus(1)).pools[0]).toMatchObject({ status: 'queued', poolStatus: 'decommissioning', decommissionInfo: { queued: true, waitingReason: 'queued' } });
+    expect(await code(admin.startDecommission([1]))).toBe('XSvcDecommissionNotAllowed');
+    expect(await code(rebalanceAdminOf(admin).start())).toBe('XSvcRebalanceNotAllowed');
+    expect(await code(admin.cancelDecommission(1))).toBe('NotImplemented');
+    expect(await code(admin.clearDecommission(1))).toBe('XSvcDecommissionNotAllowed');
+    await records.updatePoolMeta(() => null);
+    expect(await records.readPoolMeta()).toBeUndefined();
+  });
+
+  it('reports a persisted rebalance with nanosecond durations and its stop propagation', async () => {
+    const started = Date.now() - 10_000;
+    await records.updateRebalanceMeta(() => ({
+      id: randomUUID(),
+      startedAt: started,
+      stoppedAt: 0,
+      stopPropagation: { ...emptyStopPropagation(), lastAttemptAt: started, failedPeers: ['node3:9000'] },
+      pools: [
+        { cmdline: cmdlines[0]!, id: 0, participating: true, state: 'started', stopping: false, initFreeSpace: 100, initCapacity: 1000, lastError: null, warningCount: 0, warnings: [], progress: { ...emptyProgress(), bytes: 100, objects: 2, elapsedMs: 1500, remainingBuckets: ['a', 'b'] } },
+        { cmdline: cmdlines[1]!, id: 1, participating: false, state: 'none', stopping: false, initFreeSpace: 900, initCapacity: 1000, lastError: null, warningCount: 0, warnings: [], progress: emptyProgress() },
+      ],
+    }));
+    const st = await rebalanceAdminOf(admin).status();
+    expect(st.status).toBe('running');
+    expect(st.pools[0]!.progress).toMatchObject({ objects: 2, bytes: 100, remainingBuckets: 2, elapsed: 1_500_000_000, eta: 4_500_000_000 });
+    expect(st.pools[0]!.status).toBe('Started');
+    expect(st.stopPropagation).toMatchObject({ failedPeers: ['node3:9000'], lastAttemptAt: new Date(started).toISOString() });
+    expect((await admin.list()).map((p) => p.status)).toEqual(['rebalancing', 'active']);
+    expect(await code(admin.startDecommission([1]))).toBe('XSvcAdminRebalanceAlreadyStarted');
+    expect(await code(rebalanceAdminOf(admin).start())).toBe('XSvcAdminRebalanceAlreadyStarted');
+    expect(await code(rebalanceAdminOf(admin).stop())).toBe('NotImplemented');
+    await records.updateRebalanceMeta(() => null);
+    expect(await code(rebalanceAdminOf(admin).stop())).toBeUndefined();
+  });
+});
