@@ -6,54 +6,35 @@
  * were.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf } from '../src/object/admin/data-movement-admin.ts';
-import { createObjectLayer, LocalNamespaceLocker } from '../src/object/index.ts';
 import { queuedEntry } from '../src/object/records/pool-meta.ts';
 import { emptyProgress, emptyStopPropagation } from '../src/object/records/rebalance-meta.ts';
 import { PoolRecords } from '../src/object/records/store.ts';
 import type { ServerPools } from '../src/object/server-pools.ts';
-import { LocalDrive } from '../src/storage/local-drive.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { SvcError } from '../src/util/errors.ts';
-import { silentLogger } from '../src/util/logger.ts';
+import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
 
-let base: string;
+let fx: PoolsFixture;
 let layer: ServerPools;
 let records: PoolRecords;
 let admin: DataMovementAdmin;
-const cmdlines = ['/p0/d{1...4}', '/p1/d{1...4}'];
+let cmdlines: string[];
 
 beforeAll(async () => {
-  base = await mkdtemp(join(tmpdir(), 'svc-admin-records-'));
-  const sets: LocalDrive[][] = [];
-  for (const p of [0, 1]) {
-    const drives: LocalDrive[] = [];
-    for (let d = 0; d < 4; d++) {
-      const dir = join(base, `p${p}`, `d${d}`);
-      await mkdir(dir, { recursive: true });
-      const drive = new LocalDrive(dir);
-      await drive.init();
-      drives.push(drive);
-    }
-    sets.push(drives);
-  }
-  layer = await createObjectLayer({
-    deploymentId: randomUUID(),
-    pools: sets.map((s, i) => ({ cmdline: cmdlines[i]!, sets: [s], standardParity: 2, rrsParity: 1 })),
-    logger: silentLogger,
-    clock: systemClock,
-  });
-  records = new PoolRecords(layer, new LocalNamespaceLocker());
+  fx = await makePoolsFixture([
+    { drives: 4, standardParity: 2 },
+    { drives: 4, standardParity: 2 },
+  ]);
+  layer = fx.layer;
+  cmdlines = fx.roots.map((_, i) => `${fx.base}/p${i}/d{0...3}`);
+  records = new PoolRecords(layer.sysRecords);
   const pools: PoolDescriptor[] = cmdlines.map((cmdline, id) => ({ id, cmdline, ellipsis: true, setCount: 1, setDriveCount: 4, standardParity: 2, rrsParity: 1, leader: 'local' }));
   admin = new DataMovementAdmin({ pools, records, capacity: () => layer.capacity(), clock: systemClock });
 });
 afterAll(async () => {
-  await layer?.close();
-  await rm(base, { recursive: true, force: true });
+  await fx?.cleanup();
 });
 
 async function code(p: Promise<unknown>): Promise<string | undefined> {
