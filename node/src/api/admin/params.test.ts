@@ -59,23 +59,24 @@ describe('heal requests (rule 5)', () => {
   it('a bucket heal is recursive; a prefix heal honours recursive', () => {
     expect(parseHealRequest('photos', q(), body({}), LAYOUT)).toMatchObject({ bucket: 'photos', prefix: '', opts: { recursive: true } });
     expect(parseHealRequest('photos/2024/', q(), body({}), LAYOUT)).toMatchObject({ bucket: 'photos', prefix: '2024/', opts: { recursive: false } });
+    expect(code(() => parseHealRequest('Bad_Bucket', q(), body({}), LAYOUT))).toBe('InvalidBucketName');
   });
   it('readRepair=true is refused, nolock is forced false, scanMode takes ints and names', () => {
-    expect(code(() => parseHealRequest('b', q(), body({ readRepair: true }), LAYOUT))).toBe('InvalidArgument');
-    const r = parseHealRequest('b', q(), body({ nolock: true, scanMode: 'deep', dryRun: true }), LAYOUT);
+    expect(code(() => parseHealRequest('bkt', q(), body({ readRepair: true }), LAYOUT))).toBe('InvalidArgument');
+    const r = parseHealRequest('bkt', q(), body({ nolock: true, scanMode: 'deep', dryRun: true }), LAYOUT);
     expect(r).toMatchObject({ opts: { nolock: false, scanMode: 2, dryRun: true } });
-    expect(parseHealRequest('b', q(), body({ scanMode: 1 }), LAYOUT)).toMatchObject({ opts: { scanMode: 1 } });
-    expect(code(() => parseHealRequest('b', q(), body({ scanMode: 7 }), LAYOUT))).toBe('InvalidArgument');
-    expect(code(() => parseHealRequest('b', q(), Buffer.from('{'), LAYOUT))).toBe('InvalidArgument');
+    expect(parseHealRequest('bkt', q(), body({ scanMode: 1 }), LAYOUT)).toMatchObject({ opts: { scanMode: 1 } });
+    expect(code(() => parseHealRequest('bkt', q(), body({ scanMode: 7 }), LAYOUT))).toBe('InvalidArgument');
+    expect(code(() => parseHealRequest('bkt', q(), Buffer.from('{'), LAYOUT))).toBe('InvalidArgument');
   });
   it('clientToken, forceStart and forceStop correlate start, status and stop', () => {
-    expect(parseHealRequest('b', q([['clientToken', 't']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'status', clientToken: 't' });
-    expect(parseHealRequest('b', q([['clientToken', 't'], ['forceStop', 'true']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'stop', clientToken: 't' });
-    expect(parseHealRequest('b', q([['forceStart', '']]), body({}), LAYOUT)).toMatchObject({ kind: 'start', forceStart: true });
-    expect(code(() => parseHealRequest('b', q([['forceStart', 'true'], ['forceStop', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');
-    expect(code(() => parseHealRequest('b', q([['clientToken', 't'], ['forceStart', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');
-    expect(code(() => parseHealRequest('b', q([['forceStop', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');
-    expect(code(() => parseHealRequest('b', q([['forceStop', 'yes']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidArgument');
+    expect(parseHealRequest('bkt', q([['clientToken', 't']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'status', clientToken: 't' });
+    expect(parseHealRequest('bkt', q([['clientToken', 't'], ['forceStop', 'true']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'stop', clientToken: 't' });
+    expect(parseHealRequest('bkt', q([['forceStart', '']]), body({}), LAYOUT)).toMatchObject({ kind: 'start', forceStart: true });
+    expect(code(() => parseHealRequest('bkt', q([['forceStart', 'true'], ['forceStop', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');
+    expect(code(() => parseHealRequest('bkt', q([['clientToken', 't'], ['forceStart', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');
+    expect(code(() => parseHealRequest('bkt', q([['forceStop', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');
+    expect(code(() => parseHealRequest('bkt', q([['forceStop', 'yes']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidArgument');
     expect(code(() => q([['sinceSeq', '1']]))).toBe('InvalidArgument');
   });
 });

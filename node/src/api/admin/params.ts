@@ -19,6 +19,7 @@
  */
 import { SvcError } from '../../util/errors.ts';
 import type { HealOpts } from '../../object/admin/types.ts';
+import { validateBucketName } from '../s3/validate.ts';
 
 /** How a route treats its query string. */
 export type QueryRule =
@@ -140,6 +141,7 @@ export function parseHealRequest(path: string, q: Map<string, string>, body: Buf
   const bucket = slash < 0 ? path : path.slice(0, slash);
   const prefix = slash < 0 ? '' : path.slice(slash + 1);
   if (bucket === '' && prefix !== '') throw invalid('a heal prefix needs a bucket');
+  if (bucket !== '') validateBucketName(bucket);
   const token = q.get('clientToken');
   const forceStart = flag('forceStart', q.get('forceStart'));
   const forceStop = flag('forceStop', q.get('forceStop'));
