@@ -135,4 +135,23 @@ describe.skipIf(!enabled)('admin API on a 4-node cluster with two pools', () => 
     const list = await admin(c.url(4), creds(), { method: 'GET', path: 'v3/pools/list' });
     expect(list.status).toBe(200);
   });
+
+  it('answers the snapshot on a node that starts without quorum (degraded), and 503 with Retry-After for pool routes', async () => {
+    for (const k of [1, 2, 4]) await c.stop(k);
+    await c.start(1);
+    await c.waitLive(1);
+    const snap = await admin(c.url(1), creds(), { method: 'GET', path: 'v4/cluster/snapshot' });
+    expect(snap.status, snap.body).toBe(200);
+    const body = snap.json() as ClusterSnapshot;
+    expect(body.readiness.ready).toBe(false);
+    expect(body.readiness.degradedReasons).toContain('storage_quorum_unavailable');
+    expect(body.summary).toMatchObject({ nodesOnline: 1, drivesOnline: 2 });
+    expect(body.pools.map((p) => p.status)).toEqual(['unknown', 'unknown']);
+    const caps = await admin(c.url(1), creds(), { method: 'GET', path: 'v4/runtime/capabilities' });
+    expect(caps.status).toBe(200);
+    const list = await admin(c.url(1), creds(), { method: 'GET', path: 'v3/pools/list' });
+    expect(list.status).toBe(503);
+    expect(list.headers['retry-after']).toBe('5');
+    expect((JSON.parse(list.body) as { Code: string }).Code).toBe('ServiceUnavailable');
+  });
 });
