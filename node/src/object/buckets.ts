@@ -17,6 +17,7 @@ import { BUCKETS_DIR, type Drive } from '../storage/drive.ts';
 import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { type BucketSync, bucketRecordPath, makePoolVolumes, type PoolVolumes } from './bucket-sync.ts';
 import type { Pools } from './pools.ts';
 import { majority } from './quorum.ts';
 import type { SysRecords } from './sys-records.ts';
@@ -76,13 +77,12 @@ function validateBucket(bucket: string): void {
   if (bucket === '' || bucket.startsWith('.') || bucket.includes('/')) throw new SvcError('InvalidBucketName');
 }
 
-export function bucketRecordPath(bucket: string): string {
-  return `${BUCKETS_DIR}/${bucket}/.metadata.bin`;
-}
+export { bucketRecordPath } from './bucket-sync.ts';
 
 export interface BucketsOptions {
   pools: Pools;
   records: SysRecords;
+  sync: BucketSync;
   clock: Clock;
   logger: Logger;
   /** Called after this node changed or removed a bucket's metadata (peers drop their cached copy). */
@@ -92,6 +92,7 @@ export interface BucketsOptions {
 export class Buckets {
   readonly #pools: Pools;
   readonly #records: SysRecords;
+  readonly #sync: BucketSync;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #onChanged: ((bucket: string) => void) | undefined;
@@ -100,6 +101,7 @@ export class Buckets {
   constructor(opts: BucketsOptions) {
     this.#pools = opts.pools;
     this.#records = opts.records;
+    this.#sync = opts.sync;
     this.#clock = opts.clock;
     this.#log = opts.logger;
     this.#onChanged = opts.onBucketMetaChanged;
@@ -118,7 +120,7 @@ export class Buckets {
   async #change(bucket: string, fn: (rec: BucketRecord) => void): Promise<void> {
     if (bucket === '' || bucket.startsWith('.')) throw new SvcError('NoSuchBucket');
     let next: BucketRecord | undefined;
-    await this.#records.update(bucketRecordPath(bucket), (raw) => {
+    const written = await this.#records.update(bucketRecordPath(bucket), (raw) => {
       if (raw === undefined) throw new SvcError('NoSuchBucket');
       next = decodeBucketRecord(raw, bucket);
       fn(next);
@@ -126,6 +128,8 @@ export class Buckets {
     });
     this.#remember(next!);
     this.#onChanged?.(bucket);
+    // A pool that missed the change gets it from the bucket sync.
+    if (written && written.failed.length > 0) this.#sync.markDirty();
   }
 
   /** The bucket's current record (cached for a moment). */
@@ -150,68 +154,71 @@ export class Buckets {
     this.#cache.clear();
   }
 
-  /** Runs `op` on every drive of every set; each set must reach `need(n)` successes. */
-  async #onAllDrives(
-    op: (d: Drive) => Promise<void>,
-    okErr: (err: unknown) => boolean,
-    need: (n: number) => number,
-  ): Promise<{ created: Drive[]; okErrCount: number; total: number }> {
-    const created: Drive[] = [];
-    let okErrCount = 0;
-    let total = 0;
+  /** Removes the bucket's volume (contents and all) from every drive; each set needs a majority. */
+  async #deleteVolumes(bucket: string): Promise<void> {
     for (const pool of this.#pools.list) {
       for (const set of pool.sets) {
-        const rs = await Promise.allSettled(set.drives.map(op));
-        let ok = 0;
-        rs.forEach((r, i) => {
-          total++;
-          if (r.status === 'fulfilled') {
-            ok++;
-            created.push(set.drives[i]!);
-          } else if (okErr(r.reason)) {
-            ok++;
-            okErrCount++;
-          }
-        });
-        if (ok < need(set.width)) {
-          throw new SvcError('ErasureWriteQuorum', undefined, { pool: pool.index, set: set.index, ok, needed: need(set.width), created });
+        const rs = await Promise.allSettled(set.drives.map((d) => d.deleteVol(bucket, true)));
+        const ok = rs.filter((r) => r.status === 'fulfilled' || hasCode(r.reason, 'VolumeNotFound')).length;
+        if (ok < majority(set.width)) {
+          throw new SvcError('ErasureWriteQuorum', undefined, { pool: pool.index, set: set.index, ok, needed: majority(set.width) });
         }
       }
     }
-    return { created, okErrCount, total };
   }
 
+  /**
+   * Creates the bucket: under its record's lock, refused when a record says
+   * it exists; its volume on every pool, then its record on every pool.
+   * Succeeds when at least one pool holds both volume and record; pools the
+   * create could not reach (unreachable, below quorum) are left to the
+   * bucket sync, which completes them. A failed create removes the volumes
+   * it made. A bucket whose only record copy sits on a pool that cannot be
+   * read now (created while every other pool was away, and not yet synced)
+   * is not seen: creating it again starts it afresh, and that newer record
+   * wins once the pool is back.
+   */
   async make(bucket: string, opts: { location?: string } = {}): Promise<void> {
     validateBucket(bucket);
-    let created: Drive[] = [];
+    const created: Drive[] = [];
+    let volumes: PoolVolumes[] = [];
+    const rec: BucketRecord = {
+      v: RECORD_VERSION,
+      name: bucket,
+      created: this.#clock.now(),
+      versioning: 'Unversioned',
+      tags: '',
+      location: opts.location ?? '',
+      configs: {},
+    };
     try {
-      const r = await this.#onAllDrives(
-        (d) => d.makeVol(bucket),
-        (e) => hasCode(e, 'VolumeExists'),
-        majority,
+      const written = await this.#records.update(
+        bucketRecordPath(bucket),
+        async (cur) => {
+          if (cur !== undefined) throw new SvcError('BucketAlreadyOwnedByYou');
+          volumes = await Promise.all(this.#pools.list.map((pool) => makePoolVolumes(pool, bucket)));
+          for (const v of volumes) created.push(...v.created);
+          if (!volumes.some((v) => v.ok)) {
+            throw new SvcError('ErasureWriteQuorum', `bucket volume below quorum on every pool: ${volumes.map((v) => `pool ${v.pool.index}: ${v.reason}`).join('; ')}`);
+          }
+          return encodeBucketRecord(rec);
+        },
+        { unreachableOk: true },
       );
-      created = r.created;
-      if (r.okErrCount >= majority(r.total)) {
-        throw new SvcError('BucketAlreadyOwnedByYou');
-      }
-      const rec: BucketRecord = {
-        v: RECORD_VERSION,
-        name: bucket,
-        created: this.#clock.now(),
-        versioning: 'Unversioned',
-        tags: '',
-        location: opts.location ?? '',
-        configs: {},
-      };
-      await this.#records.write(bucketRecordPath(bucket), encodeBucketRecord(rec));
       this.#remember(rec);
       this.#onChanged?.(bucket);
-      this.#log.info({ event: 'bucket_created', bucket }, 'bucket created');
+      const missed = [...volumes.filter((v) => !v.ok).map((v) => v.pool.index), ...(written?.failed.map((f) => f.pool) ?? [])];
+      if (missed.length > 0) {
+        this.#sync.markDirty();
+        this.#log.warn(
+          { event: 'bucket_created_partial', bucket, pools: [...new Set(missed)].sort() },
+          'bucket created; some pools could not be reached and will receive it from the bucket sync',
+        );
+      } else this.#log.info({ event: 'bucket_created', bucket }, 'bucket created');
     } catch (err) {
-      const made = err instanceof SvcError && Array.isArray(err.details?.created) ? (err.details.created as Drive[]) : created;
       if (!hasCode(err, 'BucketAlreadyOwnedByYou')) {
         // Roll back the volumes this call created: a failed create leaves nothing.
-        await Promise.allSettled(made.map((d) => d.deleteVol(bucket, false)));
+        await Promise.allSettled(created.map((d) => d.deleteVol(bucket, false)));
       }
       throw err;
     }
@@ -241,20 +248,13 @@ export class Buckets {
     });
   }
 
+  /** Buckets with a live record (volumes alone, e.g. left by a crashed create, are not buckets). */
   async list(): Promise<BucketInfo[]> {
-    const counts = new Map<string, number>();
-    let answered = 0;
-    const drives = this.#pools.allDrives();
-    const rs = await Promise.allSettled(drives.map((d) => d.listVols()));
-    for (const r of rs) {
-      if (r.status !== 'fulfilled') continue;
-      answered++;
-      for (const v of r.value) counts.set(v.name, (counts.get(v.name) ?? 0) + 1);
-    }
-    if (answered < Math.max(1, Math.floor(drives.length / 2))) throw new SvcError('ErasureReadQuorum');
+    const { names, answered, drives } = await this.#records.list(BUCKETS_DIR);
+    if (answered < Math.max(1, Math.floor(drives / 2))) throw new SvcError('ErasureReadQuorum');
     const out: BucketInfo[] = [];
-    for (const [name, c] of [...counts.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-      if (c < Math.max(1, Math.ceil(answered / 2))) continue;
+    for (const entry of names.filter((n) => n.endsWith('/')).sort()) {
+      const name = entry.slice(0, -1);
       try {
         const meta = await this.info(name);
         out.push({ name, created: meta.created });
@@ -269,13 +269,10 @@ export class Buckets {
   async delete(bucket: string, opts: { force?: boolean }, isEmpty: () => Promise<boolean>): Promise<void> {
     await this.info(bucket);
     if (!opts.force && !(await isEmpty())) throw new SvcError('BucketNotEmpty');
-    await this.#onAllDrives(
-      (d) => d.deleteVol(bucket, true),
-      (e) => hasCode(e, 'VolumeNotFound'),
-      majority,
-    );
+    await this.#deleteVolumes(bucket);
     this.#cache.delete(bucket);
-    await this.#records.delete(bucketRecordPath(bucket));
+    const written = await this.#records.delete(bucketRecordPath(bucket));
+    if (written.failed.length > 0) this.#sync.markDirty();
     this.#onChanged?.(bucket);
     this.#log.info({ event: 'bucket_deleted', bucket, force: opts.force === true }, 'bucket deleted');
   }

@@ -144,7 +144,10 @@ export class ErasureSet {
   async readMetas(vol: string, path: string, withData = true): Promise<SlotMeta[]> {
     const rs = await settle(this.drives.map((d) => d.readXlMeta(vol, path)));
     return rs.map((r): SlotMeta => {
-      if (!r.ok) return { ok: false, notFound: hasCode(r.error, 'FileNotFound'), error: r.error };
+      if (!r.ok) {
+        if (hasCode(r.error, 'VolumeNotFound')) return { ok: false, notFound: true, noVolume: true, error: r.error };
+        return { ok: false, notFound: hasCode(r.error, 'FileNotFound'), error: r.error };
+      }
       try {
         return { ok: true, versions: decodeXlMeta(r.value, withData) };
       } catch (err) {
@@ -430,7 +433,7 @@ export class ErasureSet {
     // changes nothing (a drive failing mid-delete can still leave it partial).
     const need = majority(this.width);
     const reachable = (metas ?? (await this.readMetas(vol, path, false))).filter(
-      (m) => m.ok || m.notFound || hasCode(m.error, 'VolumeNotFound'),
+      (m) => m.ok || m.notFound,
     ).length;
     if (reachable < need) throw new SvcError('ErasureWriteQuorum', undefined, { reachable, needed: need });
     const rs = await settle(this.drives.map((d) => d.deleteVersion(vol, path, versionId)));

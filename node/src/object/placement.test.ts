@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { choosePool, hashOrder, setIndexOf, sipHash24, uuidBytes } from './placement.ts';
+import { choosePool, hashOrder, rankPools, setIndexOf, sipHash24, uuidBytes } from './placement.ts';
 
 describe('placement', () => {
   it('SipHash-2-4 matches the reference vectors of the paper', () => {
@@ -36,5 +36,11 @@ describe('placement', () => {
   it('picks the active pool with the most free space', () => {
     expect(choosePool([10, 30, 20], [true, false, true])).toBe(2);
     expect(choosePool([10], [false])).toBe(-1);
+  });
+
+  it('ranks active pools by free space, ties to the lower index', () => {
+    expect(rankPools([10, 30, 20, 30], [true, true, true, true])).toEqual([1, 3, 2, 0]);
+    expect(rankPools([10, 30, 20], [true, false, true])).toEqual([2, 0]);
+    expect(rankPools([], [])).toEqual([]);
   });
 });

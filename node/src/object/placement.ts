@@ -88,12 +88,16 @@ export function hashOrder(key: string, n: number): number[] {
   return dist;
 }
 
+/** Indices of the `active` pools, most free bytes first (ties: lower index first). */
+export function rankPools(free: readonly number[], active: readonly boolean[]): number[] {
+  return free
+    .map((f, i) => ({ f, i }))
+    .filter(({ i }) => active[i])
+    .sort((a, b) => b.f - a.f || a.i - b.i)
+    .map(({ i }) => i);
+}
+
 /** Index of the pool with the most free bytes among `active` ones; -1 if none. */
 export function choosePool(free: readonly number[], active: readonly boolean[]): number {
-  let best = -1;
-  for (let i = 0; i < free.length; i++) {
-    if (!active[i]) continue;
-    if (best === -1 || free[i]! > free[best]!) best = i;
-  }
-  return best;
+  return rankPools(free, active)[0] ?? -1;
 }

@@ -55,8 +55,12 @@ export interface VersionGroup {
   quorum: number;
 }
 
-/** Result of reading one object's xl.meta from every drive of a set. */
-export type SlotMeta = { ok: true; versions: FileVersion[] } | { ok: false; notFound: boolean; error?: unknown };
+/**
+ * Result of reading one object's xl.meta from every drive of a set. A drive
+ * without the bucket's volume holds no version of anything in it: it
+ * answers not-found, flagged `noVolume` (the bucket is missing there).
+ */
+export type SlotMeta = { ok: true; versions: FileVersion[] } | { ok: false; notFound: boolean; noVolume?: boolean; error?: unknown };
 
 /**
  * Groups the journals of N drives by version identity, newest first. `answered`

@@ -14,6 +14,7 @@ import { objectPath } from '../storage/object-path.ts';
 import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { BucketSync } from './bucket-sync.ts';
 import { Buckets } from './buckets.ts';
 import { poolCapacity, probeDrives, storageHealth } from './capacity.ts';
 import type { CommitHooks, ErasureSet, StagedShards } from './erasure-set.ts';
@@ -23,8 +24,8 @@ import { MrfQueue } from './mrf.ts';
 import { Multipart } from './multipart.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
 import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toObjectInfo } from './object-info.ts';
-import { choosePool, hashOrder } from './placement.ts';
-import { type Located, type Pool, type PoolAdmission, type PoolSpec, Pools } from './pools.ts';
+import { hashOrder, rankPools } from './placement.ts';
+import { type Located, pickNewest, type Pool, type PoolAdmission, type PoolLookup, type PoolSpec, Pools } from './pools.ts';
 import { resolveRange } from './range.ts';
 import { SysRecords } from './sys-records.ts';
 import type {
@@ -86,6 +87,8 @@ export class ServerPools implements ObjectLayer {
   readonly mrf: MrfQueue;
   /** `.svc.sys` records written on every pool (see `SysRecords`). */
   readonly sysRecords: SysRecords;
+  /** Keeps every bucket present on every pool (see `BucketSync`; its worker is started by the composition root). */
+  readonly bucketSync: BucketSync;
   readonly #pools: Pools;
   readonly #buckets: Buckets;
   readonly #listing: Listing;
@@ -105,9 +108,11 @@ export class ServerPools implements ObjectLayer {
     this.#clock = opts.clock;
     this.#locker = opts.locker ?? new LocalNamespaceLocker();
     this.sysRecords = new SysRecords(this.#pools, opts.clock, this.#locker);
+    this.bucketSync = new BucketSync({ pools: this.#pools, records: this.sysRecords, clock: opts.clock, logger: opts.logger });
     this.#buckets = new Buckets({
       pools: this.#pools,
       records: this.sysRecords,
+      sync: this.bucketSync,
       clock: opts.clock,
       logger: opts.logger,
       onBucketMetaChanged: opts.onBucketMetaChanged,
@@ -149,18 +154,39 @@ export class ServerPools implements ObjectLayer {
     return versioned ? Math.floor(b / 8) : b;
   }
 
-  /** Pool for a new object: the admitting pool with the most free space. */
-  async #poolForNew(): Promise<Pool> {
+  /**
+   * Pool for a new object of `bucket`: the admitting pool with the most free
+   * space that holds the bucket. A pool seen lacking the bucket's volume
+   * (`found`: the lookup of the key on every pool, or the bucket sync's last
+   * pass) gets it first (`BucketSync.ensure`); when that fails the next pool
+   * is tried, and with none left the first pool's `XSvcBucketNotOnPool`
+   * names the pool and why.
+   */
+  async #poolForNew(bucket: string, found?: readonly PoolLookup[]): Promise<Pool> {
     const open = this.#pools.list.filter((p) => this.#pools.admits(p.index));
     if (open.length === 0) throw new SvcError('SlowDown', 'no pool takes new objects; retry later');
-    if (open.length === 1) return open[0]!;
-    const caps = await Promise.all(open.map(poolCapacity));
-    const i = choosePool(
-      caps.map((c) => c.usableFree),
-      caps.map(() => true),
-    );
-    if (i < 0) throw new SvcError('XSvcStorageFull');
-    return open[i]!;
+    let ranked = open;
+    if (open.length > 1) {
+      const caps = await Promise.all(open.map(poolCapacity));
+      ranked = rankPools(
+        caps.map((c) => c.usableFree),
+        caps.map(() => true),
+      ).map((i) => open[i]!);
+    }
+    let first: unknown;
+    for (const pool of ranked) {
+      const lacking = found?.find((f) => f.pool === pool)?.metas.some((m) => !m.ok && m.noVolume) || this.bucketSync.knownShort(pool.index, bucket);
+      if (!lacking) return pool;
+      try {
+        await this.bucketSync.ensure(bucket, pool);
+        return pool;
+      } catch (err) {
+        if (!hasCode(err, 'XSvcBucketNotOnPool')) throw err;
+        this.#log.warn({ event: 'bucket_not_on_pool', bucket, pool: pool.index, err: (err as Error).message }, 'pool skipped for a new object');
+        first ??= err;
+      }
+    }
+    throw first;
   }
 
   /**
@@ -169,9 +195,14 @@ export class ServerPools implements ObjectLayer {
    * new objects.
    */
   async #placement(bucket: string, key: string): Promise<Pool> {
-    const existing = this.#pools.count > 1 ? await this.#pools.locate(bucket, key) : undefined;
-    if (existing) this.#pools.checkAdmits(existing.pool);
-    return existing?.pool ?? (await this.#poolForNew());
+    if (this.#pools.count === 1) return this.#poolForNew(bucket);
+    const found = await this.#pools.lookup(bucket, key);
+    const existing = pickNewest(found, bucket, key);
+    if (existing) {
+      this.#pools.checkAdmits(existing.pool);
+      return existing.pool;
+    }
+    return this.#poolForNew(bucket, found);
   }
 
   /** Opens or closes a pool to new objects (see `Pools.setAdmission`); decommission uses it. */
@@ -367,12 +398,15 @@ export class ServerPools implements ObjectLayer {
     const path = objectPath(key);
     const unlock = await this.#locker.lock(bucket, key);
     try {
-      const loc = await this.#pools.locate(bucket, key, opts.versionId).catch((err: unknown) => {
+      const found = await this.#pools.lookup(bucket, key, opts.versionId);
+      let loc: Located | undefined;
+      try {
+        loc = pickNewest(found, bucket, key);
+      } catch (err) {
         // A delete needs only majority: an object whose data lost read quorum
         // (EC:0 with a drive offline) can still be deleted.
-        if (hasCode(err, 'ErasureReadQuorum')) return undefined;
-        throw err;
-      });
+        if (!hasCode(err, 'ErasureReadQuorum')) throw err;
+      }
       if (opts.preconditions?.ifMatch !== undefined) checkWritePreconditions(opts.preconditions, loc?.group.version);
       if (opts.versionId !== undefined || meta.versioning === 'Unversioned') {
         const vid = opts.versionId ?? 'null';
@@ -381,7 +415,7 @@ export class ServerPools implements ObjectLayer {
         return { versionId: vid, deleteMarker: loc?.group.version.type === 'delete' };
       }
       if (loc) this.#pools.checkAdmits(loc.pool);
-      const pool = loc?.pool ?? (await this.#poolForNew());
+      const pool = loc?.pool ?? (await this.#poolForNew(bucket, found));
       const set = this.#pools.setOf(pool, key);
       const versionId = meta.versioning === 'Enabled' ? randomUUID() : 'null';
       const marker: FileVersion = {
@@ -488,6 +522,7 @@ export class ServerPools implements ObjectLayer {
 
   async close(): Promise<void> {
     this.#stopProbe();
+    await this.bucketSync.worker.stop();
     this.#buckets.clear();
   }
 }

@@ -54,6 +54,15 @@ export interface SysRecordWriteResult {
   failed: { pool: number; error: SvcError }[];
 }
 
+export interface SysRecordUpdateOptions extends SysRecordWriteOptions {
+  /**
+   * Call `fn` with `undefined` even when no pool holds a copy and some pool
+   * could not answer (default: `ErasureReadQuorum`). For creators that accept
+   * that a copy only an unreachable pool holds is then overwritten.
+   */
+  unreachableOk?: boolean;
+}
+
 export interface SysRecordWriteOptions {
   /**
    * `any` (default): one pool committing is success; `all`: every pool
@@ -128,12 +137,14 @@ export class SysRecords {
   async update(
     path: string,
     fn: (cur: Uint8Array | undefined) => Uint8Array | undefined | null | Promise<Uint8Array | undefined | null>,
-    opts: SysRecordWriteOptions = {},
+    opts: SysRecordUpdateOptions = {},
   ): Promise<SysRecordWriteResult | undefined> {
     checkPath(path);
     return this.#locked(path, async () => {
       const cur = await this.#view(await this.#pools.lookup(SYS_VOL, path), path, true);
-      if (!cur.winner && cur.pools.some((p) => p.state === 'unreachable')) throw new SvcError('ErasureReadQuorum', undefined, { record: path });
+      if (!cur.winner && !opts.unreachableOk && cur.pools.some((p) => p.state === 'unreachable')) {
+        throw new SvcError('ErasureReadQuorum', undefined, { record: path });
+      }
       const next = await fn(cur.winner?.data);
       if (next === null) return undefined;
       return this.#writeAll(path, next, this.#nextModTime(cur), opts);
@@ -180,12 +191,21 @@ export class SysRecords {
     });
   }
 
-  /** Entry names under `dir` on any drive of any pool (directories end in '/'), sorted, deduplicated. */
-  async list(dir: string): Promise<string[]> {
+  /**
+   * Entry names under `dir` on any drive of any pool (directories end in
+   * '/'), sorted and deduplicated, with how many drives answered.
+   */
+  async list(dir: string): Promise<{ names: string[]; answered: number; drives: number }> {
     const names = new Set<string>();
-    const rs = await Promise.allSettled(this.#pools.allDrives().map((d) => d.listDir(SYS_VOL, dir)));
-    for (const r of rs) if (r.status === 'fulfilled') for (const n of r.value) names.add(n);
-    return [...names].sort();
+    const drives = this.#pools.allDrives();
+    const rs = await Promise.allSettled(drives.map((d) => d.listDir(SYS_VOL, dir)));
+    let answered = 0;
+    for (const r of rs) {
+      if (r.status === 'rejected') continue;
+      answered++;
+      for (const n of r.value) names.add(n);
+    }
+    return { names: [...names].sort(), answered, drives: drives.length };
   }
 
   async #locked<T>(path: string, fn: () => Promise<T>): Promise<T> {

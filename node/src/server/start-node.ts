@@ -89,7 +89,16 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           logger: log,
           clock,
         });
-        return { handlers: { s3 }, close: () => built.close() };
+        // Every bucket on every pool: the first pass is start-up's last step
+        // (a joining pool gets every bucket before the node reports ready);
+        // the worker repeats it and repairs changes that missed a pool.
+        built.bucketSync.worker.start();
+        return {
+          handlers: { s3 },
+          close: () => built.close(),
+          finalize: () => built.bucketSync.attempt(),
+          storageNote: () => built.bucketSync.note(),
+        };
       },
     });
   } catch (err) {

@@ -39,6 +39,40 @@ async function until(fn: () => boolean, clock: ManualClock): Promise<void> {
 }
 
 describe('startServer', () => {
+  it('stays pending startup_finalization, with the services\' detail, until their finalize succeeds', async () => {
+    const dir = pool(4);
+    const clock = new ManualClock(0);
+    const reasons: (string | undefined)[] = ['pool 1 (p2/d{1...4}): bucket "grow" not present: read-only drives', 'still read-only', undefined];
+    let attempts = 0;
+    let note: string | undefined = 'bucket sync: pool 1 lacks "grow"';
+    const server = await startServer(config([`${dir}/d{1...4}`]), {
+      logger: silentLogger,
+      clock,
+      buildServices: async () => ({
+        handlers: { s3: (_req, res) => res.end('served') },
+        finalize: async () => reasons[attempts++],
+        storageNote: () => note,
+      }),
+    });
+    const url = `http://127.0.0.1:${server.address.port}`;
+    try {
+      expect(attempts).toBe(1);
+      const r = await fetch(`${url}/health/ready`);
+      expect(r.status).toBe(503);
+      expect(r.headers.get('x-svc-readiness-pending')).toBe('startup_finalization');
+      const body = (await r.json()) as { details: { storage: { detail: string } } };
+      expect(body.details.storage.detail).toBe('1 of 1 erasure sets have read quorum; bucket sync: pool 1 lacks "grow"');
+      expect((await fetch(`${url}/bucket`)).status).toBe(503);
+      note = undefined;
+      await until(() => server.readiness.ready, clock);
+      expect(attempts).toBe(3);
+      expect(server.readiness.report().details.storage.detail).toBe('1 of 1 erasure sets have read quorum');
+      expect(await (await fetch(`${url}/bucket`)).text()).toBe('served');
+    } finally {
+      await server.close(0);
+    }
+  });
+
   it('serves degraded while a drive of a fresh pool is unreachable, then formats and becomes ready', async () => {
     const dir = pool(4);
     const files = localFormatIO([1, 2, 3, 4].map((i) => join(dir, `d${i}`)));

@@ -7,7 +7,8 @@
  *   2. local disks: every local drive root must exist (`startup_local_disks`)
  *   3. format quorum per pool, formatting fresh pools (`startup_format_quorum`)
  *   4. services on top of the formatted drives (object layer, S3/admin handlers)
- *   5. listeners (`startup_listening`), then IAM and finalization → ready
+ *   5. listeners (`startup_listening`), then IAM and finalization (the
+ *      services' `finalize`: the bucket sync) → ready
  *
  * When format quorum cannot be reached yet (drives unreachable), the
  * listeners start anyway and the node stays up degraded (S3 503), retrying
@@ -59,6 +60,16 @@ export interface ServiceBundle {
   readonly handlers?: RouteHandlers;
   /** Stops the services (called on shutdown, before the listeners close). */
   close?(): Promise<void>;
+  /**
+   * Start-up work that must succeed before the node reports ready (the
+   * bucket sync giving a joining pool every bucket). Resolves undefined when
+   * done, else why not yet; start-up awaits the first attempt, then retries
+   * in the background (1 s doubling to 30 s) while `startup_finalization`
+   * stays pending.
+   */
+  finalize?(): Promise<string | undefined>;
+  /** More storage detail for the readiness report (e.g. which pool lacks which bucket, and why). */
+  storageNote?(): string | undefined;
 }
 
 export interface ServerDeps {
@@ -239,12 +250,15 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     return undefined;
   };
 
+  let driveDetail: string | undefined;
+  const storageDetail = () => [driveDetail, services?.storageNote?.()].filter((d) => d !== undefined && d !== '').join('; ');
   const refreshStorage = async () => {
     const states = await Promise.all(pools.map((p, i) => readAll(ios[i]!, p.endpoints.length)));
     const rep = evaluateStorage(
       pools.map((p, i) => ({ setDriveCount: p.setDriveCount, standardParity: p.parity.standard, reference: formats?.[i]?.reference, drives: states[i]! })),
     );
-    readiness.update({ storageRead: rep.read, storageWrite: rep.write }, { storage: rep.detail });
+    driveDetail = rep.detail;
+    readiness.update({ storageRead: rep.read, storageWrite: rep.write }, { storage: storageDetail() });
   };
 
   const dispatcher = createDispatcher({ health: readiness, healthEnabled: config.healthEndpointEnable, logger: log, handlers: deps.handlers });
@@ -301,6 +315,31 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   let stopMonitor: (() => void) | undefined;
   const stopping = new AbortController();
 
+  // Last start-up step: the services' own (awaited once, then retried in the background).
+  const finalizeOnce = async (): Promise<string | undefined> => {
+    try {
+      return await services?.finalize?.();
+    } catch (err) {
+      return toSvcError(err).message;
+    }
+  };
+  const finalize = async () => {
+    const reason = await finalizeOnce();
+    readiness.update({ finalized: reason === undefined }, { storage: storageDetail() });
+    if (reason === undefined) return;
+    log.warn({ event: 'startup_finalization_wait', reason }, 'start-up finalization not done yet; retrying');
+    void retryWithBackoff(clock, stopping.signal, 30_000, async () => {
+      const again = await finalizeOnce();
+      readiness.update({ finalized: again === undefined }, { storage: storageDetail() });
+      if (again === undefined) {
+        log.info({ event: 'startup_finalized' }, 'start-up finalization done');
+        return true;
+      }
+      log.info({ event: 'startup_finalization_wait', reason: again }, 'start-up finalization still waiting');
+      return false;
+    });
+  };
+
   // 4/5. services, IAM, finalization
   const finishStartup = async () => {
     await refreshStorage();
@@ -311,7 +350,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     }
     // IAM: the root credential is loaded with the configuration.
     readiness.update({ iam: true }, { iam: config.credentials.isDefault ? 'root credential (default)' : 'root credential' });
-    readiness.update({ finalized: true });
+    await finalize();
     let checking = false;
     stopMonitor = clock.every(deps.storageCheckMs ?? 10_000, () => {
       if (checking) return;
@@ -336,30 +375,22 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log.warn({ event: 'startup_format_wait', reason: waitReason }, 'format quorum not reached yet; serving degraded and retrying');
     readiness.update({ storageRead: false, storageWrite: false }, { storage: waitReason });
     await bindListeners();
-    void (async () => {
-      let delay = 1000;
-      while (!stopping.signal.aborted) {
-        try {
-          await clock.sleep(delay, stopping.signal);
-        } catch {
-          return;
+    void retryWithBackoff(clock, stopping.signal, 5000, async () => {
+      try {
+        const reason = await tryFormat();
+        if (reason === undefined) {
+          await finishStartup();
+          return true;
         }
-        delay = Math.min(delay * 2, 5000);
-        try {
-          const reason = await tryFormat();
-          if (reason === undefined) {
-            await finishStartup();
-            return;
-          }
-          log.info({ event: 'startup_format_wait', reason }, 'still waiting for format quorum');
-        } catch (err) {
-          const e = toSvcError(err);
-          log.error({ event: 'startup_failed', code: e.code, err: e.message }, e.message);
-          deps.onFatal?.(e);
-          return;
-        }
+        log.info({ event: 'startup_format_wait', reason }, 'still waiting for format quorum');
+        return false;
+      } catch (err) {
+        const e = toSvcError(err);
+        log.error({ event: 'startup_failed', code: e.code, err: e.message }, e.message);
+        deps.onFatal?.(e);
+        return true;
       }
-    })();
+    });
   }
 
   // Start-up waits for readiness at most SVC_STARTUP_READINESS_MAX_WAIT_SECS,
@@ -398,6 +429,20 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       log.info({ event: 'shutdown_complete' }, 'shut down');
     },
   };
+}
+
+/** Calls `attempt` after 1 s, the wait doubling up to `maxMs`, until it returns true or `signal` aborts. */
+async function retryWithBackoff(clock: Clock, signal: AbortSignal, maxMs: number, attempt: () => Promise<boolean>): Promise<void> {
+  let delay = 1000;
+  while (!signal.aborted) {
+    try {
+      await clock.sleep(delay, signal);
+    } catch {
+      return;
+    }
+    delay = Math.min(delay * 2, maxMs);
+    if (await attempt()) return;
+  }
 }
 
 function readAll(io: FormatIO, n: number): Promise<DriveFormatState[]> {

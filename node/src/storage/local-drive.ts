@@ -49,7 +49,9 @@ export interface LocalDriveOptions {
   logger?: Logger;
   /**
    * Test-only crash points: called at each named step of a multi-step commit;
-   * a hook that never resolves freezes the commit there, as a crash would.
+   * a hook that never resolves freezes the commit there, as a crash would,
+   * and one that throws fails the step (`make-vol`: a drive that answers but
+   * cannot create a volume, as on a read-only mount).
    */
   hooks?: { step(name: string): Promise<void> | void };
 }
@@ -260,6 +262,7 @@ export class LocalDrive implements Drive {
 
   async makeVol(vol: string): Promise<void> {
     await this.#checkRoot();
+    await this.#hook('make-vol');
     try {
       await fsp.mkdir(this.#volPath(vol));
     } catch (err) {

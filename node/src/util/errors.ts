@@ -80,6 +80,7 @@ export const ERRORS = {
   ErasureWriteQuorum: { status: 503, message: 'Storage resources are insufficient for the write operation.' },
   ErasureReadQuorum: { status: 503, message: 'Storage resources are insufficient for the read operation.' },
   XSvcStorageFull: { status: 507, message: 'Storage backend has reached its minimum free drive threshold.' },
+  XSvcBucketNotOnPool: { status: 503, message: 'The bucket is missing on the pool chosen for the write and could not be created there; retry later.' },
 
   // ---- startup (spec: Errors, Startup failures)
   VolumeNotFound: { status: 500, message: 'Volume path does not exist; disk roots are never created automatically.' },

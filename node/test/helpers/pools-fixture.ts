@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createObjectLayer } from '../../src/object/index.ts';
 import type { ServerPools } from '../../src/object/server-pools.ts';
-import { LocalDrive } from '../../src/storage/local-drive.ts';
+import { LocalDrive, type LocalDriveOptions } from '../../src/storage/local-drive.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 
@@ -25,6 +25,8 @@ export interface PoolFixtureSpec {
 export interface OpenExtras {
   onBucketMetaChanged?: (bucket: string) => void;
   clock?: Clock;
+  /** Per-drive test hooks (e.g. a drive that refuses `make-vol`). */
+  driveHooks?: (pool: number, drive: number) => LocalDriveOptions['hooks'];
 }
 
 export interface PoolsFixture {
@@ -62,7 +64,10 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
   const build = async (count: number, extra: OpenExtras): Promise<ServerPools> => {
     const pools = [];
     for (const [pi, spec] of specs.slice(0, count).entries()) {
-      const ds = roots[pi]!.map((r) => new LocalDrive(r));
+      const ds = roots[pi]!.map((r, i) => {
+        const hooks = extra.driveHooks?.(pi, i);
+        return new LocalDrive(r, hooks ? { hooks } : {});
+      });
       for (const d of ds) await d.init().catch(() => undefined);
       drives.push(...ds);
       const sets = spec.sets ?? 1;
