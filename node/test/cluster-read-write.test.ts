@@ -28,21 +28,7 @@ function md5(b: Uint8Array): string {
 
 describe.skipIf(!supported)('4-node cluster: reads and writes through any node, node loss within parity (real processes)', () => {
   let cluster: TestCluster;
-  const clients = new Map<number, S3Client>();
-  const s3 = (k: number): S3Client => {
-    let c = clients.get(k);
-    if (c === undefined) {
-      c = new S3Client({
-        endpoint: cluster.url(k),
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: cluster.accessKey, secretAccessKey: cluster.secretKey },
-        maxAttempts: 1,
-      });
-      clients.set(k, c);
-    }
-    return c;
-  };
+  const s3 = (k: number): S3Client => cluster.s3(k);
   const put = (k: number, key: string, body: Uint8Array) => s3(k).send(new PutObjectCommand({ Bucket: 'bkt', Key: key, Body: body }));
   const get = async (k: number, key: string): Promise<Buffer> => {
     const res = await s3(k).send(new GetObjectCommand({ Bucket: 'bkt', Key: key }));
@@ -56,7 +42,6 @@ describe.skipIf(!supported)('4-node cluster: reads and writes through any node, 
     await s3(1).send(new CreateBucketCommand({ Bucket: 'bkt' }));
   }, 60_000);
   afterAll(async () => {
-    for (const c of clients.values()) c.destroy();
     await cluster?.close();
   });
 

@@ -40,10 +40,12 @@ export interface SvcRun {
   stop(): Promise<number | null>;
 }
 
-export async function runSvc(args: string[], env: Record<string, string> = {}, opts: { port?: number } = {}): Promise<SvcRun> {
+export async function runSvc(args: string[], env: Record<string, string> = {}, opts: { port?: number; wrap?: string[] } = {}): Promise<SvcRun> {
   const port = opts.port ?? (await freePort());
   const consolePort = await freePort();
-  const child = spawn(NODE, [SVC, ...args], {
+  // `wrap`: a command prefix the program runs under (e.g. nsenter into a mount namespace).
+  const [bin, ...pre] = [...(opts.wrap ?? []), NODE];
+  const child = spawn(bin!, [...pre, SVC, ...args], {
     cwd: REPO,
     env: {
       PATH: process.env.PATH ?? '',

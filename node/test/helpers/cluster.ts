@@ -1,7 +1,13 @@
 /**
  * Test harness: N real `svc` processes on 127.0.0.1…127.0.0.N, one port, the
- * same volume argument on every node (e.g. `http://127.0.0.{1...4}:<port>/
+ * same volume arguments on every node (e.g. `http://127.0.0.{1...4}:<port>/
  * <base>/data/d{1...2}`).
+ *
+ * Several pools on different node ranges (`pools`: e.g. nodes 1–4 then
+ * 5–8, each `http://127.0.0.{a...b}:<port>/<base>/data/p<i>/d{1...n}`)
+ * model a cluster that grows: `usePools(1)` starts with the first pool
+ * only, `usePools(2)` + `restartAll()` restarts every node with the second
+ * volume argument appended, as an operator does.
  *
  * On one machine every node would see the same drive paths, so each node runs
  * in its own mount namespace (`unshare --mount --propagation private`) with
@@ -20,6 +26,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { S3Client } from '@aws-sdk/client-s3';
 import { request } from 'undici';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -43,19 +50,38 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export interface ClusterOptions {
-  nodes: number;
+/** One pool of a multi-pool cluster: a range of nodes, each with the same number of drives. */
+export interface ClusterPoolSpec {
+  /** First and last node (1-based, inclusive). */
+  nodes: [number, number];
   drivesPerNode: number;
+}
+
+/**
+ * Pools given as raw volume arguments (from the port and the shared drive
+ * path) plus the drive folders to create in every node's folder: any layout,
+ * every node runs every pool's argument.
+ */
+export interface ClusterCustomPools {
+  volumes: (port: number, sharedPath: string) => string[];
+  driveDirs: string[];
+}
+
+export interface ClusterOptions {
+  /** Highest node number. */
+  nodes: number;
+  /** Drives per node of the single pool over nodes 1…`nodes` (when `pools` is not given). */
+  drivesPerNode: number;
+  /**
+   * Pools on node ranges, in pool order (folders `p<i>/d<j>`), or a custom
+   * layout; default: one pool over every node,
+   * `http://127.0.0.{1...N}:<port><shared>/d{1...M}`.
+   */
+  pools?: ClusterPoolSpec[] | ClusterCustomPools;
   /** Extra environment for every node. */
   env?: Record<string, string>;
   accessKey?: string;
   secretKey?: string;
-  /**
-   * Several pools: the volume arguments from the port and the shared drive
-   * path (default: one pool, `http://127.0.0.{1...N}:<port><shared>/d{1...M}`),
-   * and the drive folders to create in every node's folder.
-   */
-  pools?: { volumes: (port: number, sharedPath: string) => string[]; driveDirs: string[] };
 }
 
 interface NodeProc {
@@ -69,35 +95,87 @@ export class TestCluster {
   /** The drive root path every node sees (its own folder mounted there). */
   readonly sharedPath: string;
   readonly port: number;
+  /** The first pool's volume argument. */
   readonly volume: string;
-  /** Every volume argument (one per pool). */
+  /** Every pool's volume argument, in pool order. */
   readonly volumes: readonly string[];
   readonly accessKey: string;
   readonly secretKey: string;
   readonly #opts: ClusterOptions;
+  /** Node ranges of the pools (undefined for a custom layout: every node runs every pool). */
+  readonly #ranges: readonly ClusterPoolSpec[] | undefined;
+  /** Drive folder of pool i under a node's folder ('' for the single default pool). */
+  readonly #poolDir: (i: number) => string;
+  #active: number;
   readonly #procs = new Map<number, NodeProc>();
+  readonly #clients = new Map<number, S3Client>();
 
   private constructor(opts: ClusterOptions, base: string, port: number) {
     this.#opts = opts;
     this.base = base;
     this.port = port;
     this.sharedPath = join(base, 'data');
-    this.volumes = opts.pools?.volumes(port, this.sharedPath) ?? [`http://127.0.0.{1...${opts.nodes}}:${port}${this.sharedPath}/d{1...${opts.drivesPerNode}}`];
+    const pools = opts.pools;
+    this.#poolDir = pools ? (i) => `p${i + 1}` : () => '';
+    if (pools !== undefined && !Array.isArray(pools)) {
+      this.#ranges = undefined;
+      this.volumes = pools.volumes(port, this.sharedPath);
+    } else {
+      this.#ranges = pools ?? [{ nodes: [1, opts.nodes], drivesPerNode: opts.drivesPerNode }];
+      this.volumes = this.#ranges.map(
+        (p, i) => `http://127.0.0.{${p.nodes[0]}...${p.nodes[1]}}:${port}${join(this.sharedPath, this.#poolDir(i))}/d{1...${p.drivesPerNode}}`,
+      );
+    }
     this.volume = this.volumes[0]!;
+    this.#active = this.volumes.length;
     this.accessKey = opts.accessKey ?? 'clusteradmin';
     this.secretKey = opts.secretKey ?? `secret-${randomBytes(6).toString('hex')}`;
   }
 
-  /** Creates the folders (node K's drives under `<base>/node<K>/d*`); starts nothing. */
+  /** Creates the folders (node K's drives under `<base>/node<K>/[p<i>/]d*`); starts nothing. */
   static async create(opts: ClusterOptions): Promise<TestCluster> {
     const base = `/tmp/svc-cluster-${randomBytes(6).toString('hex')}`;
     const c = new TestCluster(opts, base, await freePort());
     await mkdir(c.sharedPath, { recursive: true });
-    const dirs = opts.pools?.driveDirs ?? Array.from({ length: opts.drivesPerNode }, (_, d) => `d${d + 1}`);
-    for (let k = 1; k <= opts.nodes; k++) {
-      for (const d of dirs) await mkdir(join(c.nodeDir(k), d), { recursive: true });
+    if (opts.pools !== undefined && !Array.isArray(opts.pools)) {
+      for (let k = 1; k <= opts.nodes; k++) for (const d of opts.pools.driveDirs) await mkdir(join(c.nodeDir(k), d), { recursive: true });
+      return c;
+    }
+    for (const [i, p] of c.#ranges!.entries()) {
+      for (let k = p.nodes[0]; k <= p.nodes[1]; k++) {
+        for (let d = 1; d <= p.drivesPerNode; d++) await mkdir(c.drivePath(k, i, d), { recursive: true });
+      }
     }
     return c;
+  }
+
+  /** Node K's folder holding drive `d` (1-based) of pool `pool` (0-based); node-range layouts only. */
+  drivePath(k: number, pool: number, d: number): string {
+    if (!this.#ranges) throw new Error('drivePath needs pools given as node ranges');
+    return join(this.nodeDir(k), this.#poolDir(pool), `d${d}`);
+  }
+
+  /** Nodes of pool `pool` (0-based); every node for a custom layout. */
+  nodesOf(pool: number): number[] {
+    const [a, b] = this.#ranges?.[pool]?.nodes ?? [1, this.#opts.nodes];
+    return Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  }
+
+  /** Nodes of the pools in use, ascending. */
+  activeNodes(): number[] {
+    return [...new Set(this.volumes.slice(0, this.#active).flatMap((_v, i) => this.nodesOf(i)))].sort((a, b) => a - b);
+  }
+
+  /** Nodes started from now on get the volume arguments of the first `count` pools. */
+  usePools(count: number): void {
+    if (count < 1 || count > this.volumes.length) throw new Error(`pool count ${count} out of 1…${this.volumes.length}`);
+    this.#active = count;
+  }
+
+  /** Stops every running node (graceful) and starts every node of the pools in use. */
+  async restartAll(): Promise<void> {
+    await Promise.all([...this.#procs.keys()].map((k) => this.stop(k, 'SIGTERM')));
+    await Promise.all(this.activeNodes().map((k) => this.start(k)));
   }
 
   /** Node K's own folder, mounted on `sharedPath` inside its namespace. */
@@ -140,12 +218,9 @@ export class TestCluster {
     if (this.#procs.has(k)) throw new Error(`node ${k} already running`);
     const log = createWriteStream(this.logPath(k), { flags: 'a' });
     await once(log, 'open');
-    // One pool: the volume as the argument; several: SVC_VOLUMES (space-separated) and no argument.
-    const script =
-      this.volumes.length === 1
-        ? 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$SVC_TEST_VOLUME"'
-        : 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server';
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], {
+    const script = 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$@"';
+    const volumes = this.volumes.slice(0, this.#active);
+    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'svc-node', ...volumes], {
       cwd: REPO,
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
@@ -154,8 +229,6 @@ export class TestCluster {
         SVC_TEST_SHARED_DIR: this.sharedPath,
         SVC_TEST_NODE: NODE_BIN,
         SVC_TEST_SVC_JS: SVC_JS,
-        SVC_TEST_VOLUME: this.volume,
-        ...(this.volumes.length > 1 ? { SVC_VOLUMES: this.volumes.join(' ') } : {}),
         SVC_ADDRESS: `${this.host(k)}:${this.port}`,
         SVC_CONSOLE_ENABLE: 'false',
         SVC_ACCESS_KEY: this.accessKey,
@@ -222,8 +295,25 @@ export class TestCluster {
     }
   }
 
+  /** An S3 client (@aws-sdk/client-s3, no retries) talking to node K, kept until `close`. */
+  s3(k: number): S3Client {
+    let c = this.#clients.get(k);
+    if (c === undefined) {
+      c = new S3Client({
+        endpoint: this.url(k),
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: this.accessKey, secretAccessKey: this.secretKey },
+        maxAttempts: 1,
+      });
+      this.#clients.set(k, c);
+    }
+    return c;
+  }
+
   /** Stops every node and removes the base folder. */
   async close(): Promise<void> {
+    for (const c of this.#clients.values()) c.destroy();
     await Promise.all([...this.#procs.keys()].map((k) => this.stop(k)));
     await rm(this.base, { recursive: true, force: true });
   }
