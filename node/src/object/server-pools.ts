@@ -80,6 +80,7 @@ export interface ObjectLayerOptions {
 }
 
 const DRIVE_PROBE_MS = 5_000;
+const FREE_SPACE_TTL_MS = 1_000;
 const DEFAULT_INLINE_TOTAL = 256 * 1024;
 const MAX_INLINE_SHARD = 128 * 1024;
 
@@ -98,6 +99,7 @@ export class ServerPools implements ObjectLayer {
   readonly #clock: Clock;
   readonly #locker: NamespaceLocker;
   readonly #stopProbe: () => void;
+  readonly #free = new Map<number, { at: number; free: number }>();
   #probing = false;
 
   constructor(opts: ObjectLayerOptions) {
@@ -167,9 +169,9 @@ export class ServerPools implements ObjectLayer {
     if (open.length === 0) throw new SvcError('SlowDown', 'no pool takes new objects; retry later');
     let ranked = open;
     if (open.length > 1) {
-      const caps = await Promise.all(open.map(poolCapacity));
+      const caps = await Promise.all(open.map((p) => this.#freeOf(p)));
       ranked = rankPools(
-        caps.map((c) => c.usableFree),
+        caps,
         caps.map(() => true),
       ).map((i) => open[i]!);
     }
@@ -187,6 +189,19 @@ export class ServerPools implements ObjectLayer {
       }
     }
     throw first;
+  }
+
+  /**
+   * Usable free bytes of a pool for placement, measured at most once per
+   * `FREE_SPACE_TTL_MS` (a drive statfs each, over RPC for remote drives:
+   * too much to repeat for every new object).
+   */
+  async #freeOf(pool: Pool): Promise<number> {
+    const c = this.#free.get(pool.index);
+    if (c && this.#clock.now() - c.at < FREE_SPACE_TTL_MS) return c.free;
+    const free = (await poolCapacity(pool)).usableFree;
+    this.#free.set(pool.index, { at: this.#clock.now(), free });
+    return free;
   }
 
   /**

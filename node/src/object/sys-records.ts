@@ -85,6 +85,13 @@ function checkPath(path: string): void {
   objectPath(path);
 }
 
+/** Some pool misses or holds an older copy of the winner, or a tombstone every pool holds can go. */
+function needsRepair(view: SysRecordView): boolean {
+  if (!view.winner) return false;
+  if (view.pools.some((p) => p.state === 'missing' || p.state === 'stale')) return true;
+  return view.winner.data === undefined && view.pools.every((p) => p.state === 'current');
+}
+
 export class SysRecords {
   readonly #pools: Pools;
   readonly #clock: Clock;
@@ -158,6 +165,11 @@ export class SysRecords {
    */
   async repair(path: string): Promise<{ view: SysRecordView; repaired: number[]; failed: { pool: number; error: SvcError }[] }> {
     checkPath(path);
+    // A look without the lock first: a record every pool holds current needs
+    // nothing, and a pass over many records must not queue on their locks
+    // (lock quorum may be away while storage answers).
+    const seen = await this.#view(await this.#pools.lookup(SYS_VOL, path), path, true);
+    if (!needsRepair(seen)) return { view: seen, repaired: [], failed: [] };
     return this.#locked(path, async () => {
       const view = await this.#view(await this.#pools.lookup(SYS_VOL, path), path, true);
       const repaired: number[] = [];
