@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bucketRecordPath } from '../src/object/bucket-sync.ts';
 import { putDataFromBuffer } from '../src/object/put-data.ts';
+import { ManualClock } from '../src/util/clock.ts';
 import { SvcError } from '../src/util/errors.ts';
 import { bytes, get, put } from './engine-helpers.ts';
 import { codeOf } from './helpers/error-code.ts';
@@ -140,6 +141,40 @@ describe('growing by a pool', () => {
     await put(l, 'eager', 'k', bytes(2000, 8));
     expect(poolsOf('eager', 'k')).toEqual([1]);
     expect((await get(l, 'eager', 'k')).equals(bytes(2000, 8))).toBe(true);
+  });
+
+  it('the sync worker passes at start, again soon after a change missed a pool, and otherwise every interval', async () => {
+    await seed();
+    const clock = new ManualClock(Date.now());
+    const l = await fx.open(2, { clock });
+    const until = async (cond: () => boolean) => {
+      for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(cond()).toBe(true);
+    };
+    l.bucketSync.worker.start();
+    await until(() => l.bucketSync.worker.status().progress.passes === 1);
+    expect(volumeOnEveryDrive(1, 'plain')).toBe(true);
+    expect(l.bucketSync.worker.state).toBe('idle');
+
+    // A create that misses pool 1 marks the sync dirty: the next pass comes
+    // 30 s after the last, not 10 min.
+    await fx.poolOffline(1);
+    await l.makeBucket('missed');
+    await fx.poolOnline(1);
+    await clock.advance(29_000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(l.bucketSync.worker.status().progress.passes).toBe(1);
+    await clock.advance(1_000);
+    await until(() => l.bucketSync.worker.status().progress.passes === 2);
+    expect(volumeOnEveryDrive(1, 'missed')).toBe(true);
+    // Nothing missed since: the next pass waits for the full interval.
+    await clock.advance(60_000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(l.bucketSync.worker.status().progress.passes).toBe(2);
+    await clock.advance(9 * 60_000);
+    await until(() => l.bucketSync.worker.status().progress.passes === 3);
+    await l.bucketSync.worker.stop();
+    expect(l.bucketSync.worker.state).toBe('stopped');
   });
 
   it('a pool that refuses the bucket: writes fall back, or fail with a clear error naming the pool; the sync reports it', async () => {

@@ -163,7 +163,7 @@ export class BucketSync {
     this.worker = new Worker(
       {
         name: 'bucket-sync',
-        work: () => this.#work(),
+        work: (signal) => this.#work(signal),
         waitForWork: (signal) => sleepUnlessAborted(this.#clock, this.#untilDue(), signal),
         progress: () => ({
           passes: this.#passes,
@@ -249,10 +249,13 @@ export class BucketSync {
     );
   }
 
-  /** One pass over every bucket and pool (concurrent callers share one pass). */
-  pass(): Promise<BucketSyncReport> {
+  /**
+   * One pass over every bucket and pool (concurrent callers share one pass;
+   * `signal` ends the pass early, between buckets).
+   */
+  pass(signal?: AbortSignal): Promise<BucketSyncReport> {
     if (!this.#pass) {
-      this.#pass = this.#runPass().finally(() => {
+      this.#pass = this.#runPass(signal).finally(() => {
         this.#pass = undefined;
         this.#lastAttemptAt = this.#clock.now();
       });
@@ -260,7 +263,7 @@ export class BucketSync {
     return this.#pass;
   }
 
-  async #runPass(): Promise<BucketSyncReport> {
+  async #runPass(signal: AbortSignal | undefined): Promise<BucketSyncReport> {
     this.#dirty = false;
     const { names } = await this.#records.list(BUCKETS_DIR);
     const buckets = names.filter((n) => n.endsWith('/')).map((n) => n.slice(0, -1));
@@ -305,13 +308,15 @@ export class BucketSync {
     };
     await Promise.all(
       Array.from({ length: Math.min(PASS_CONCURRENCY, buckets.length) }, async () => {
-        while (next < buckets.length) await one(buckets[next++]!);
+        while (next < buckets.length && !signal?.aborted) await one(buckets[next++]!);
       }),
     );
+    const report: BucketSyncReport = { at: this.#clock.now(), buckets: live, volumesMade, recordsCopied, issues: [...issues.values()] };
+    if (signal?.aborted) return report; // a partial pass replaces nothing
     this.#issues = issues;
     this.#short = short;
     this.#passes++;
-    const report: BucketSyncReport = { at: this.#clock.now(), buckets: live, volumesMade, recordsCopied, issues: this.issues() };
+    report.issues = this.issues();
     this.#last = report;
     if (volumesMade > 0 || recordsCopied > 0) {
       this.#log.info({ event: 'bucket_sync_repaired', buckets: live, volumesMade, recordsCopied }, 'bucket sync made missing bucket volumes and record copies');
@@ -344,10 +349,10 @@ export class BucketSync {
     for (const f of failed) this.#issue(into, f.pool, bucket, 'record', `${f.error.code}: ${f.error.message}`, false);
   }
 
-  async #work(): Promise<WorkResult> {
+  async #work(signal: AbortSignal): Promise<WorkResult> {
     if (this.#untilDue() > 0) return 'idle';
     try {
-      await this.pass();
+      await this.pass(signal);
     } catch (err) {
       this.#dirty = true;
       this.#log.warn({ event: 'bucket_sync_failed', err }, 'bucket sync pass failed');
