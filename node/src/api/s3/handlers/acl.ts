@@ -20,12 +20,11 @@ function sendPolicy(ctx: S3Context): void {
     Owner: owner(ctx),
     AccessControlList: {
       Grant: {
-        Grantee: { ID: ctx.ownerId, DisplayName: ctx.ownerId },
+        Grantee: { '@xmlns:xsi': 'http://www.w3.org/2001/XMLSchema-instance', '@xsi:type': 'CanonicalUser', ID: ctx.ownerId, DisplayName: ctx.ownerId },
         Permission: 'FULL_CONTROL',
       },
     },
   });
-  // the serializer cannot emit the xsi:type attribute S3 puts on Grantee; clients accept it without
 }
 
 export async function handleGetBucketAcl(ctx: S3Context): Promise<void> {

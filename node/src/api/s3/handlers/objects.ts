@@ -23,7 +23,7 @@ import {
   parseUserMeta,
   validateBucketName,
 } from '../validate.ts';
-import { parseXml, type XmlNode, xmlList, xmlText } from '../xml.ts';
+import { parseXml, type XmlNode, xmlList, xmlRawText, xmlText } from '../xml.ts';
 import { checkCannedAcl } from './acl.ts';
 import { MAX_OBJECT_TAGS } from './tagging.ts';
 
@@ -276,7 +276,7 @@ export async function handleDeleteObjects(ctx: S3Context): Promise<void> {
   if (objects.length === 0) throw new SvcError('MalformedXML', 'The Delete document must name at least one Object.');
   if (objects.length > MAX_DELETE_OBJECTS) throw new SvcError('MalformedXML', 'The Delete document may name at most 1000 objects.');
   const targets = objects.map((o) => {
-    const key = xmlText(o, 'Key');
+    const key = xmlRawText(o, 'Key');
     if (key === undefined || key === '') throw new SvcError('MalformedXML', 'Every Object needs a Key.');
     return { key, versionId: xmlText(o, 'VersionId') };
   });

@@ -3,7 +3,7 @@ import { SvcError } from '../../../util/errors.ts';
 import { type S3Context, sendEmpty, sendXml } from '../context.ts';
 import { readSmallBody } from '../put-data.ts';
 import { decodeTags, encodeTags } from '../validate.ts';
-import { parseXml, xmlList, xmlText } from '../xml.ts';
+import { parseXml, xmlList, xmlRawText } from '../xml.ts';
 
 export const MAX_OBJECT_TAGS = 10;
 export const MAX_BUCKET_TAGS = 50;
@@ -16,8 +16,8 @@ async function readTagging(ctx: S3Context, maxTags: number): Promise<string> {
   if (tagSet !== undefined && tagSet !== '') {
     if (typeof tagSet !== 'object' || tagSet === null) throw new SvcError('MalformedXML');
     for (const t of xmlList(tagSet as Record<string, unknown>, 'Tag')) {
-      const k = xmlText(t, 'Key');
-      const v = xmlText(t, 'Value') ?? '';
+      const k = xmlRawText(t, 'Key');
+      const v = xmlRawText(t, 'Value') ?? '';
       if (k === undefined) throw new SvcError('MalformedXML', 'Every Tag needs a Key.');
       tags.push([k, v]);
     }
