@@ -21,7 +21,7 @@ import type { Drive } from '../storage/drive.ts';
 import type { PoolFormatResult } from '../storage/format.ts';
 import type { Endpoint } from '../topology/endpoint.ts';
 import type { PoolLayout } from '../topology/pool-layout.ts';
-import { quorums } from '../topology/storage-class.ts';
+import { quorums, readinessParity } from '../topology/storage-class.ts';
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -236,7 +236,7 @@ export class ClusterBootstrap {
       const parity = pool.layout.parity.standard;
       pool.sets.forEach((set, s) => {
         const online = set.filter((d) => d.isOnline()).length;
-        const q = quorums(set.length, parity);
+        const q = quorums(set.length, readinessParity(set.length, parity));
         if (online < q.read) {
           read = false;
           short.push(`pool ${pool.layout.index} set ${s}: ${online}/${set.length} drives online, read quorum ${q.read}`);

@@ -26,8 +26,21 @@ describe('storage health', () => {
     expect(r.read).toBe(false);
     expect(r.detail).toContain('pool 0 set 1 (1/4 online, 2 needed)');
   });
-  it('zero parity needs every drive', () => {
-    expect(evaluateStorage([pool([U, ...ok.slice(1)], 0)]).read).toBe(false);
+  it('a drive down with parity left: ready, and the detail names the short set', () => {
+    const r = evaluateStorage([pool([U, ...ok.slice(1)])]);
+    expect(r).toMatchObject({ read: true, write: true });
+    expect(r.detail).toBe('2 of 2 erasure sets have read quorum; drives offline in pool 0 set 0 (3/4 online)');
+  });
+  it('zero parity: a drive down leaves the set serving (only zero-parity objects fail); the .svc.sys quorum still decides', () => {
+    expect(evaluateStorage([pool([U, ...ok.slice(1)], 0)])).toMatchObject({ read: true, write: true });
+    expect(evaluateStorage([pool([U, U, ...ok.slice(2)], 0)])).toMatchObject({ read: true, write: false });
+    const lost = evaluateStorage([pool([U, U, U, ...ok.slice(3)], 0)]);
+    expect(lost.read).toBe(false);
+    expect(lost.detail).toContain('pool 0 set 0 (1/4 online, 2 needed)');
+  });
+  it('normal parity still loses readiness below its read quorum (EC:1 on 4 drives needs 3)', () => {
+    expect(evaluateStorage([pool([U, U, ...ok.slice(2)], 1)]).read).toBe(false);
+    expect(evaluateStorage([pool([U, ...ok.slice(1)], 1)]).read).toBe(true);
   });
   it('no reference format: not ready', () => {
     expect(evaluateStorage([{ setDriveCount: 4, standardParity: 2, reference: undefined, drives: [] }])).toMatchObject({ read: false, write: false });

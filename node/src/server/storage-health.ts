@@ -1,11 +1,11 @@
 /**
  * Storage readiness of the pools: every erasure set needs read quorum
- * (K = N − STANDARD parity drives holding the pool's format in their slot);
- * write quorum (K, or K + 1 when K equals parity) feeds the cluster probe.
- * Pure.
+ * (K = N − STANDARD parity drives holding the pool's format in their slot;
+ * for zero parity the `.svc.sys` quorum, see `readinessParity`); write
+ * quorum (K, or K + 1 when K equals parity) feeds the cluster probe. Pure.
  */
 import type { DriveFormatState, FormatFile } from '../storage/format.ts';
-import { quorums } from '../topology/storage-class.ts';
+import { quorums, readinessParity } from '../topology/storage-class.ts';
 
 export interface SetHealth {
   readonly pool: number;
@@ -55,7 +55,7 @@ export function evaluateStorage(pools: readonly PoolHealthInput[]): StorageHealt
   let read = true;
   let write = true;
   pools.forEach((p, pool) => {
-    const q = quorums(p.setDriveCount, p.standardParity);
+    const q = quorums(p.setDriveCount, readinessParity(p.setDriveCount, p.standardParity));
     if (!p.reference) {
       read = false;
       write = false;
@@ -68,10 +68,12 @@ export function evaluateStorage(pools: readonly PoolHealthInput[]): StorageHealt
     });
   });
   const below = sets.filter((s) => s.online < s.readQuorum);
+  const short = sets.filter((s) => s.online < s.drives && s.online >= s.readQuorum);
+  const offline = short.length === 0 ? '' : `; drives offline in ${short.map((s) => `pool ${s.pool} set ${s.set} (${s.online}/${s.drives} online)`).join(', ')}`;
   const detail = !pools.every((p) => p.reference)
     ? 'format quorum not reached'
     : below.length === 0
-      ? `${sets.length} of ${sets.length} erasure sets have read quorum`
-      : `${sets.length - below.length} of ${sets.length} erasure sets have read quorum; below: ${below.map((s) => `pool ${s.pool} set ${s.set} (${s.online}/${s.drives} online, ${s.readQuorum} needed)`).join(', ')}`;
+      ? `${sets.length} of ${sets.length} erasure sets have read quorum${offline}`
+      : `${sets.length - below.length} of ${sets.length} erasure sets have read quorum; below: ${below.map((s) => `pool ${s.pool} set ${s.set} (${s.online}/${s.drives} online, ${s.readQuorum} needed)`).join(', ')}${offline}`;
   return { read, write, sets, detail };
 }

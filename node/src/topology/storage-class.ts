@@ -104,3 +104,17 @@ export function quorums(setDriveCount: number, parity: number): { data: number; 
   const data = setDriveCount - parity;
   return { data, read: data, write: data === parity ? data + 1 : data };
 }
+
+/**
+ * The parity that decides whether a set can serve (node readiness). With a
+ * non-zero STANDARD parity it is that parity: below its read quorum the set's
+ * objects are unreadable and the node is degraded. Zero parity has no degraded
+ * mode by design (SPEC Storage-class rule 6): with a drive down only the
+ * zero-parity objects fail, one by one, with ErasureReadQuorum /
+ * ErasureWriteQuorum, while bucket operations, listings, deletes and the
+ * `.svc.sys` metadata (always written at parity N/2) keep working. Such a set
+ * is ready while that metadata quorum holds.
+ */
+export function readinessParity(setDriveCount: number, standardParity: number): number {
+  return standardParity > 0 ? standardParity : Math.floor(setDriveCount / 2);
+}
