@@ -84,6 +84,9 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   const handle: RequestHandler = (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = routeOf(path, opts.healthEnabled);
+    // Installed as the server's `checkContinue` listener too: only the S3
+    // handler decides (after authentication) whether the body is wanted.
+    if (route !== 's3' && /100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
     try {
       switch (route) {
         case 'health':

@@ -263,6 +263,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
 
   const dispatcher = createDispatcher({ health: readiness, healthEnabled: config.healthEndpointEnable, logger: log, handlers: deps.handlers });
   const main = createServer({ requestTimeout: 0 }, dispatcher.handle);
+  // `Expect: 100-continue` requests reach the dispatcher too; the S3 handler sends 100 only once the request is authorised
+  main.on('checkContinue', dispatcher.handle);
   const consoleServer = config.consoleEnable
     ? createServer(
         createConsoleHandler({

@@ -37,7 +37,7 @@ import {
   type WalkOptions,
   XL_META,
 } from './drive.ts';
-import { keyOfEntry } from './object-path.ts';
+import { DIR_OBJECT_SUFFIX, keyOfEntry } from './object-path.ts';
 import { baseVersionId, decodeXlMeta, encodeXlMeta, mergeVersion, supersededId } from './xl-meta.ts';
 import { compareKeys } from '../util/key-order.ts';
 
@@ -740,7 +740,24 @@ export class LocalDrive implements Drive {
     } catch (err) {
       await this.#mapErr(err, vol, 'VolumeNotFound');
     }
+    if (filter === '' && baseKey !== '') {
+      // A prefix ending in '/' names a directory object too ('dir/' is stored
+      // beside the directory, as `dir__XLDIR__`); it sorts before its children.
+      yield* this.#dirObject(baseDir, baseKey, opts.marker);
+    }
     yield* this.#walk(baseDir, baseKey, filter, opts, undefined);
+  }
+
+  /** Yields the directory object `key` (ending in '/') stored beside `dir`, when present and after the marker. */
+  async *#dirObject(dir: string, key: string, marker: string | undefined): AsyncGenerator<WalkEntry, void> {
+    if (marker !== undefined && compareKeys(key, marker) <= 0) return;
+    try {
+      yield { name: key, meta: await fsp.readFile(join(`${dir}${DIR_OBJECT_SUFFIX}`, XL_META)) };
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return;
+      return this.#mapErr(err, '');
+    }
   }
 
   /** Data dirs named by the xl.meta in `dir` (not sub-objects). */

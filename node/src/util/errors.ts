@@ -56,6 +56,7 @@ export const ERRORS = {
   NoSuchKey: { status: 404, message: 'The specified key does not exist.' },
   NoSuchVersion: { status: 404, message: 'The specified version does not exist.' },
   InvalidRange: { status: 416, message: 'The requested range is not satisfiable.' },
+  InvalidPartNumber: { status: 416, message: 'The requested partnumber is not satisfiable.' },
   PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold.' },
   NotModified: { status: 304, message: 'Not Modified.' },
   KeyTooLongError: { status: 400, message: 'Your key is too long.' },

@@ -24,6 +24,8 @@ export interface S3ServerOptions {
   clock?: Clock;
   accessKey?: string;
   secretKey?: string;
+  /** Region clients sign for (default us-east-1). */
+  region?: string;
   /** Virtual-host domains (`<bucket>.<domain>`). */
   domains?: string[];
 }
@@ -41,7 +43,7 @@ export interface S3Server {
 export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
   const accessKey = opts.accessKey ?? 'svcadmin';
   const secretKey = opts.secretKey ?? 'svcadmin-secret';
-  const region = 'us-east-1';
+  const region = opts.region ?? 'us-east-1';
   const root = await mkdtemp(join(tmpdir(), 'svc-s3-'));
   const engine = await buildEngine(root, {
     drives: opts.drives ?? 4,
@@ -57,6 +59,7 @@ export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
     clock: opts.clock ?? systemClock,
   });
   const server: Server = createServer(handler);
+  server.on('checkContinue', handler);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

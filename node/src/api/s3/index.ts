@@ -165,6 +165,8 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         requestId,
         ownerId: auth.accessKey,
       };
+      // The request is authenticated: a client waiting on `Expect: 100-continue` may send its body.
+      if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
       const handler = HANDLERS[ep.op] as AnyHandler;
       await handler(ctx);
     };

@@ -6,17 +6,35 @@ import { SvcError } from '../../../util/errors.ts';
 import { compareKeys } from '../../../util/key-order.ts';
 import { hdr, owner, type S3Context, sendEmpty, sendRawXml, sendXml } from '../context.ts';
 import { readSmallBody } from '../put-data.ts';
+import { decodeContinuationToken, encodeContinuationToken } from './listing.ts';
 import { escapeXml, parseXml, S3_NS, XML_DECL, xmlText } from '../xml.ts';
 import { checkCannedAcl } from './acl.ts';
 
 const MAX_CONFIG_BODY = 64 * 1024;
 
+/** Largest `max-buckets` S3 accepts. */
+const MAX_BUCKETS_PAGE = 10_000;
+
 export async function handleListBuckets(ctx: S3Context): Promise<void> {
-  const buckets = await ctx.layer.listBuckets();
-  buckets.sort((a, b) => compareKeys(a.name, b.name));
+  const q = ctx.ep.query;
+  const prefix = q.get('prefix') ?? '';
+  const rawMax = q.get('max-buckets');
+  if (rawMax !== undefined && (!/^\d{1,5}$/.test(rawMax) || Number(rawMax) < 1 || Number(rawMax) > MAX_BUCKETS_PAGE)) {
+    throw new SvcError('InvalidArgument', `max-buckets must be an integer between 1 and ${MAX_BUCKETS_PAGE}.`);
+  }
+  const token = q.get('continuation-token');
+  // the token is opaque to clients: base64url of the last bucket name returned
+  const after = token !== undefined && token !== '' ? decodeContinuationToken(token) : undefined;
+  const buckets = (await ctx.layer.listBuckets())
+    .filter((b) => b.name.startsWith(prefix) && (after === undefined || compareKeys(b.name, after) > 0))
+    .sort((a, b) => compareKeys(a.name, b.name));
+  const page = rawMax === undefined ? buckets : buckets.slice(0, Number(rawMax));
+  const truncated = page.length < buckets.length;
   sendXml(ctx, 200, 'ListAllMyBucketsResult', {
     Owner: owner(ctx),
-    Buckets: { Bucket: buckets.map((b) => ({ Name: b.name, CreationDate: b.created })) },
+    Buckets: { Bucket: page.map((b) => ({ Name: b.name, CreationDate: b.created, BucketRegion: ctx.region })) },
+    ...(truncated ? { ContinuationToken: encodeContinuationToken(page[page.length - 1]!.name) } : {}),
+    ...(q.has('prefix') ? { Prefix: prefix } : {}),
   });
 }
 
@@ -37,9 +55,11 @@ export async function handleCreateBucket(ctx: S3Context): Promise<void> {
   try {
     await ctx.layer.makeBucket(ctx.ep.bucket, { location });
   } catch (err) {
-    // one tenant: every existing bucket is the caller's own
-    if (err instanceof SvcError && err.code === 'BucketAlreadyExists') throw new SvcError('BucketAlreadyOwnedByYou');
-    throw err;
+    // One tenant: every existing bucket is the caller's own. AWS answers that
+    // with 200 (and changes nothing) in us-east-1, BucketAlreadyOwnedByYou elsewhere;
+    // BucketAlreadyExists is for a bucket another account owns.
+    if (!(err instanceof SvcError && (err.code === 'BucketAlreadyExists' || err.code === 'BucketAlreadyOwnedByYou'))) throw err;
+    if (ctx.region !== 'us-east-1') throw new SvcError('BucketAlreadyOwnedByYou');
   }
   sendEmpty(ctx, 200, { location: `/${ctx.ep.bucket}` });
 }

@@ -91,7 +91,8 @@ export async function handleListObjectsV2(ctx: S3Context): Promise<void> {
   const startAfter = q.get('start-after') ?? '';
   const fetchOwner = q.get('fetch-owner') === 'true';
   let marker = startAfter;
-  if (token !== undefined) {
+  // an empty token (what some clients send on the first page) means "from the start"
+  if (token !== undefined && token !== '') {
     const fromToken = decodeContinuationToken(token);
     marker = compareKeys(fromToken, startAfter) > 0 ? fromToken : startAfter;
   }
@@ -101,7 +102,7 @@ export async function handleListObjectsV2(ctx: S3Context): Promise<void> {
     Name: ctx.ep.bucket,
     Prefix: e(prefix),
     ...(startAfter ? { StartAfter: e(startAfter) } : {}),
-    ...(token !== undefined ? { ContinuationToken: token } : {}),
+    ...(token !== undefined && token !== '' ? { ContinuationToken: token } : {}),
     KeyCount: r.objects.length + r.prefixes.length,
     MaxKeys: maxKeys,
     ...(delimiter ? { Delimiter: e(delimiter) } : {}),

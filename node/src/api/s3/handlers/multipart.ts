@@ -2,7 +2,7 @@
  * Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort,
  * ListParts, ListMultipartUploads.
  */
-import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, PartInfo } from '../../../object/types.ts';
+import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, ObjectInfo, PartInfo } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { checksumHeaderName, compositeChecksum, fullObjectChecksum, parseChecksumAlgorithm, supportsFullObject } from '../checksum.ts';
 import { hdr, owner, quoteEtag, type S3Context, sendEmpty, sendXml, unquoteEtag } from '../context.ts';
@@ -159,7 +159,16 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
   for (let i = 1; i < requested.length; i++) {
     if (requested[i]!.number <= requested[i - 1]!.number) throw new SvcError('InvalidPartOrder');
   }
-  const { parts, upload } = await allParts(ctx, ctx.ep.uploadId);
+  let listed: Awaited<ReturnType<typeof allParts>>;
+  try {
+    listed = await allParts(ctx, ctx.ep.uploadId);
+  } catch (err) {
+    const done = err instanceof SvcError && err.code === 'NoSuchUpload' ? await completedBefore(ctx, requested) : undefined;
+    if (!done) throw err;
+    sendCompleteResult(ctx, done, done.checksum);
+    return;
+  }
+  const { parts, upload } = listed;
   const byNumber = new Map(parts.map((p) => [p.number, p]));
   const alg = upload.checksumAlgorithm;
   const type = upload.checksumType ?? 'COMPOSITE';
@@ -206,7 +215,10 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
       : {}),
     ...(expectedChecksum ? { checksum: expectedChecksum } : {}),
   });
-  const checksum = info.checksum ?? expectedChecksum;
+  sendCompleteResult(ctx, info, info.checksum ?? expectedChecksum);
+}
+
+function sendCompleteResult(ctx: Ctx<'CompleteMultipartUpload'>, info: ObjectInfo, checksum: ObjectChecksum | undefined): void {
   const headers: Record<string, string> = {};
   if (info.versionId && info.versionId !== 'null') headers['x-amz-version-id'] = info.versionId;
   sendXml(
@@ -222,6 +234,18 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
     },
     headers,
   );
+}
+
+/**
+ * A CompleteMultipartUpload retried after it succeeded (the first answer was
+ * lost) finds no upload. When the object's latest version is exactly the
+ * requested part list (same numbers, same part ETags), that completion is the
+ * one being retried: S3 answers 200 with the same ETag, and so do we.
+ */
+async function completedBefore(ctx: Ctx<'CompleteMultipartUpload'>, requested: { number: number; etag: string }[]): Promise<ObjectInfo | undefined> {
+  const info = await ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, {}).catch(() => undefined);
+  if (!info || !/-\d+$/.test(info.etag) || info.parts.length !== requested.length) return undefined;
+  return info.parts.every((p, i) => p.number === requested[i]!.number && p.etag === requested[i]!.etag) ? info : undefined;
 }
 
 export async function handleAbortMultipartUpload(ctx: Ctx<'AbortMultipartUpload'>): Promise<void> {

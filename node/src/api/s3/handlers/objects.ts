@@ -105,9 +105,21 @@ function getOptions(ctx: S3Context): GetObjectOptions {
     if (opts.partNumber !== undefined) throw new SvcError('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter.');
     opts.range = range;
   }
-  const pre = parsePreconditions(ctx.req);
-  if (pre) opts.preconditions = pre;
   return opts;
+}
+
+/** A part number past the object's parts is InvalidPartNumber (416), as S3 answers. */
+function partNumberError(err: unknown, partNumber: number | undefined): unknown {
+  if (partNumber !== undefined && err instanceof SvcError && err.code === 'InvalidRange' && err.details?.['partNumber'] !== undefined) {
+    return new SvcError('InvalidPartNumber');
+  }
+  return err;
+}
+
+/** 304 Not Modified carries the ETag (and Last-Modified, version id) of what the client already has. */
+function sendNotModified(ctx: S3Context, info: ObjectInfo): void {
+  ctx.res.writeHead(304, { etag: quoteEtag(info.etag), 'last-modified': info.modTime.toUTCString(), ...versionHeaders(info) });
+  ctx.res.end();
 }
 
 /** GET/HEAD answer a delete marker with 404/405 and `x-amz-delete-marker: true`. */
@@ -174,15 +186,19 @@ function checksumModeHeaders(ctx: S3Context, info: ObjectInfo, partNumber: numbe
 
 export async function handleGetObject(ctx: S3Context): Promise<void> {
   const opts = getOptions(ctx);
-  const result = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObject(ctx.ep.bucket, ctx.ep.key, opts));
+  // Preconditions are evaluated here, not in the object layer, so a 304 can carry the ETag;
+  // the body stream reads nothing until it is piped.
+  const pre = parsePreconditions(ctx.req);
+  const result = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObject(ctx.ep.bucket, ctx.ep.key, opts)).catch((err: unknown) => {
+    throw partNumberError(err, opts.partNumber);
+  });
   const { info, body } = result;
   try {
-    checkPreconditions(opts.preconditions, info.etag, info.modTime);
+    checkPreconditions(pre, info.etag, info.modTime);
   } catch (err) {
     body.destroy();
     if (err instanceof SvcError && err.code === 'NotModified') {
-      ctx.res.writeHead(304, { etag: quoteEtag(info.etag), 'last-modified': info.modTime.toUTCString(), ...versionHeaders(info) });
-      ctx.res.end();
+      sendNotModified(ctx, info);
       return;
     }
     throw err;
@@ -207,11 +223,10 @@ export async function handleHeadObject(ctx: S3Context): Promise<void> {
   const { range, ...infoOpts } = opts;
   const info = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, infoOpts));
   try {
-    checkPreconditions(opts.preconditions, info.etag, info.modTime);
+    checkPreconditions(parsePreconditions(ctx.req), info.etag, info.modTime);
   } catch (err) {
     if (err instanceof SvcError && err.code === 'NotModified') {
-      ctx.res.writeHead(304, { etag: quoteEtag(info.etag), 'last-modified': info.modTime.toUTCString(), ...versionHeaders(info) });
-      ctx.res.end();
+      sendNotModified(ctx, info);
       return;
     }
     throw err;
@@ -222,7 +237,7 @@ export async function handleHeadObject(ctx: S3Context): Promise<void> {
   if (opts.partNumber !== undefined) {
     const parts = info.parts.length > 0 ? info.parts : [];
     const idx = parts.findIndex((p) => p.number === opts.partNumber);
-    if (idx < 0 && !(opts.partNumber === 1 && parts.length <= 1)) throw new SvcError('InvalidPart', 'The requested partNumber is not satisfiable.');
+    if (idx < 0 && !(opts.partNumber === 1 && parts.length <= 1)) throw new SvcError('InvalidPartNumber');
     if (idx >= 0 && parts.length > 1) {
       const start = parts.slice(0, idx).reduce((s, p) => s + p.size, 0);
       length = parts[idx]!.size;
