@@ -65,6 +65,8 @@ export interface ObjectInfo {
   /** Erasure geometry the object was written with. */
   dataBlocks: number;
   parityBlocks: number;
+  /** The version's access control list as the S3 API stored it (opaque here); absent when none was set. */
+  acl?: string;
 }
 
 export interface BucketInfo {
@@ -132,6 +134,8 @@ export interface PutObjectOptions {
   tags?: string;
   /** Conditional write: `If-None-Match: *` / `If-Match: <etag>` checked under the namespace lock. */
   preconditions?: Preconditions;
+  /** Access control list to store with the version (opaque to the object layer, see `ObjectInfo.acl`). */
+  acl?: string;
   /** Internal use by copy / data movement: keep this mod time and version id. */
   modTime?: Date;
   versionId?: string;
@@ -305,7 +309,7 @@ export interface ObjectLayer {
   updateObjectMetadata(
     bucket: string,
     key: string,
-    opts: { versionId?: string; userMeta?: Record<string, string>; contentHeaders?: ContentHeaders; tags?: string },
+    opts: { versionId?: string; userMeta?: Record<string, string>; contentHeaders?: ContentHeaders; tags?: string; acl?: string },
   ): Promise<ObjectInfo>;
 
   // ---- listing

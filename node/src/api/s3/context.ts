@@ -6,7 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ObjectLayer } from '../../object/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { AuthContext } from './auth/sigv4.ts';
+import type { AuthContext, CredentialLookup } from './auth/sigv4.ts';
+import type { BucketSecurity } from './authz/authorize.ts';
+import type { Principal } from './authz/principal.ts';
 import type { S3Endpoint } from './router.ts';
 import { toXml, type XmlNode } from './xml.ts';
 
@@ -20,8 +22,15 @@ export interface S3Context<E extends S3Endpoint = S3Endpoint> {
   clock: Clock;
   logger: Logger;
   requestId: string;
-  /** Owner id shown in listings and ACLs (the access key). */
+  /** Owner id shown in listings and ACLs (the root access key: svc has one owner). */
   ownerId: string;
+  principal: Principal;
+  /** Secrets of the credentials (POST Object verifies its form's signature itself). */
+  credentials: CredentialLookup;
+  /** The bucket's access-control settings, loaded by authorization (bucket-level operations). */
+  security?: BucketSecurity;
+  /** Authorizes one more action of this request on another key (DeleteObjects entries); throws AccessDenied. */
+  authorizeKey(key: string, action: string): Promise<void>;
 }
 
 export type Handler<E extends S3Endpoint = S3Endpoint> = (ctx: S3Context<E>) => Promise<void>;

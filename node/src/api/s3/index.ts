@@ -10,7 +10,9 @@ import type { ObjectLayer } from '../../object/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AuthContext, Credential, CredentialLookup } from './auth/sigv4.ts';
-import { verifyRequest } from './auth/verify.ts';
+import { authenticateRequest } from './auth/verify.ts';
+import { authorizeEndpoint } from './authz/endpoint.ts';
+import { ANONYMOUS, rootPrincipal } from './authz/principal.ts';
 import type { Handler, S3Context } from './context.ts';
 import { sendError } from './errors.ts';
 import {
@@ -28,6 +30,20 @@ import {
   handleListBuckets,
   handlePutBucketVersioning,
 } from './handlers/buckets.ts';
+import { applyCorsHeaders, type CorsSource, handleDeleteBucketCors, handleGetBucketCors, handlePreflight, handlePutBucketCors } from './handlers/cors.ts';
+import {
+  handleDeleteBucketOwnershipControls,
+  handleDeleteBucketPolicy,
+  handleDeletePublicAccessBlock,
+  handleGetBucketOwnershipControls,
+  handleGetBucketPolicy,
+  handleGetBucketPolicyStatus,
+  handleGetPublicAccessBlock,
+  handlePutBucketOwnershipControls,
+  handlePutBucketPolicy,
+  handlePutPublicAccessBlock,
+} from './handlers/policy.ts';
+import { handlePostObject } from './handlers/post-object.ts';
 import { handleListObjectsV1, handleListObjectsV2, handleListObjectVersions } from './handlers/listing.ts';
 import {
   handleAbortMultipartUpload,
@@ -55,11 +71,12 @@ import {
   handlePutBucketTagging,
   handlePutObjectTagging,
 } from './handlers/tagging.ts';
-import { parseEndpoint, type S3Endpoint, type S3Operation } from './router.ts';
+import { parseEndpoint, type S3Endpoint, type S3Operation, targetOf } from './router.ts';
 import { validateBucketName } from './validate.ts';
+import { SvcError } from '../../util/errors.ts';
 
 export type { AuthContext, Credential, CredentialLookup, VerifyOptions } from './auth/sigv4.ts';
-export { verifyIncoming, verifyRequest } from './auth/verify.ts';
+export { authenticateRequest, verifyIncoming, verifyRequest } from './auth/verify.ts';
 /** Reads a small request body verified against its signature mode (hex SHA-256, aws-chunked, Content-MD5). */
 export { readSmallBody } from './put-data.ts';
 export { parseEndpoint, type S3Endpoint } from './router.ts';
@@ -73,6 +90,14 @@ export interface S3HandlerOptions {
   domains?: string[];
   logger: Logger;
   clock: Clock;
+  /** Canonical id of the owner of every bucket; default: the (first) root credential's access key. */
+  ownerId?: string;
+  /**
+   * Port of svc's web console: pages from an origin on that port may call the
+   * S3 API cross-origin on buckets without a CORS configuration (requests
+   * still need signatures).
+   */
+  consolePort?: number;
 }
 
 type AnyHandler = Handler<S3Endpoint>;
@@ -91,12 +116,26 @@ const HANDLERS: { [K in S3Operation]: Handler<Extract<S3Endpoint, { op: K }>> } 
   DeleteBucketTagging: handleDeleteBucketTagging,
   GetBucketAcl: handleGetBucketAcl,
   PutBucketAcl: handlePutBucketAcl,
+  GetBucketPolicy: handleGetBucketPolicy,
+  PutBucketPolicy: handlePutBucketPolicy,
+  DeleteBucketPolicy: handleDeleteBucketPolicy,
+  GetBucketPolicyStatus: handleGetBucketPolicyStatus,
+  GetBucketCors: handleGetBucketCors,
+  PutBucketCors: handlePutBucketCors,
+  DeleteBucketCors: handleDeleteBucketCors,
+  GetBucketOwnershipControls: handleGetBucketOwnershipControls,
+  PutBucketOwnershipControls: handlePutBucketOwnershipControls,
+  DeleteBucketOwnershipControls: handleDeleteBucketOwnershipControls,
+  GetPublicAccessBlock: handleGetPublicAccessBlock,
+  PutPublicAccessBlock: handlePutPublicAccessBlock,
+  DeletePublicAccessBlock: handleDeletePublicAccessBlock,
   ListObjectsV1: handleListObjectsV1,
   ListObjectsV2: handleListObjectsV2,
   ListObjectVersions: handleListObjectVersions,
   ListMultipartUploads: handleListMultipartUploads,
   DeleteObjects: handleDeleteObjects,
   PutObject: handlePutObject,
+  PostObject: handlePostObject,
   CopyObject: handleCopyObject,
   GetObject: handleGetObject,
   HeadObject: handleHeadObject,
@@ -134,6 +173,19 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
   const domains = opts.domains ?? [];
   const lookup = credentialLookup(opts.credentials);
   const hostId = randomBytes(24).toString('base64');
+  const ownerId = opts.ownerId ?? (Array.isArray(opts.credentials) ? (opts.credentials[0]?.accessKey ?? '') : '');
+  const consolePort = opts.consolePort;
+  const cors: CorsSource = {
+    layer: opts.objectLayer,
+    consoleOrigin: (origin) => {
+      if (consolePort === undefined) return false;
+      try {
+        return Number(new URL(origin).port) === consolePort;
+      } catch {
+        return false;
+      }
+    },
+  };
   const logger = opts.logger;
 
   return (req, res) => {
@@ -145,10 +197,18 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
     const url = req.url ?? '/';
     let resource = url.split('?')[0] ?? '/';
     const run = async () => {
-      const auth: AuthContext = verifyRequest({ method, url, headers: req.headers }, { credentials: lookup, region, clock: opts.clock });
+      if (req.headers.origin !== undefined || method === 'OPTIONS') {
+        const { bucket } = targetOf(url, req.headers.host, domains);
+        if (method === 'OPTIONS') {
+          await handlePreflight(cors, req, res, bucket);
+          return;
+        }
+        await applyCorsHeaders(cors, req, res, bucket);
+      }
+      const auth: AuthContext = authenticateRequest({ method, url, headers: req.headers }, { credentials: lookup, region, clock: opts.clock });
       const copySource = req.headers['x-amz-copy-source'];
       const ep = parseEndpoint(
-        { method, url, host: req.headers.host, copySource: Array.isArray(copySource) ? copySource[0] : copySource },
+        { method, url, host: req.headers.host, copySource: Array.isArray(copySource) ? copySource[0] : copySource, contentType: req.headers['content-type'] },
         domains,
       );
       resource = ep.key ? `/${ep.bucket}/${ep.key}` : ep.bucket ? `/${ep.bucket}` : '/';
@@ -163,9 +223,16 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         clock: opts.clock,
         logger,
         requestId,
-        ownerId: auth.accessKey,
+        ownerId,
+        principal: auth.anonymous ? ANONYMOUS : rootPrincipal(auth.accessKey),
+        credentials: lookup,
+        authorizeKey: async () => {
+          throw new SvcError('AccessDenied');
+        },
       };
-      // The request is authenticated: a client waiting on `Expect: 100-continue` may send its body.
+      // POST Object carries its credentials in the form: its handler authorizes once the fields are read.
+      if (ep.op !== 'PostObject') await authorizeEndpoint(ctx);
+      // The request is authorised: a client waiting on `Expect: 100-continue` may send its body.
       if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
       const handler = HANDLERS[ep.op] as AnyHandler;
       await handler(ctx);

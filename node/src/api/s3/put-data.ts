@@ -225,31 +225,51 @@ export async function readSmallBody(
   return Buffer.concat(parts);
 }
 
+/** Checks on a stream whose size is not known up front (a POST form's file). */
+export interface StreamVerify {
+  /** Expected base64 checksum of `algorithm`; BadDigest when different. */
+  expected?: string;
+  /** EntityTooSmall below, EntityTooLarge above (checked while streaming, before any commit). */
+  minSize?: number;
+  maxSize?: number;
+}
+
 /**
- * PutData over a server-side stream (CopyObject, UploadPartCopy): MD5 and an
- * optional checksum are computed; the byte count must equal `size`.
+ * PutData over a server-side stream (CopyObject, UploadPartCopy, a POST
+ * form's file): MD5 and an optional checksum are computed; the byte count
+ * must equal `size` when it is known (≥ 0).
  */
 export function streamPutData(
   src: AsyncIterable<Uint8Array>,
   size: number,
   algorithm?: ChecksumAlgorithm,
   checksumType: ChecksumType = 'FULL_OBJECT',
+  verify: StreamVerify = {},
 ): PutData {
   const md5 = createHash('md5');
   const ck = algorithm ? createChecksummer(algorithm) : undefined;
   let md5Hex: string | undefined;
   let result: ObjectChecksum | undefined;
+  const max = verify.maxSize ?? Number.MAX_SAFE_INTEGER;
   async function* run(): AsyncGenerator<Uint8Array> {
     let n = 0;
     for await (const piece of src) {
       n += piece.byteLength;
+      if (n > max) throw new SvcError('EntityTooLarge', undefined, { max });
       md5.update(piece);
       ck?.update(piece);
       yield piece;
     }
-    if (n !== size) throw new SvcError('InternalError', 'Copy source ended early.', { expected: size, received: n });
+    if (size >= 0 && n !== size) throw new SvcError('InternalError', 'Copy source ended early.', { expected: size, received: n });
+    if (verify.minSize !== undefined && n < verify.minSize) throw new SvcError('EntityTooSmall', undefined, { min: verify.minSize, size: n });
     md5Hex = md5.digest('hex');
-    if (ck && algorithm) result = { algorithm, value: ck.digest().toString('base64'), type: checksumType };
+    if (ck && algorithm) {
+      const value = ck.digest().toString('base64');
+      if (verify.expected !== undefined && verify.expected !== value) {
+        throw new SvcError('BadDigest', `The ${algorithm} you specified did not match the calculated checksum.`);
+      }
+      result = { algorithm, value, type: checksumType };
+    }
   }
   return {
     stream: run(),

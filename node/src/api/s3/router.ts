@@ -33,12 +33,26 @@ export type S3Endpoint =
   | Op<'DeleteBucketTagging'>
   | Op<'GetBucketAcl'>
   | Op<'PutBucketAcl'>
+  | Op<'GetBucketPolicy'>
+  | Op<'PutBucketPolicy'>
+  | Op<'DeleteBucketPolicy'>
+  | Op<'GetBucketPolicyStatus'>
+  | Op<'GetBucketCors'>
+  | Op<'PutBucketCors'>
+  | Op<'DeleteBucketCors'>
+  | Op<'GetBucketOwnershipControls'>
+  | Op<'PutBucketOwnershipControls'>
+  | Op<'DeleteBucketOwnershipControls'>
+  | Op<'GetPublicAccessBlock'>
+  | Op<'PutPublicAccessBlock'>
+  | Op<'DeletePublicAccessBlock'>
   | Op<'ListObjectsV1'>
   | Op<'ListObjectsV2'>
   | Op<'ListObjectVersions'>
   | Op<'ListMultipartUploads'>
   | Op<'DeleteObjects'>
   | Op<'PutObject'>
+  | Op<'PostObject'>
   | Op<'CopyObject', { copySource: string }>
   | Op<'GetObject'>
   | Op<'HeadObject'>
@@ -60,10 +74,7 @@ export type S3Operation = S3Endpoint['op'];
 
 /** Bucket subresources S3 has and svc does not serve (answered NotImplemented, not mistaken for listings). */
 const UNSUPPORTED_SUBRESOURCES = [
-  'policy',
-  'policyStatus',
   'lifecycle',
-  'cors',
   'encryption',
   'object-lock',
   'replication',
@@ -72,8 +83,6 @@ const UNSUPPORTED_SUBRESOURCES = [
   'notification',
   'requestPayment',
   'accelerate',
-  'ownershipControls',
-  'publicAccessBlock',
   'intelligent-tiering',
   'analytics',
   'metrics',
@@ -90,6 +99,8 @@ export interface RouteInput {
   url: string;
   host: string | undefined;
   copySource: string | undefined;
+  /** Content-Type: a multipart/form-data POST to a bucket is a browser upload (POST Object). */
+  contentType?: string | undefined;
 }
 
 /** Splits Host into the virtual-host bucket, if Host is `<bucket>.<domain>`. */
@@ -110,24 +121,23 @@ function partNumberOf(v: string | undefined): number {
   return Number(v);
 }
 
+/** The bucket and key a request target names (path style, or virtual-host style for `<bucket>.<domain>`). */
+export function targetOf(url: string, host: string | undefined, domains: readonly string[] = []): { bucket: string; key: string } {
+  const { path: rawPath } = splitTarget(url);
+  if (!rawPath.startsWith('/')) throw new SvcError('InvalidRequest', 'The request target must be an absolute path.');
+  const path = safeDecode(rawPath);
+  const vhost = bucketFromHost(host, domains);
+  if (vhost !== undefined) return { bucket: vhost, key: path.slice(1) };
+  const slash = path.indexOf('/', 1);
+  return { bucket: slash < 0 ? path.slice(1) : path.slice(1, slash), key: slash < 0 ? '' : path.slice(slash + 1) };
+}
+
 export function parseEndpoint(input: RouteInput, domains: readonly string[] = []): S3Endpoint {
-  const { path: rawPath, query: rawQuery } = splitTarget(input.url);
+  const { query: rawQuery } = splitTarget(input.url);
   const pairs = parseQuery(rawQuery);
   const query = new Map<string, string>();
   for (const [k, v] of pairs) if (!query.has(k)) query.set(k, v);
-  if (!rawPath.startsWith('/')) throw new SvcError('InvalidRequest', 'The request target must be an absolute path.');
-  const path = safeDecode(rawPath);
-  let bucket: string;
-  let key: string;
-  const vhost = bucketFromHost(input.host, domains);
-  if (vhost !== undefined) {
-    bucket = vhost;
-    key = path.slice(1);
-  } else {
-    const slash = path.indexOf('/', 1);
-    bucket = slash < 0 ? path.slice(1) : path.slice(1, slash);
-    key = slash < 0 ? '' : path.slice(slash + 1);
-  }
+  const { bucket, key } = targetOf(input.url, input.host, domains);
   if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new SvcError('KeyTooLongError');
   if (key.includes('\u0000')) throw new SvcError('InvalidObjectName', 'Object names must not contain NUL characters.');
   const base: Base = { bucket, key, query };
@@ -148,20 +158,34 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('versioning')) return { op: 'PutBucketVersioning', ...base };
         if (has('tagging')) return { op: 'PutBucketTagging', ...base };
         if (has('acl')) return { op: 'PutBucketAcl', ...base };
+        if (has('policy')) return { op: 'PutBucketPolicy', ...base };
+        if (has('cors')) return { op: 'PutBucketCors', ...base };
+        if (has('ownershipControls')) return { op: 'PutBucketOwnershipControls', ...base };
+        if (has('publicAccessBlock')) return { op: 'PutPublicAccessBlock', ...base };
         return { op: 'CreateBucket', ...base };
       case 'HEAD':
         return { op: 'HeadBucket', ...base };
       case 'DELETE':
         if (has('tagging')) return { op: 'DeleteBucketTagging', ...base };
+        if (has('policy')) return { op: 'DeleteBucketPolicy', ...base };
+        if (has('cors')) return { op: 'DeleteBucketCors', ...base };
+        if (has('ownershipControls')) return { op: 'DeleteBucketOwnershipControls', ...base };
+        if (has('publicAccessBlock')) return { op: 'DeletePublicAccessBlock', ...base };
         return { op: 'DeleteBucket', ...base };
       case 'POST':
         if (has('delete')) return { op: 'DeleteObjects', ...base };
+        if (/^multipart\/form-data/i.test(input.contentType ?? '')) return { op: 'PostObject', ...base };
         throw new SvcError('MethodNotAllowed');
       case 'GET':
         if (has('location')) return { op: 'GetBucketLocation', ...base };
         if (has('versioning')) return { op: 'GetBucketVersioning', ...base };
         if (has('tagging')) return { op: 'GetBucketTagging', ...base };
         if (has('acl')) return { op: 'GetBucketAcl', ...base };
+        if (has('policyStatus')) return { op: 'GetBucketPolicyStatus', ...base };
+        if (has('policy')) return { op: 'GetBucketPolicy', ...base };
+        if (has('cors')) return { op: 'GetBucketCors', ...base };
+        if (has('ownershipControls')) return { op: 'GetBucketOwnershipControls', ...base };
+        if (has('publicAccessBlock')) return { op: 'GetPublicAccessBlock', ...base };
         if (has('versions')) return { op: 'ListObjectVersions', ...base };
         if (has('uploads')) return { op: 'ListMultipartUploads', ...base };
         if (query.get('list-type') === '2') return { op: 'ListObjectsV2', ...base };

@@ -19,7 +19,7 @@ export function escapeXml(s: string): string {
 }
 
 /** A tree node for the serializer: element name with children, or a leaf value; keys starting with `@` are attributes. */
-export type XmlValue = string | number | boolean | Date | undefined | null | XmlNode | XmlNode[];
+export type XmlValue = string | number | boolean | Date | undefined | null | XmlNode | XmlNode[] | string[];
 export interface XmlNode {
   [name: string]: XmlValue;
 }

@@ -34,7 +34,10 @@ export type PayloadMode =
 
 /** The outcome of a successful verification. */
 export interface AuthContext {
+  /** The signer's access key ('' when anonymous). */
   accessKey: string;
+  /** The request carried no signature. */
+  anonymous?: boolean;
   payload: PayloadMode;
   /** Signing key of the request's scope (for chunk and trailer signatures). */
   signingKey: Buffer;

@@ -8,7 +8,11 @@ import { hdr, owner, type S3Context, sendEmpty, sendRawXml, sendXml } from '../c
 import { readSmallBody } from '../put-data.ts';
 import { decodeContinuationToken, encodeContinuationToken } from './listing.ts';
 import { escapeXml, parseXml, S3_NS, XML_DECL, xmlText } from '../xml.ts';
-import { checkCannedAcl } from './acl.ts';
+import { type Acl, cannedAcl, encodeAcl } from '../authz/acl.ts';
+import type { BucketSecurity } from '../authz/authorize.ts';
+import { DEFAULT_OWNERSHIP, encodeSetting, NO_PUBLIC_ACCESS_BLOCK, parseOwnership } from '../authz/bucket-settings.ts';
+import { configStore, rootOwner } from '../authz/endpoint.ts';
+import { headerAcl } from './acl.ts';
 
 const MAX_CONFIG_BODY = 64 * 1024;
 
@@ -39,7 +43,18 @@ export async function handleListBuckets(ctx: S3Context): Promise<void> {
 }
 
 export async function handleCreateBucket(ctx: S3Context): Promise<void> {
-  checkCannedAcl(hdr(ctx.req, 'x-amz-acl'));
+  const ownershipHeader = hdr(ctx.req, 'x-amz-object-ownership');
+  const ownership = ownershipHeader !== undefined ? parseOwnership(ownershipHeader) : undefined;
+  const owner = rootOwner(ctx);
+  // a new bucket: private, no policy, nothing blocked (see authz/bucket-settings.ts)
+  const fresh: BucketSecurity = { owner, acl: cannedAcl('private', owner), policy: undefined, ownership: ownership ?? DEFAULT_OWNERSHIP, publicAccessBlock: NO_PUBLIC_ACCESS_BLOCK };
+  let acl: Acl | undefined;
+  try {
+    acl = headerAcl(ctx, ctx.req, fresh);
+  } catch (err) {
+    if (err instanceof SvcError && err.code === 'AccessControlListNotSupported') throw new SvcError('InvalidBucketAclWithObjectOwnership');
+    throw err;
+  }
   if (hdr(ctx.req, 'x-amz-bucket-object-lock-enabled') === 'true') {
     throw new SvcError('NotImplemented', 'Object lock is not supported by this server.');
   }
@@ -60,7 +75,12 @@ export async function handleCreateBucket(ctx: S3Context): Promise<void> {
     // BucketAlreadyExists is for a bucket another account owns.
     if (!(err instanceof SvcError && (err.code === 'BucketAlreadyExists' || err.code === 'BucketAlreadyOwnedByYou'))) throw err;
     if (ctx.region !== 'us-east-1') throw new SvcError('BucketAlreadyOwnedByYou');
+    sendEmpty(ctx, 200, { location: `/${ctx.ep.bucket}` });
+    return;
   }
+  const store = configStore(ctx.layer);
+  if (ownership) await store.setBucketConfig(ctx.ep.bucket, 'ownership', encodeSetting(ownership));
+  if (acl) await store.setBucketConfig(ctx.ep.bucket, 'acl', Buffer.from(encodeAcl(acl)));
   sendEmpty(ctx, 200, { location: `/${ctx.ep.bucket}` });
 }
 

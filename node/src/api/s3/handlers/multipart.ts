@@ -21,7 +21,7 @@ import {
   parseUserMeta,
 } from '../validate.ts';
 import { parseXml, type XmlNode, xmlList, xmlText } from '../xml.ts';
-import { checkCannedAcl } from './acl.ts';
+import { requestedObjectAcl } from './acl.ts';
 import { checksumXml, parseCopySource } from './objects.ts';
 import { MAX_OBJECT_TAGS } from './tagging.ts';
 
@@ -36,7 +36,7 @@ function checksumTypeHeader(v: string | undefined): ChecksumType | undefined {
 
 export async function handleCreateMultipartUpload(ctx: S3Context): Promise<void> {
   const req = ctx.req;
-  checkCannedAcl(hdr(req, 'x-amz-acl'));
+  const acl = await requestedObjectAcl(ctx);
   if (hdr(req, 'x-amz-server-side-encryption') !== undefined) throw new SvcError('NotImplemented', 'Server-side encryption is not supported by this server.');
   const storageClass = parseStorageClass(req);
   const algRaw = hdr(req, 'x-amz-checksum-algorithm');
@@ -58,6 +58,7 @@ export async function handleCreateMultipartUpload(ctx: S3Context): Promise<void>
     ...(storageClass ? { storageClass } : {}),
     ...(tagging !== undefined ? { tags: normaliseTags(tagging, MAX_OBJECT_TAGS) } : {}),
     ...(algorithm ? { checksumAlgorithm: algorithm, checksumType: type } : {}),
+    ...(acl ? { acl } : {}),
   });
   const headers: Record<string, string> = {};
   if (algorithm) {

@@ -24,7 +24,10 @@ import {
   validateBucketName,
 } from '../validate.ts';
 import { parseXml, type XmlNode, xmlList, xmlRawText, xmlText } from '../xml.ts';
-import { checkCannedAcl } from './acl.ts';
+import { requestedObjectAcl } from './acl.ts';
+import { parseCopySource } from '../copy-source.ts';
+
+export { parseCopySource };
 import { MAX_OBJECT_TAGS } from './tagging.ts';
 
 // ============ helpers ============
@@ -139,7 +142,6 @@ async function withDeleteMarkerHeaders<T>(ctx: S3Context, fn: () => Promise<T>):
 // ============ PutObject ============
 
 function putOptions(req: IncomingMessage): PutObjectOptions {
-  checkCannedAcl(hdr(req, 'x-amz-acl'));
   const opts: PutObjectOptions = {
     contentHeaders: parseContentHeaders(req),
     userMeta: parseUserMeta(req),
@@ -165,6 +167,8 @@ function writePreconditions(req: IncomingMessage): PutObjectOptions['preconditio
 
 export async function handlePutObject(ctx: S3Context): Promise<void> {
   const opts = putOptions(ctx.req);
+  const acl = await requestedObjectAcl(ctx);
+  if (acl) opts.acl = acl;
   const pre = writePreconditions(ctx.req);
   if (pre) opts.preconditions = pre;
   const data = buildPutData(ctx.req.headers, ctx.req, ctx.auth, { maxSize: MAX_PUT_SIZE });
@@ -301,6 +305,7 @@ export async function handleDeleteObjects(ctx: S3Context): Promise<void> {
   for (const t of targets) {
     try {
       if (Buffer.byteLength(t.key) > MAX_KEY_BYTES) throw new SvcError('KeyTooLongError');
+      await ctx.authorizeKey(t.key, t.versionId ? 's3:DeleteObjectVersion' : 's3:DeleteObject');
       let r: { versionId?: string; deleteMarker: boolean };
       try {
         r = await ctx.layer.deleteObject(ctx.ep.bucket, t.key, t.versionId ? { versionId: t.versionId } : {});
@@ -328,20 +333,6 @@ export async function handleDeleteObjects(ctx: S3Context): Promise<void> {
 
 // ============ CopyObject ============
 
-/** Parses `x-amz-copy-source`: `[/]bucket/key[?versionId=…]`, URL-encoded. */
-export function parseCopySource(raw: string): { bucket: string; key: string; versionId?: string } {
-  const { path, query } = splitTarget(raw);
-  const decoded = safeDecode(path).replace(/^\//, '');
-  const slash = decoded.indexOf('/');
-  if (slash <= 0 || slash === decoded.length - 1) throw new SvcError('InvalidCopySource');
-  const bucket = decoded.slice(0, slash);
-  const key = decoded.slice(slash + 1);
-  validateBucketName(bucket);
-  if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new SvcError('KeyTooLongError');
-  const versionId = new Map(parseQuery(query)).get('versionId');
-  return versionId ? { bucket, key, versionId } : { bucket, key };
-}
-
 function directive(req: IncomingMessage, name: string): 'COPY' | 'REPLACE' {
   const v = hdr(req, name);
   if (v === undefined || v === 'COPY') return 'COPY';
@@ -353,7 +344,8 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
   const src = parseCopySource(ctx.ep.copySource);
   const metaDirective = directive(ctx.req, 'x-amz-metadata-directive');
   const tagDirective = directive(ctx.req, 'x-amz-tagging-directive');
-  checkCannedAcl(hdr(ctx.req, 'x-amz-acl'));
+  // a copy never keeps the source's ACL: it gets the one asked for, or private
+  const acl = await requestedObjectAcl(ctx);
   const storageClass = parseStorageClass(ctx.req);
   const srcPre = parsePreconditions(ctx.req, 'x-amz-copy-source-');
   const destPre = writePreconditions(ctx.req);
@@ -383,6 +375,7 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
       versionId: srcInfo.versionId,
       ...(newMeta ? { userMeta: newMeta, contentHeaders: newHeaders } : {}),
       ...(newTags !== undefined ? { tags: newTags } : {}),
+      acl: acl ?? '',
     });
     sendXml(ctx, 200, 'CopyObjectResult', { ETag: quoteEtag(info.etag), LastModified: info.modTime, ...checksumXml(info.checksum, false) }, {
       ...versionHeaders(info),
@@ -403,6 +396,7 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
     userMeta: newMeta ?? srcInfo.userMeta,
     contentHeaders: newHeaders ?? srcInfo.contentHeaders,
     tags: newTags ?? srcInfo.tags,
+    ...(acl ? { acl } : {}),
   };
   if (destPre) opts.preconditions = destPre;
   let info: ObjectInfo;

@@ -1,0 +1,110 @@
+/**
+ * Authorization at the edge (I/O): loads what the decision needs — the
+ * bucket's policy, ACL, ownership controls and public access block, stored
+ * by the object layer as per-bucket configuration documents — and, only when
+ * nothing else allowed an object action, the object's own ACL; then asks
+ * `decide` and throws AccessDenied on a refusal. Runs before any byte of a
+ * request body is read.
+ */
+import type { ObjectInfo } from '../../../object/types.ts';
+import { SvcError } from '../../../util/errors.ts';
+import { type Acl, cannedAcl, decodeAcl, type Owner } from './acl.ts';
+import { actionOf, ACTIONS, conditionContext, type RequestFacts, resourceArn } from './actions.ts';
+import { DEFAULT_OWNERSHIP, decodeOwnership, decodePublicAccessBlock, NO_PUBLIC_ACCESS_BLOCK, type ObjectOwnership, type PublicAccessBlock } from './bucket-settings.ts';
+import { decide } from './decide.ts';
+import { type PolicyDocument, parsePolicy } from './policy.ts';
+import type { Principal } from './principal.ts';
+
+/** Per-bucket configuration documents the S3 API owns (stored by the object layer with the bucket). */
+export type BucketConfigKind = 'policy' | 'acl' | 'cors' | 'ownership' | 'public-access-block';
+
+export interface BucketConfigStore {
+  getBucketConfig(bucket: string, kind: BucketConfigKind): Promise<Uint8Array | undefined>;
+  setBucketConfig(bucket: string, kind: BucketConfigKind, data: Uint8Array | undefined): Promise<void>;
+}
+
+export interface BucketSecurity {
+  owner: Owner;
+  acl: Acl;
+  policy: PolicyDocument | undefined;
+  ownership: ObjectOwnership;
+  publicAccessBlock: PublicAccessBlock;
+}
+
+const parsedPolicies = new WeakMap<Uint8Array, PolicyDocument>();
+
+/** The stored policy, parsed once per stored document. */
+export function storedPolicy(raw: Uint8Array | undefined, bucket: string): PolicyDocument | undefined {
+  if (!raw) return undefined;
+  let doc = parsedPolicies.get(raw);
+  if (!doc) {
+    doc = parsePolicy(raw, bucket);
+    parsedPolicies.set(raw, doc);
+  }
+  return doc;
+}
+
+/** Everything access control knows about a bucket; a bucket without documents is private, ACLs enabled, nothing blocked. */
+export async function loadBucketSecurity(store: BucketConfigStore, bucket: string, root: Owner): Promise<BucketSecurity> {
+  const [policy, acl, ownership, pab] = await Promise.all([
+    store.getBucketConfig(bucket, 'policy'),
+    store.getBucketConfig(bucket, 'acl'),
+    store.getBucketConfig(bucket, 'ownership'),
+    store.getBucketConfig(bucket, 'public-access-block'),
+  ]);
+  const bucketAcl = acl ? decodeAcl(acl) : cannedAcl('private', root);
+  return {
+    owner: bucketAcl.owner,
+    acl: bucketAcl,
+    policy: storedPolicy(policy, bucket),
+    ownership: decodeOwnership(ownership) ?? DEFAULT_OWNERSHIP,
+    publicAccessBlock: decodePublicAccessBlock(pab) ?? NO_PUBLIC_ACCESS_BLOCK,
+  };
+}
+
+/** An object's ACL as stored with its version; private to the bucket owner when none was set. */
+export function objectAcl(info: Pick<ObjectInfo, 'acl'>, owner: Owner): Acl {
+  return info.acl ? decodeAcl(info.acl) : cannedAcl('private', owner);
+}
+
+export interface AuthorizeRequest {
+  facts: RequestFacts;
+  bucket: string;
+  key?: string;
+  /** Defaults to the endpoint's action. */
+  action?: string;
+  security?: BucketSecurity;
+  /** Loads the object's version (for its ACL) when an object ACL could decide. */
+  object?: () => Promise<Pick<ObjectInfo, 'acl'> | undefined>;
+}
+
+/** Throws AccessDenied unless the request is allowed. */
+export async function authorize(r: AuthorizeRequest): Promise<void> {
+  const ep = r.facts.ep;
+  const spec = ACTIONS[ep.op];
+  const action = r.action ?? actionOf(ep);
+  const principal: Principal = r.facts.principal;
+  if (spec.level === 'service' || r.bucket === '') {
+    // ListBuckets and CreateBucket: signed users only (the root owns everything)
+    if (principal.kind === 'user' && principal.root) return;
+    throw new SvcError('AccessDenied');
+  }
+  const sec = r.security!;
+  const base = {
+    principal,
+    action,
+    resource: resourceArn(r.bucket, r.key),
+    context: conditionContext(r.facts),
+    bucketOwner: sec.owner.id,
+    ...(sec.policy ? { bucketPolicy: sec.policy } : {}),
+    aclsEnabled: sec.ownership !== 'BucketOwnerEnforced',
+    publicAccessBlock: sec.publicAccessBlock,
+  };
+  const aclOn = spec.acl;
+  let d = decide(aclOn?.on === 'bucket' ? { ...base, acl: { acl: sec.acl, permission: aclOn.permission } } : base);
+  if (!d.allow && d.by === 'implicit-deny' && aclOn?.on === 'object' && base.aclsEnabled && r.object) {
+    const info = await r.object().catch(() => undefined);
+    if (info) d = decide({ ...base, acl: { acl: objectAcl(info, sec.owner), permission: aclOn.permission } });
+  }
+  if (!d.allow) throw new SvcError('AccessDenied');
+}

@@ -1,0 +1,226 @@
+/**
+ * The condition operators of the AWS policy language, over a request's
+ * context keys. Pure. A condition block holds operators (all must hold); an
+ * operator holds keys (all must hold); a key holds values (any may match).
+ *
+ * Decisions where AWS documents little:
+ * - a key absent from the request makes a positive operator false and a
+ *   negated one (`StringNotEquals`, `NotIpAddress`, …) true; `…IfExists`
+ *   makes any operator true for an absent key; `Null` tests presence;
+ * - `ForAnyValue:` / `ForAllValues:` apply to multi-valued keys; without a
+ *   qualifier a multi-valued key matches when any of its values does.
+ */
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { SvcError } from '../../../util/errors.ts';
+
+/** Context keys of one request, names lower-cased, each with its values. */
+export type ConditionContext = ReadonlyMap<string, readonly string[]>;
+
+type Matcher = (actual: string, expected: string) => boolean;
+
+interface OperatorDef {
+  match: Matcher;
+  negated: boolean;
+  /** Validates a policy value at PutBucketPolicy time. */
+  valid?: (v: string) => boolean;
+}
+
+/** `*` any run, `?` one character; everything else literal. */
+export function wildcardMatch(pattern: string, value: string, ignoreCase = false): boolean {
+  const p = ignoreCase ? pattern.toLowerCase() : pattern;
+  const v = ignoreCase ? value.toLowerCase() : value;
+  // iterative glob with backtracking on the last '*'
+  let pi = 0;
+  let vi = 0;
+  let star = -1;
+  let mark = 0;
+  while (vi < v.length) {
+    if (pi < p.length && (p[pi] === '?' || p[pi] === v[vi])) {
+      pi++;
+      vi++;
+    } else if (pi < p.length && p[pi] === '*') {
+      star = pi++;
+      mark = vi;
+    } else if (star >= 0) {
+      pi = star + 1;
+      vi = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.length && p[pi] === '*') pi++;
+  return pi === p.length;
+}
+
+function num(s: string): number | undefined {
+  if (!/^\s*-?\d+(\.\d+)?\s*$/.test(s)) return undefined;
+  return Number(s);
+}
+
+function date(s: string): number | undefined {
+  if (/^\d+$/.test(s)) return Number(s) * 1000;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+const numeric = (f: (a: number, b: number) => boolean): Matcher => (a, b) => {
+  const x = num(a);
+  const y = num(b);
+  return x !== undefined && y !== undefined && f(x, y);
+};
+const dated = (f: (a: number, b: number) => boolean): Matcher => (a, b) => {
+  const x = date(a);
+  const y = date(b);
+  return x !== undefined && y !== undefined && f(x, y);
+};
+
+/** Normalises an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) to IPv4. */
+export function plainIp(ip: string): string {
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  return m ? m[1]! : ip;
+}
+
+function parseCidr(c: string): { net: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+  const [net, bits] = c.trim().split('/');
+  if (net === undefined) return undefined;
+  const family = isIPv4(net) ? 'ipv4' : isIPv6(net) ? 'ipv6' : undefined;
+  if (!family) return undefined;
+  const max = family === 'ipv4' ? 32 : 128;
+  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : -1;
+  if (prefix < 0 || prefix > max) return undefined;
+  return { net, prefix, family };
+}
+
+function ipMatch(actual: string, cidr: string): boolean {
+  const c = parseCidr(cidr);
+  const ip = plainIp(actual);
+  if (!c) return false;
+  const fam = isIPv4(ip) ? 'ipv4' : isIPv6(ip) ? 'ipv6' : undefined;
+  if (fam !== c.family) return false;
+  const list = new BlockList();
+  list.addSubnet(c.net, c.prefix, c.family);
+  return list.check(ip, fam);
+}
+
+const BASE: Record<string, OperatorDef> = {
+  StringEquals: { match: (a, b) => a === b, negated: false },
+  StringNotEquals: { match: (a, b) => a === b, negated: true },
+  StringEqualsIgnoreCase: { match: (a, b) => a.toLowerCase() === b.toLowerCase(), negated: false },
+  StringNotEqualsIgnoreCase: { match: (a, b) => a.toLowerCase() === b.toLowerCase(), negated: true },
+  StringLike: { match: (a, b) => wildcardMatch(b, a), negated: false },
+  StringNotLike: { match: (a, b) => wildcardMatch(b, a), negated: true },
+  NumericEquals: { match: numeric((a, b) => a === b), negated: false, valid: (v) => num(v) !== undefined },
+  NumericNotEquals: { match: numeric((a, b) => a === b), negated: true, valid: (v) => num(v) !== undefined },
+  NumericLessThan: { match: numeric((a, b) => a < b), negated: false, valid: (v) => num(v) !== undefined },
+  NumericLessThanEquals: { match: numeric((a, b) => a <= b), negated: false, valid: (v) => num(v) !== undefined },
+  NumericGreaterThan: { match: numeric((a, b) => a > b), negated: false, valid: (v) => num(v) !== undefined },
+  NumericGreaterThanEquals: { match: numeric((a, b) => a >= b), negated: false, valid: (v) => num(v) !== undefined },
+  DateEquals: { match: dated((a, b) => a === b), negated: false, valid: (v) => date(v) !== undefined },
+  DateNotEquals: { match: dated((a, b) => a === b), negated: true, valid: (v) => date(v) !== undefined },
+  DateLessThan: { match: dated((a, b) => a < b), negated: false, valid: (v) => date(v) !== undefined },
+  DateLessThanEquals: { match: dated((a, b) => a <= b), negated: false, valid: (v) => date(v) !== undefined },
+  DateGreaterThan: { match: dated((a, b) => a > b), negated: false, valid: (v) => date(v) !== undefined },
+  DateGreaterThanEquals: { match: dated((a, b) => a >= b), negated: false, valid: (v) => date(v) !== undefined },
+  Bool: { match: (a, b) => a.toLowerCase() === b.toLowerCase(), negated: false, valid: (v) => /^(true|false)$/i.test(v) },
+  IpAddress: { match: ipMatch, negated: false, valid: (v) => parseCidr(v) !== undefined },
+  NotIpAddress: { match: ipMatch, negated: true, valid: (v) => parseCidr(v) !== undefined },
+  ArnEquals: { match: (a, b) => a === b, negated: false },
+  ArnNotEquals: { match: (a, b) => a === b, negated: true },
+  ArnLike: { match: (a, b) => wildcardMatch(b, a), negated: false },
+  ArnNotLike: { match: (a, b) => wildcardMatch(b, a), negated: true },
+};
+
+/** A parsed operator name: `ForAnyValue:StringLikeIfExists` → set qualifier, base, ifExists. */
+export interface OperatorName {
+  set: 'any' | 'all' | undefined;
+  base: string;
+  ifExists: boolean;
+}
+
+export function parseOperator(name: string): OperatorName | undefined {
+  let rest = name;
+  let set: OperatorName['set'];
+  if (rest.startsWith('ForAnyValue:')) {
+    set = 'any';
+    rest = rest.slice('ForAnyValue:'.length);
+  } else if (rest.startsWith('ForAllValues:')) {
+    set = 'all';
+    rest = rest.slice('ForAllValues:'.length);
+  }
+  if (rest === 'Null') return set ? undefined : { set, base: 'Null', ifExists: false };
+  const ifExists = rest.endsWith('IfExists');
+  if (ifExists) rest = rest.slice(0, -'IfExists'.length);
+  return BASE[rest] ? { set, base: rest, ifExists } : undefined;
+}
+
+/** A condition block as stored: operator → key → values. */
+export type ConditionBlock = Record<string, Record<string, string[]>>;
+
+/** Validates a condition block from a policy document (MalformedPolicy on anything unknown or ill-typed). */
+export function validateConditions(raw: unknown): ConditionBlock {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new SvcError('MalformedPolicy', 'Condition must be an object.');
+  const out: ConditionBlock = {};
+  for (const [op, keys] of Object.entries(raw as Record<string, unknown>)) {
+    const parsed = parseOperator(op);
+    if (!parsed) throw new SvcError('MalformedPolicy', `Invalid Condition type : ${op}`);
+    if (typeof keys !== 'object' || keys === null || Array.isArray(keys)) throw new SvcError('MalformedPolicy', `Condition ${op} must map keys to values.`);
+    const block: Record<string, string[]> = {};
+    for (const [key, v] of Object.entries(keys as Record<string, unknown>)) {
+      const values = (Array.isArray(v) ? v : [v]).map((x) => {
+        if (typeof x === 'string') return x;
+        if (typeof x === 'number' || typeof x === 'boolean') return String(x);
+        throw new SvcError('MalformedPolicy', `Condition ${op} on ${key} must hold strings.`);
+      });
+      if (values.length === 0) throw new SvcError('MalformedPolicy', `Condition ${op} on ${key} has no value.`);
+      const def = BASE[parsed.base];
+      if (parsed.base === 'Null') {
+        if (!values.every((x) => /^(true|false)$/i.test(x))) throw new SvcError('MalformedPolicy', `Null condition on ${key} must be true or false.`);
+      } else if (def?.valid && !values.every(def.valid)) {
+        throw new SvcError('MalformedPolicy', `Invalid value for ${op} condition on ${key}.`);
+      }
+      block[key] = values;
+    }
+    out[op] = block;
+  }
+  return out;
+}
+
+/** Substitutes policy variables (`${aws:username}`, `${*}`, `${?}`, `${$}`) in a policy string. */
+export function substituteVariables(s: string, ctx: ConditionContext): string {
+  if (!s.includes('${')) return s;
+  return s.replace(/\$\{([^}]*)\}/g, (all, name: string) => {
+    if (name === '*' || name === '?' || name === '$') return name;
+    const v = ctx.get(name.toLowerCase());
+    return v && v.length > 0 ? v[0]! : all;
+  });
+}
+
+function keyHolds(opName: OperatorName, expected: readonly string[], actual: readonly string[] | undefined): boolean {
+  if (opName.base === 'Null') {
+    const wantAbsent = expected.some((e) => e.toLowerCase() === 'true');
+    return (actual === undefined || actual.length === 0) === wantAbsent;
+  }
+  const def = BASE[opName.base]!;
+  if (actual === undefined || actual.length === 0) {
+    if (opName.ifExists) return true;
+    if (opName.set === 'all') return true;
+    return def.negated;
+  }
+  const one = (a: string) => expected.some((e) => def.match(a, e));
+  if (opName.set === 'all') return actual.every((a) => (def.negated ? !one(a) : one(a)));
+  if (def.negated) return opName.set === 'any' ? actual.some((a) => !one(a)) : !actual.some(one);
+  return actual.some(one);
+}
+
+/** True when every operator of the block holds for the request context. */
+export function conditionsHold(block: ConditionBlock | undefined, ctx: ConditionContext): boolean {
+  if (!block) return true;
+  for (const [op, keys] of Object.entries(block)) {
+    const parsed = parseOperator(op)!;
+    for (const [key, values] of Object.entries(keys)) {
+      const expected = values.map((v) => substituteVariables(v, ctx));
+      if (!keyHolds(parsed, expected, ctx.get(key.toLowerCase()))) return false;
+    }
+  }
+  return true;
+}

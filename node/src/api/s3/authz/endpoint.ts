@@ -1,0 +1,76 @@
+/**
+ * Authorization of a parsed S3 request (the step between authentication and
+ * the handler): the endpoint's own action, plus reading the copy source for
+ * CopyObject / UploadPartCopy. Loads the bucket's security settings into the
+ * context for the handlers that show or change them.
+ */
+import type { ObjectLayer } from '../../../object/types.ts';
+import type { S3Context } from '../context.ts';
+import { parseCopySource } from '../copy-source.ts';
+import type { Owner } from './acl.ts';
+import type { RequestFacts } from './actions.ts';
+import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity } from './authorize.ts';
+
+/** The object layer's per-bucket configuration API. */
+export function configStore(layer: ObjectLayer): BucketConfigStore {
+  return layer as ObjectLayer & BucketConfigStore;
+}
+
+export function rootOwner(ctx: S3Context): Owner {
+  return { id: ctx.ownerId, displayName: ctx.ownerId };
+}
+
+export function requestFacts(ctx: S3Context, authType?: RequestFacts['authType']): RequestFacts {
+  return {
+    req: ctx.req,
+    ep: ctx.ep,
+    principal: ctx.principal,
+    secure: ctx.req.headers['x-forwarded-proto'] === 'https' || 'encrypted' in ctx.req.socket,
+    now: ctx.clock.now(),
+    authType: authType ?? (ctx.auth.anonymous ? undefined : ctx.auth.presigned ? 'REST-QUERY-STRING' : 'REST-HEADER'),
+  };
+}
+
+/** The bucket's settings, loaded once per request. */
+export async function bucketSecurity(ctx: S3Context, bucket = ctx.ep.bucket): Promise<BucketSecurity> {
+  if (bucket === ctx.ep.bucket && ctx.security) return ctx.security;
+  const sec = await loadBucketSecurity(configStore(ctx.layer), bucket, rootOwner(ctx));
+  if (bucket === ctx.ep.bucket) ctx.security = sec;
+  return sec;
+}
+
+export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
+  const { ep } = ctx;
+  const facts = requestFacts(ctx);
+  if (ep.bucket === '' || ep.op === 'CreateBucket') {
+    await authorize({ facts, bucket: '' });
+    return;
+  }
+  const security = await bucketSecurity(ctx);
+  if (ep.op === 'DeleteObjects') {
+    // S3 authorizes each key of a multi-object delete on its own
+    ctx.authorizeKey = async (key, action) => {
+      await authorize({ facts, bucket: ep.bucket, key, action, security });
+    };
+    return;
+  }
+  const versionId = ep.query.get('versionId');
+  await authorize({
+    facts,
+    bucket: ep.bucket,
+    ...(ep.key ? { key: ep.key } : {}),
+    security,
+    object: () => ctx.layer.getObjectInfo(ep.bucket, ep.key, versionId ? { versionId } : {}),
+  });
+  if (ep.op === 'CopyObject' || ep.op === 'UploadPartCopy') {
+    const src = parseCopySource(ep.copySource);
+    await authorize({
+      facts,
+      bucket: src.bucket,
+      key: src.key,
+      action: src.versionId ? 's3:GetObjectVersion' : 's3:GetObject',
+      security: await bucketSecurity(ctx, src.bucket),
+      object: () => ctx.layer.getObjectInfo(src.bucket, src.key, src.versionId ? { versionId: src.versionId } : {}),
+    });
+  }
+}
