@@ -104,7 +104,12 @@ describe('@aws-sdk/client-s3', () => {
     const acl = await s3.send(new GetBucketAclCommand({ Bucket: 'sdk-buckets' }));
     expect(acl.Grants?.[0]?.Permission).toBe('FULL_CONTROL');
     await s3.send(new PutBucketAclCommand({ Bucket: 'sdk-buckets', ACL: 'private' }));
-    expect((await s3Error(s3.send(new PutBucketAclCommand({ Bucket: 'sdk-buckets', ACL: 'public-read' })))).code).toBe('NotImplemented');
+    await s3.send(new PutBucketAclCommand({ Bucket: 'sdk-buckets', ACL: 'public-read' }));
+    const pub = await s3.send(new GetBucketAclCommand({ Bucket: 'sdk-buckets' }));
+    expect(pub.Grants?.map((g) => [g.Grantee?.Type, g.Grantee?.URI ?? g.Grantee?.ID, g.Permission])).toEqual([
+      ['CanonicalUser', srv.accessKey, 'FULL_CONTROL'],
+      ['Group', 'http://acs.amazonaws.com/groups/global/AllUsers', 'READ'],
+    ]);
     await s3.send(new PutObjectCommand({ Bucket: 'sdk-buckets', Key: 'x', Body: 'x' }));
     expect((await s3Error(s3.send(new DeleteBucketCommand({ Bucket: 'sdk-buckets' })))).code).toBe('BucketNotEmpty');
     await s3.send(new DeleteObjectCommand({ Bucket: 'sdk-buckets', Key: 'x' }));

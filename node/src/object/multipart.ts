@@ -127,6 +127,7 @@ export class Multipart {
     const sysMeta: Record<string, string> = { bucket, key };
     if (opts.checksumAlgorithm) sysMeta.checksumAlgorithm = opts.checksumAlgorithm;
     if (opts.checksumType) sysMeta.checksumType = opts.checksumType;
+    if (opts.acl) sysMeta.acl = opts.acl;
     const dist = hashOrder(`${bucket}/${key}`, set.width);
     const v: FileVersion = {
       versionId: UPLOAD_VERSION_ID,
@@ -328,7 +329,7 @@ export class Multipart {
         etag,
         contentHeaders: up.contentHeaders,
         userMeta: up.userMeta,
-        sysMeta: {},
+        sysMeta: up.sysMeta.acl ? { acl: up.sysMeta.acl } : {},
         storageClass: up.storageClass,
         tags: up.tags,
         inline: false,

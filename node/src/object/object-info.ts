@@ -34,7 +34,14 @@ export function toObjectInfo(bucket: string, key: string, v: FileVersion, isLate
   };
   const c = toChecksum(v.checksum);
   if (c) info.checksum = c;
+  if (v.sysMeta.acl) info.acl = v.sysMeta.acl;
   return info;
+}
+
+/** System metadata with the version's ACL replaced ('' removes it). */
+export function withAcl(sysMeta: Record<string, string>, acl: string): Record<string, string> {
+  const { acl: _old, ...rest } = sysMeta;
+  return acl === '' ? rest : { ...rest, acl };
 }
 
 /** Content headers as stored (only defined string values). */

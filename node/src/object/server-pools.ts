@@ -23,7 +23,7 @@ import { Listing } from './listing.ts';
 import { MrfQueue } from './mrf.ts';
 import { Multipart } from './multipart.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
-import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toObjectInfo } from './object-info.ts';
+import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toObjectInfo, withAcl } from './object-info.ts';
 import { hashOrder, rankPools } from './placement.ts';
 import { type Located, pickNewest, type Pool, type PoolAdmission, type PoolLookup, type PoolSpec, Pools } from './pools.ts';
 import { resolveRange } from './range.ts';
@@ -308,7 +308,7 @@ export class ServerPools implements ObjectLayer {
       etag,
       contentHeaders: storedHeaders(opts.contentHeaders),
       userMeta: { ...(opts.userMeta ?? {}) },
-      sysMeta: {},
+      sysMeta: opts.acl ? { acl: opts.acl } : {},
       storageClass: sc,
       tags: opts.tags ?? '',
       inline: staged.inline,
@@ -458,7 +458,7 @@ export class ServerPools implements ObjectLayer {
   async updateObjectMetadata(
     bucket: string,
     key: string,
-    opts: { versionId?: string; userMeta?: Record<string, string>; contentHeaders?: ContentHeaders; tags?: string },
+    opts: { versionId?: string; userMeta?: Record<string, string>; contentHeaders?: ContentHeaders; tags?: string; acl?: string },
   ): Promise<ObjectInfo> {
     await this.getBucketInfo(bucket);
     const unlock = await this.#locker.lock(bucket, key);
@@ -472,6 +472,7 @@ export class ServerPools implements ObjectLayer {
         userMeta: opts.userMeta ?? cur.userMeta,
         contentHeaders: opts.contentHeaders ? storedHeaders(opts.contentHeaders) : cur.contentHeaders,
         tags: opts.tags ?? cur.tags,
+        sysMeta: opts.acl === undefined ? cur.sysMeta : withAcl(cur.sysMeta, opts.acl),
       };
       delete next.inlineData;
       await loc.set.updateMetadata(bucket, objectPath(key), next, bucket, key);

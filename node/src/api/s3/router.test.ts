@@ -76,7 +76,7 @@ describe('parseEndpoint', () => {
     expect(code(() => ep('PUT', '/b/k?partNumber=0&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=10001&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=1'))).toBe('InvalidArgument');
-    expect(code(() => ep('GET', '/b?policy'))).toBe('NotImplemented');
+    expect(code(() => ep('GET', '/b?lifecycle'))).toBe('NotImplemented');
     expect(code(() => ep('GET', '/b?list-type=1'))).toBe('InvalidArgument');
     expect(code(() => ep('PATCH', '/b/k'))).toBe('MethodNotAllowed');
     expect(code(() => ep('PUT', '/'))).toBe('MethodNotAllowed');

@@ -11,9 +11,9 @@ import type { Owner } from './acl.ts';
 import type { RequestFacts } from './actions.ts';
 import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity } from './authorize.ts';
 
-/** The object layer's per-bucket configuration API. */
+/** The object layer's per-bucket configuration API (the documents this edge owns). */
 export function configStore(layer: ObjectLayer): BucketConfigStore {
-  return layer as ObjectLayer & BucketConfigStore;
+  return layer;
 }
 
 export function rootOwner(ctx: S3Context): Owner {
