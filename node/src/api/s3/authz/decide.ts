@@ -6,8 +6,9 @@
  *      principal's identity policies once IAM exists) refuses — except that
  *      a bucket's owner can always manage its policy (no lock-out);
  *   2. the bucket owner (today: the root credential) is allowed;
- *   3. an Allow in an identity policy or the bucket policy allows (a public
- *      policy is ignored for outsiders under RestrictPublicBuckets);
+ *   3. an Allow in an identity policy or the bucket policy allows (under
+ *      RestrictPublicBuckets a bucket with a public policy grants outsiders
+ *      nothing public, by policy or by ACL);
  *   4. an ACL grant allows, unless ACLs are disabled (BucketOwnerEnforced)
  *      or the grant is public and IgnorePublicAcls is set;
  *   5. otherwise the request is refused (implicit deny).
@@ -60,14 +61,16 @@ export function decide(i: AuthzInput): Decision {
   }
   if (owner) return { allow: true, by: 'owner' };
   if (identity.includes('Allow')) return { allow: true, by: 'identity-policy' };
+  // RestrictPublicBuckets: a bucket with a public policy serves only its owner's
+  // account; outsiders get nothing public from it, neither policy nor ACL
+  const restricted = i.publicAccessBlock.restrictPublicBuckets && isPublicPolicy(i.bucketPolicy);
   if (bucket === 'Allow') {
-    // RestrictPublicBuckets: a public policy serves only the owner's account
-    const restricted = i.publicAccessBlock.restrictPublicBuckets && isPublicPolicy(i.bucketPolicy);
     if (!restricted) return { allow: true, by: 'bucket-policy' };
     const nonPublic = evaluatePolicy(i.bucketPolicy, req, (s) => !isPublicStatement(s));
     if (nonPublic === 'Allow') return { allow: true, by: 'bucket-policy' };
   }
-  if (i.acl && i.aclsEnabled && aclAllows(i.acl.acl, i.principal, i.acl.permission, i.publicAccessBlock.ignorePublicAcls)) {
+  const ignorePublic = i.publicAccessBlock.ignorePublicAcls || restricted;
+  if (i.acl && i.aclsEnabled && aclAllows(i.acl.acl, i.principal, i.acl.permission, ignorePublic)) {
     return { allow: true, by: 'acl' };
   }
   return { allow: false, by: 'implicit-deny' };
