@@ -5,12 +5,13 @@
  *   and PartNumber after ETag;
  * - `s3cmd info`: the ACL document's Grantee needs `xsi:type`;
  * - minio-js `presignedPostPolicy` + a multipart/form-data POST;
- * - `public-read` canned ACLs on buckets and objects, read anonymously.
+ * - `public-read` canned ACLs on buckets and objects (`@aws-sdk/client-s3`), read anonymously.
  * The EC:0 drive-loss report needs a real `svc` process: `s3-ec0-drive-loss.test.ts`.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, HeadObjectCommand, PutBucketAclCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import * as Minio from 'minio';
 import { describe, expect, it } from 'vitest';
 import { CLI_TIMEOUT, fileData, rcloneEnv, runCli, s3cmdArgs, useCliFixture } from './helpers/cli.ts';
 
@@ -45,4 +46,38 @@ describe('s3cmd info', () => {
     const bucket = await runCli(fx.cli, 's3cmd', [...base, 'info', 's3://reports-s3cmd']);
     expect(bucket).toMatch(/ACL:\s+svcadmin: FULL_CONTROL/);
   }, CLI_TIMEOUT);
+});
+
+describe('minio-js presignedPostPolicy', () => {
+  it('a browser-style multipart/form-data POST stores the file', async () => {
+    const u = new URL(fx.srv.endpoint);
+    const mc = new Minio.Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: fx.srv.accessKey, secretKey: fx.srv.secretKey, region: 'us-east-1' });
+    await mc.makeBucket('reports-post');
+    const p = mc.newPostPolicy();
+    p.setBucket('reports-post');
+    p.setKey('form.txt');
+    p.setExpires(new Date(Date.now() + 600_000));
+    const { postURL, formData } = await mc.presignedPostPolicy(p);
+    const fd = new FormData();
+    for (const [k, v] of Object.entries(formData)) fd.append(k, v as string);
+    fd.append('file', new Blob(['posted']), 'form.txt');
+    const r = await fetch(postURL, { method: 'POST', body: fd });
+    expect(r.status).toBe(204);
+    const stat = await mc.statObject('reports-post', 'form.txt');
+    expect(stat.size).toBe(6);
+  });
+});
+
+describe('public-read', () => {
+  it('a public-read bucket and object are readable with no credentials', async () => {
+    await fx.s3.send(new CreateBucketCommand({ Bucket: 'reports-public', ACL: 'public-read' }));
+    await fx.s3.send(new PutObjectCommand({ Bucket: 'reports-public', Key: 'index.html', Body: '<h1>hi</h1>', ContentType: 'text/html', ACL: 'public-read' }));
+    const obj = await fetch(`${fx.srv.endpoint}/reports-public/index.html`);
+    expect([obj.status, await obj.text()]).toEqual([200, '<h1>hi</h1>']);
+    const list = await fetch(`${fx.srv.endpoint}/reports-public?list-type=2`);
+    expect(list.status).toBe(200);
+    expect(await list.text()).toContain('<Key>index.html</Key>');
+    await fx.s3.send(new PutBucketAclCommand({ Bucket: 'reports-public', ACL: 'private' }));
+    expect((await fetch(`${fx.srv.endpoint}/reports-public?list-type=2`)).status).toBe(403);
+  });
 });

@@ -86,6 +86,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
           region: config.region,
           domains: [...config.domains],
+          ...(config.consoleEnable ? { consolePort: config.consoleAddress.port } : {}),
           logger: log,
           clock,
         });

@@ -24,6 +24,8 @@ export interface S3ServerOptions {
   clock?: Clock;
   accessKey?: string;
   secretKey?: string;
+  /** Port of the web console whose origin may call the API cross-origin. */
+  consolePort?: number;
   /** Region clients sign for (default us-east-1). */
   region?: string;
   /** Virtual-host domains (`<bucket>.<domain>`). */
@@ -55,6 +57,7 @@ export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
     credentials: [{ accessKey, secretKey }],
     region,
     ...(opts.domains ? { domains: opts.domains } : {}),
+    ...(opts.consolePort !== undefined ? { consolePort: opts.consolePort } : {}),
     logger: silentLogger,
     clock: opts.clock ?? systemClock,
   });

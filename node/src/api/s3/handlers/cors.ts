@@ -37,7 +37,8 @@ export interface CorsSource {
 
 /** The rules for `bucket`: its configuration, the console's rule for a bucket without one, else none. */
 async function rulesFor(src: CorsSource, bucket: string, origin: string): Promise<CorsRule[] | undefined> {
-  const stored = bucket === '' ? undefined : decodeCors(await configStore(src.layer).getBucketConfig(bucket, 'cors'));
+  // a bucket that does not exist (yet) has no rules of its own
+  const stored = bucket === '' ? undefined : decodeCors(await configStore(src.layer).getBucketConfig(bucket, 'cors').catch(() => undefined));
   if (stored) return stored;
   return src.consoleOrigin(origin) ? [CONSOLE_RULE] : undefined;
 }

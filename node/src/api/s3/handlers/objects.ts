@@ -8,7 +8,6 @@ import { pipeline } from 'node:stream/promises';
 import { resolveRange } from '../../../object/range.ts';
 import type { GetObjectOptions, ObjectChecksum, ObjectInfo, PutObjectOptions } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
-import { parseQuery, safeDecode, splitTarget } from '../auth/sigv4.ts';
 import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
 import { hdr, quoteEtag, type S3Context, sendEmpty, sendXml } from '../context.ts';
 import { buildPutData, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
@@ -21,7 +20,6 @@ import {
   parseRange,
   parseStorageClass,
   parseUserMeta,
-  validateBucketName,
 } from '../validate.ts';
 import { parseXml, type XmlNode, xmlList, xmlRawText, xmlText } from '../xml.ts';
 import { requestedObjectAcl } from './acl.ts';
