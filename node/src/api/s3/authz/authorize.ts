@@ -31,15 +31,19 @@ export interface BucketSecurity {
   publicAccessBlock: PublicAccessBlock;
 }
 
-const parsedPolicies = new WeakMap<Uint8Array, PolicyDocument>();
+/** Parsed policies by bucket and text: a stored document is validated once, not per request. */
+const parsedPolicies = new Map<string, PolicyDocument>();
+const MAX_PARSED_POLICIES = 512;
 
 /** The stored policy, parsed once per stored document. */
 export function storedPolicy(raw: Uint8Array | undefined, bucket: string): PolicyDocument | undefined {
   if (!raw) return undefined;
-  let doc = parsedPolicies.get(raw);
+  const cacheKey = `${bucket}\0${Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8')}`;
+  let doc = parsedPolicies.get(cacheKey);
   if (!doc) {
     doc = parsePolicy(raw, bucket);
-    parsedPolicies.set(raw, doc);
+    if (parsedPolicies.size >= MAX_PARSED_POLICIES) parsedPolicies.clear();
+    parsedPolicies.set(cacheKey, doc);
   }
   return doc;
 }
