@@ -91,9 +91,9 @@ describe('svc server start-up', () => {
     expect(again.logs().find((l) => l.event === 'startup_format_quorum')?.deploymentId).toBe(id);
     expect(again.logs().map((l) => l.event)).not.toContain('startup_format_written');
     const h = await fetch(`http://127.0.0.1:${again.port}/health`);
-    // with the probes off, /health is an ordinary (unsigned) S3 request
-    expect(h.status).toBe(403);
-    expect(await h.text()).toContain('<Code>AccessDenied</Code>');
+    // with the probes off, /health is an ordinary anonymous S3 request: for bucket 'health', which does not exist
+    expect(h.status).toBe(404);
+    expect(await h.text()).toContain('<Code>NoSuchBucket</Code>');
     await expect(fetch(`http://127.0.0.1:${again.consolePort}/svc/console/health`)).rejects.toThrow();
     expect(await again.stop()).toBe(0);
   });
