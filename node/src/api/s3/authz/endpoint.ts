@@ -7,9 +7,10 @@
 import type { ObjectLayer } from '../../../object/types.ts';
 import type { S3Context } from '../context.ts';
 import { parseCopySource } from '../copy-source.ts';
-import type { Owner } from './acl.ts';
+import { cannedAcl, type Owner } from './acl.ts';
+import { DEFAULT_OWNERSHIP, NO_PUBLIC_ACCESS_BLOCK } from './bucket-settings.ts';
 import type { RequestFacts } from './actions.ts';
-import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity } from './authorize.ts';
+import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity, storedPolicy } from './authorize.ts';
 
 /** The object layer's per-bucket configuration API (the documents this edge owns). */
 export function configStore(layer: ObjectLayer): BucketConfigStore {
@@ -39,6 +40,24 @@ export async function bucketSecurity(ctx: S3Context, bucket = ctx.ep.bucket): Pr
   return sec;
 }
 
+/**
+ * What authorization needs of a bucket for this principal. The root owns
+ * every bucket, so only an explicit Deny in the policy can refuse it: its
+ * requests read just the policy (ACL, ownership and public access block
+ * cannot change its answer).
+ */
+async function securityFor(ctx: S3Context, bucket: string): Promise<BucketSecurity> {
+  if (!(ctx.principal.kind === 'user' && ctx.principal.root)) return bucketSecurity(ctx, bucket);
+  const owner = rootOwner(ctx);
+  return {
+    owner,
+    acl: cannedAcl('private', owner),
+    policy: storedPolicy(await configStore(ctx.layer).getBucketConfig(bucket, 'policy'), bucket),
+    ownership: DEFAULT_OWNERSHIP,
+    publicAccessBlock: NO_PUBLIC_ACCESS_BLOCK,
+  };
+}
+
 export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
   const { ep } = ctx;
   const facts = requestFacts(ctx);
@@ -46,7 +65,7 @@ export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
     await authorize({ facts, bucket: '' });
     return;
   }
-  const security = await bucketSecurity(ctx);
+  const security = await securityFor(ctx, ep.bucket);
   if (ep.op === 'DeleteObjects') {
     // S3 authorizes each key of a multi-object delete on its own
     ctx.authorizeKey = async (key, action) => {
@@ -69,7 +88,7 @@ export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
       bucket: src.bucket,
       key: src.key,
       action: src.versionId ? 's3:GetObjectVersion' : 's3:GetObject',
-      security: await bucketSecurity(ctx, src.bucket),
+      security: await securityFor(ctx, src.bucket),
       object: () => ctx.layer.getObjectInfo(src.bucket, src.key, src.versionId ? { versionId: src.versionId } : {}),
     });
   }
