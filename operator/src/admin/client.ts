@@ -1,0 +1,174 @@
+/**
+ * Admin API client: SigV4-signed (service `s3`) JSON calls to
+ * `/svc/admin/v3/...`, sent to per-pod headless addresses with fail-over (the
+ * S3 Service may have no endpoints while the cluster is degraded; any node
+ * forwards pool operations to the pool leader). Bounded: 10 s per request.
+ */
+import { Hash } from '@smithy/hash-node';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { AdminError, type AdminPoolStatus, type RebalanceStatus } from './types.ts';
+
+export const ADMIN_PREFIX = '/svc/admin/v3';
+
+export interface Credentials {
+  readonly accessKey: string;
+  readonly secretKey: string;
+}
+
+export interface AdminClientOptions {
+  /** Base URLs (`http://host:9000`), tried in order; the first that answers wins. */
+  readonly endpoints: readonly string[];
+  readonly credentials: Credentials;
+  readonly region?: string;
+  readonly timeoutMs?: number;
+  readonly now?: () => Date;
+}
+
+export interface AdminApi {
+  poolsList(): Promise<AdminPoolStatus[]>;
+  poolStatus(pool: string): Promise<AdminPoolStatus>;
+  decommissionStatus(pool?: string): Promise<AdminPoolStatus[]>;
+  rebalanceStatus(): Promise<RebalanceStatus | undefined>;
+  decommissionStart(pools: readonly string[]): Promise<void>;
+  decommissionCancel(pool: string): Promise<void>;
+  decommissionClear(pool: string): Promise<void>;
+  rebalanceStart(): Promise<{ id: string }>;
+  rebalanceStop(): Promise<void>;
+}
+
+/** Signs one request; exported for the fake admin API's verifier tests. */
+export async function signAdminRequest(
+  url: URL,
+  method: string,
+  creds: Credentials,
+  region: string,
+  date: Date,
+  body = '',
+): Promise<Record<string, string>> {
+  const signer = new SignatureV4({
+    credentials: { accessKeyId: creds.accessKey, secretAccessKey: creds.secretKey },
+    region,
+    service: 's3',
+    sha256: Hash.bind(null, 'sha256'),
+    uriEscapePath: false,
+  });
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = v;
+  const signed = await signer.sign(
+    {
+      method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : undefined,
+      path: url.pathname,
+      query,
+      headers: { host: url.host, 'x-amz-content-sha256': await sha256Hex(body) },
+      body,
+    },
+    { signingDate: date },
+  );
+  return signed.headers as Record<string, string>;
+}
+
+async function sha256Hex(body: string): Promise<string> {
+  const h = new Hash('sha256');
+  h.update(body);
+  return Buffer.from(await h.digest()).toString('hex');
+}
+
+function isTransportError(err: unknown): boolean {
+  return !(err instanceof AdminError) || err.code === 'Unreachable' || err.status >= 502;
+}
+
+export class AdminClient implements AdminApi {
+  readonly #opts: AdminClientOptions;
+
+  constructor(opts: AdminClientOptions) {
+    if (opts.endpoints.length === 0) throw new Error('admin client needs at least one endpoint');
+    this.#opts = opts;
+  }
+
+  async #call(method: 'GET' | 'POST', path: string, query: Record<string, string> = {}): Promise<unknown> {
+    let last: unknown;
+    for (const base of this.#opts.endpoints) {
+      try {
+        return await this.#callOne(base, method, path, query);
+      } catch (err) {
+        last = err;
+        // A node that answers with an admin error has spoken for the cluster;
+        // only transport failures and unavailable nodes move on to the next pod.
+        if (!isTransportError(err)) throw err;
+      }
+    }
+    throw last;
+  }
+
+  async #callOne(base: string, method: 'GET' | 'POST', path: string, query: Record<string, string>): Promise<unknown> {
+    const url = new URL(`${ADMIN_PREFIX}${path}`, base);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    const headers = await signAdminRequest(url, method, this.#opts.credentials, this.#opts.region ?? 'us-east-1', this.#opts.now?.() ?? new Date());
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, signal: AbortSignal.timeout(this.#opts.timeoutMs ?? 10_000) });
+    } catch (err) {
+      throw new AdminError(0, 'Unreachable', `${base}: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    if (res.status >= 200 && res.status < 300) return text.trim() === '' ? undefined : (JSON.parse(text) as unknown);
+    let code = `HTTP${res.status}`;
+    let message = text.slice(0, 500);
+    try {
+      const j = JSON.parse(text) as { Code?: string; Message?: string; code?: string; message?: string };
+      code = j.Code ?? j.code ?? code;
+      message = j.Message ?? j.message ?? message;
+    } catch {
+      // not JSON: keep the raw text
+    }
+    throw new AdminError(res.status, code, message);
+  }
+
+  async poolsList(): Promise<AdminPoolStatus[]> {
+    return (await this.#call('GET', '/pools/list')) as AdminPoolStatus[];
+  }
+
+  async poolStatus(pool: string): Promise<AdminPoolStatus> {
+    return (await this.#call('GET', '/pools/status', { pool })) as AdminPoolStatus;
+  }
+
+  async decommissionStatus(pool?: string): Promise<AdminPoolStatus[]> {
+    const r = (await this.#call('GET', '/decommission/status', pool ? { pool } : {})) as AdminPoolStatus[] | AdminPoolStatus | { pools: AdminPoolStatus[] };
+    if (Array.isArray(r)) return r;
+    if ('pools' in r) return r.pools;
+    return [r];
+  }
+
+  async rebalanceStatus(): Promise<RebalanceStatus | undefined> {
+    try {
+      return (await this.#call('GET', '/rebalance/status')) as RebalanceStatus;
+    } catch (err) {
+      // No rebalance ever started (MinIO: 404 XMinioAdminRebalanceNotStarted).
+      if (err instanceof AdminError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async decommissionStart(pools: readonly string[]): Promise<void> {
+    await this.#call('POST', '/pools/decommission', { pool: pools.join(',') });
+  }
+
+  async decommissionCancel(pool: string): Promise<void> {
+    await this.#call('POST', '/pools/cancel', { pool });
+  }
+
+  async decommissionClear(pool: string): Promise<void> {
+    await this.#call('POST', '/pools/clear', { pool });
+  }
+
+  async rebalanceStart(): Promise<{ id: string }> {
+    return (await this.#call('POST', '/rebalance/start')) as { id: string };
+  }
+
+  async rebalanceStop(): Promise<void> {
+    await this.#call('POST', '/rebalance/stop');
+  }
+}

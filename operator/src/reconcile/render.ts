@@ -1,0 +1,296 @@
+/**
+ * Builders for every child object of a SvcCluster. Pure: the same inputs give
+ * byte-identical objects (golden tests in render.test.ts catch accidental
+ * template churn, which would restart pods on an operator upgrade).
+ */
+import type { LaunchConfigT, OwnerReference, PoolSpec, SvcCluster } from '../crd/svccluster.ts';
+import { API_VERSION, KIND } from '../crd/svccluster.ts';
+import {
+  ANNOTATION_LAUNCH_HASH,
+  ANNOTATION_TEMPLATE_HASH,
+  CONSOLE_PORT,
+  clusterLabels,
+  clusterSelector,
+  consoleServiceName,
+  drivePath,
+  driveClaimName,
+  headlessServiceName,
+  pdbName,
+  poolLabels,
+  poolSelector,
+  S3_PORT,
+  s3ServiceName,
+  statefulSetName,
+} from '../topology/names.ts';
+import { ecValue, shortHash } from '../topology/volumes.ts';
+
+export type KubeObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: OwnerReference[] };
+  [key: string]: unknown;
+};
+
+/** Operator-wide settings that shape rendering. */
+export interface RenderSettings {
+  /** Default cluster DNS domain (operator env), overridden by spec.clusterDomain. */
+  readonly clusterDomain: string;
+}
+
+export const CREDENTIALS_DIR = '/run/secrets/svc';
+export const DEFAULT_STARTUP_WAIT_SECONDS = 120;
+/** The node image's user (Dockerfile.node). */
+export const NODE_UID = 10001;
+
+export function ownerReference(c: SvcCluster): OwnerReference {
+  return { apiVersion: API_VERSION, kind: KIND, name: c.metadata.name, uid: c.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+}
+
+function meta(c: SvcCluster, name: string, labels: Record<string, string>, annotations?: Record<string, string>): KubeObject['metadata'] {
+  const m: KubeObject['metadata'] = { name, namespace: c.metadata.namespace ?? 'default', labels, ownerReferences: [ownerReference(c)] };
+  if (annotations && Object.keys(annotations).length > 0) m.annotations = annotations;
+  return m;
+}
+
+/** Pool value over cluster value; empty collections are omitted (GitOps-friendly). */
+function scheduling(c: SvcCluster, pool: PoolSpec): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const nodeSelector = pool.nodeSelector ?? c.spec.nodeSelector;
+  if (nodeSelector && Object.keys(nodeSelector).length) out['nodeSelector'] = nodeSelector;
+  const affinity = pool.affinity ?? c.spec.affinity;
+  if (affinity && Object.keys(affinity).length) out['affinity'] = affinity;
+  const tolerations = pool.tolerations ?? c.spec.tolerations;
+  if (tolerations?.length) out['tolerations'] = tolerations;
+  const spread = pool.topologySpreadConstraints ?? c.spec.topologySpreadConstraints;
+  if (spread?.length) out['topologySpreadConstraints'] = spread;
+  if (c.spec.priorityClassName) out['priorityClassName'] = c.spec.priorityClassName;
+  return out;
+}
+
+function probe(path: string, timing: { periodSeconds?: number; failureThreshold?: number; timeoutSeconds?: number; initialDelaySeconds?: number } | undefined, dflt: { period: number; failure: number; timeout: number }) {
+  const p: Record<string, unknown> = {
+    httpGet: { path, port: 's3', scheme: 'HTTP' },
+    periodSeconds: timing?.periodSeconds ?? dflt.period,
+    failureThreshold: timing?.failureThreshold ?? dflt.failure,
+    timeoutSeconds: timing?.timeoutSeconds ?? dflt.timeout,
+  };
+  if (timing?.initialDelaySeconds !== undefined) p['initialDelaySeconds'] = timing.initialDelaySeconds;
+  return p;
+}
+
+/**
+ * Probes: liveness `/health` (200 while degraded, never peer health),
+ * readiness `/health/ready`, and a startup probe on `/health` whose window
+ * covers SVC_STARTUP_READINESS_MAX_WAIT_SECS plus a minute, so a node waiting
+ * for its peers is never killed by the kubelet.
+ */
+export function buildProbes(c: SvcCluster): Record<string, Record<string, unknown>> {
+  const wait = c.spec.startupReadinessMaxWaitSeconds ?? DEFAULT_STARTUP_WAIT_SECONDS;
+  const startupPeriod = c.spec.probes?.startup?.periodSeconds ?? 10;
+  return {
+    startupProbe: probe('/health', c.spec.probes?.startup, { period: startupPeriod, failure: Math.ceil((wait + 60) / startupPeriod), timeout: 5 }),
+    livenessProbe: probe('/health', c.spec.probes?.liveness, { period: 10, failure: 6, timeout: 5 }),
+    readinessProbe: probe('/health/ready', c.spec.probes?.readiness, { period: 5, failure: 3, timeout: 5 }),
+  };
+}
+
+function launchEnv(launch: LaunchConfigT): { name: string; value: string }[] {
+  const env = [{ name: 'SVC_VOLUMES', value: launch.volumes }];
+  if (launch.setDriveCount !== undefined) env.push({ name: 'SVC_ERASURE_SET_DRIVE_COUNT', value: String(launch.setDriveCount) });
+  const std = ecValue(launch.standardParity);
+  if (std) env.push({ name: 'SVC_STORAGE_CLASS_STANDARD', value: std });
+  const rrs = ecValue(launch.reducedParity);
+  if (rrs) env.push({ name: 'SVC_STORAGE_CLASS_RRS', value: rrs });
+  return env;
+}
+
+const coordinatedImage = (c: SvcCluster): boolean => (c.spec.restartPolicy?.imageChange ?? 'Coordinated') === 'Coordinated';
+
+function otherEnv(c: SvcCluster): Record<string, unknown>[] {
+  const env: Record<string, unknown>[] = [
+    { name: 'SVC_ADDRESS', value: `:${S3_PORT}` },
+    { name: 'SVC_CONSOLE_ADDRESS', value: `:${CONSOLE_PORT}` },
+    { name: 'SVC_ACCESS_KEY_FILE', value: `${CREDENTIALS_DIR}/accessKey` },
+    { name: 'SVC_SECRET_KEY_FILE', value: `${CREDENTIALS_DIR}/secretKey` },
+    { name: 'SVC_STARTUP_READINESS_MAX_WAIT_SECS', value: String(c.spec.startupReadinessMaxWaitSeconds ?? DEFAULT_STARTUP_WAIT_SECONDS) },
+  ];
+  const obs = c.spec.observability;
+  if (obs?.otlpEndpoint) env.push({ name: 'SVC_OBS_ENDPOINT', value: obs.otlpEndpoint });
+  if (obs?.serviceName) env.push({ name: 'SVC_OBS_SERVICE_NAME', value: obs.serviceName });
+  if (obs?.logLevel) env.push({ name: 'SVC_OBS_LOGGER_LEVEL', value: obs.logLevel });
+  for (const e of c.spec.env ?? []) env.push({ ...e });
+  return env;
+}
+
+function podSpec(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT | undefined): Record<string, unknown> {
+  const mounts: Record<string, unknown>[] = [];
+  for (let d = 0; d < pool.volumesPerServer; d++) mounts.push({ name: driveClaimName(d), mountPath: drivePath(d) });
+  mounts.push({ name: 'credentials', mountPath: CREDENTIALS_DIR, readOnly: true }, { name: 'tmp', mountPath: '/tmp' });
+  const container: Record<string, unknown> = {
+    name: 'svc',
+    image: launch && coordinatedImage(c) ? launch.image : c.spec.image,
+    imagePullPolicy: c.spec.imagePullPolicy ?? 'IfNotPresent',
+    args: ['server'],
+    env: [...(launch ? launchEnv(launch) : []), ...otherEnv(c)],
+    ports: [
+      { name: 's3', containerPort: S3_PORT, protocol: 'TCP' },
+      { name: 'console', containerPort: CONSOLE_PORT, protocol: 'TCP' },
+    ],
+    volumeMounts: mounts,
+    ...buildProbes(c),
+    securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+  };
+  const resources = pool.resources ?? c.spec.resources;
+  if (resources && Object.keys(resources).length) container['resources'] = resources;
+  const spec: Record<string, unknown> = {
+    serviceAccountName: c.metadata.name,
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 60,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: NODE_UID,
+      runAsGroup: NODE_UID,
+      fsGroup: NODE_UID,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    containers: [container],
+    volumes: [
+      {
+        name: 'credentials',
+        secret: {
+          secretName: c.spec.credentials.secretName,
+          items: [
+            { key: 'accessKey', path: 'accessKey' },
+            { key: 'secretKey', path: 'secretKey' },
+          ],
+          defaultMode: 0o440,
+        },
+      },
+      { name: 'tmp', emptyDir: {} },
+    ],
+    ...scheduling(c, pool),
+  };
+  if (c.spec.imagePullSecrets?.length) spec['imagePullSecrets'] = c.spec.imagePullSecrets;
+  return spec;
+}
+
+/**
+ * Hash of everything in a pool's pod template that is *not* launch-critical
+ * (resources, scheduling, probes, extra env, image under `Rolling`): a change
+ * here is a rolling restart, a change of the launch hash a coordinated one.
+ */
+export function templateHash(c: SvcCluster, pool: PoolSpec): string {
+  const spec = podSpec(c, pool, undefined);
+  if (coordinatedImage(c)) (spec['containers'] as Record<string, unknown>[])[0]!['image'] = '';
+  return shortHash(spec);
+}
+
+export function buildStatefulSet(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT, opts: { replicas?: number } = {}): KubeObject {
+  const name = statefulSetName(c.metadata.name, pool.name);
+  const labels = poolLabels(c.metadata.name, pool.name);
+  const retention = c.spec.storage?.pvcRetention === 'Delete' ? 'Delete' : 'Retain';
+  const claims = [];
+  for (let d = 0; d < pool.volumesPerServer; d++) {
+    const spec: Record<string, unknown> = {
+      accessModes: pool.volumeClaimTemplate.accessModes ?? ['ReadWriteOnce'],
+      resources: { requests: { storage: pool.volumeClaimTemplate.resources.requests.storage } },
+    };
+    if (pool.volumeClaimTemplate.storageClassName) spec['storageClassName'] = pool.volumeClaimTemplate.storageClassName;
+    claims.push({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: driveClaimName(d), labels }, spec });
+  }
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: meta(c, name, labels),
+    spec: {
+      serviceName: headlessServiceName(c.metadata.name),
+      replicas: opts.replicas ?? pool.servers,
+      podManagementPolicy: 'Parallel',
+      // Kubernetes never restarts a pod with a half-applied launch config:
+      // the operator deletes pods itself (coordinated or rolling restart).
+      updateStrategy: { type: 'OnDelete' },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: retention, whenScaled: 'Retain' },
+      selector: { matchLabels: poolSelector(c.metadata.name, pool.name) },
+      template: {
+        metadata: {
+          labels,
+          annotations: { [ANNOTATION_LAUNCH_HASH]: launch.hash, [ANNOTATION_TEMPLATE_HASH]: templateHash(c, pool) },
+        },
+        spec: podSpec(c, pool, launch),
+      },
+      volumeClaimTemplates: claims,
+    },
+  };
+}
+
+export function buildServices(c: SvcCluster): KubeObject[] {
+  const name = c.metadata.name;
+  const labels = clusterLabels(name);
+  const s3 = c.spec.services?.s3;
+  const consoleCfg = c.spec.services?.console;
+  const out: KubeObject[] = [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(c, headlessServiceName(name), labels),
+      spec: {
+        clusterIP: 'None',
+        // Peers must resolve each other before any node is Ready.
+        publishNotReadyAddresses: true,
+        selector: clusterSelector(name),
+        ports: [{ name: 's3', port: S3_PORT, targetPort: 's3', protocol: 'TCP' }],
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(c, s3ServiceName(name), labels, s3?.annotations),
+      spec: {
+        type: s3?.type ?? 'ClusterIP',
+        selector: clusterSelector(name),
+        ports: [{ name: 's3', port: S3_PORT, targetPort: 's3', protocol: 'TCP' }],
+      },
+    },
+  ];
+  if (consoleCfg?.enabled !== false) {
+    out.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(c, consoleServiceName(name), labels, consoleCfg?.annotations),
+      spec: {
+        type: consoleCfg?.type ?? 'ClusterIP',
+        selector: clusterSelector(name),
+        ports: [{ name: 'console', port: CONSOLE_PORT, targetPort: 'console', protocol: 'TCP' }],
+      },
+    });
+  }
+  return out;
+}
+
+/** At most one node down through evictions, cluster-wide (the operator's own restarts keep their own budget). */
+export function buildPdb(c: SvcCluster): KubeObject {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: meta(c, pdbName(c.metadata.name), clusterLabels(c.metadata.name)),
+    spec: { maxUnavailable: 1, selector: { matchLabels: clusterSelector(c.metadata.name) } },
+  };
+}
+
+export function buildServiceAccount(c: SvcCluster): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: meta(c, c.metadata.name, clusterLabels(c.metadata.name)),
+    automountServiceAccountToken: false,
+  };
+}
+
+export function endpoints(c: SvcCluster, domain: string): { s3: string; console?: string } {
+  const ns = c.metadata.namespace ?? 'default';
+  const out: { s3: string; console?: string } = { s3: `http://${s3ServiceName(c.metadata.name)}.${ns}.svc.${domain}:${S3_PORT}` };
+  if (c.spec.services?.console?.enabled !== false) out.console = `http://${consoleServiceName(c.metadata.name)}.${ns}.svc.${domain}:${CONSOLE_PORT}`;
+  return out;
+}
