@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // forks because tests spawn child processes and bind ports.
 export default defineConfig({
   test: {
-    include: ['node/src/**/*.test.ts', 'node/test/**/*.test.ts', 'operator/src/**/*.test.ts', 'e2e/**/*.test.ts'],
+    include: ['node/src/**/*.test.ts', 'node/test/**/*.test.ts', 'operator/src/**/*.test.ts', 'operator/test/**/*.test.ts', 'e2e/**/*.test.ts'],
     exclude: ['**/node_modules/**'],
     pool: 'forks',
     testTimeout: 60_000,

@@ -211,6 +211,8 @@ const DecommissionStatus = Type.Object({
   totalSize: Type.Optional(Type.Integer()),
   currentSize: Type.Optional(Type.Integer()),
   attempts: Type.Optional(Type.Integer()),
+  /** The svc.io/retry-decommission annotation value that started the current attempt. */
+  retryToken: Type.Optional(Type.String()),
 });
 
 export const POOL_STATES = ['Pending', 'Provisioning', 'Joining', 'Active', 'Draining', 'Drained', 'Detaching', 'Removed', 'DrainFailed', 'DrainCanceled'] as const;
@@ -272,6 +274,8 @@ export const OperationSchema = Type.Object({
   target: Type.Optional(LaunchConfigSchema),
   /** The last failed step of this operation (admin call refused, API error). */
   lastError: Type.Optional(Type.Object({ action: Type.String(), code: Type.String(), message: Type.String(), at: Type.String() })),
+  /** The last admin call of this operation that succeeded (steps that cannot be observed afterwards). */
+  lastDone: Type.Optional(Type.Object({ action: Type.String(), at: Type.String() })),
   rebalanceId: Type.Optional(Type.String()),
   /** Rolling restart: the pod being replaced now. */
   pod: Type.Optional(Type.String()),

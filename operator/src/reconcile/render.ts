@@ -187,7 +187,12 @@ export function templateHash(c: SvcCluster, pool: PoolSpec): string {
   return shortHash(spec);
 }
 
-export function buildStatefulSet(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT, opts: { replicas?: number } = {}): KubeObject {
+export function buildStatefulSet(
+  c: SvcCluster,
+  pool: PoolSpec,
+  launch: LaunchConfigT,
+  opts: { replicas?: number | undefined; claimStorage?: string | number | undefined } = {},
+): KubeObject {
   const name = statefulSetName(c.metadata.name, pool.name);
   const labels = poolLabels(c.metadata.name, pool.name);
   const retention = c.spec.storage?.pvcRetention === 'Delete' ? 'Delete' : 'Retain';
@@ -195,7 +200,7 @@ export function buildStatefulSet(c: SvcCluster, pool: PoolSpec, launch: LaunchCo
   for (let d = 0; d < pool.volumesPerServer; d++) {
     const spec: Record<string, unknown> = {
       accessModes: pool.volumeClaimTemplate.accessModes ?? ['ReadWriteOnce'],
-      resources: { requests: { storage: pool.volumeClaimTemplate.resources.requests.storage } },
+      resources: { requests: { storage: opts.claimStorage ?? pool.volumeClaimTemplate.resources.requests.storage } },
     };
     if (pool.volumeClaimTemplate.storageClassName) spec['storageClassName'] = pool.volumeClaimTemplate.storageClassName;
     claims.push({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: driveClaimName(d), labels }, spec });
