@@ -1,0 +1,285 @@
+/**
+ * The Kubernetes API semantics the operator relies on, as one shared suite
+ * (the Hono `common.case.test.ts` pattern): `fake-apiserver/contract.test.ts`
+ * runs it against the in-process fake, `e2e/k3s-contract.test.ts` against a
+ * real k3s API server, so the fake cannot drift from Kubernetes unnoticed.
+ * Everything goes through the real `@kubernetes/client-node`.
+ */
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  Watch,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+export interface ContractTarget {
+  readonly kc: KubeConfig;
+  /** A namespace that exists and that the suite may fill. */
+  readonly namespace: string;
+  /** Makes watches from any earlier resourceVersion answer 410 Gone (fake only). */
+  readonly compact?: () => void;
+  readonly close: () => Promise<void>;
+}
+
+const GROUP = 'contract.svc.io';
+
+const WIDGET_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `widgets.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: 'Namespaced',
+    names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' } } },
+              status: { type: 'object', properties: { phase: { type: 'string' }, observedGeneration: { type: 'integer' } } },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+interface Widget extends KubernetesObject {
+  spec?: { size?: number; color?: string };
+  status?: { phase?: string; observedGeneration?: number };
+}
+
+function code(err: unknown): number | undefined {
+  return (err as { code?: number }).code;
+}
+
+async function eventually<T>(fn: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Collects watch events until `until` holds or the timeout passes. */
+async function watchEvents(kc: KubeConfig, path: string, rv: string, until: (types: string[]) => boolean, ms = 10_000): Promise<{ types: string[]; objects: KubernetesObject[]; errorCode?: number }> {
+  const types: string[] = [];
+  const objects: KubernetesObject[] = [];
+  let errorCode: number | undefined;
+  let resolve!: () => void;
+  const done = new Promise<void>((r) => (resolve = r));
+  const req = await new Watch(kc).watch(
+    path,
+    { resourceVersion: rv },
+    (type, obj) => {
+      if (type === 'ERROR') errorCode = (obj as { code?: number }).code;
+      else {
+        types.push(type);
+        objects.push(obj as KubernetesObject);
+      }
+      if (until(types) || errorCode !== undefined) resolve();
+    },
+    (err) => {
+      if (err && (err as { statusCode?: number }).statusCode) errorCode = (err as { statusCode: number }).statusCode;
+      resolve();
+    },
+  );
+  const timer = setTimeout(resolve, ms);
+  await done;
+  clearTimeout(timer);
+  req.abort();
+  return errorCode === undefined ? { types, objects } : { types, objects, errorCode };
+}
+
+export function describeKubeContract(name: string, open: () => Promise<ContractTarget>): void {
+  describe(`Kubernetes API contract: ${name}`, () => {
+    let target: ContractTarget;
+    let objects: KubernetesObjectApi;
+    let core: CoreV1Api;
+    let custom: CustomObjectsApi;
+    let ns: string;
+    const cm = (n: string, data: Record<string, string> = {}, labels: Record<string, string> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: n, namespace: ns, labels },
+      data,
+    });
+
+    beforeAll(async () => {
+      target = await open();
+      ns = target.namespace;
+      objects = KubernetesObjectApi.makeApiClient(target.kc);
+      core = target.kc.makeApiClient(CoreV1Api);
+      custom = target.kc.makeApiClient(CustomObjectsApi);
+      const ext = target.kc.makeApiClient(ApiextensionsV1Api);
+      await ext.createCustomResourceDefinition({ body: WIDGET_CRD as never }).catch((e) => {
+        if (code(e) !== 409) throw e;
+      });
+      await eventually(async () => {
+        const crd = await ext.readCustomResourceDefinition({ name: WIDGET_CRD.metadata.name });
+        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+      }, 'the Widget CRD to be established');
+      // Discovery of a new group can lag behind Established on a real server.
+      await eventually(() => objects.list(`${GROUP}/v1`, 'Widget', ns).then(() => true), 'Widget discovery');
+    }, 120_000);
+
+    afterAll(async () => {
+      await target?.close();
+    });
+
+    it('discovery: core and custom groups list their resources', async () => {
+      const coreList = await core.getAPIResources();
+      expect(coreList.resources.map((r) => r.name)).toEqual(expect.arrayContaining(['configmaps', 'pods', 'pods/status']));
+      const res = await custom.getAPIResources({ group: GROUP, version: 'v1' });
+      expect(res.resources.map((r) => r.name)).toEqual(expect.arrayContaining(['widgets', 'widgets/status']));
+    });
+
+    it('create, then a second create of the same name is 409 AlreadyExists', async () => {
+      const created = await objects.create(cm('c-create', { a: '1' }));
+      expect(created.metadata?.uid).toBeTruthy();
+      expect(created.metadata?.resourceVersion).toBeTruthy();
+      await expect(objects.create(cm('c-create'))).rejects.toSatisfy((e: unknown) => code(e) === 409);
+    });
+
+    it('replace with a stale resourceVersion is 409 Conflict; with the current one it succeeds', async () => {
+      const created = await objects.create(cm('c-stale', { a: '1' }));
+      const first = await objects.replace({ ...created, data: { a: '2' } });
+      expect(first.metadata?.resourceVersion).not.toBe(created.metadata?.resourceVersion);
+      await expect(objects.replace({ ...created, data: { a: '3' } })).rejects.toSatisfy((e: unknown) => code(e) === 409);
+      const second = await objects.replace({ ...first, data: { a: '3' } });
+      expect((second as { data: Record<string, string> }).data.a).toBe('3');
+    });
+
+    it('list with a label selector, and the list carries a resourceVersion', async () => {
+      await objects.create(cm('c-sel-a', {}, { app: 'contract', tier: 'a' }));
+      await objects.create(cm('c-sel-b', {}, { app: 'contract', tier: 'b' }));
+      const list = await objects.list('v1', 'ConfigMap', ns, undefined, undefined, undefined, undefined, 'app=contract,tier=b');
+      expect(list.items.map((i) => i.metadata?.name)).toEqual(['c-sel-b']);
+      expect(list.metadata?.resourceVersion).toBeTruthy();
+    });
+
+    it('watch from a list resourceVersion delivers later ADDED, MODIFIED and DELETED in order', async () => {
+      const list = await core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'watch=contract' });
+      const rv = list.metadata!.resourceVersion!;
+      const events = watchEvents(target.kc, `/api/v1/namespaces/${ns}/configmaps`, rv, (t) => t.includes('DELETED'));
+      await new Promise((r) => setTimeout(r, 300));
+      const c = await objects.create(cm('c-watch', { v: '1' }, { watch: 'contract' }));
+      await objects.replace({ ...c, data: { v: '2' } });
+      await objects.delete(cm('c-watch'));
+      const got = await events;
+      const mine = got.types.filter((_, i) => got.objects[i]!.metadata?.name === 'c-watch');
+      expect(mine).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    });
+
+    it('merge patch and JSON patch', async () => {
+      await objects.create(cm('c-patch', { a: '1', b: '2' }));
+      const merged = await objects.patch(cm('c-patch', { a: '9', b: null as unknown as string }), undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
+      expect((merged as { data: Record<string, string> }).data).toEqual({ a: '9' });
+      const patched = await core.patchNamespacedConfigMap({ name: 'c-patch', namespace: ns, body: [{ op: 'add', path: '/data/c', value: '3' }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+      expect(patched.data).toEqual({ a: '9', c: '3' });
+    });
+
+    it('server-side apply: creates, removes fields the manager stops applying, conflicts with another manager unless forced', async () => {
+      const applied = await objects.patch(cm('c-ssa', { a: '1', b: '2' }), undefined, undefined, 'contract-a', true, PatchStrategy.ServerSideApply);
+      expect((applied as { data: Record<string, string> }).data).toEqual({ a: '1', b: '2' });
+      const again = await objects.patch(cm('c-ssa', { a: '1' }), undefined, undefined, 'contract-a', true, PatchStrategy.ServerSideApply);
+      expect((again as { data: Record<string, string> }).data).toEqual({ a: '1' });
+      await expect(objects.patch(cm('c-ssa', { a: 'other' }), undefined, undefined, 'contract-b', false, PatchStrategy.ServerSideApply)).rejects.toSatisfy(
+        (e: unknown) => code(e) === 409,
+      );
+      const forced = await objects.patch(cm('c-ssa', { a: 'other' }), undefined, undefined, 'contract-b', true, PatchStrategy.ServerSideApply);
+      expect((forced as { data: Record<string, string> }).data.a).toBe('other');
+      // Applying the same configuration twice changes nothing (GitOps idempotence).
+      const rv = forced.metadata?.resourceVersion;
+      const same = await objects.patch(cm('c-ssa', { a: 'other' }), undefined, undefined, 'contract-b', true, PatchStrategy.ServerSideApply);
+      expect(same.metadata?.resourceVersion).toBe(rv);
+    });
+
+    it('generation moves with spec changes only; status goes through the status subresource', async () => {
+      const w: Widget = { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-gen', namespace: ns }, spec: { size: 1 } };
+      const created = (await objects.create(w)) as Widget;
+      expect(created.metadata?.generation).toBe(1);
+      const labelled = (await objects.patch({ ...w, metadata: { ...w.metadata, labels: { x: 'y' } } }, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch)) as Widget;
+      expect(labelled.metadata?.generation).toBe(1);
+      const bigger = (await objects.patch({ ...w, spec: { size: 2 } }, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch)) as Widget;
+      expect(bigger.metadata?.generation).toBe(2);
+      // The main resource ignores status...
+      const ignored = (await objects.replace({ ...bigger, status: { phase: 'Ignored' } })) as Widget;
+      expect(ignored.status?.phase).toBeUndefined();
+      // ...and the status subresource ignores spec, keeps generation, checks resourceVersion.
+      const st = (await custom.replaceNamespacedCustomObjectStatus({
+        group: GROUP,
+        version: 'v1',
+        namespace: ns,
+        plural: 'widgets',
+        name: 'w-gen',
+        body: { ...ignored, spec: { size: 99 }, status: { phase: 'Ready', observedGeneration: 2 } },
+      })) as Widget;
+      expect(st.status).toEqual({ phase: 'Ready', observedGeneration: 2 });
+      expect(st.spec?.size).toBe(2);
+      expect(st.metadata?.generation).toBe(2);
+      await expect(
+        custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version: 'v1', namespace: ns, plural: 'widgets', name: 'w-gen', body: { ...ignored, status: { phase: 'Stale' } } }),
+      ).rejects.toSatisfy((e: unknown) => code(e) === 409);
+    });
+
+    it('finalizers: delete sets deletionTimestamp; removing the last finalizer deletes', async () => {
+      await objects.create({ ...cm('c-fin'), metadata: { name: 'c-fin', namespace: ns, finalizers: ['contract.svc.io/hold'] } });
+      await objects.delete(cm('c-fin'));
+      const held = await objects.read(cm('c-fin'));
+      expect(held.metadata?.deletionTimestamp).toBeTruthy();
+      await objects.patch({ ...cm('c-fin'), metadata: { name: 'c-fin', namespace: ns, finalizers: [] } }, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
+      await eventually(
+        () =>
+          objects.read(cm('c-fin')).then(
+            () => undefined,
+            (e) => (code(e) === 404 ? true : undefined),
+          ),
+        'the finalized ConfigMap to disappear',
+      );
+    });
+
+    it('owner references: deleting the owner garbage-collects dependents in the background', async () => {
+      const owner = await objects.create(cm('c-owner'));
+      await objects.create({
+        ...cm('c-dependent'),
+        metadata: { name: 'c-dependent', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c-owner', uid: owner.metadata!.uid!, blockOwnerDeletion: true }] },
+      });
+      await objects.delete(cm('c-owner'), undefined, undefined, undefined, undefined, 'Background');
+      await eventually(
+        () =>
+          objects.read(cm('c-dependent')).then(
+            () => undefined,
+            (e) => (code(e) === 404 ? true : undefined),
+          ),
+        'the dependent to be collected',
+        60_000,
+      );
+    }, 90_000);
+
+    it('a watch from a compacted resourceVersion answers 410 Gone', async (ctx) => {
+      if (!target.compact) return ctx.skip();
+      const list = await core.listNamespacedConfigMap({ namespace: ns });
+      await objects.create(cm('c-compact'));
+      target.compact();
+      const got = await watchEvents(target.kc, `/api/v1/namespaces/${ns}/configmaps`, list.metadata!.resourceVersion!, () => false, 3_000);
+      expect(got.errorCode).toBe(410);
+    });
+  });
+}
+
