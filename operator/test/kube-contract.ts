@@ -113,12 +113,14 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
     let core: CoreV1Api;
     let custom: CustomObjectsApi;
     let ns: string;
-    const cm = (n: string, data: Record<string, string> = {}, labels: Record<string, string> = {}) => ({
+    const cm = (n: string, data: Record<string, string> = {}, labels: Record<string, string> = {}): KubernetesObject & { data: Record<string, string> } => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: n, namespace: ns, labels },
       data,
     });
+
+    const ref = (n: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: ns } });
 
     beforeAll(async () => {
       target = await open();
@@ -241,12 +243,12 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
     it('finalizers: delete sets deletionTimestamp; removing the last finalizer deletes', async () => {
       await objects.create({ ...cm('c-fin'), metadata: { name: 'c-fin', namespace: ns, finalizers: ['contract.svc.io/hold'] } });
       await objects.delete(cm('c-fin'));
-      const held = await objects.read(cm('c-fin'));
+      const held = await objects.read(ref('c-fin'));
       expect(held.metadata?.deletionTimestamp).toBeTruthy();
       await objects.patch({ ...cm('c-fin'), metadata: { name: 'c-fin', namespace: ns, finalizers: [] } }, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
       await eventually(
         () =>
-          objects.read(cm('c-fin')).then(
+          objects.read(ref('c-fin')).then(
             () => undefined,
             (e) => (code(e) === 404 ? true : undefined),
           ),
@@ -263,7 +265,7 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
       await objects.delete(cm('c-owner'), undefined, undefined, undefined, undefined, 'Background');
       await eventually(
         () =>
-          objects.read(cm('c-dependent')).then(
+          objects.read(ref('c-dependent')).then(
             () => undefined,
             (e) => (code(e) === 404 ? true : undefined),
           ),

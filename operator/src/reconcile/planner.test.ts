@@ -27,7 +27,7 @@ const applied = (p: Plan, kind: string) => p.actions.filter((a): a is Extract<Ac
 const adminCalls = (p: Plan) => p.actions.filter((a): a is Extract<Action, { kind: 'admin' }> => a.kind === 'admin');
 const deletedPods = (p: Plan) => p.actions.filter((a): a is Extract<Action, { kind: 'deletePods' }> => a.kind === 'deletePods').flatMap((a) => a.names);
 const cond = (p: Plan, t: Parameters<typeof getCondition>[1]) => getCondition(p.status.conditions, t);
-function envOf(sts: { spec?: unknown }, name: string): string | undefined {
+function envOf(sts: object, name: string): string | undefined {
   const s = sts as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
   return s.spec.template.spec.containers[0]!.env.find((e) => e.name === name)?.value;
 }
@@ -429,7 +429,7 @@ describe('planner: pool removal (§3.3)', () => {
     const p1 = sts.find((s) => s.metadata.name === 'prod-p1')!;
     const p0 = sts.find((s) => s.metadata.name === 'prod-p0')!;
     expect(envOf(p1, 'SVC_VOLUMES')).toBe(expr(c, 'p1'));
-    expect((p0 as { spec: { replicas: number } }).spec.replicas).toBe(0);
+    expect((p0 as unknown as { spec: { replicas: number } }).spec.replicas).toBe(0);
     // The drained pool is scaled to zero (its pods must not run on with the old arguments); the rest restart together.
     expect(deletedPods(p).sort()).toEqual(['prod-p1-0', 'prod-p1-1', 'prod-p1-2', 'prod-p1-3']);
     expect(p.status.pools!.find((x) => x.name === 'p0')!.state).toBe('Drained');
@@ -547,7 +547,7 @@ describe('planner: what needs a human (§3.4) and other changes', () => {
     const grown = edit(c, [pool('p0', { volumeClaimTemplate: { resources: { requests: { storage: '20Gi' } } } })]);
     const p = plan(grown, { pods: podsFor(grown, 'p0', hash), statefulSets: [stsFor(c, 'p0', hash)], pvcs: [{ name: 'data-0-prod-p0-0', pool: 'p0', phase: 'Bound', storage: '10Gi' }] });
     expect(p.actions).toContainEqual({ kind: 'expandPvcs', pool: 'p0', storage: '20Gi' });
-    const sts = applied(p, 'StatefulSet')[0] as { spec: { volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[] } };
+    const sts = applied(p, 'StatefulSet')[0] as unknown as { spec: { volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[] } };
     expect(sts.spec.volumeClaimTemplates[0]!.spec.resources.requests.storage).toBe('10Gi');
   });
 

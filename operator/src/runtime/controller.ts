@@ -1,0 +1,309 @@
+/**
+ * The SvcCluster controller: observe → decide (the pure planner) → act.
+ *
+ * One reconcile per cluster key at a time (work queue). The planner's status
+ * is written *before* its actions run (the journal), so a crash between the
+ * two resumes in the new phase, whose actions are idempotent. Outcomes of
+ * admin calls that cannot be observed later (a rebalance id, a clear) are
+ * recorded in `status.operation` right after the call.
+ */
+import { randomUUID } from 'node:crypto';
+import type { KubernetesObject, V1Pod, V1PersistentVolumeClaim, V1StatefulSet } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { type AdminApi, AdminClient, type Credentials } from '../admin/client.ts';
+import { AdminError } from '../admin/types.ts';
+import type { SvcCluster, SvcClusterStatus } from '../crd/svccluster.ts';
+import { type Kube, statusCode, type WatchedCache } from '../kube/kube.ts';
+import type { Action, AdminObs, Observation, PlanContext, PodObs, StatefulSetObs, PvcObs } from '../reconcile/observation.ts';
+import { planReconcile, statusEqual } from '../reconcile/planner.ts';
+import { ANNOTATION_LAUNCH_HASH, ANNOTATION_TEMPLATE_HASH, clusterDomain, FINALIZER, headlessDomain, LABEL_CLUSTER, LABEL_POOL, S3_PORT } from '../topology/names.ts';
+import { WorkQueue } from './workqueue.ts';
+
+export interface ControllerOptions {
+  readonly kube: Kube;
+  readonly log: Logger;
+  /** Watched namespace; undefined = all. */
+  readonly namespace?: string | undefined;
+  readonly clusterDomain: string;
+  readonly pollMs: number;
+  readonly idleMs: number;
+  readonly stalledMs: number;
+  readonly concurrency: number;
+  readonly now?: () => Date;
+  /** Admin API factory (tests may point it elsewhere). */
+  readonly adminFactory?: (endpoints: string[], creds: Credentials) => AdminApi;
+  readonly informerQuietMs?: number;
+}
+
+const keyOf = (ns: string, name: string) => `${ns}/${name}`;
+
+export class Controller {
+  readonly #o: ControllerOptions;
+  readonly #queue: WorkQueue;
+  #caches: ReturnType<Kube['informers']> | undefined;
+  #resync: NodeJS.Timeout | undefined;
+
+  constructor(o: ControllerOptions) {
+    this.#o = o;
+    this.#queue = new WorkQueue({
+      handler: (key) => this.reconcile(key),
+      concurrency: o.concurrency,
+      baseBackoffMs: 5_000,
+      maxBackoffMs: 300_000,
+      onError: (key, err, retryInMs) => o.log.error({ event: 'reconcile_failed', cluster: key, err: errText(err), retryInMs }, 'reconcile failed'),
+    });
+  }
+
+  get queue(): WorkQueue {
+    return this.#queue;
+  }
+
+  async start(): Promise<void> {
+    const caches = this.#o.kube.informers(
+      this.#o.namespace,
+      (kind, obj) => this.#onChange(kind, obj),
+      this.#o.log,
+      this.#o.informerQuietMs,
+    );
+    this.#caches = caches;
+    await Promise.all([caches.pods.start(), caches.statefulSets.start(), caches.pvcs.start()]);
+    await caches.clusters.start();
+    // Level-triggered safety net: every cluster is looked at again periodically.
+    this.#resync = setInterval(() => {
+      for (const c of caches.clusters.list()) this.#queue.add(keyOf(c.metadata.namespace!, c.metadata.name));
+    }, this.#o.idleMs);
+    this.#resync.unref();
+    this.#o.log.info({ event: 'controller_started', namespace: this.#o.namespace ?? '(all)' }, 'controller started');
+  }
+
+  stop(): void {
+    if (this.#resync) clearInterval(this.#resync);
+    this.#queue.stop();
+    if (this.#caches) for (const c of Object.values(this.#caches)) (c as WatchedCache<KubernetesObject>).stop();
+  }
+
+  #onChange(kind: string, obj: KubernetesObject): void {
+    const ns = obj.metadata?.namespace;
+    if (!ns) return;
+    const name = kind === 'SvcCluster' ? obj.metadata?.name : obj.metadata?.labels?.[LABEL_CLUSTER];
+    if (name) this.#queue.add(keyOf(ns, name));
+  }
+
+  #now(): Date {
+    return this.#o.now?.() ?? new Date();
+  }
+
+  async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
+    const [ns, name] = key.split('/') as [string, string];
+    const kube = this.#o.kube;
+    let c = await kube.getCluster(ns, name);
+    if (!c) return {};
+    const log = this.#o.log.child({ cluster: name, namespace: ns });
+
+    if (c.metadata.deletionTimestamp) {
+      if (c.metadata.finalizers?.includes(FINALIZER)) {
+        // Children go with the owner (garbage collection); PVCs never do: the
+        // StatefulSets keep them (persistentVolumeClaimRetentionPolicy Retain).
+        await this.#event(c, 'Normal', 'Deleting', 'SvcCluster deleted: workloads are garbage-collected, PersistentVolumeClaims are kept', log);
+        await kube.setFinalizers(
+          c,
+          c.metadata.finalizers.filter((f) => f !== FINALIZER),
+        );
+        log.info({ event: 'finalizer_removed' }, 'cluster deleted; PVCs retained');
+      }
+      return {};
+    }
+    if (!c.metadata.finalizers?.includes(FINALIZER)) c = await kube.setFinalizers(c, [...(c.metadata.finalizers ?? []), FINALIZER]);
+
+    const { obs, admin } = await this.#observe(c);
+    const ctx: PlanContext = { clusterDomain: this.#o.clusterDomain, pollMs: this.#o.pollMs, idleMs: this.#o.idleMs, stalledMs: this.#o.stalledMs, newId: () => randomUUID() };
+    const plan = planReconcile(c, obs, ctx);
+
+    // Journal first.
+    if (!statusEqual(c.status, plan.status)) {
+      try {
+        c = await kube.writeStatus(c, plan.status);
+      } catch (err) {
+        if (statusCode(err) === 409) return { requeueAfterMs: 200 };
+        throw err;
+      }
+    }
+    for (const e of plan.events) await this.#event(c, e.type, e.reason, e.message, log);
+    const op = plan.status.operation;
+    if (op) log.info({ event: 'reconcile', operation: op.id, type: op.type, phase: op.phase, actions: plan.actions.length }, `${op.type} ${op.phase}`);
+
+    const failure = await this.#act(c, plan.actions, admin, log);
+    if (failure) {
+      // Record the failed step in the journal; the planner reads it next time.
+      const fresh = await kube.getCluster(ns, name);
+      if (fresh?.status?.operation && op && fresh.status.operation.id === op.id) {
+        const next: SvcClusterStatus = structuredClone(fresh.status);
+        next.operation!.lastError = { ...failure, at: this.#now().toISOString() };
+        await kube.writeStatus(fresh, next).catch((err) => {
+          if (statusCode(err) !== 409) throw err;
+        });
+      }
+      return { requeueAfterMs: Math.min(this.#o.pollMs, 5_000) };
+    }
+    return { requeueAfterMs: plan.actions.some((a) => a.kind === 'admin') ? Math.min(plan.requeueAfterMs, 1_000) : plan.requeueAfterMs };
+  }
+
+  async #event(c: SvcCluster, type: 'Normal' | 'Warning', reason: string, message: string, log: Logger): Promise<void> {
+    log[type === 'Warning' ? 'warn' : 'info']({ event: 'k8s_event', reason }, message);
+    await this.#o.kube.event(c, type, reason, message, this.#now()).catch((err) => log.warn({ event: 'event_failed', err: errText(err) }, 'could not record event'));
+  }
+
+  async #observe(c: SvcCluster): Promise<{ obs: Observation; admin: AdminApi | undefined }> {
+    const ns = c.metadata.namespace!;
+    const name = c.metadata.name;
+    const domain = clusterDomain(c, this.#o.clusterDomain);
+    const mine = <T extends KubernetesObject>(list: T[]) => list.filter((o) => o.metadata?.labels?.[LABEL_CLUSTER] === name);
+    const caches = this.#caches!;
+    const pods: PodObs[] = mine(caches.pods.list(ns) as V1Pod[]).map((p) => podObs(p, `http://${p.metadata!.name}.${headlessDomain(c, domain)}:${S3_PORT}`));
+    const statefulSets: StatefulSetObs[] = mine(caches.statefulSets.list(ns) as V1StatefulSet[]).map(stsObs);
+    const pvcs: PvcObs[] = mine(caches.pvcs.list(ns) as V1PersistentVolumeClaim[]).map((v) => ({
+      name: v.metadata!.name!,
+      pool: v.metadata!.labels?.[LABEL_POOL] ?? '',
+      phase: v.status?.phase ?? 'Pending',
+      storage: v.spec?.resources?.requests?.['storage'],
+    }));
+    let credentialsProblem: string | undefined;
+    let creds: Credentials | undefined;
+    const secret = await this.#o.kube.readSecret(ns, c.spec.credentials.secretName);
+    if (!secret) credentialsProblem = `Secret ${ns}/${c.spec.credentials.secretName} not found`;
+    else if (!secret['accessKey'] || !secret['secretKey']) credentialsProblem = `Secret ${ns}/${c.spec.credentials.secretName} needs the keys accessKey and secretKey`;
+    else creds = { accessKey: secret['accessKey'], secretKey: secret['secretKey'] };
+
+    let adminObs: AdminObs | undefined;
+    let admin: AdminApi | undefined;
+    // Ready pods first: any node forwards pool operations to the pool leader.
+    const endpoints = [...pods.filter((p) => p.ready), ...pods.filter((p) => !p.ready && p.running)].map((p) => p.url);
+    if (creds && endpoints.length > 0 && c.spec.paused !== true) {
+      admin = (this.#o.adminFactory ?? ((e, k) => new AdminClient({ endpoints: e, credentials: k })))(endpoints, creds);
+      try {
+        const [poolsList, rebalance] = await Promise.all([admin.poolsList(), admin.rebalanceStatus()]);
+        adminObs = { reachable: true, pools: poolsList, rebalance };
+      } catch (err) {
+        adminObs = { reachable: false, error: errText(err) };
+      }
+    }
+    return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, admin: adminObs }, admin };
+  }
+
+  /** Runs actions in order, stopping at the first failure. Admin failures are returned for the journal. */
+  async #act(c: SvcCluster, actions: Action[], admin: AdminApi | undefined, log: Logger): Promise<{ action: string; code: string; message: string } | undefined> {
+    const kube = this.#o.kube;
+    const ns = c.metadata.namespace!;
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'apply':
+          await kube.apply(a.object);
+          break;
+        case 'deletePods':
+          log.info({ event: 'delete_pods', pods: a.names }, `deleting ${a.names.length} pods`);
+          await Promise.all(a.names.map((n) => kube.deletePod(ns, n)));
+          break;
+        case 'deleteStatefulSet':
+          await kube.deleteStatefulSet(ns, a.name);
+          break;
+        case 'deletePvcs':
+          for (const v of await kube.listPvcs(ns, `${LABEL_CLUSTER}=${c.metadata.name},${LABEL_POOL}=${a.pool}`)) await kube.deletePvc(ns, v.metadata!.name!);
+          break;
+        case 'expandPvcs':
+          try {
+            for (const v of await kube.listPvcs(ns, `${LABEL_CLUSTER}=${c.metadata.name},${LABEL_POOL}=${a.pool}`)) await kube.expandPvc(v, a.storage);
+          } catch (err) {
+            await this.#event(c, 'Warning', 'PvcExpansionFailed', errText(err), log);
+          }
+          break;
+        case 'admin': {
+          if (!admin) return { action: a.call, code: 'Unreachable', message: 'no node answers the admin API' };
+          try {
+            const result = await callAdmin(admin, a.call, a.pool);
+            log.info({ event: 'admin_call', call: a.call, pool: a.pool }, `admin ${a.call} done`);
+            await this.#recordDone(c, a.call, result?.id);
+          } catch (err) {
+            const e = err instanceof AdminError ? err : new AdminError(0, 'Error', errText(err));
+            log.warn({ event: 'admin_call_failed', call: a.call, pool: a.pool, code: e.code, err: e.message }, `admin ${a.call} failed`);
+            return { action: a.call, code: e.code, message: e.message };
+          }
+          break;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  async #recordDone(c: SvcCluster, action: string, rebalanceId: string | undefined): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const fresh = await this.#o.kube.getCluster(c.metadata.namespace!, c.metadata.name);
+      const op = fresh?.status?.operation;
+      if (!fresh || !op) return;
+      const next = structuredClone(fresh.status!);
+      next.operation!.lastDone = { action, at: this.#now().toISOString() };
+      delete next.operation!.lastError;
+      if (rebalanceId) next.operation!.rebalanceId = rebalanceId;
+      try {
+        await this.#o.kube.writeStatus(fresh, next);
+        return;
+      } catch (err) {
+        if (statusCode(err) !== 409) throw err;
+      }
+    }
+  }
+}
+
+async function callAdmin(admin: AdminApi, call: Extract<Action, { kind: 'admin' }>['call'], pool: string | undefined): Promise<{ id?: string } | undefined> {
+  switch (call) {
+    case 'decommissionStart':
+      await admin.decommissionStart([pool!]);
+      return undefined;
+    case 'decommissionCancel':
+      await admin.decommissionCancel(pool!);
+      return undefined;
+    case 'decommissionClear':
+      await admin.decommissionClear(pool!);
+      return undefined;
+    case 'rebalanceStart':
+      return admin.rebalanceStart();
+    case 'rebalanceStop':
+      await admin.rebalanceStop();
+      return undefined;
+  }
+}
+
+export function podObs(p: V1Pod, url: string): PodObs {
+  const cs = p.status?.containerStatuses?.find((s) => s.name === 'svc') ?? p.status?.containerStatuses?.[0];
+  return {
+    name: p.metadata!.name!,
+    pool: p.metadata!.labels?.[LABEL_POOL] ?? '',
+    ordinal: Number(p.metadata!.name!.split('-').pop()),
+    launchHash: p.metadata?.annotations?.[ANNOTATION_LAUNCH_HASH],
+    templateHash: p.metadata?.annotations?.[ANNOTATION_TEMPLATE_HASH],
+    running: p.status?.phase === 'Running' && cs?.state?.running !== undefined,
+    ready: p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true,
+    waitingReason: cs?.state?.waiting?.reason,
+    terminating: p.metadata?.deletionTimestamp !== undefined,
+    url,
+  };
+}
+
+export function stsObs(s: V1StatefulSet): StatefulSetObs {
+  return {
+    name: s.metadata!.name!,
+    pool: s.metadata!.labels?.[LABEL_POOL] ?? '',
+    replicas: s.spec?.replicas ?? 0,
+    readyReplicas: s.status?.readyReplicas ?? 0,
+    launchHash: s.spec?.template?.metadata?.annotations?.[ANNOTATION_LAUNCH_HASH],
+    storage: s.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.['storage'],
+  };
+}
+
+function errText(err: unknown): string {
+  if (err instanceof Error) {
+    const body = (err as { body?: unknown }).body;
+    if (typeof body === 'string' && body) return `${err.message}: ${body.slice(0, 300)}`;
+    return err.message;
+  }
+  return String(err);
+}
