@@ -144,7 +144,7 @@ export const LocalObjectReference = Type.Object({ name: Type.String({ minLength:
 const KeySelector = Type.Object({ name: Type.String(), key: Type.String(), optional: Type.Optional(Type.Boolean()) });
 
 export const EnvVar = Type.Object({
-  name: Type.String({ minLength: 1, pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$' }),
+  name: Type.String({ minLength: 1, maxLength: 253, pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$' }),
   value: Type.Optional(Type.String()),
   valueFrom: Type.Optional(
     Type.Object({

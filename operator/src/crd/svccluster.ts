@@ -56,7 +56,7 @@ const ProbeTiming = Type.Object({
 });
 
 const VolumeClaimTemplate = Type.Object({
-  storageClassName: Type.Optional(Type.String({ minLength: 1, description: 'StorageClass of every drive PVC of this pool' })),
+  storageClassName: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'StorageClass of every drive PVC of this pool' })),
   accessModes: Type.Optional(Type.Array(StringEnum(['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany', 'ReadOnlyMany']), { maxItems: 4 })),
   resources: Type.Object({
     requests: Type.Object({ storage: Quantity({ description: 'size of each drive; may only grow (PVC expansion)' }) }),

@@ -1,0 +1,100 @@
+/**
+ * Child builders: golden YAML (an operator upgrade must not churn pod
+ * templates by accident: a diff here restarts pods in production) and
+ * validation of every rendered object against the Kubernetes schemas.
+ */
+import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { Service } from 'kubernetes-models/v1/Service';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { cluster, pool } from '../../test/fixtures.ts';
+import { launchConfig } from '../topology/volumes.ts';
+import { buildPdb, buildProbes, buildServiceAccount, buildServices, buildStatefulSet, templateHash } from './render.ts';
+
+const c = cluster([pool('p0', { servers: 4, volumesPerServer: 2 }), pool('p1', { servers: 2, volumesPerServer: 4 })], {
+  erasure: { standardParity: 2 },
+  env: [{ name: 'SVC_REGION', value: 'eu-west-1' }],
+  observability: { otlpEndpoint: 'http://otel:4318' },
+  tolerations: [{ key: 'storage', operator: 'Exists', effect: 'NoSchedule' }],
+  services: { s3: { type: 'LoadBalancer', annotations: { 'lb.example/internal': 'true' } } },
+});
+const launch = launchConfig(c, c.spec.pools, 'cluster.local');
+
+function envOf(o: object): Record<string, string> {
+  const s = o as { spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } };
+  return Object.fromEntries(s.spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
+}
+
+describe('render', () => {
+  it('StatefulSets (golden)', async () => {
+    const sts = c.spec.pools.map((p) => buildStatefulSet(c, p, launch));
+    await expect(stringify(sts, { lineWidth: 0, aliasDuplicateObjects: false })).toMatchFileSnapshot('./__golden__/statefulsets.yaml');
+  });
+
+  it('Services, PodDisruptionBudget, ServiceAccount (golden)', async () => {
+    await expect(stringify([...buildServices(c), buildPdb(c), buildServiceAccount(c)], { lineWidth: 0, aliasDuplicateObjects: false })).toMatchFileSnapshot('./__golden__/services.yaml');
+  });
+
+  it('every pool template carries the identical literal launch settings; OnDelete; credentials only as files', () => {
+    const [a, b] = c.spec.pools.map((p) => buildStatefulSet(c, p, launch));
+    const ea = envOf(a!);
+    const eb = envOf(b!);
+    for (const k of ['SVC_VOLUMES', 'SVC_STORAGE_CLASS_STANDARD']) expect(ea[k]).toBe(eb[k]);
+    expect(ea['SVC_VOLUMES']).toBe(launch.volumes);
+    expect(ea['SVC_ACCESS_KEY_FILE']).toBe('/run/secrets/svc/accessKey');
+    expect(ea['SVC_SECRET_KEY_FILE']).toBe('/run/secrets/svc/secretKey');
+    expect(Object.keys(ea).filter((k) => k === 'SVC_ACCESS_KEY' || k === 'SVC_SECRET_KEY')).toEqual([]);
+    const spec = (a as unknown as { spec: Record<string, unknown> }).spec;
+    expect(spec['updateStrategy']).toEqual({ type: 'OnDelete' });
+    expect(spec['podManagementPolicy']).toBe('Parallel');
+    expect(spec['persistentVolumeClaimRetentionPolicy']).toEqual({ whenDeleted: 'Retain', whenScaled: 'Retain' });
+  });
+
+  it('mounts one PVC per drive at exactly the paths the volume expression names', () => {
+    const sts = buildStatefulSet(c, c.spec.pools[1]!, launch) as unknown as {
+      spec: { volumeClaimTemplates: { metadata: { name: string } }[]; template: { spec: { containers: { volumeMounts: { name: string; mountPath: string }[] }[] } } };
+    };
+    expect(sts.spec.volumeClaimTemplates.map((v) => v.metadata.name)).toEqual(['data-0', 'data-1', 'data-2', 'data-3']);
+    const mounts = sts.spec.template.spec.containers[0]!.volumeMounts.filter((m) => m.name.startsWith('data-'));
+    expect(mounts.map((m) => m.mountPath)).toEqual(['/data/d0', '/data/d1', '/data/d2', '/data/d3']);
+    expect(launch.volumes).toContain('/data/d{0...3}');
+  });
+
+  it('probes: liveness /health, readiness /health/ready, startup sized to SVC_STARTUP_READINESS_MAX_WAIT_SECS', () => {
+    const p = buildProbes(cluster([pool('p0')], { startupReadinessMaxWaitSeconds: 300 }));
+    expect((p['livenessProbe']!['httpGet'] as { path: string }).path).toBe('/health');
+    expect((p['readinessProbe']!['httpGet'] as { path: string }).path).toBe('/health/ready');
+    const s = p['startupProbe']!;
+    expect((s['httpGet'] as { path: string }).path).toBe('/health');
+    expect((s['periodSeconds'] as number) * (s['failureThreshold'] as number)).toBeGreaterThanOrEqual(300 + 60);
+    const custom = buildProbes(cluster([pool('p0')], { probes: { readiness: { periodSeconds: 2, failureThreshold: 9 } } }));
+    expect(custom['readinessProbe']).toMatchObject({ periodSeconds: 2, failureThreshold: 9 });
+  });
+
+  it('the template hash ignores launch settings and (under Coordinated) the image, and moves with resources', () => {
+    const p = c.spec.pools[0]!;
+    expect(templateHash(cluster([p], { image: 'x:2' }), p)).toBe(templateHash(cluster([p]), p));
+    expect(templateHash(cluster([p], { image: 'x:2', restartPolicy: { imageChange: 'Rolling' } }), p)).not.toBe(templateHash(cluster([p], { restartPolicy: { imageChange: 'Rolling' } }), p));
+    expect(templateHash(cluster([pool('p0', { resources: { limits: { memory: '4Gi' } } })]), pool('p0', { resources: { limits: { memory: '4Gi' } } }))).not.toBe(
+      templateHash(cluster([pool('p0')]), pool('p0')),
+    );
+  });
+
+  it('never copies the SvcCluster labels onto children (GitOps tracking labels must not leak)', () => {
+    const labelled = { ...c, metadata: { ...c.metadata, labels: { 'argocd.argoproj.io/instance': 'x' } } };
+    const all = [...buildServices(labelled), buildPdb(labelled), buildStatefulSet(labelled, c.spec.pools[0]!, launch)];
+    expect(JSON.stringify(all)).not.toContain('argocd');
+  });
+
+  it('every rendered object is valid against the Kubernetes schemas', () => {
+    for (const p of c.spec.pools) new StatefulSet(buildStatefulSet(c, p, launch) as never).validate();
+    for (const s of buildServices(c)) new Service(s as never).validate();
+    new PodDisruptionBudget(buildPdb(c) as never).validate();
+    new ServiceAccount(buildServiceAccount(c) as never).validate();
+    const broken = buildStatefulSet(c, c.spec.pools[0]!, launch) as unknown as { spec: Record<string, unknown> };
+    broken.spec['replicas'] = 'four';
+    expect(() => new StatefulSet(broken as never).validate()).toThrow();
+  });
+});
