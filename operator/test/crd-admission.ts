@@ -97,6 +97,7 @@ function listMapDuplicates(schema: Schema, self: unknown, path: string, out: Vio
 export function crdAdmission(crd: { spec: { versions: { schema?: { openAPIV3Schema: Schema } }[] } }): (obj: unknown, old?: unknown) => Violation[] {
   const schema = crd.spec.versions[0]!.schema!.openAPIV3Schema;
   const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/);
   const validate = ajv.compile(strict(schema));
   return (obj, old) => {
     const out: Violation[] = [];

@@ -187,6 +187,10 @@ export class Kube {
     await this.apps.deleteNamespacedStatefulSet({ namespace, name, propagationPolicy: 'Background' }).catch(ignoreNotFound);
   }
 
+  async deleteService(namespace: string, name: string): Promise<void> {
+    await this.core.deleteNamespacedService({ namespace, name }).catch(ignoreNotFound);
+  }
+
   async listPvcs(namespace: string, labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
     return (await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items;
   }

@@ -77,6 +77,7 @@ export type Action =
   | { readonly kind: 'apply'; readonly object: KubeObject }
   | { readonly kind: 'deletePods'; readonly names: readonly string[] }
   | { readonly kind: 'deleteStatefulSet'; readonly name: string }
+  | { readonly kind: 'deleteService'; readonly name: string }
   | { readonly kind: 'deletePvcs'; readonly pool: string }
   | { readonly kind: 'expandPvcs'; readonly pool: string; readonly storage: string | number }
   | { readonly kind: 'admin'; readonly call: AdminCall; readonly pool?: string | undefined };

@@ -609,6 +609,13 @@ describe('planner: what needs a human (§3.4) and other changes', () => {
     expect(done.status.operation?.type).toBe('Rebalance');
   });
 
+  it('a console disabled in the spec loses its Service', () => {
+    const { c, hash } = established();
+    const p = plan(edit(c, c.spec.pools, { services: { console: { enabled: false } } }), { pods: podsFor(c, 'p0', hash) });
+    expect(p.actions).toContainEqual({ kind: 'deleteService', name: 'prod-console' });
+    expect(applied(p, 'Service').map((s) => s.metadata.name)).toEqual(['prod-hl', 'prod']);
+  });
+
   it('idle: re-applies children with the applied launch settings only, and requeues slowly', () => {
     const { c, hash } = established();
     const p = plan(c, { pods: podsFor(c, 'p0', hash), statefulSets: [stsFor(c, 'p0', hash)] });

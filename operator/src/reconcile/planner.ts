@@ -15,7 +15,7 @@
  */
 import { decommissionPhase, isDecommissionRunning, isInsufficientCapacity, isRebalanceRunning, isUnknownPool, rebalanceActive, rebalanceId, rebalanceOutcome } from '../admin/types.ts';
 import type { ConditionT, LaunchConfigT, Operation, OperationPhase, OperationType, PoolSpec, PoolStatus, SvcCluster, SvcClusterStatus } from '../crd/svccluster.ts';
-import { clusterDomain, podName, statefulSetName } from '../topology/names.ts';
+import { clusterDomain, consoleServiceName, podName, statefulSetName } from '../topology/names.ts';
 import { launchConfig, poolExpression, shortHash, volumeList } from '../topology/volumes.ts';
 import { type ConditionInput, type Reason, setCondition } from './conditions.ts';
 import type { Action, EventSpec, Observation, Plan, PlanContext, PodObs } from './observation.ts';
@@ -170,6 +170,7 @@ function applyChildren(pass: Pass, pools: readonly { pool: PoolSpec; launch: Lau
   const c = pass.c;
   pass.actions.push({ kind: 'apply', object: buildServiceAccount(c) });
   for (const s of buildServices(c)) pass.actions.push({ kind: 'apply', object: s });
+  if (c.spec.services?.console?.enabled === false) pass.actions.push({ kind: 'deleteService', name: consoleServiceName(c.metadata.name) });
   pass.actions.push({ kind: 'apply', object: buildPdb(c) });
   for (const { pool, launch, replicas } of pools) {
     // volumeClaimTemplates are immutable: an existing StatefulSet keeps the size it was created with (PVCs grow in place).

@@ -206,6 +206,9 @@ export class Controller {
         case 'deleteStatefulSet':
           await kube.deleteStatefulSet(ns, a.name);
           break;
+        case 'deleteService':
+          await kube.deleteService(ns, a.name);
+          break;
         case 'deletePvcs':
           for (const v of await kube.listPvcs(ns, `${LABEL_CLUSTER}=${c.metadata.name},${LABEL_POOL}=${a.pool}`)) await kube.deletePvc(ns, v.metadata!.name!);
           break;

@@ -67,6 +67,8 @@ export class FakeAdminApi {
   #rebalance: { id: string; startedAt: number; stoppedAt?: string; target: number; moved: number; failed?: string; status: Map<number, string> } | undefined;
   #failNextDrain = false;
   ready = true;
+  /** Used bytes a pool that joins through setPools starts with (data written to it since). */
+  newPoolUsed = 1_000;
   #server: Server;
   url = '';
   /** Every admin request as `METHOD path?query`. */
@@ -99,7 +101,7 @@ export class FakeAdminApi {
   /** A restart with new volume arguments: pools keep their data by cmdline. */
   setPools(cmdlines: string[]): void {
     const old = new Map(this.#pools.map((p) => [p.cmdline, p]));
-    this.#pools = cmdlines.map((c) => old.get(c) ?? { cmdline: c, totalSize: 10_000, usedSize: 0, lastUpdate: this.#now().toISOString() });
+    this.#pools = cmdlines.map((c) => old.get(c) ?? { cmdline: c, totalSize: 10_000, usedSize: this.newPoolUsed, lastUpdate: this.#now().toISOString() });
     // A restart never starts a rebalance and stops a running one.
     if (this.#rebalance && !this.#rebalance.stoppedAt) this.#rebalance.stoppedAt = this.#now().toISOString();
   }

@@ -1,0 +1,183 @@
+/**
+ * The real controller (real client-node, informers, server-side apply,
+ * status subresource, events) against the in-process API server, with the
+ * StatefulSet simulator for pods and the fake admin API for the nodes.
+ * The same lifecycle with real `svc` processes is operator/test/e2e-process.test.ts.
+ */
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdminClient } from '../src/admin/client.ts';
+import { getCondition } from '../src/reconcile/conditions.ts';
+import { Controller } from '../src/runtime/controller.ts';
+import { Kube } from '../src/kube/kube.ts';
+import { ANNOTATION_LAUNCH_HASH, FINALIZER } from '../src/topology/names.ts';
+import { FakeAdminApi } from './fake-admin/fake-admin.ts';
+import type { FakeApiServer } from './fake-apiserver/server.ts';
+import type { Obj } from './fake-apiserver/store.ts';
+import { Clusters, CREDENTIALS, listOf, startApiWithCrd } from './harness.ts';
+import { FixedKubelet, StatefulSetSimulator } from './sim/statefulset-sim.ts';
+
+/** Events are recorded right after the status write: wait for them (bounded). */
+async function eventReasons(api: FakeApiServer, want: string[]): Promise<void> {
+  const end = Date.now() + 10_000;
+  let have: unknown[] = [];
+  while (Date.now() < end) {
+    have = listOf(api, '', 'v1', 'events').map((e) => e['reason']);
+    if (want.every((w) => have.includes(w))) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(have).toEqual(expect.arrayContaining(want));
+}
+
+const log = pino({ level: process.env['SVC_TEST_LOG'] ?? 'silent' });
+
+const spec = (pools: { name: string; servers?: number; volumesPerServer?: number; decommission?: boolean }[]) => ({
+  image: 'svc-node:test',
+  credentials: { secretName: 'prod-root' },
+  pools: pools.map((p) => ({ servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } }, ...p })),
+});
+
+describe('controller against the in-process API server', () => {
+  let api: FakeApiServer;
+  let sim: StatefulSetSimulator;
+  let kubelet: FixedKubelet;
+  let admin: FakeAdminApi;
+  let clusters: Clusters;
+  let controller: Controller;
+
+  const startController = () => {
+    const c = new Controller({
+      kube: new Kube(api.kubeConfig()),
+      log,
+      clusterDomain: 'cluster.local',
+      pollMs: 100,
+      idleMs: 30_000,
+      stalledMs: 500,
+      concurrency: 2,
+      adminFactory: (_endpoints, creds) => new AdminClient({ endpoints: [admin.url], credentials: creds }),
+    });
+    return c.start().then(() => c);
+  };
+
+  /** The fake nodes run whatever SVC_VOLUMES every running pod agrees on. */
+  const syncAdminToPods = () => {
+    const pods = listOf(api, '', 'v1', 'pods').filter((p) => (p['status'] as { phase?: string })?.phase === 'Running');
+    const vols = new Set(pods.map((p) => ((p['spec'] as { containers: { env: { name: string; value: string }[] }[] }).containers[0]!.env.find((e) => e.name === 'SVC_VOLUMES')?.value ?? '')));
+    if (vols.size === 1) {
+      const v = [...vols][0]!.split(' ');
+      if (v.join(' ') !== admin.pools.join(' ')) admin.setPools(v);
+    }
+  };
+
+  beforeAll(async () => {
+    api = await startApiWithCrd();
+    kubelet = new FixedKubelet();
+    // A pod is ready only once every running pod agrees on SVC_VOLUMES (as nodes wait for their peers).
+    kubelet.readiness = (pod) => {
+      syncAdminToPods();
+      const mine = (pod['spec'] as { containers: { env: { name: string; value: string }[] }[] }).containers[0]!.env.find((e) => e.name === 'SVC_VOLUMES')?.value;
+      return admin.pools.join(' ') === mine;
+    };
+    sim = new StatefulSetSimulator(api, kubelet, { probeMs: 50 });
+    admin = await FakeAdminApi.start({ pools: [], credentials: CREDENTIALS, bytesPerSecond: 400 });
+    clusters = new Clusters(api);
+    controller = await startController();
+  });
+
+  afterAll(async () => {
+    controller?.stop();
+    await sim?.stop();
+    await admin?.close();
+    await api?.close();
+  });
+
+  it('a new SvcCluster becomes Ready: StatefulSet, Services, PDB with owner references, a finalizer, events', async () => {
+    await clusters.create('prod', spec([{ name: 'p0' }]));
+    const c = await clusters.waitReady('prod');
+    expect(c.metadata.finalizers).toContain(FINALIZER);
+    expect(c.status!.phase).toBe('Ready');
+    expect(c.status!.pools!.map((p) => [p.name, p.state, p.index])).toEqual([['p0', 'Active', 0]]);
+    expect(getCondition(c.status!.conditions, 'Stalled')?.status).toBe('False');
+    const sts = listOf(api, 'apps', 'v1', 'statefulsets');
+    expect(sts.map((s) => s.metadata.name)).toEqual(['prod-p0']);
+    expect(sts[0]!.metadata.ownerReferences![0]).toMatchObject({ kind: 'SvcCluster', name: 'prod', uid: c.metadata.uid, controller: true });
+    expect(listOf(api, '', 'v1', 'services').map((s) => s.metadata.name).sort()).toEqual(['prod', 'prod-console', 'prod-hl']);
+    expect(listOf(api, 'policy', 'v1', 'poddisruptionbudgets')).toHaveLength(1);
+    // One field manager owns what the operator applies.
+    expect(Object.keys(api.store.managersOf(api.store.find('apps', 'v1', 'statefulsets')!, 'storage', 'prod-p0'))).toContain('svc-operator');
+    await eventReasons(api, ['AddPoolsStarted', 'PoolAdded']);
+  });
+
+  it('an invalid edit is refused at admission by the CRD rules (immutable pool geometry)', async () => {
+    await expect(clusters.editSpec('prod', (s) => ({ ...s, pools: [{ ...s.pools[0]!, servers: 3 }] }))).rejects.toSatisfy((e: unknown) => (e as { code?: number }).code === 422);
+  });
+
+  it('adding a pool: provision → coordinated restart of every pod → topology verified → rebalance → Ready', async () => {
+    const before = listOf(api, '', 'v1', 'pods').map((p) => p.metadata.uid);
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, { name: 'p1', servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } }] }));
+    await clusters.waitFor('prod', 'the AddPools operation', (c) => c.status?.operation?.type === 'AddPools');
+    const c = await clusters.waitFor('prod', 'pool p1 Active and the operation done', (x) => x.status?.operation === undefined && x.status?.pools?.find((p) => p.name === 'p1')?.state === 'Active');
+    await clusters.waitReady('prod');
+    const pods = listOf(api, '', 'v1', 'pods');
+    expect(pods).toHaveLength(4);
+    expect(new Set(pods.map((p) => p.metadata.annotations![ANNOTATION_LAUNCH_HASH]))).toEqual(new Set([c.status!.launchConfig!.applied!.hash]));
+    // p0's pods were restarted (new uids), with every pool's expression.
+    expect(pods.filter((p) => before.includes(p.metadata.uid))).toEqual([]);
+    expect(admin.requests.filter((r) => r.startsWith('POST /svc/admin/v3/rebalance/start'))).toHaveLength(1);
+    expect(c.status!.rebalance?.finishedAt).toBeTruthy();
+    expect(c.status!.launchConfig!.applied!.volumes.split(' ')).toHaveLength(2);
+  });
+
+  it('decommission: drain → operator killed mid-drain resumes → restart without the pool → clear → StatefulSet gone, PVCs kept', async () => {
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.map((p) => (p.name === 'p0' ? { ...p, decommission: true } : p)) }));
+    await clusters.waitFor('prod', 'the drain', (c) => c.status?.operation?.phase === 'Draining');
+    controller.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    controller = await startController();
+    const c = await clusters.waitFor('prod', 'p0 removed', (x) => x.status?.pools?.find((p) => p.name === 'p0')?.state === 'Removed' && x.status?.operation === undefined, 90_000);
+    expect(c.status!.launchConfig!.applied!.volumes.split(' ')).toHaveLength(1);
+    expect(listOf(api, 'apps', 'v1', 'statefulsets').map((s) => s.metadata.name)).toEqual(['prod-p1']);
+    expect(listOf(api, '', 'v1', 'persistentvolumeclaims').filter((v) => v.metadata.name.includes('prod-p0'))).toHaveLength(4);
+    const calls = admin.requests.map((r) => r.split('?')[0]);
+    expect(calls).toEqual(expect.arrayContaining(['POST /svc/admin/v3/pools/decommission', 'POST /svc/admin/v3/pools/clear']));
+    expect(admin.requests.filter((r) => r.startsWith('POST /svc/admin/v3/pools/decommission'))).toHaveLength(1);
+    await clusters.waitReady('prod');
+    await eventReasons(api, ['DecommissionStarted', 'DecommissionCompleted', 'PoolRemoved', 'PvcRetained']);
+    // The entry may now leave the list; the status forgets it.
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.filter((p) => p.name !== 'p0') }));
+    const after = await clusters.waitReady('prod');
+    expect(after.status!.pools!.map((p) => p.name)).toEqual(['p1']);
+  });
+
+  it('a pool dropped from the list while it holds data is refused with Stalled, and nothing is deleted', async () => {
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, { name: 'p2', servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } }] }));
+    await clusters.waitFor('prod', 'p2 Active', (x) => x.status?.pools?.find((p) => p.name === 'p2')?.state === 'Active' && !x.status.operation, 60_000);
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.filter((p) => p.name !== 'p2') }));
+    const c = await clusters.waitFor('prod', 'Stalled', (x) => getCondition(x.status?.conditions, 'Stalled')?.status === 'True' && x.status?.observedGeneration === x.metadata.generation);
+    expect(getCondition(c.status!.conditions, 'Stalled')!.reason).toBe('PoolRemovedWithoutDecommission');
+    expect(getCondition(c.status!.conditions, 'Ready')!.status).toBe('False');
+    expect(listOf(api, 'apps', 'v1', 'statefulsets').map((s) => s.metadata.name)).toContain('prod-p2');
+    // Restoring the entry clears the stall.
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, { name: 'p2', servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } }] }));
+    await clusters.waitReady('prod');
+  });
+
+  it('a watch that drops or an API error does not stop the controller (informers restart)', async () => {
+    api.dropWatches();
+    api.failNext(/PATCH .*statefulsets/, 500, 2);
+    await clusters.editSpec('prod', (s) => ({ ...s, services: { console: { enabled: false } } }));
+    await clusters.waitFor('prod', 'the console Service deleted', () => !listOf(api, '', 'v1', 'services').some((s) => s.metadata.name === 'prod-console'), 30_000);
+    await clusters.waitReady('prod');
+    expect(api.requests.filter((r) => r.startsWith('GET') && r.includes('watch=true')).length).toBeGreaterThan(4);
+  });
+
+  it('deleting the SvcCluster removes the finalizer; children are garbage-collected; PVCs are kept', async () => {
+    await clusters.delete('prod');
+    const end = Date.now() + 20_000;
+    while (Date.now() < end && (listOf(api, 'svc.io', 'v1alpha1', 'svcclusters').length > 0 || listOf(api, 'apps', 'v1', 'statefulsets').length > 0)) await new Promise((r) => setTimeout(r, 100));
+    expect(listOf(api, 'svc.io', 'v1alpha1', 'svcclusters')).toEqual([]);
+    expect(listOf(api, 'apps', 'v1', 'statefulsets')).toEqual([]);
+    expect(listOf(api, '', 'v1', 'services').filter((s: Obj) => s.metadata.name.startsWith('prod'))).toEqual([]);
+    expect(listOf(api, '', 'v1', 'persistentvolumeclaims').length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,260 @@
+/**
+ * What kube-controller-manager and the kubelet would do with StatefulSets,
+ * over the fake API server's store: pods `<sts>-<i>` and PVCs
+ * `<claim>-<sts>-<i>` (Bound at once, retained when the StatefulSet goes),
+ * `OnDelete` (a pod keeps its template until deleted; a recreated pod gets
+ * the current template), scale down by deleting the highest ordinals, and
+ * StatefulSet status. A pluggable `Kubelet` runs the "containers": fixed
+ * readiness for fast tests, or real `svc` processes for the process-level
+ * end-to-end test. A deleted pod is recreated only after its container
+ * stopped, as the StatefulSet controller waits for the old pod to be gone.
+ */
+import { createHash } from 'node:crypto';
+import type { FakeApiServer } from '../fake-apiserver/server.ts';
+import type { Obj, ResourceType, StoredEvent } from '../fake-apiserver/store.ts';
+
+export interface Kubelet {
+  /** Starts the pod's container; a rejection with `reason` becomes the container's waiting reason. */
+  start(pod: Obj): Promise<void>;
+  stop(pod: Obj): Promise<void>;
+  /** The readiness probe. */
+  ready(pod: Obj): Promise<boolean>;
+}
+
+/** Containers that start at once; readiness and image pulls are scripted. */
+export class FixedKubelet implements Kubelet {
+  readiness: (pod: Obj) => boolean = () => true;
+  /** Images that fail to pull (ImagePullBackOff). */
+  readonly badImages = new Set<string>();
+  readonly started: string[] = [];
+  readonly stopped: string[] = [];
+  async start(pod: Obj): Promise<void> {
+    const image = (pod['spec'] as { containers: { image: string }[] }).containers[0]!.image;
+    if (this.badImages.has(image)) throw Object.assign(new Error('pull failed'), { reason: 'ImagePullBackOff' });
+    this.started.push(pod.metadata.name);
+  }
+  async stop(pod: Obj): Promise<void> {
+    this.stopped.push(pod.metadata.name);
+  }
+  async ready(pod: Obj): Promise<boolean> {
+    return this.readiness(pod);
+  }
+}
+
+interface PodRuntime {
+  uid: string;
+  state: 'starting' | 'running' | 'failed';
+  reason?: string;
+}
+
+export class StatefulSetSimulator {
+  readonly #api: FakeApiServer;
+  readonly #kubelet: Kubelet;
+  readonly #pods = new Map<string, PodRuntime>();
+  readonly #stopping = new Map<string, Promise<void>>();
+  readonly #unsubscribe: () => void;
+  #timer: NodeJS.Timeout | undefined;
+  #syncing = false;
+  #again = false;
+  #stopped = false;
+  readonly #t: { sts: ResourceType; pod: ResourceType; pvc: ResourceType };
+
+  constructor(api: FakeApiServer, kubelet: Kubelet, opts: { probeMs?: number } = {}) {
+    this.#api = api;
+    this.#kubelet = kubelet;
+    const s = api.store;
+    this.#t = { sts: s.find('apps', 'v1', 'statefulsets')!, pod: s.find('', 'v1', 'pods')!, pvc: s.find('', 'v1', 'persistentvolumeclaims')! };
+    this.#unsubscribe = s.onEvent((e) => this.#onEvent(e));
+    this.#timer = setInterval(() => this.kick(), opts.probeMs ?? 200);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unsubscribe();
+    if (this.#timer) clearInterval(this.#timer);
+    const store = this.#api.store;
+    await Promise.all([...this.#stopping.values()]);
+    await Promise.all(store.list(this.#t.pod).map((p) => this.#kubelet.stop(p).catch(() => undefined)));
+  }
+
+  #onEvent(e: StoredEvent): void {
+    if (e.typeKey === '/pods' && e.type === 'DELETED') {
+      const name = `${e.object.metadata.namespace}/${e.object.metadata.name}`;
+      const rt = this.#pods.get(name);
+      if (rt?.uid === e.object.metadata.uid) this.#pods.delete(name);
+      const prev = this.#stopping.get(name) ?? Promise.resolve();
+      const done = prev
+        .then(() => this.#kubelet.stop(e.object))
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.#stopping.get(name) === done) this.#stopping.delete(name);
+          this.kick();
+        });
+      this.#stopping.set(name, done);
+    }
+    if (e.typeKey === 'apps/statefulsets' || e.typeKey === '/pods') this.kick();
+  }
+
+  /** Runs a sync pass soon (coalesced). */
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#syncing) {
+      this.#again = true;
+      return;
+    }
+    this.#syncing = true;
+    setImmediate(() => {
+      void this.#sync()
+        .catch(() => undefined)
+        .finally(() => {
+          this.#syncing = false;
+          if (this.#again) {
+            this.#again = false;
+            this.kick();
+          }
+        });
+    });
+  }
+
+  async #sync(): Promise<void> {
+    const store = this.#api.store;
+    for (const sts of store.list(this.#t.sts)) {
+      const ns = sts.metadata.namespace!;
+      const spec = sts['spec'] as {
+        replicas: number;
+        template: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> };
+        volumeClaimTemplates?: { metadata: { name: string; labels?: Record<string, string> }; spec: Record<string, unknown> }[];
+      };
+      const revision = `${sts.metadata.name}-${createHash('sha256').update(JSON.stringify(spec.template)).digest('hex').slice(0, 10)}`;
+      const pods = store.list(this.#t.pod, ns).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === sts.metadata.uid));
+      for (let i = 0; i < spec.replicas; i++) {
+        const name = `${sts.metadata.name}-${i}`;
+        for (const vct of spec.volumeClaimTemplates ?? []) {
+          const claim = `${vct.metadata.name}-${name}`;
+          if (!store.tryGet(this.#t.pvc, ns, claim)) {
+            const created = store.create(this.#t.pvc, ns, { metadata: { name: claim, labels: { ...(vct.metadata.labels ?? {}) } }, spec: structuredClone(vct.spec) }, 'kube-controller-manager');
+            created['status'] = { phase: 'Bound', capacity: { storage: (vct.spec as { resources: { requests: { storage: string } } }).resources.requests.storage } };
+            store.update(this.#t.pvc, ns, created, { subresource: 'status', manager: 'kube-controller-manager' });
+          }
+        }
+        if (pods.some((p) => p.metadata.name === name) || this.#stopping.has(`${ns}/${name}`)) continue;
+        const pod = store.create(
+          this.#t.pod,
+          ns,
+          {
+            metadata: {
+              name,
+              labels: { ...(spec.template.metadata.labels ?? {}), 'controller-revision-hash': revision, 'statefulset.kubernetes.io/pod-name': name },
+              annotations: { ...(spec.template.metadata.annotations ?? {}) },
+              ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name, uid: sts.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+            },
+            spec: { ...structuredClone(spec.template.spec), hostname: name, subdomain: (sts['spec'] as { serviceName: string }).serviceName },
+          },
+          'kube-controller-manager',
+        );
+        this.#launch(pod);
+      }
+      // Scale down: the highest ordinals go first.
+      for (const p of pods) {
+        const ordinal = Number(p.metadata.name.slice(sts.metadata.name.length + 1));
+        if (ordinal >= spec.replicas) {
+          try {
+            store.delete(this.#t.pod, ns, p.metadata.name);
+          } catch {
+            // already gone
+          }
+        }
+      }
+      await this.#probe(pods);
+      this.#writeStsStatus(sts, revision);
+    }
+  }
+
+  #launch(pod: Obj): void {
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const rt: PodRuntime = { uid: pod.metadata.uid!, state: 'starting' };
+    this.#pods.set(key, rt);
+    this.#setPodStatus(pod, { phase: 'Pending', waiting: 'ContainerCreating', ready: false });
+    this.#kubelet.start(pod).then(
+      () => {
+        if (this.#pods.get(key) !== rt) return;
+        rt.state = 'running';
+        this.#setPodStatus(pod, { phase: 'Running', ready: false });
+        this.kick();
+      },
+      (err: { reason?: string }) => {
+        if (this.#pods.get(key) !== rt) return;
+        rt.state = 'failed';
+        rt.reason = err?.reason ?? 'CrashLoopBackOff';
+        this.#setPodStatus(pod, { phase: 'Pending', waiting: rt.reason, ready: false });
+      },
+    );
+  }
+
+  async #probe(pods: Obj[]): Promise<void> {
+    await Promise.all(
+      pods.map(async (p) => {
+        const rt = this.#pods.get(`${p.metadata.namespace}/${p.metadata.name}`);
+        if (!rt || rt.uid !== p.metadata.uid || rt.state !== 'running') return;
+        const ready = await this.#kubelet.ready(p).catch(() => false);
+        const cur = (p['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+        if (ready !== cur) this.#setPodStatus(p, { phase: 'Running', ready });
+      }),
+    );
+  }
+
+  #setPodStatus(pod: Obj, s: { phase: string; ready: boolean; waiting?: string }): void {
+    const store = this.#api.store;
+    const cur = store.tryGet(this.#t.pod, pod.metadata.namespace, pod.metadata.name);
+    if (!cur || cur.metadata.uid !== pod.metadata.uid) return;
+    const now = new Date().toISOString();
+    cur['status'] = {
+      phase: s.phase,
+      podIP: '127.0.0.1',
+      conditions: [{ type: 'Ready', status: s.ready ? 'True' : 'False', lastTransitionTime: now }],
+      containerStatuses: [
+        {
+          name: 'svc',
+          ready: s.ready,
+          started: s.phase === 'Running',
+          restartCount: 0,
+          image: (cur['spec'] as { containers: { image: string }[] }).containers[0]!.image,
+          imageID: '',
+          state: s.waiting ? { waiting: { reason: s.waiting } } : { running: { startedAt: now } },
+        },
+      ],
+    };
+    try {
+      store.update(this.#t.pod, pod.metadata.namespace, cur, { subresource: 'status', manager: 'kubelet' });
+    } catch {
+      // raced with a delete
+    }
+  }
+
+  #writeStsStatus(sts: Obj, revision: string): void {
+    const store = this.#api.store;
+    const cur = store.tryGet(this.#t.sts, sts.metadata.namespace, sts.metadata.name);
+    if (!cur) return;
+    const pods = store.list(this.#t.pod, sts.metadata.namespace).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === cur.metadata.uid));
+    const ready = pods.filter((p) => (p['status'] as { conditions?: { type: string; status: string }[] })?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    const updated = pods.filter((p) => p.metadata.labels?.['controller-revision-hash'] === revision).length;
+    const status = {
+      observedGeneration: cur.metadata.generation,
+      replicas: pods.length,
+      readyReplicas: ready,
+      availableReplicas: ready,
+      currentReplicas: updated,
+      updatedReplicas: updated,
+      currentRevision: revision,
+      updateRevision: revision,
+    };
+    if (JSON.stringify(cur['status']) === JSON.stringify(status)) return;
+    cur['status'] = status;
+    try {
+      store.update(this.#t.sts, sts.metadata.namespace, cur, { subresource: 'status', manager: 'kube-controller-manager' });
+    } catch {
+      // raced; the next pass writes it
+    }
+  }
+}
