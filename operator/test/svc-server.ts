@@ -92,3 +92,32 @@ export async function startSvcServer(opts: { pools: number; drives: number }): P
     },
   };
 }
+
+/**
+ * Which admin routes a real server serves: probes each with a request it must
+ * refuse (bad query) or answer without side effects. A route is missing when
+ * the server answers 404, or 503 "the admin API is not available".
+ */
+export async function missingAdminRoutes(url: string, creds: { accessKey: string; secretKey: string }): Promise<string[]> {
+  const { signAdminRequest, ADMIN_PREFIX } = await import('../src/admin/client.ts');
+  const probes: [string, string, string][] = [
+    ['GET', '/pools/list', ''],
+    ['GET', '/decommission/status', ''],
+    ['GET', '/rebalance/status', ''],
+    ['POST', '/pools/decommission', 'bogus=1'],
+    ['POST', '/pools/cancel', 'bogus=1'],
+    ['POST', '/pools/clear', 'bogus=1'],
+    ['POST', '/rebalance/start', 'bogus=1'],
+    ['POST', '/rebalance/stop', 'bogus=1'],
+  ];
+  const missing: string[] = [];
+  for (const [method, path, query] of probes) {
+    const u = new URL(`${ADMIN_PREFIX}${path}${query ? `?${query}` : ''}`, url);
+    const headers = await signAdminRequest(u, method, creds, 'us-east-1', new Date());
+    const res = await fetch(u, { method, headers });
+    const body = await res.text();
+    const notStarted = path === '/rebalance/status' && /RebalanceNotStarted/.test(body);
+    if ((res.status === 404 && !notStarted) || (res.status === 503 && /admin API is not available/i.test(body))) missing.push(`${method} ${ADMIN_PREFIX}${path}`);
+  }
+  return missing;
+}

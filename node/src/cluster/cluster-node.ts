@@ -36,6 +36,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { type Drive, SYS_VOL } from '../storage/drive.ts';
 import { type DriveFormatState, FORMAT_FILE, type FormatIO, readFormatFile, type SlotStatus, validateFormat, writeFormatFile } from '../storage/format.ts';
@@ -73,19 +74,22 @@ export function localHostsFor(bindHost: string): Set<string> {
 }
 
 /**
- * Completes `localHostsFor` for a wildcard bind: endpoint host names that
- * resolve to an interface address are local, and so is a name whose first
- * label is this machine's host name (StatefulSet pods before their DNS record
- * exists). A name that does not resolve is not fatal: it counts as remote and
- * its peer client keeps retrying.
+ * Completes `localHostsFor`: endpoint host names that resolve to a local
+ * address are local (for a specific bind, only names resolving to the bind
+ * address itself: a pod's DNS name pointing at its pod IP), and for a
+ * wildcard bind so is a name whose first label is this machine's host name
+ * (StatefulSet pods before their DNS record exists). A name that does not
+ * resolve is not fatal: it counts as remote and its peer client keeps retrying.
  */
 export async function resolveLocalHosts(pools: readonly PoolLayout[], bindHost: string, port: number, logger: Logger): Promise<Set<string>> {
   const hosts = localHostsFor(bindHost);
-  if (!WILDCARD_HOSTS.has(bindHost)) return hosts;
-  const short = normaliseHost(hostname()).split('.')[0];
-  const names = new Set(pools.flatMap((p) => p.endpoints).flatMap((ep) => (ep.kind === 'url' && ep.port === port && !hosts.has(ep.host) ? [ep.host] : [])));
+  const wildcard = WILDCARD_HOSTS.has(bindHost);
+  const short = wildcard ? normaliseHost(hostname()).split('.')[0] : undefined;
+  const names = new Set(
+    pools.flatMap((p) => p.endpoints).flatMap((ep) => (ep.kind === 'url' && ep.port === port && !hosts.has(ep.host) && isIP(ep.host) === 0 ? [ep.host] : [])),
+  );
   for (const name of names) {
-    if (name.split('.')[0] === short) {
+    if (short !== undefined && name.split('.')[0] === short) {
       hosts.add(name);
       continue;
     }

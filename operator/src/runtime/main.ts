@@ -45,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
         return 3;
       }
     } catch (err) {
-      log.fatal({ event: 'crd_missing', code: statusCode(err) }, `cannot read CRD ${CRD_NAME}: install crds/ first`);
+      log.fatal({ event: 'crd_missing', code: statusCode(err), err: (err as Error).message }, `cannot read CRD ${CRD_NAME}: install crds/ first`);
       await shutdown();
       return 3;
     }

@@ -105,7 +105,7 @@ export class FakeApiServer {
     return [
       'apiVersion: v1',
       'kind: Config',
-      `clusters: [{name: fake, cluster: {server: "${this.url}"}}]`,
+      `clusters: [{name: fake, cluster: {server: "${this.url}", insecure-skip-tls-verify: true}}]`,
       'users: [{name: fake, user: {}}]',
       'contexts: [{name: fake, context: {cluster: fake, user: fake, namespace: default}}]',
       'current-context: fake',

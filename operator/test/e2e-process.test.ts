@@ -1,0 +1,180 @@
+/**
+ * Process-level end to end, no Kubernetes needed: the real operator process
+ * (`operator/bin/svc-operator.js`, real client-node, Lease leader election)
+ * against the in-process API server, with the StatefulSet simulator running
+ * real `svc` processes for pods on their own loopback addresses. Objects go
+ * in and out through S3 at every step.
+ *
+ *   one pool → serving cluster → Ready (kubectl wait semantics)
+ *   add a pool by editing the resource → coordinated restart → rebalance
+ *   decommission: true on the first pool → drain (operator killed mid-drain,
+ *   resumes) → restarted without it → cleared → its StatefulSet gone
+ *
+ * The steps that drive the admin API need the server's pool and rebalance
+ * routes; where the server does not serve them yet, those steps skip with a
+ * line naming the missing routes. Needs root (mount namespaces), like the
+ * node's multi-process cluster tests.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getCondition } from '../src/reconcile/conditions.ts';
+import type { FakeApiServer } from './fake-apiserver/server.ts';
+import { Clusters, CREDENTIALS, listOf, NS, startApiWithCrd } from './harness.ts';
+import { DNS_SHIM, ProcessKubelet } from './sim/process-kubelet.ts';
+import { StatefulSetSimulator } from './sim/statefulset-sim.ts';
+import { missingAdminRoutes, NODE_BIN, REPO, startSvcServer } from './svc-server.ts';
+
+const canUnshare = process.getuid?.() === 0;
+if (!canUnshare) console.log('skipped: operator process end-to-end needs root for mount namespaces');
+
+const pool = (name: string, extra: Record<string, unknown> = {}) => ({ name, servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } }, ...extra });
+
+describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () => {
+  let api: FakeApiServer;
+  let base: string;
+  let kubelet: ProcessKubelet;
+  let sim: StatefulSetSimulator;
+  let clusters: Clusters;
+  let operator: ChildProcess | undefined;
+  let missing: string[] = [];
+  const objects = new Map<string, string>();
+
+  const startOperator = async () => {
+    const kubeconfig = join(base, 'kubeconfig');
+    await writeFile(kubeconfig, api.kubeConfigYaml());
+    const log = createWriteStream(join(base, 'operator.log'), { flags: 'a' });
+    operator = spawn(NODE_BIN, [join(REPO, 'operator/bin/svc-operator.js')], {
+      cwd: REPO,
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: process.env['HOME'] ?? '/root',
+        KUBECONFIG: kubeconfig,
+        POD_NAMESPACE: NS,
+        HOSTNAME: 'svc-operator-0',
+        SVC_OPERATOR_POLL_SECONDS: '1',
+        SVC_OPERATOR_PROBE_ADDRESS: 'off',
+        NODE_OPTIONS: `--import ${DNS_SHIM}`,
+        SVC_TEST_DNS_MAP: kubelet.dnsMap,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    operator.stdout!.pipe(log, { end: false });
+    operator.stderr!.pipe(log, { end: false });
+  };
+  const killOperator = async () => {
+    if (!operator || operator.exitCode !== null) return;
+    const exited = new Promise((r) => operator!.once('exit', r));
+    operator.kill('SIGKILL');
+    await exited;
+  };
+  const operatorLog = () => readFile(join(base, 'operator.log'), 'utf8').then((s) => s.slice(-6000), () => '');
+
+  const s3 = (podName: string) =>
+    new S3Client({ endpoint: kubelet.url(podName), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey } });
+  const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+  async function writeObjects(pod: string, prefix: string, n: number): Promise<void> {
+    const client = s3(pod);
+    for (let i = 0; i < n; i++) {
+      const body = randomBytes(32 * 1024 + i * 997);
+      await client.send(new PutObjectCommand({ Bucket: 'e2e', Key: `${prefix}/${i}`, Body: body }));
+      objects.set(`${prefix}/${i}`, sha(body));
+    }
+  }
+  async function readAll(pod: string): Promise<void> {
+    const client = s3(pod);
+    for (const [key, digest] of objects) {
+      const r = await client.send(new GetObjectCommand({ Bucket: 'e2e', Key: key }));
+      expect(sha(await r.Body!.transformToByteArray()), key).toBe(digest);
+    }
+  }
+  const readyPods = () =>
+    listOf(api, '', 'v1', 'pods')
+      .filter((p) => (p['status'] as { conditions?: { type: string; status: string }[] })?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .map((p) => p.metadata.name);
+  async function waitPodsReady(names: string[], timeoutMs = 120_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!names.every((n) => readyPods().includes(n))) {
+      if (Date.now() > end) {
+        const pods = listOf(api, '', 'v1', 'pods').map((p) => `${p.metadata.name}: ${JSON.stringify(p['status'])}`);
+        throw new Error(`pods not ready: ${names.filter((n) => !readyPods().includes(n)).join(', ')}\n${pods.join('\n')}\n${await kubelet.log(names[0]!)}\n${(await operatorLog()).slice(-1500)}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const needAdmin = (ctx: { skip: (m?: string) => void }) => {
+    if (missing.length) ctx.skip(`server admin routes missing: ${missing.join(', ')}`);
+  };
+
+  beforeAll(async () => {
+    // The pods' volume mounts (/data/d0, ...) live under /data inside each pod's
+    // private mount namespace; the folder must exist to mount over it.
+    if (!existsSync('/data')) mkdirSync('/data');
+    const probe = await startSvcServer({ pools: 2, drives: 2 });
+    missing = await missingAdminRoutes(probe.url, { accessKey: probe.accessKey, secretKey: probe.secretKey }).finally(() => probe.stop());
+    if (missing.length) console.log(`operator e2e: the server does not serve ${missing.join(', ')} yet; the steps that need them are skipped`);
+    base = await mkdtemp(join(tmpdir(), 'svc-operator-e2e-'));
+    api = await startApiWithCrd();
+    kubelet = new ProcessKubelet(api, base);
+    sim = new StatefulSetSimulator(api, kubelet, { probeMs: 300 });
+    clusters = new Clusters(api);
+    await startOperator();
+  }, 120_000);
+
+  afterAll(async () => {
+    await killOperator();
+    await sim?.stop();
+    await kubelet?.stopAll();
+    await api?.close();
+    if (base) await rm(base, { recursive: true, force: true });
+  }, 60_000);
+
+  it('one pool: the operator renders StatefulSets whose pods run real svc processes that form one cluster and serve S3', async () => {
+    await clusters.create('prod', { image: 'svc-node:e2e', credentials: { secretName: 'prod-root' }, pools: [pool('p0')], startupReadinessMaxWaitSeconds: 60 });
+    await waitPodsReady(['prod-p0-0', 'prod-p0-1']);
+    await s3('prod-p0-0').send(new CreateBucketCommand({ Bucket: 'e2e' }));
+    await writeObjects('prod-p0-0', 'step1', 8);
+    await readAll('prod-p0-1');
+  }, 180_000);
+
+  it('the SvcCluster reports Ready for its generation (kubectl wait --for=condition=Ready)', async (ctx) => {
+    needAdmin(ctx);
+    const c = await clusters.waitReady('prod', 120_000);
+    expect(c.status!.pools!.map((p) => [p.name, p.state, p.index])).toEqual([['p0', 'Active', 0]]);
+    expect(getCondition(c.status!.conditions, 'Ready')!.observedGeneration).toBe(c.metadata.generation);
+  }, 150_000);
+
+  it('adding a pool by editing the resource: coordinated restart, rebalance completes, every object reads back', async (ctx) => {
+    needAdmin(ctx);
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, pool('p1')] }));
+    await clusters.waitFor('prod', 'the restart', (c) => ['RestartingCluster', 'VerifyingTopology', 'StartingRebalance', 'Rebalancing'].includes(c.status?.operation?.phase ?? ''), 180_000);
+    const c = await clusters.waitFor('prod', 'p1 Active and the rebalance done', (x) => x.status?.pools?.find((p) => p.name === 'p1')?.state === 'Active' && !x.status.operation, 300_000);
+    expect(c.status!.rebalance?.finishedAt).toBeTruthy();
+    expect(c.status!.rebalance?.lastError ?? '').toBe('');
+    await clusters.waitReady('prod', 120_000);
+    await readAll('prod-p1-0');
+    await writeObjects('prod-p1-1', 'step2', 8);
+    await readAll('prod-p0-0');
+  }, 420_000);
+
+  it('decommission: true on the first pool drains it; the operator killed mid-drain resumes; restart without it; cleared; StatefulSet gone', async (ctx) => {
+    needAdmin(ctx);
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.map((p) => (p.name === 'p0' ? { ...p, decommission: true } : p)) }));
+    await clusters.waitFor('prod', 'the drain', (c) => ['StartingDecommission', 'Draining'].includes(c.status?.operation?.phase ?? ''), 120_000);
+    await killOperator();
+    await new Promise((r) => setTimeout(r, 1_000));
+    await startOperator();
+    const c = await clusters.waitFor('prod', 'p0 Removed', (x) => x.status?.pools?.find((p) => p.name === 'p0')?.state === 'Removed' && !x.status.operation, 420_000);
+    expect(c.status!.launchConfig!.applied!.volumes.split(' ')).toHaveLength(1);
+    expect(listOf(api, 'apps', 'v1', 'statefulsets').map((s) => s.metadata.name)).toEqual(['prod-p1']);
+    expect(listOf(api, '', 'v1', 'persistentvolumeclaims').filter((v) => v.metadata.name.includes('prod-p0'))).toHaveLength(4);
+    await clusters.waitReady('prod', 120_000);
+    await readAll('prod-p1-0');
+    await readAll('prod-p1-1');
+  }, 600_000);
+});
