@@ -251,6 +251,12 @@ describe('planner: pool add (§3.2)', () => {
     expect(p.requeueAfterMs).toBe(C.pollMs);
   });
 
+  it('row 5: "rebalance is already in progress" from our start adopts the running rebalance', () => {
+    const p = rebalancing(rebalance('Completed', { id: 'rb-9' }), { action: 'rebalanceStart', code: 'XMinioAdminRebalanceAlreadyStarted', message: 'rebalance is already in progress' });
+    expect(adminCalls(p)).toEqual([]);
+    expect(p.status.operation?.phase ?? 'done').not.toBe('StartingRebalance');
+  });
+
   it('row 5 polling: an active rebalance keeps the operation in flight with progress', () => {
     const { c, target } = restarting();
     const pods = [...podsFor(c, 'p0', target.hash), ...podsFor(c, 'p1', target.hash)];
@@ -391,7 +397,9 @@ describe('planner: pool removal (§3.3)', () => {
   });
 
   it('row 3 failure: a failed drain is cleared and retried, then stalls after the last attempt', () => {
-    let { c, hash } = draining();
+    const d = draining();
+    let c = d.c;
+    const hash = d.hash;
     for (let attempt = 1; attempt < MAX_DRAIN_ATTEMPTS; attempt++) {
       const p = plan(c, { pods: allPods(c, hash), admin: adminFor(c, { failed: true, objectsDecommissionedFailed: 2 }) });
       expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'decommissionClear', pool: expr(c, 'p0') }]);

@@ -201,10 +201,6 @@ function applySteadyState(pass: Pass): void {
 
 // ------------------------------------------------------------- operations
 
-function stopPoolsExpr(pass: Pass, names: readonly string[]): string[] {
-  return names.map((n) => poolExpression(pass.c, specPool(pass.c, n)!, pass.domain));
-}
-
 /** Admin reads needed and missing: wait (the controller reads on the next pass). */
 function needAdmin(pass: Pass): boolean {
   if (pass.obs.admin?.reachable) return true;
@@ -278,6 +274,10 @@ function rebalanceStep(pass: Pass): 'done' | 'wait' {
       pass.status.rebalance = { id: op.rebalanceId, startedAt: pass.now, requestId: pass.c.spec.rebalance?.requestId ?? pass.status.rebalance?.requestId };
       pass.setPhase('Rebalancing');
       pass.event('Normal', 'RebalanceStarted', `rebalance ${op.rebalanceId ?? ''} running`);
+    } else if (lastErrorIs(pass, 'rebalanceStart', isRebalanceRunning)) {
+      // Someone started one between our read and our start: adopt it.
+      op.rebalanceId = rebalanceId(rb);
+      pass.setPhase('Rebalancing');
     } else if (lastErrorIs(pass, 'rebalanceStart', isDecommissionRunning)) {
       pass.progress = { reason: 'RebalanceStarting', message: 'waiting for a running decommission before rebalancing' };
       pass.poll();
