@@ -53,6 +53,13 @@ export function describeAdminContract(name: string, open: () => Promise<AdminTar
         ctx.skip(`${route} not served`);
       }
     };
+    /** Skips the case when a valid start is answered NotImplemented (the data-movement worker is not built yet). */
+    const needWorker = (r: Raw, route: string, ctx: { skip: (note?: string) => void }) => {
+      if (r.status === 501 && errorCode(r) === 'NotImplemented') {
+        console.log(`admin contract (${name}): ${route} validates but answers NotImplemented (no worker yet); case skipped`);
+        ctx.skip(`${route}: NotImplemented`);
+      }
+    };
 
     beforeAll(async () => {
       t = await open();
@@ -106,6 +113,23 @@ export function describeAdminContract(name: string, open: () => Promise<AdminTar
       expect(errorCode(unknown)).toBe('InvalidArgument');
     });
 
+    it('rebalance/status before any rebalance names every pool, none active; decommission/status lists every pool; clearing an idle pool changes nothing', async (ctx) => {
+      need(await raw(t, 'GET', '/rebalance/status'), 'GET rebalance/status', ctx);
+      const rb = await client.rebalanceStatus();
+      if (rb) {
+        expect(rb.pools.map((p) => p.id)).toEqual(t.pools.map((_, i) => i));
+        expect(rb.pools.every((p) => !['started', 'active'].includes(p.status.toLowerCase()))).toBe(true);
+      }
+      need(await raw(t, 'GET', '/decommission/status'), 'GET decommission/status', ctx);
+      const all = await client.decommissionStatus();
+      expect(all.map((p) => p.cmdline)).toEqual([...t.pools]);
+      expect((await client.decommissionStatus(t.pools[0]!)).map((p) => p.cmdline)).toEqual([t.pools[0]]);
+      const clear = await raw(t, 'POST', '/pools/clear', `pool=${encodeURIComponent(t.pools[0]!)}`);
+      need(clear, 'POST pools/clear', ctx);
+      expect(clear.status).toBe(200);
+      expect(decommissionPhase((await client.poolStatus(t.pools[0]!)).decommissionInfo)).toBe('None');
+    });
+
     it('mutations reject unknown, duplicate and malformed query parameters', async (ctx) => {
       const pool = encodeURIComponent(t.pools[0]!);
       const probe = await raw(t, 'POST', '/pools/cancel', `pool=${pool}&bogus=1`);
@@ -136,6 +160,7 @@ export function describeAdminContract(name: string, open: () => Promise<AdminTar
     it('rebalance: start returns an id; a second start is refused while it runs; status names every pool; stop ends it', async (ctx) => {
       const first = await raw(t, 'POST', '/rebalance/start');
       need(first, 'POST rebalance/start', ctx);
+      needWorker(first, 'POST rebalance/start', ctx);
       expect(first.status).toBe(200);
       const { id } = JSON.parse(first.body) as { id: string };
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
@@ -154,6 +179,7 @@ export function describeAdminContract(name: string, open: () => Promise<AdminTar
       const target = t.pools[t.pools.length - 1]!;
       const r = await raw(t, 'POST', '/pools/decommission', `pool=${encodeURIComponent(target)}`);
       need(r, 'POST pools/decommission', ctx);
+      needWorker(r, 'POST pools/decommission', ctx);
       expect(r.status).toBe(200);
       const started = (await client.decommissionStatus(target))[0]!;
       expect(['Queued', 'Active', 'Completed']).toContain(decommissionPhase(started.decommissionInfo));

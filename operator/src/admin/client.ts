@@ -52,8 +52,12 @@ export async function signAdminRequest(
     sha256: Hash.bind(null, 'sha256'),
     uriEscapePath: false,
   });
-  const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = v;
+  // Repeated keys stay repeated: the signature must cover the query as sent.
+  const query: Record<string, string | string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    const prev = query[k];
+    query[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
   const signed = await signer.sign(
     {
       method,

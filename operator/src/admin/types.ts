@@ -112,11 +112,11 @@ export function isInsufficientCapacity(e: { code: string; message: string }): bo
   return /insufficient target pool capacity/i.test(e.message);
 }
 export function isRebalanceRunning(e: { code: string; message: string }): boolean {
-  return /rebalance is already in progress/i.test(e.message) || e.code === 'XMinioAdminRebalanceAlreadyStarted';
+  return /rebalance is already in progress/i.test(e.message) || e.code === 'XSvcAdminRebalanceAlreadyStarted' || e.code === 'XMinioAdminRebalanceAlreadyStarted';
 }
 export function isDecommissionRunning(e: { code: string; message: string }): boolean {
-  return /cannot start rebalance while decommission is in progress/i.test(e.message) || e.code === 'XMinioRebalanceNotAllowed';
+  return /cannot start rebalance while decommission is in progress/i.test(e.message);
 }
 export function isUnknownPool(e: { code: string; message: string }): boolean {
-  return e.code === 'InvalidArgument' && /not found|unknown pool/i.test(e.message);
+  return (e.code === 'InvalidArgument' || e.code === 'XSvcAdminInvalidArgument') && /not found|unknown pool/i.test(e.message);
 }

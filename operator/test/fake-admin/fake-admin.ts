@@ -194,7 +194,7 @@ export class FakeAdminApi {
     const byId = q.get('by-id');
     if (byId !== null && byId !== 'true' && byId !== 'false') throw new HttpError(400, 'InvalidArgument', `invalid by-id value "${byId}"`);
     const i = byId === 'true' ? Number(pool) : this.#pools.findIndex((p) => p.cmdline === pool);
-    if (!Number.isInteger(i) || i < 0 || i >= this.#pools.length) throw new HttpError(400, 'InvalidArgument', `specified pool '${pool}' not found, please specify a valid pool`);
+    if (!Number.isInteger(i) || i < 0 || i >= this.#pools.length) throw new HttpError(400, 'InvalidArgument', `specified pool "${pool}" not found`);
     return i;
   }
 
@@ -251,13 +251,13 @@ export class FakeAdminApi {
         case 'GET /pools/status':
           return json(res, 200, this.#poolStatus(this.#findPool(q)));
         case 'GET /decommission/status':
-          return json(res, 200, q.get('pool') ? [this.#poolStatus(this.#findPool(q))] : this.#pools.map((_, i) => this.#poolStatus(i)));
+          return json(res, 200, { pools: q.get('pool') ? [this.#poolStatus(this.#findPool(q))] : this.#pools.map((_, i) => this.#poolStatus(i)) });
         case 'POST /pools/decommission':
           return this.#decommission(res, q);
         case 'POST /pools/cancel': {
           this.#checkMutationQuery(q, ['pool', 'by-id']);
           const e = this.#decom.get(this.#pools[this.#findPool(q)]!.cmdline);
-          if (!e || (e.state !== 'active' && e.state !== 'queued')) throw new HttpError(400, 'XMinioDecommissionNotAllowed', 'no decommission is running on this pool');
+          if (!e || (e.state !== 'active' && e.state !== 'queued')) throw new HttpError(400, 'XSvcDecommissionNotAllowed', 'no decommission is running on this pool');
           e.state = 'canceled';
           e.startTime = ZERO_TIME;
           return json(res, 200, undefined);
@@ -267,10 +267,13 @@ export class FakeAdminApi {
           const pool = q.get('pool') ?? '';
           const inConfig = this.#pools.some((p) => p.cmdline === pool);
           const e = this.#decom.get(pool);
-          if (!e) throw new HttpError(400, 'InvalidArgument', `specified pool '${pool}' not found, please specify a valid pool`);
+          if (!e) {
+            if (inConfig) return json(res, 200, undefined);
+            throw new HttpError(400, 'InvalidArgument', `specified pool "${pool}" not found`);
+          }
           // A completed entry can be cleared once its pool left the launch configuration (design open question 1).
           if (!(e.state === 'failed' || e.state === 'canceled' || (e.state === 'completed' && !inConfig))) {
-            throw new HttpError(400, 'XMinioDecommissionNotAllowed', `decommission of '${pool}' is ${e.state}; only failed or canceled entries (or completed ones of removed pools) can be cleared`);
+            throw new HttpError(400, 'XSvcDecommissionNotAllowed', `decommission of '${pool}' is ${e.state}; only failed or canceled entries (or completed ones of removed pools) can be cleared`);
           }
           this.#decom.delete(pool);
           return json(res, 200, undefined);
@@ -278,8 +281,8 @@ export class FakeAdminApi {
         case 'POST /rebalance/start': {
           if ([...q.keys()].length > 0) throw new HttpError(400, 'InvalidArgument', 'rebalance start takes no query parameters');
           if (this.#pools.length < 2) throw new HttpError(501, 'NotImplemented', 'rebalance needs more than one pool');
-          if (this.#decomRunning()) throw new HttpError(400, 'XMinioRebalanceNotAllowed', 'cannot start rebalance while decommission is in progress');
-          if (this.#rebalanceRunning()) throw new HttpError(409, 'XMinioAdminRebalanceAlreadyStarted', 'rebalance is already in progress');
+          if (this.#decomRunning()) throw new HttpError(400, 'XSvcRebalanceNotAllowed', 'cannot start rebalance while decommission is in progress');
+          if (this.#rebalanceRunning()) throw new HttpError(409, 'XSvcAdminRebalanceAlreadyStarted', 'rebalance is already in progress');
           const id = randomUUID();
           const total = this.#pools.reduce((n, p) => n + p.usedSize, 0);
           this.#rebalance = { id, startedAt: this.#now().getTime(), target: Math.floor(total / 4), moved: 0, status: new Map(this.#pools.map((_, i) => [i, 'Started'])) };
@@ -295,7 +298,15 @@ export class FakeAdminApi {
         }
         case 'GET /rebalance/status': {
           const rb = this.#rebalance;
-          if (!rb) throw new HttpError(404, 'XMinioAdminRebalanceNotStarted', 'no rebalance has been started');
+          if (!rb) {
+            return json(res, 200, {
+              id: '',
+              status: 'idle',
+              pools: this.#pools.map((p, i) => ({ id: i, cmdline: p.cmdline, status: 'None', stopping: false, used: p.usedSize / p.totalSize, lastError: null, progress: { objects: 0, versions: 0, bytes: 0, elapsed: 0, eta: 0 } })),
+              stoppedAt: ZERO_TIME,
+              stopPropagation: { failedPeers: [], pendingTerminalReload: false, terminalReloadFailedPeers: [] },
+            });
+          }
           const body: RebalanceStatus = {
             id: rb.id,
             pools: this.#pools.map((p, i) => ({
@@ -325,7 +336,7 @@ export class FakeAdminApi {
     const raw = q.get('pool');
     if (!raw) throw new HttpError(400, 'InvalidArgument', 'pool is required');
     if (this.#pools.length < 2) throw new HttpError(501, 'NotImplemented', 'decommission needs a multi-pool deployment');
-    if (this.#rebalanceRunning()) throw new HttpError(409, 'XMinioAdminRebalanceAlreadyStarted', 'cannot start decommission while a rebalance is running');
+    if (this.#rebalanceRunning()) throw new HttpError(409, 'XSvcAdminRebalanceAlreadyStarted', 'cannot start decommission while a rebalance is running');
     const targets = raw.split(',');
     if (new Set(targets).size !== targets.length) throw new HttpError(400, 'InvalidArgument', 'duplicate decommission targets');
     const byId = q.get('by-id') === 'true';
@@ -333,15 +344,15 @@ export class FakeAdminApi {
     for (const i of idx) {
       const e = this.#decom.get(this.#pools[i]!.cmdline);
       if (e && (e.state === 'queued' || e.state === 'active' || e.state === 'completed')) {
-        throw new HttpError(400, 'XMinioDecommissionNotAllowed', `pool '${this.#pools[i]!.cmdline}' is already ${e.state}`);
+        throw new HttpError(400, 'XSvcDecommissionNotAllowed', `pool '${this.#pools[i]!.cmdline}' is already ${e.state}`);
       }
     }
     const draining = new Set([...idx, ...this.#pools.map((p, i) => (this.#decom.has(p.cmdline) && this.#decom.get(p.cmdline)!.state !== 'failed' && this.#decom.get(p.cmdline)!.state !== 'canceled' ? i : -1))]);
     const remaining = this.#pools.filter((_, i) => !draining.has(i));
-    if (remaining.length === 0) throw new HttpError(400, 'XMinioDecommissionNotAllowed', 'at least one pool must stay active');
+    if (remaining.length === 0) throw new HttpError(400, 'XSvcDecommissionNotAllowed', 'at least one pool must stay active');
     const free = remaining.reduce((n, p) => n + (p.totalSize - p.usedSize), 0);
     const used = idx.reduce((n, i) => n + this.#pools[i]!.usedSize, 0);
-    if (free < used * 1.3) throw new HttpError(400, 'XMinioDecommissionNotAllowed', 'insufficient target pool capacity');
+    if (free < used * 1.3) throw new HttpError(400, 'XSvcDecommissionNotAllowed', 'insufficient target pool capacity');
     for (const i of idx) {
       const p = this.#pools[i]!;
       this.#decom.set(p.cmdline, { state: 'queued', startTime: this.#now().toISOString(), startSize: p.usedSize, objects: 0, bytes: 0, bytesFailed: 0, objectsFailed: 0 });
