@@ -94,12 +94,21 @@ export async function startSvcServer(opts: { pools: number; drives: number }): P
 }
 
 /**
- * Which admin routes a real server serves: probes each with a request it must
- * refuse (bad query) or answer without side effects. A route is missing when
- * the server answers 404, or 503 "the admin API is not available".
+ * What a real server can do for the operator: probes every admin route the
+ * operator uses with a request it must refuse or answer without side effects
+ * (a route is missing when the answer is 404, or 503 "the admin API is not
+ * available"), then, on this throwaway two-pool server, starts a rebalance
+ * and a decommission for real: `NotImplemented` means the data-movement
+ * worker is not built. Returns what is missing, named.
  */
-export async function missingAdminRoutes(url: string, creds: { accessKey: string; secretKey: string }): Promise<string[]> {
+export async function adminGaps(s: SvcServer): Promise<{ routes: string[]; rebalance?: string; decommission?: string }> {
   const { signAdminRequest, ADMIN_PREFIX } = await import('../src/admin/client.ts');
+  const creds = { accessKey: s.accessKey, secretKey: s.secretKey };
+  const call = async (method: string, path: string, query = '') => {
+    const u = new URL(`${ADMIN_PREFIX}${path}${query ? `?${query}` : ''}`, s.url);
+    const res = await fetch(u, { method, headers: await signAdminRequest(u, method, creds, 'us-east-1', new Date()) });
+    return { status: res.status, body: await res.text() };
+  };
   const probes: [string, string, string][] = [
     ['GET', '/pools/list', ''],
     ['GET', '/decommission/status', ''],
@@ -110,14 +119,21 @@ export async function missingAdminRoutes(url: string, creds: { accessKey: string
     ['POST', '/rebalance/start', 'bogus=1'],
     ['POST', '/rebalance/stop', 'bogus=1'],
   ];
-  const missing: string[] = [];
+  const routes: string[] = [];
   for (const [method, path, query] of probes) {
-    const u = new URL(`${ADMIN_PREFIX}${path}${query ? `?${query}` : ''}`, url);
-    const headers = await signAdminRequest(u, method, creds, 'us-east-1', new Date());
-    const res = await fetch(u, { method, headers });
-    const body = await res.text();
-    const notStarted = path === '/rebalance/status' && /RebalanceNotStarted/.test(body);
-    if ((res.status === 404 && !notStarted) || (res.status === 503 && /admin API is not available/i.test(body))) missing.push(`${method} ${ADMIN_PREFIX}${path}`);
+    const r = await call(method, path, query);
+    if (r.status === 404 || (r.status === 503 && /admin API is not available/i.test(r.body))) routes.push(`${method} ${ADMIN_PREFIX}${path}`);
   }
-  return missing;
+  const out: { routes: string[]; rebalance?: string; decommission?: string } = { routes };
+  const notImplemented = (r: { status: number; body: string }) => (r.status === 501 ? (JSON.parse(r.body) as { Message: string }).Message : undefined);
+  if (!routes.includes(`POST ${ADMIN_PREFIX}/rebalance/start`)) {
+    const why = notImplemented(await call('POST', '/rebalance/start'));
+    if (why) out.rebalance = why;
+    else await call('POST', '/rebalance/stop');
+  }
+  if (!routes.includes(`POST ${ADMIN_PREFIX}/pools/decommission`)) {
+    const why = notImplemented(await call('POST', '/pools/decommission', 'pool=1&by-id=true'));
+    if (why) out.decommission = why;
+  }
+  return out;
 }

@@ -257,6 +257,13 @@ describe('planner: pool add (§3.2)', () => {
     expect(p.status.operation?.phase ?? 'done').not.toBe('StartingRebalance');
   });
 
+  it('row 5 failure: a server that cannot rebalance (NotImplemented) completes the operation with Degraded=True RebalanceFailed', () => {
+    const p = rebalancing(undefined, { action: 'rebalanceStart', code: 'NotImplemented', message: 'the rebalance worker is not built' });
+    expect(p.status.operation).toBeUndefined();
+    expect(cond(p, 'Degraded')).toMatchObject({ status: 'True', reason: 'RebalanceFailed' });
+    expect(p.status.rebalance!.lastError).toContain('not built');
+  });
+
   it('row 5 polling: an active rebalance keeps the operation in flight with progress', () => {
     const { c, target } = restarting();
     const pods = [...podsFor(c, 'p0', target.hash), ...podsFor(c, 'p1', target.hash)];

@@ -283,7 +283,11 @@ function rebalanceStep(pass: Pass): 'done' | 'wait' {
       pass.poll();
       return 'wait';
     } else if (lastErrorIs(pass, 'rebalanceStart', (e) => e.code === 'NotImplemented')) {
-      // A single pool has nothing to rebalance.
+      // The server cannot rebalance (one pool, or no rebalance support): the
+      // pools joined and the data is safe; surface it instead of waiting forever.
+      const why = op.lastError!.message;
+      pass.status.rebalance = { ...(pass.status.rebalance ?? {}), finishedAt: pass.now, lastError: `rebalance not started: ${why}` };
+      pass.event('Warning', 'RebalanceFailed', `rebalance not started: ${why}`);
       return 'done';
     } else {
       pass.actions.push({ kind: 'admin', call: 'rebalanceStart' });
