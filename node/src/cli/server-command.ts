@@ -7,7 +7,9 @@ import { type RunningNode, startNode } from '../server/start-node.ts';
 import { systemClock } from '../util/clock.ts';
 import { type Config, type ConfigWarning, loadConfig } from '../util/config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
-import { createLogger, type Logger } from '../util/logger.ts';
+import { createLogger, type LogDestination, type Logger } from '../util/logger.ts';
+import { startTelemetry, type Telemetry } from '../telemetry/telemetry.ts';
+import { RemoteLogStream } from './remote-log-stream.ts';
 import { RotatingLogFile } from './rotating-log-file.ts';
 
 export interface ServerCommandOptions {
@@ -27,37 +29,56 @@ export function failureText(e: SvcError): string {
   return e.message.startsWith('ERROR: ') ? e.message : `ERROR: ${e.code}: ${e.message}`;
 }
 
-function openLogger(config: Config, warnings: ConfigWarning[]): Logger {
+interface LogSetup {
+  readonly log: Logger;
+  readonly telemetry: Telemetry | undefined;
+  readonly remote: RemoteLogStream | undefined;
+}
+
+/** Log destination (stdout, rotating files or a remote endpoint), telemetry, and the logger writing to both. */
+function openLogging(config: Config, version: string): LogSetup {
   const o = config.obs;
+  let destination: LogDestination | number = 1;
+  let remote: RemoteLogStream | undefined;
   if (o.logDestination === 'directory') {
     const dir = o.logDirectory!;
     const file = o.logFilename ?? 'svc.log';
     try {
-      const stream = new RotatingLogFile({
+      destination = new RotatingLogFile({
         dir,
         file,
         maxBytes: o.logRotationSizeMb === undefined ? undefined : o.logRotationSizeMb * 1024 * 1024,
         maxAgeMs: o.logRotationTimeMs,
         keep: o.logKeepFiles,
       });
-      return createLogger(o.loggerLevel, stream);
     } catch (err) {
       throw new SvcError('InvalidConfig', `SVC_OBS_LOG_DIRECTORY: cannot open log file ${dir}/${file}: ${(err as Error).message}`);
     }
+  } else if (o.logDestination === 'remote') {
+    try {
+      remote = new RemoteLogStream({ url: o.logDirectory! });
+    } catch (err) {
+      throw new SvcError('InvalidConfig', `SVC_OBS_LOG_DIRECTORY: ${(err as Error).message}`);
+    }
+    destination = remote;
   }
-  if (o.logDestination === 'remote') {
-    warnings.push({
-      event: 'log_remote_unsupported',
-      message: `SVC_OBS_LOG_DIRECTORY=${o.logDirectory} names a remote endpoint; this build does not ship logs there, they stay on stdout`,
-    });
-  }
-  return createLogger(o.loggerLevel);
+  const r = remote;
+  const telemetry = startTelemetry({ obs: o, address: config.address, version, ...(r ? { droppedLogRecords: () => r.dropped } : {}) });
+  const log = createLogger(o.loggerLevel, destination, { mixin: telemetry?.logMixin, also: telemetry?.logStream ? [telemetry.logStream] : [] });
+  telemetry?.setLogger(log);
+  return { log, telemetry, remote };
+}
+
+/** Exports what telemetry and the remote log destination still hold, then stops them. */
+async function closeLogging(s: LogSetup | undefined): Promise<void> {
+  await s?.telemetry?.shutdown();
+  await s?.remote?.close();
 }
 
 export async function runServer(opts: ServerCommandOptions): Promise<number> {
   let config: Config;
   let warnings: ConfigWarning[];
-  let log: Logger;
+  let logging: LogSetup | undefined;
   try {
     ({ config, warnings } = loadConfig({
       args: opts.args,
@@ -66,16 +87,19 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
       cwd: process.cwd(),
       readFile: (p) => readFileSync(p, 'utf8'),
     }));
-    log = openLogger(config, warnings);
+    logging = openLogging(config, opts.version);
   } catch (err) {
+    await closeLogging(logging);
     const e = toSvcError(err);
     const early = createLogger('info');
     early.error({ event: 'startup_failed', code: e.code, err: e.message }, e.message);
     stderrLine(failureText(e));
     return 1;
   }
+  const { log, telemetry } = logging;
   log.info({ event: 'startup_begin', version: opts.version, volumes: config.volumes, volumesSource: config.volumesSource }, 'svc server starting');
   for (const w of warnings) log.warn({ event: w.event, variable: w.variable }, w.message);
+  if (telemetry) log.info({ event: 'telemetry_started', signals: [...telemetry.signals] }, `exporting ${[...telemetry.signals].join(', ')} over OTLP`);
 
   let resolveExit!: (code: number) => void;
   const exited = new Promise<number>((r) => {
@@ -122,6 +146,7 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
     stderrLine(failureText(e));
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    await closeLogging(logging);
     return 1;
   }
   const { server } = node;
@@ -134,6 +159,7 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
   const code = await exited;
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
+  await closeLogging(logging);
   return code;
 }
 

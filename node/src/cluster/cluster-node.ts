@@ -41,6 +41,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { type Drive, SYS_VOL } from '../storage/drive.ts';
 import { type DriveFormatState, FORMAT_FILE, type FormatIO, readFormatFile, type SlotStatus, validateFormat, writeFormatFile } from '../storage/format.ts';
 import { LocalDrive } from '../storage/local-drive.ts';
+import { TracedDrive } from '../storage/traced-drive.ts';
 import { type Endpoint, endpointHostPort, isLocalEndpoint, normaliseHost } from '../topology/endpoint.ts';
 import { buildPoolLayouts, type PoolLayout } from '../topology/pool-layout.ts';
 import { parseParity } from '../topology/storage-class.ts';
@@ -207,7 +208,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     // DiskNotFound rather than a routing error.
     if ((await readFormatFile(ep.path).catch(() => undefined))?.state === 'formatted') await initDrive(ep.raw, drive);
     localDrives.set(ep.path, drive);
-    rpc.registerDrive(ep.path, driveRpcService(drive));
+    rpc.registerDrive(ep.path, driveRpcService(new TracedDrive(drive)));
   }
   const lockServer = new LockServer({ clock, logger });
   lockServer.start();
@@ -304,14 +305,24 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
       await peers.remoteDrive(ep).writeAll(SYS_VOL, FORMAT_FILE, Buffer.from(`${JSON.stringify(f, null, 2)}\n`));
     },
   });
+  // Every drive the object layer uses reports its I/O (`svc:drive:io`); one wrapper per endpoint.
+  const traced = new Map<string, TracedDrive>();
   const driveOf = (ep: Endpoint): Drive => {
+    let drive: Drive;
     if (isLocal(ep)) {
       const d = localDrives.get(ep.path);
       if (d === undefined) throw new SvcError('InternalError', `local drive ${ep.raw} was not opened`);
-      return d;
+      drive = d;
+    } else {
+      if (ep.kind !== 'url') throw new SvcError('InternalError', 'remote endpoint without URL');
+      drive = peers.remoteDrive(ep);
     }
-    if (ep.kind !== 'url') throw new SvcError('InternalError', 'remote endpoint without URL');
-    return peers.remoteDrive(ep);
+    let t = traced.get(ep.raw);
+    if (t === undefined || t.inner !== drive) {
+      t = new TracedDrive(drive);
+      traced.set(ep.raw, t);
+    }
+    return t;
   };
 
   return {

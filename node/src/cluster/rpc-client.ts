@@ -14,6 +14,7 @@
 import { Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
 import type { Clock } from '../util/clock.ts';
+import { type RpcClientMessage, rpcClient } from '../util/diagnostics.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { RPC_TOKEN_HEADER, type RpcAuth } from './rpc-auth.ts';
@@ -256,6 +257,25 @@ export class PeerClient {
     opts: CallOptions,
     isLocalFailure: () => boolean = () => false,
   ): Promise<Dispatcher.ResponseData> {
+    // The token covers the arguments: the body of a unary call, the args header of an upload.
+    const sent: Record<string, string> = {
+      ...headers,
+      [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId, body instanceof Uint8Array ? body : Buffer.from(headers[RPC_ARGS_HEADER] ?? '', 'utf8')),
+    };
+    if (!rpcClient.hasSubscribers) return this.#send(pool, path, body, sent, opts, isLocalFailure);
+    // Observed: subscribers may add trace context to `sent` before it leaves.
+    const msg: RpcClientMessage = { origin: this.origin, path, method: path.slice(path.lastIndexOf('/') + 1), headers: sent };
+    return rpcClient.tracePromise(() => this.#send(pool, path, body, sent, opts, isLocalFailure), msg);
+  }
+
+  async #send(
+    pool: Pool,
+    path: string,
+    body: Buffer | Readable,
+    headers: Record<string, string>,
+    opts: CallOptions,
+    isLocalFailure: () => boolean,
+  ): Promise<Dispatcher.ResponseData> {
     if (this.#closed) throw new SvcError('DiskNotFound', 'peer client closed', { remote: this.origin });
     if (!this.#online) throw new SvcError('DiskNotFound', `peer ${this.origin} is offline`, { remote: this.origin });
     let res: Dispatcher.ResponseData;
@@ -264,11 +284,7 @@ export class PeerClient {
         method: 'POST',
         path,
         body,
-        // The token covers the arguments: the body of a unary call, the args header of an upload.
-        headers: {
-          ...headers,
-          [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId, body instanceof Uint8Array ? body : Buffer.from(headers[RPC_ARGS_HEADER] ?? '', 'utf8')),
-        },
+        headers,
         ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
         ...(opts.timeoutMs !== undefined ? { headersTimeout: opts.timeoutMs } : {}),
       });

@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type HealthSource, handleHealth, isHealthPath } from '../api/health/health-handler.ts';
 import { adminErrorReply } from '../api/admin/errors.ts';
 import { writeAdminReply } from '../api/admin/index.ts';
+import { type HttpRequestMessage, httpRequestEnd, httpRequestStart } from '../util/diagnostics.ts';
 import { ERRORS, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -81,9 +82,7 @@ export interface Dispatcher {
 
 export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   let handlers: RouteHandlers = { ...opts.handlers };
-  const handle: RequestHandler = (req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    const route = routeOf(path, opts.healthEnabled);
+  const serve = (req: IncomingMessage, res: ServerResponse, path: string, route: Route): void => {
     // Installed as the server's `checkContinue` listener too: only the S3
     // handler decides (after authentication) whether the body is wanted.
     if (route !== 's3' && /100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
@@ -126,6 +125,19 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       if (!res.headersSent) sendJsonError(req, res, 500, 'InternalError', ERRORS.InternalError.message);
       else res.destroy();
     }
+  };
+  const handle: RequestHandler = (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const route = routeOf(path, opts.healthEnabled);
+    // Observability: only when someone listens (no allocation otherwise). The
+    // handler runs inside the stores subscribers bind (the request's span).
+    if (route !== 'health' && httpRequestStart.hasSubscribers) {
+      const msg: HttpRequestMessage = { api: route === 'peer' ? 'rpc' : route, req, res };
+      res.once('close', () => httpRequestEnd.publish(msg));
+      httpRequestStart.runStores(msg, serve, undefined, req, res, path, route);
+      return;
+    }
+    serve(req, res, path, route);
   };
   return {
     handle,

@@ -13,7 +13,11 @@
  *   configured, and finalization. Lock quorum is not part of it.
  * - the cluster probes additionally need lock quorum; `/compat/health/cluster`
  *   needs write quorum, `/cluster/read` read quorum.
+ *
+ * Every evaluation (each `update`) is published on `svc:readiness:evaluated`
+ * (the readiness gauge and the degraded-reason counter).
  */
+import { type ReadinessEvaluatedMessage, readinessEvaluated } from '../util/diagnostics.ts';
 
 export type PendingStage = 'storage_quorum' | 'iam' | 'startup_finalization';
 
@@ -155,6 +159,9 @@ export class Readiness {
     this.#inputs = { ...this.#inputs, ...patch };
     if (notes) for (const [k, v] of Object.entries(notes)) if (v !== undefined) this.#notes[k] = v;
     const next = this.report();
+    if (readinessEvaluated.hasSubscribers) {
+      readinessEvaluated.publish({ ready: next.ready, pending: next.pending, degradedReasons: next.degradedReasons } satisfies ReadinessEvaluatedMessage);
+    }
     if (next.ready !== prev.ready || next.pending !== prev.pending || next.degradedReasons.join() !== prev.degradedReasons.join()) {
       for (const l of this.#listeners) l(next, prev);
     }

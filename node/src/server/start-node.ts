@@ -19,6 +19,8 @@ import type { Config } from '../util/config.ts';
 import type { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createAdminPlane } from './admin-plane.ts';
+import { startCapacitySampler } from './capacity.ts';
+import { loadIamState } from './iam-bootstrap.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
 export interface StartNodeDeps {
@@ -94,8 +96,14 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         // (a joining pool gets every bucket before the node reports ready);
         // the worker repeats it and repairs changes that missed a pool.
         built.bucketSync.worker.start();
+        // IAM lives in `.svc.sys` records (read and written on every pool).
+        const iamStore = {
+          readConfig: (path: string) => built.sysRecords.read(path),
+          writeConfig: async (path: string, data: Uint8Array) => void (await built.sysRecords.write(path, data)),
+        };
         return {
           handlers: { s3 },
+          loadIam: () => loadIamState(iamStore),
           close: () => built.close(),
           finalize: () => built.bucketSync.attempt(),
           storageNote: () => built.bucketSync.note(),
@@ -108,10 +116,12 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   }
   cluster.attachReadiness(server.readiness);
   const running = server;
+  const stopCapacity = startCapacitySampler(() => cluster.localDrives.values(), clock);
   return {
     server: running,
     objectLayer: () => layer,
     close: async (graceMs) => {
+      stopCapacity();
       await running.close(graceMs);
       await cluster.close();
     },

@@ -38,8 +38,10 @@ import type { Config, ListenAddress } from '../util/config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createDispatcher, type RouteHandlers } from './dispatcher.ts';
+import { runIamBootstrap } from './iam-bootstrap.ts';
 import { addResolvedLocalHosts, localHostSet } from './local-hosts.ts';
 import { Readiness } from './readiness.ts';
+import { countStart } from './start-counter.ts';
 import { evaluateStorage } from './storage-health.ts';
 
 /** What the services built on top of the formatted drives get. */
@@ -58,6 +60,12 @@ export interface StorageContext {
 
 export interface ServiceBundle {
   readonly handlers?: RouteHandlers;
+  /**
+   * One attempt to load the IAM state from storage (`iam-bootstrap.ts`);
+   * failures are retried in the background. Without it IAM is the root
+   * credential of the configuration alone.
+   */
+  loadIam?(): Promise<string>;
   /** Stops the services (called on shutdown, before the listeners close). */
   close?(): Promise<void>;
   /**
@@ -220,6 +228,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     }
     await Promise.all(pools.flatMap((p, pi) => p.endpoints.map((_e, ei) => (local[pi]![ei] ? ios[pi]!.readFormat(ei) : undefined))));
     log.info({ event: 'startup_local_disks', drives: local.flat().filter(Boolean).length, remote: local.flat().filter((l) => !l).length }, 'local drives present');
+  await countStart([...new Set(pools.flatMap((p, pi) => p.endpoints.filter((_e, ei) => local[pi]![ei]).map(drivePath)))], log);
 
   // 3. format quorum
   let deploymentId: string | undefined;
@@ -350,8 +359,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       if (services.handlers) dispatcher.setHandlers(services.handlers);
       log.info({ event: 'startup_services' }, 'object layer and handlers installed');
     }
-    // IAM: the root credential is loaded with the configuration.
-    readiness.update({ iam: true }, { iam: config.credentials.isDefault ? 'root credential (default)' : 'root credential' });
+    // IAM: the root credential comes with the configuration; the IAM state
+    // stored in the deployment loads once storage answers, retried until it does.
+    if (services?.loadIam) {
+      const bundle = services;
+      await runIamBootstrap({ load: () => bundle.loadIam!(), readiness, logger: log, clock, signal: stopping.signal }).first;
+    } else {
+      readiness.update({ iam: true }, { iam: config.credentials.isDefault ? 'root credential (default)' : 'root credential' });
+    }
     await finalize();
     let checking = false;
     stopMonitor = clock.every(deps.storageCheckMs ?? 10_000, () => {

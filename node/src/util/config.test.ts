@@ -107,6 +107,8 @@ describe('config', () => {
       SVC_OBS_TRACES_EXPORT_ENABLED: 'true',
       SVC_OBS_LOGS_EXPORT_ENABLED: '0',
       SVC_OBS_METER_INTERVAL: '30s',
+      SVC_OBS_PROTOCOL: 'http/json',
+      SVC_OBS_TRACE_SAMPLE_RATIO: '0.25',
       SVC_OBS_SERVICE_NAME: 'svc-a',
       SVC_OBS_ENVIRONMENT: 'prod',
       SVC_OBS_LOGGER_LEVEL: 'WARNING',
@@ -126,6 +128,8 @@ describe('config', () => {
       logsExportEnabled: false,
       meterInterval: '30s',
       meterIntervalMs: 30000,
+      protocol: 'http/json',
+      traceSampleRatio: 0.25,
       serviceName: 'svc-a',
       environment: 'prod',
       loggerLevel: 'warn',
@@ -141,6 +145,12 @@ describe('config', () => {
     expect(load({ SVC_OBS_METER_INTERVAL: '15' }).config.obs.meterIntervalMs).toBe(15000);
     expect(msg(() => load({ SVC_OBS_LOGGER_LEVEL: 'loud' }))).toContain('SVC_OBS_LOGGER_LEVEL');
     expect(msg(() => load({ SVC_OBS_METER_INTERVAL: 'soon' }))).toContain('SVC_OBS_METER_INTERVAL');
+    expect(load({}).config.obs.protocol).toBe('http/protobuf');
+    expect(load({}).config.obs.traceSampleRatio).toBe(0.01);
+    expect(load({ SVC_OBS_TRACE_SAMPLE_RATIO: '1' }).config.obs.traceSampleRatio).toBe(1);
+    expect(msg(() => load({ SVC_OBS_TRACE_SAMPLE_RATIO: '1.5' }))).toContain('SVC_OBS_TRACE_SAMPLE_RATIO');
+    expect(msg(() => load({ SVC_OBS_TRACE_SAMPLE_RATIO: 'half' }))).toContain('SVC_OBS_TRACE_SAMPLE_RATIO');
+    expect(msg(() => load({ SVC_OBS_PROTOCOL: 'grpc' }))).toContain('SVC_OBS_PROTOCOL');
     expect(load({ SVC_OBS_LOG_ROTATION_TIME: '6h' }).config.obs.logRotationTimeMs).toBe(21_600_000);
     expect(msg(() => load({ SVC_OBS_LOG_ROTATION_TIME: 'weekly-ish' }))).toContain('SVC_OBS_LOG_ROTATION_TIME');
   });

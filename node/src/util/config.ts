@@ -46,6 +46,10 @@ export interface ObsConfig {
   /** SVC_OBS_METER_INTERVAL as typed, and in milliseconds (integer = seconds, or 500ms/30s/5m/1h). */
   readonly meterInterval: string | undefined;
   readonly meterIntervalMs: number | undefined;
+  /** OTLP/HTTP encoding: `http/protobuf` (default) or `http/json`. */
+  readonly protocol: 'http/protobuf' | 'http/json';
+  /** Share of new traces sampled (0..1); requests carrying a `traceparent` follow its sampled flag. */
+  readonly traceSampleRatio: number;
   readonly serviceName: string;
   readonly environment: string | undefined;
   readonly loggerLevel: LogLevel;
@@ -159,7 +163,9 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_OBS_METRICS_EXPORT_ENABLED', 'toggle metric export (default true)'],
   ['SVC_OBS_TRACES_EXPORT_ENABLED', 'toggle trace export (default true)'],
   ['SVC_OBS_LOGS_EXPORT_ENABLED', 'toggle log export (default true)'],
-  ['SVC_OBS_METER_INTERVAL', 'metric export interval: seconds, or 500ms/30s/5m/1h'],
+  ['SVC_OBS_METER_INTERVAL', 'metric export interval: seconds, or 500ms/30s/5m/1h (default 60s)'],
+  ['SVC_OBS_PROTOCOL', 'OTLP/HTTP encoding: http/protobuf (default) or http/json'],
+  ['SVC_OBS_TRACE_SAMPLE_RATIO', 'share of new traces sampled, 0..1 (default 0.01); a request with a traceparent follows its sampled flag'],
   ['SVC_OBS_SERVICE_NAME', 'service.name resource attribute (default svc)'],
   ['SVC_OBS_ENVIRONMENT', 'deployment environment resource attribute'],
   ['SVC_OBS_LOGGER_LEVEL', 'log level: trace, debug, info (default), warn, error, fatal, silent'],
@@ -219,6 +225,23 @@ function parseRotationMs(v: string | undefined): number | undefined {
   const n = m ? Number(m[1]) : 0;
   if (!m || n === 0) throw invalid('SVC_OBS_LOG_ROTATION_TIME', `invalid period "${v}"; expected hourly, daily, or a value like 30m, 6h, 1d`);
   return n * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
+}
+
+/** Default share of new traces sampled (SVC_OBS_TRACE_SAMPLE_RATIO). */
+export const DEFAULT_TRACE_SAMPLE_RATIO = 0.01;
+
+function parseProtocol(v: string | undefined): ObsConfig['protocol'] {
+  const s = (v ?? '').trim().toLowerCase();
+  if (s === '' || s === 'http/protobuf') return 'http/protobuf';
+  if (s === 'http/json') return 'http/json';
+  throw invalid('SVC_OBS_PROTOCOL', `unsupported protocol "${v}"; expected http/protobuf or http/json`);
+}
+
+function parseRatio(variable: string, v: string | undefined, dflt: number): number {
+  if (v === undefined || v.trim() === '') return dflt;
+  const n = Number(v.trim());
+  if (!/^[0-9.eE+-]+$/.test(v.trim()) || !Number.isFinite(n) || n < 0 || n > 1) throw invalid(variable, `invalid ratio "${v}"; expected a number from 0 to 1`);
+  return n;
 }
 
 const LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -360,6 +383,8 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     logsExportEnabled: parseBool('SVC_OBS_LOGS_EXPORT_ENABLED', env.SVC_OBS_LOGS_EXPORT_ENABLED, true),
     meterInterval: nonEmpty(env.SVC_OBS_METER_INTERVAL),
     meterIntervalMs: parseDurationMs('SVC_OBS_METER_INTERVAL', env.SVC_OBS_METER_INTERVAL),
+    protocol: parseProtocol(env.SVC_OBS_PROTOCOL),
+    traceSampleRatio: parseRatio('SVC_OBS_TRACE_SAMPLE_RATIO', env.SVC_OBS_TRACE_SAMPLE_RATIO, DEFAULT_TRACE_SAMPLE_RATIO),
     serviceName: nonEmpty(env.SVC_OBS_SERVICE_NAME) ?? 'svc',
     environment: nonEmpty(env.SVC_OBS_ENVIRONMENT),
     loggerLevel: parseLevel(env.SVC_OBS_LOGGER_LEVEL),

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ObjectLayer } from '../../object/types.ts';
+import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AuthContext, Credential, CredentialLookup } from './auth/sigv4.ts';
@@ -212,6 +213,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         domains,
       );
       resource = ep.key ? `/${ep.bucket}/${ep.key}` : ep.bucket ? `/${ep.bucket}` : '/';
+      if (httpRequestOperation.hasSubscribers) httpRequestOperation.publish({ req, operation: ep.op } satisfies HttpOperationMessage);
       if (ep.bucket) validateBucketName(ep.bucket);
       const ctx: S3Context = {
         req,

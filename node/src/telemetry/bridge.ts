@@ -1,0 +1,409 @@
+/**
+ * The one bridge from the diagnostics channels (`util/diagnostics.ts`) to
+ * OpenTelemetry: metrics from node-state and request events, spans from the
+ * request, internode and drive-I/O events.
+ *
+ * `startBridge` subscribes only what the enabled signals need (metrics
+ * without traces never binds a context store; traces without metrics never
+ * builds metric attributes) and returns the function that unsubscribes it all.
+ *
+ * Spans:
+ * - one SERVER span per S3 and admin request, child of an incoming W3C
+ *   `traceparent` when there is one (the sampler is parent-based);
+ * - one SERVER span per internode request that carries a trace context
+ *   (background RPC such as lock refreshes and peer probes carry none: no span);
+ * - one CLIENT span per internode call made inside a trace, whose context is
+ *   injected into the call's headers for the peer;
+ * - one INTERNAL span per drive operation inside a sampled trace.
+ */
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import type { Channel } from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
+import {
+  type Attributes,
+  type Context,
+  type Counter,
+  type Gauge,
+  type Histogram,
+  type Meter,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import {
+  capacitySampled,
+  type CapacitySampledMessage,
+  driveIo,
+  type DriveIoMessage,
+  type HealTaskFinishedMessage,
+  healTaskFinished,
+  type HealTaskStartedMessage,
+  healTaskStarted,
+  type HttpApi,
+  type HttpOperationMessage,
+  type HttpRequestMessage,
+  httpRequestEnd,
+  httpRequestOperation,
+  httpRequestStart,
+  processStart,
+  type ProcessStartMessage,
+  readinessEvaluated,
+  type ReadinessEvaluatedMessage,
+  rpcClient,
+  type RpcClientMessage,
+  scannerCycle,
+  type ScannerCycleMessage,
+  scannerObject,
+} from '../util/diagnostics.ts';
+import { METRIC, S3_DURATION_BUCKETS, HEAL_DELAY_BUCKETS } from './names.ts';
+
+export interface BridgeOptions {
+  /** Metrics on: the SPEC metrics plus request and RPC error metrics. */
+  readonly meter?: Meter;
+  /** Traces on: spans, with the context manager's storage bound to the channels. */
+  readonly tracer?: Tracer;
+  readonly contextStorage?: AsyncLocalStorage<Context>;
+}
+
+/** Error codes that are answers, not failures (a drive saying "no such file"). */
+const ROUTINE_CODES = new Set(['FileNotFound', 'VolumeNotFound', 'FileVersionNotFound']);
+
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+interface RequestState {
+  readonly api: HttpApi;
+  readonly startMs: number;
+  operation: string | undefined;
+  span: Span | undefined;
+}
+
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'Error';
+}
+
+function statusClassIndex(status: number): number {
+  const i = Math.floor(status / 100) - 1;
+  return i >= 0 && i < 5 ? i : 4;
+}
+
+/** `host:port` of an origin (`server.address` of a client span). */
+function hostPort(origin: string): string {
+  const i = origin.indexOf('://');
+  return i >= 0 ? origin.slice(i + 3) : origin;
+}
+
+/** Subscribes the bridge; returns the unsubscribe function. */
+export function startBridge(opts: BridgeOptions): () => void {
+  const { meter, tracer, contextStorage } = opts;
+  const undo: (() => void)[] = [];
+  const sub = (ch: Channel, fn: (msg: unknown) => void) => {
+    ch.subscribe(fn);
+    undo.push(() => ch.unsubscribe(fn));
+  };
+  const requests = new WeakMap<IncomingMessage, RequestState>();
+  const active = (): Context => contextStorage?.getStore() ?? ROOT_CONTEXT;
+
+  // ---- metrics
+  let recordRequest: ((s: RequestState, status: number) => void) | undefined;
+  let countRpcError: ((m: RpcClientMessage) => void) | undefined;
+  if (meter) {
+    const m = makeInstruments(meter);
+    sub(readinessEvaluated, (msg) => {
+      const r = msg as ReadinessEvaluatedMessage;
+      m.ready.record(r.ready ? 1 : 0);
+      if (!r.ready) for (const reason of r.degradedReasons) m.degraded.add(1, { reason });
+    });
+    // Until the first evaluation the node is not ready.
+    m.ready.record(0);
+    // The message carries the persisted total: the counter follows it.
+    let startsReported = 0;
+    sub(processStart, (msg) => {
+      const { starts } = msg as ProcessStartMessage;
+      if (starts > startsReported) m.starts.add(starts - startsReported);
+      startsReported = Math.max(startsReported, starts);
+    });
+    sub(capacitySampled, (msg) => m.capacity.record((msg as CapacitySampledMessage).usedBytes));
+    sub(scannerObject, () => m.scanned.add(1));
+    sub(scannerCycle, (msg) => {
+      const c = msg as ScannerCycleMessage;
+      m.cycles.add(1, { result: c.result });
+      m.cycleDuration.record(c.durationSeconds);
+    });
+    const running = new Map<string, { attrs: Attributes; n: number }>();
+    const runningOf = (type: string, set: string) => {
+      const key = `${type}\u0000${set}`;
+      let r = running.get(key);
+      if (!r) {
+        r = { attrs: { type, set }, n: 0 };
+        running.set(key, r);
+      }
+      return r;
+    };
+    sub(healTaskStarted, (msg) => {
+      const t = msg as HealTaskStartedMessage;
+      const r = runningOf(t.type, t.set);
+      r.n++;
+      m.healRunning.record(r.n, r.attrs);
+      m.healStarts.add(1, r.attrs);
+      m.healDelay.record(t.queueDelaySeconds, r.attrs);
+    });
+    sub(healTaskFinished, (msg) => {
+      const t = msg as HealTaskFinishedMessage;
+      const r = runningOf(t.type, t.set);
+      r.n = Math.max(0, r.n - 1);
+      m.healRunning.record(r.n, r.attrs);
+    });
+
+    // Attribute sets are cached per (api, operation, status class): no allocation per request.
+    const attrCache = new Map<string, Attributes[]>();
+    const attrsOf = (api: HttpApi, op: string, status: number): Attributes => {
+      const key = `${api}\u0000${op}`;
+      let row = attrCache.get(key);
+      if (!row) {
+        const opKey = api === 's3' ? 'svc.s3.api' : 'svc.admin.api';
+        row = STATUS_CLASSES.map((c) => ({ [opKey]: op, 'svc.status_class': c }));
+        attrCache.set(key, row);
+      }
+      return row[statusClassIndex(status)]!;
+    };
+    recordRequest = (s, status) => {
+      if (s.api === 'rpc') return;
+      const attrs = attrsOf(s.api, s.operation ?? 'unknown', status);
+      const seconds = (performance.now() - s.startMs) / 1000;
+      if (s.api === 's3') {
+        m.s3Requests.add(1, attrs);
+        m.s3Duration.record(seconds, attrs);
+      } else {
+        m.adminRequests.add(1, attrs);
+        m.adminDuration.record(seconds, attrs);
+      }
+    };
+    // A drive answering "no such file" over RPC is an answer, not an RPC error.
+    countRpcError = (msg) => {
+      const code = errorCode(msg.error);
+      if (ROUTINE_CODES.has(code)) return;
+      m.rpcErrors.add(1, { 'rpc.system': 'svc', 'rpc.method': msg.method, 'server.address': hostPort(msg.origin), 'error.type': code });
+    };
+  }
+
+  // ---- HTTP requests (spans and request metrics)
+  if (tracer && contextStorage) {
+    const startStore = httpRequestStart as unknown as Channel<Context, HttpRequestMessage>;
+    const transform = (msg: HttpRequestMessage): Context => {
+      const parent = propagation.extract(ROOT_CONTEXT, msg.req.headers);
+      const state: RequestState = { api: msg.api, startMs: performance.now(), operation: undefined, span: undefined };
+      requests.set(msg.req, state);
+      // Internode requests get a span only as part of a caller's trace.
+      if (msg.api === 'rpc' && !trace.getSpanContext(parent)) return parent;
+      const span = tracer.startSpan(
+        spanName(msg.api, rpcMethodOf(msg)),
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'http.request.method': msg.req.method ?? 'GET',
+            'url.path': (msg.req.url ?? '/').split('?', 1)[0]!,
+            'network.peer.address': msg.req.socket.remoteAddress ?? '',
+            'svc.api': msg.api,
+          },
+        },
+        parent,
+      );
+      state.span = span;
+      return trace.setSpan(parent, span);
+    };
+    startStore.bindStore(contextStorage, transform);
+    undo.push(() => startStore.unbindStore(contextStorage));
+  } else if (meter) {
+    sub(httpRequestStart, (msg) => {
+      const r = msg as HttpRequestMessage;
+      requests.set(r.req, { api: r.api, startMs: performance.now(), operation: undefined, span: undefined });
+    });
+  }
+  if (tracer || meter) {
+    sub(httpRequestOperation, (msg) => {
+      const o = msg as HttpOperationMessage;
+      const s = requests.get(o.req);
+      if (!s) return;
+      s.operation = o.operation;
+      if (s.span) {
+        s.span.updateName(spanName(s.api, o.operation));
+        s.span.setAttribute(s.api === 's3' ? 'svc.s3.api' : 'svc.admin.api', o.operation);
+      }
+    });
+    sub(httpRequestEnd, (msg) => {
+      const r = msg as HttpRequestMessage;
+      const s = requests.get(r.req);
+      if (!s) return;
+      requests.delete(r.req);
+      const status = r.res.statusCode;
+      recordRequest?.(s, status);
+      if (s.span) {
+        s.span.setAttribute('http.response.status_code', status);
+        if (!r.res.writableFinished) {
+          s.span.setAttribute('error.type', 'response_aborted');
+          s.span.setStatus({ code: SpanStatusCode.ERROR, message: 'response closed before it finished' });
+        } else if (status >= 500) {
+          s.span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        s.span.end();
+      }
+    });
+  }
+
+  // ---- internode calls (client side)
+  const rpcSpans = new WeakMap<RpcClientMessage, Span>();
+  if (tracer && contextStorage) {
+    const startStore = rpcClient.start as unknown as Channel<Context, RpcClientMessage>;
+    startStore.bindStore(contextStorage, (msg) => {
+      const parent = active();
+      if (!trace.getSpanContext(parent)) return parent;
+      const span = tracer.startSpan(
+        `rpc ${msg.method}`,
+        { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'svc', 'rpc.method': msg.method, 'server.address': hostPort(msg.origin), 'url.path': msg.path } },
+        parent,
+      );
+      rpcSpans.set(msg, span);
+      const ctx = trace.setSpan(parent, span);
+      propagation.inject(ctx, msg.headers);
+      return ctx;
+    });
+    undo.push(() => startStore.unbindStore(contextStorage));
+  }
+  if (tracer || countRpcError) {
+    const handlers = {
+      start() {},
+      end() {},
+      asyncStart() {},
+      asyncEnd(msg: RpcClientMessage) {
+        const span = rpcSpans.get(msg);
+        if (span) {
+          rpcSpans.delete(msg);
+          span.end();
+        }
+      },
+      error(msg: RpcClientMessage) {
+        countRpcError?.(msg);
+        const span = rpcSpans.get(msg);
+        if (span) {
+          span.setAttribute('error.type', errorCode(msg.error));
+          span.setStatus({ code: SpanStatusCode.ERROR, message: msg.error instanceof Error ? msg.error.message : String(msg.error) });
+        }
+      },
+    };
+    rpcClient.subscribe(handlers);
+    undo.push(() => rpcClient.unsubscribe(handlers));
+  }
+
+  // ---- drive I/O (traces only)
+  if (tracer && contextStorage) {
+    const driveSpans = new WeakMap<DriveIoMessage, Span>();
+    const startStore = driveIo.start as unknown as Channel<Context, DriveIoMessage>;
+    startStore.bindStore(contextStorage, (msg) => {
+      const parent = active();
+      // Only inside a sampled trace: a drive span on its own says nothing.
+      if (!trace.getSpan(parent)?.isRecording()) return parent;
+      const span = tracer.startSpan(
+        `drive ${msg.op}`,
+        { kind: SpanKind.INTERNAL, attributes: { 'svc.drive': msg.drive, 'svc.drive.op': msg.op, 'svc.drive.volume': msg.vol, 'svc.drive.path': msg.path } },
+        parent,
+      );
+      driveSpans.set(msg, span);
+      return trace.setSpan(parent, span);
+    });
+    const handlers = {
+      start() {},
+      end() {},
+      asyncStart() {},
+      asyncEnd(msg: DriveIoMessage) {
+        const span = driveSpans.get(msg);
+        if (span) {
+          driveSpans.delete(msg);
+          span.end();
+        }
+      },
+      error(msg: DriveIoMessage) {
+        const span = driveSpans.get(msg);
+        if (!span) return;
+        const code = errorCode(msg.error);
+        span.setAttribute('error.type', code);
+        if (!ROUTINE_CODES.has(code)) span.setStatus({ code: SpanStatusCode.ERROR, message: msg.error instanceof Error ? msg.error.message : String(msg.error) });
+      },
+    };
+    driveIo.subscribe(handlers);
+    undo.push(() => {
+      startStore.unbindStore(contextStorage);
+      driveIo.unsubscribe(handlers);
+    });
+  }
+
+  return () => {
+    for (const u of undo.splice(0).reverse()) u();
+  };
+}
+
+function spanName(api: HttpApi, operation: string | undefined): string {
+  const prefix = api === 's3' ? 'S3' : api;
+  return operation === undefined ? prefix : `${prefix} ${operation}`;
+}
+
+/** The method of an internode request: last path segment. */
+function rpcMethodOf(msg: HttpRequestMessage): string | undefined {
+  if (msg.api !== 'rpc') return undefined;
+  const path = (msg.req.url ?? '/').split('?', 1)[0]!;
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+interface Instruments {
+  ready: Gauge;
+  degraded: Counter;
+  scanned: Counter;
+  cycles: Counter;
+  cycleDuration: Gauge;
+  healRunning: Gauge;
+  healDelay: Histogram;
+  healStarts: Counter;
+  capacity: Gauge;
+  starts: Counter;
+  s3Requests: Counter;
+  s3Duration: Histogram;
+  adminRequests: Counter;
+  adminDuration: Histogram;
+  rpcErrors: Counter;
+}
+
+function makeInstruments(meter: Meter): Instruments {
+  return {
+    ready: meter.createGauge(METRIC.readinessReady, { description: '1 when the node is fully ready, 0 while degraded' }),
+    degraded: meter.createCounter(METRIC.readinessDegraded, { description: 'Degraded readiness evaluations, by reason', unit: '{evaluation}' }),
+    scanned: meter.createCounter(METRIC.scannerObjects, { description: 'Objects visited by the background scanner', unit: '{object}' }),
+    cycles: meter.createCounter(METRIC.scannerCycles, { description: 'Completed scanner cycles, by result', unit: '{cycle}' }),
+    cycleDuration: meter.createGauge(METRIC.scannerCycleDuration, { description: 'Duration of the last scanner cycle', unit: 's' }),
+    healRunning: meter.createGauge(METRIC.healRunning, { description: 'Running heal tasks per erasure set', unit: '{task}' }),
+    healDelay: meter.createHistogram(METRIC.healQueueDelay, {
+      description: 'Time heal tasks wait queued',
+      unit: 's',
+      advice: { explicitBucketBoundaries: HEAL_DELAY_BUCKETS },
+    }),
+    healStarts: meter.createCounter(METRIC.healStarts, { description: 'Heal tasks started', unit: '{task}' }),
+    capacity: meter.createGauge(METRIC.capacityUsed, { description: "Used raw capacity of this node's drives", unit: 'By' }),
+    starts: meter.createCounter(METRIC.starts, { description: 'Process starts of this node (persisted across restarts)', unit: '{start}' }),
+    s3Requests: meter.createCounter(METRIC.s3Requests, { description: 'S3 requests, by API and status class', unit: '{request}' }),
+    s3Duration: meter.createHistogram(METRIC.s3Duration, {
+      description: 'S3 request latency, by API and status class',
+      unit: 's',
+      advice: { explicitBucketBoundaries: S3_DURATION_BUCKETS },
+    }),
+    adminRequests: meter.createCounter(METRIC.adminRequests, { description: 'Admin API requests, by API and status class', unit: '{request}' }),
+    adminDuration: meter.createHistogram(METRIC.adminDuration, {
+      description: 'Admin API request latency, by API and status class',
+      unit: 's',
+      advice: { explicitBucketBoundaries: S3_DURATION_BUCKETS },
+    }),
+    rpcErrors: meter.createCounter(METRIC.rpcErrors, { description: 'Failed internode RPC calls, by method, peer and error', unit: '{error}' }),
+  };
+}
