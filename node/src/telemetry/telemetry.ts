@@ -86,8 +86,6 @@ export interface Telemetry {
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
-const NO_FIELDS: object = Object.freeze({});
-
 export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
   const { obs } = opts;
   const urls = { metrics: signalUrl(obs, 'metrics'), traces: signalUrl(obs, 'traces'), logs: signalUrl(obs, 'logs') };
@@ -176,7 +174,8 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
   const logMixin = tracer
     ? (): object => {
         const sc = trace.getSpanContext(contextManager.active());
-        return sc ? { trace_id: sc.traceId, span_id: sc.spanId, trace_flags: `0${sc.traceFlags.toString(16)}` } : NO_FIELDS;
+        // pino merges the record's fields into the returned object: a fresh one each time.
+        return sc ? { trace_id: sc.traceId, span_id: sc.spanId, trace_flags: `0${sc.traceFlags.toString(16)}` } : {};
       }
     : undefined;
 
