@@ -7,11 +7,14 @@
  * SPEC start-up log events on the real path.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../src/telemetry/names.ts';
+import { ndjsonEndpoint } from './helpers/ndjson-endpoint.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
 
@@ -158,4 +161,129 @@ describe('a svc process exporting to an OTLP collector', () => {
     expect(start2.value).toBe(2);
     expect(start2.resource['service.instance.id']).toBe(start1.resource['service.instance.id']);
   }, 120_000);
+});
+
+describe('a collector that goes away', () => {
+  it('requests keep their latency and memory stays bounded over 10 000 requests', async () => {
+    const receiver = await OtlpReceiver.start();
+    const base = tempDir('telemetry-down');
+    for (const d of ['d1', 'd2', 'd3', 'd4']) mkdirSync(join(base, d));
+    // Worst case: every request sampled, every signal on, a short export interval.
+    const run = await runSvc(['server', `${base}/d{1...4}`], {
+      SVC_ACCESS_KEY: ACCESS,
+      SVC_SECRET_KEY: SECRET,
+      SVC_OBS_ENDPOINT: receiver.url,
+      SVC_OBS_METER_INTERVAL: '1s',
+      SVC_OBS_TRACE_SAMPLE_RATIO: '1',
+    });
+    try {
+      expect(await run.started).toBe(true);
+      const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+      const s3 = new S3Client({
+        endpoint: `http://127.0.0.1:${run.port}`,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET },
+        maxAttempts: 1,
+        requestHandler: new NodeHttpHandler({ httpAgent: agent }),
+      });
+      await s3.send(new CreateBucketCommand({ Bucket: 'load' }));
+      await s3.send(new PutObjectCommand({ Bucket: 'load', Key: 'small', Body: randomBytes(4096) }));
+      const rss = () => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${run.child.pid}/status`, 'utf8'))![1]) * 1024;
+      /** `n` GETs, 8 at a time; returns the sorted latencies in ms. */
+      const load = async (n: number): Promise<number[]> => {
+        const lat: number[] = [];
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 8 }, async () => {
+            while (next < n) {
+              next++;
+              const t0 = performance.now();
+              const r = await s3.send(new GetObjectCommand({ Bucket: 'load', Key: 'small' }));
+              expect((await r.Body!.transformToByteArray()).length).toBe(4096);
+              lat.push(performance.now() - t0);
+            }
+          }),
+        );
+        return lat.sort((a, b) => a - b);
+      };
+      const pct = (l: number[], p: number) => l[Math.min(l.length - 1, Math.floor(l.length * p))]!;
+
+      await load(1_000);
+      await receiver.waitFor(() => receiver.spans().some((s) => s.name === 'S3 GetObject'), 20_000, 'spans while the collector is up');
+      const up = await load(2_000);
+
+      await receiver.stop();
+      const down1 = await load(2_000);
+      const rssAfter2k = rss();
+      const down2 = await load(8_000);
+      const rssAfter10k = rss();
+      const down = [...down1, ...down2].sort((a, b) => a - b);
+      s3.destroy();
+      agent.destroy();
+
+      // Latency: the same order as with the collector up (generous bounds: a shared, noisy machine).
+      expect(pct(down, 0.5)).toBeLessThan(pct(up, 0.5) * 2 + 2);
+      expect(pct(down, 0.99)).toBeLessThan(Math.max(pct(up, 0.99) * 3, pct(up, 0.99) + 25));
+      // Memory: bounded queues; 8 000 more requests must not grow the process by more than a few queues' worth.
+      expect(rssAfter10k - rssAfter2k).toBeLessThan(40 * 1024 * 1024);
+      console.log(
+        `collector down: p50 ${pct(up, 0.5).toFixed(2)} -> ${pct(down, 0.5).toFixed(2)} ms, p99 ${pct(up, 0.99).toFixed(2)} -> ${pct(down, 0.99).toFixed(2)} ms, ` +
+          `RSS ${(rssAfter2k / 2 ** 20).toFixed(1)} -> ${(rssAfter10k / 2 ** 20).toFixed(1)} MiB`,
+      );
+      // Still serving, and export failures are reported (rate-limited), not fatal.
+      expect(run.child.exitCode).toBeNull();
+    } finally {
+      await run.stop();
+      await receiver.close();
+      rmSync(base, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
+
+describe('SVC_OBS_LOG_DIRECTORY with a remote endpoint', () => {
+  it('ships the log records there as ndjson; a dead endpoint drops and counts them while requests go on', async () => {
+    const logs = await ndjsonEndpoint();
+    const receiver = await OtlpReceiver.start();
+    const base = tempDir('telemetry-remote-log');
+    for (const d of ['d1', 'd2']) mkdirSync(join(base, d));
+    const run = await runSvc(['server', `${base}/d{1...2}`], {
+      SVC_ACCESS_KEY: ACCESS,
+      SVC_SECRET_KEY: SECRET,
+      SVC_OBS_LOG_DIRECTORY: logs.url,
+      SVC_OBS_METRIC_ENDPOINT: `${receiver.url}/v1/metrics`,
+      SVC_OBS_METER_INTERVAL: '300ms',
+    });
+    try {
+      // Nothing on stdout any more: the records go to the endpoint (start-up detection reads them there).
+      await receiver.waitFor(() => logs.lines.some((l) => l['event'] === 'startup_address'), 20_000, 'shipped start-up records');
+      expect(logs.lines.some((l) => l['event'] === 'host_failure_data_unavailable' && l['level'] === 'warn')).toBe(true);
+      expect(run.stdout()).not.toContain('startup_address');
+      expect(logs.contentTypes.every((t) => t === 'application/x-ndjson')).toBe(true);
+      const port = Number(logs.lines.find((l) => l['event'] === 'startup_address')!['address']);
+
+      // The endpoint goes away: buckets are still created (each logs a record), the records are dropped and counted.
+      await logs.stop();
+      const s3 = new S3Client({
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET },
+        maxAttempts: 1,
+      });
+      for (let i = 0; i < 20; i++) await s3.send(new CreateBucketCommand({ Bucket: `dropped-${i}` }));
+      s3.destroy();
+      const dropped = await receiver.waitFor(() => {
+        const p = receiver.latest(METRIC.logRecordsDropped);
+        return p !== undefined && p.value! >= 20 ? p : undefined;
+      }, 30_000, 'dropped log records counted');
+      expect(dropped).toMatchObject({ type: 'sum', monotonic: true });
+      expect(run.stderr()).toMatch(/remote log destination .* failed/);
+    } finally {
+      await run.stop();
+      await receiver.close();
+      await logs.stop();
+      rmSync(base, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
