@@ -5,10 +5,12 @@
  * OTLP/HTTP receiver as the SPEC metrics, decoded with the OTLP protobuf
  * definitions.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { OtlpReceiver } from '../../test/helpers/otlp-receiver.ts';
 import { sampleCapacity } from '../server/capacity.ts';
 import { Readiness } from '../server/readiness.ts';
@@ -156,5 +158,36 @@ describe('the SPEC metrics over OTLP/HTTP', () => {
     await telemetry.shutdown();
     expect(scannerCycle.hasSubscribers).toBe(false);
     expect(healTaskStarted.hasSubscribers).toBe(false);
+  });
+});
+
+describe('the reference setup and the docs', () => {
+  const repo = join(import.meta.dirname, '..', '..', '..');
+
+  it('config/otel-collector.yaml: OTLP in on 4317/4318, Prometheus out on 8889, own metrics on 8888', () => {
+    const c = parseYaml(readFileSync(join(repo, 'config', 'otel-collector.yaml'), 'utf8')) as {
+      receivers: { otlp: { protocols: { grpc: { endpoint: string }; http: { endpoint: string } } } };
+      exporters: { prometheus: { endpoint: string } };
+      service: { telemetry: { metrics: { readers: { pull: { exporter: { prometheus: { port: number } } } }[] } }; pipelines: Record<string, { receivers: string[]; exporters: string[] }> };
+    };
+    expect(c.receivers.otlp.protocols.grpc.endpoint).toMatch(/:4317$/);
+    expect(c.receivers.otlp.protocols.http.endpoint).toMatch(/:4318$/);
+    expect(c.exporters.prometheus.endpoint).toMatch(/:8889$/);
+    expect(c.service.telemetry.metrics.readers[0]!.pull.exporter.prometheus.port).toBe(8888);
+    for (const signal of ['metrics', 'traces', 'logs']) expect(c.service.pipelines[signal]!.receivers).toContain('otlp');
+    expect(c.service.pipelines['metrics']!.exporters).toContain('prometheus');
+  });
+
+  it('docs/telemetry.md names every metric, every channel and the SPEC alert conditions', async () => {
+    const doc = readFileSync(join(repo, 'docs', 'telemetry.md'), 'utf8');
+    for (const name of Object.values(METRIC)) expect(doc).toContain(`\`${name}\``);
+    const dc = await import('../util/diagnostics.ts');
+    for (const v of Object.values(dc)) {
+      const name = (v as { name?: unknown }).name;
+      if (typeof name === 'string' && name.startsWith('svc:')) expect(doc).toContain(name.replace(/:(start|end)$/, ''));
+    }
+    for (const rule of ['svc_runtime_readiness_ready == 0', 'increase(svc_start_total[10m]) > 3', 'increase(svc_scanner_cycles_total[24h]) == 0', 'svc_heal_task_running', 'svc_capacity_current_bytes']) {
+      expect(doc).toContain(rule);
+    }
   });
 });
