@@ -142,6 +142,13 @@ describe('a svc process exporting to an OTLP collector', () => {
     expect(putLatency.histogram!.count).toBe(1);
     expect(putLatency.histogram!.sum).toBeGreaterThan(0);
 
+    // An admin request is counted by its status class and traced (the admin router names its route once it exists).
+    const admin = await fetch(`${url}/svc/admin/v3/pools/list`);
+    const adminClass = `${String(admin.status)[0]}xx`;
+    const adminCount = await receiver.waitFor(() => receiver.latest(METRIC.adminRequests, { 'svc.status_class': adminClass }), 20_000, 'admin counter');
+    expect(adminCount).toMatchObject({ type: 'sum', value: 1 });
+    expect(receiver.latest(METRIC.adminDuration, { 'svc.status_class': adminClass })?.histogram?.count).toBe(1);
+
     // ---- a drive taken away: readiness 0 and a degraded reason counted; back: readiness 1
     renameSync(join(base, 'd2'), join(base, 'd2.away'));
     await receiver.waitFor(() => receiver.points(METRIC.readinessReady).filter(fromPid(pid1)).pop()?.value === 0, 30_000, 'ready gauge 0');
