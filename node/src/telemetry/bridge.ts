@@ -26,6 +26,8 @@ import {
   type Gauge,
   type Histogram,
   type Meter,
+  type ObservableCounter,
+  type ObservableResult,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -58,6 +60,7 @@ import {
   scannerCycle,
   type ScannerCycleMessage,
   scannerObject,
+  setTracingDetailProbe,
 } from '../util/diagnostics.ts';
 import { METRIC, S3_DURATION_BUCKETS, HEAL_DELAY_BUCKETS } from './names.ts';
 
@@ -67,6 +70,11 @@ export interface BridgeOptions {
   /** Traces on: spans, with the context manager's storage bound to the channels. */
   readonly tracer?: Tracer;
   readonly contextStorage?: AsyncLocalStorage<Context>;
+  /**
+   * Share of requests without a `traceparent` that start a trace (default 1).
+   * Requests with one follow its sampled flag (the tracer's parent-based sampler).
+   */
+  readonly sampleRatio?: number;
 }
 
 /** Error codes that are answers, not failures (a drive saying "no such file"). */
@@ -159,29 +167,40 @@ export function startBridge(opts: BridgeOptions): () => void {
       m.healRunning.record(r.n, r.attrs);
     });
 
-    // Attribute sets are cached per (api, operation, status class): no allocation per request.
-    const attrCache = new Map<string, Attributes[]>();
-    const attrsOf = (api: HttpApi, op: string, status: number): Attributes => {
+    // Per (api, operation, status class): one cached attribute set and a count.
+    // Requests are counted here and observed at collection, so a request costs
+    // the SDK one histogram record, not a counter add as well.
+    interface Row {
+      readonly api: HttpApi;
+      readonly attrs: Attributes[];
+      readonly counts: number[];
+    }
+    const rows = new Map<string, Row>();
+    const rowOf = (api: HttpApi, op: string): Row => {
       const key = `${api}\u0000${op}`;
-      let row = attrCache.get(key);
+      let row = rows.get(key);
       if (!row) {
         const opKey = api === 's3' ? 'svc.s3.api' : 'svc.admin.api';
-        row = STATUS_CLASSES.map((c) => ({ [opKey]: op, 'svc.status_class': c }));
-        attrCache.set(key, row);
+        row = { api, attrs: STATUS_CLASSES.map((c) => ({ [opKey]: op, 'svc.status_class': c })), counts: [0, 0, 0, 0, 0] };
+        rows.set(key, row);
       }
-      return row[statusClassIndex(status)]!;
+      return row;
     };
+    const observeCounts = (api: HttpApi) => (r: ObservableResult) => {
+      for (const row of rows.values()) {
+        if (row.api !== api) continue;
+        for (let i = 0; i < 5; i++) if (row.counts[i]! > 0) r.observe(row.counts[i]!, row.attrs[i]);
+      }
+    };
+    m.s3Requests.addCallback(observeCounts('s3'));
+    m.adminRequests.addCallback(observeCounts('admin'));
     recordRequest = (s, status) => {
       if (s.api === 'rpc') return;
-      const attrs = attrsOf(s.api, s.operation ?? 'unknown', status);
+      const row = rowOf(s.api, s.operation ?? 'unknown');
+      const i = statusClassIndex(status);
+      row.counts[i]!++;
       const seconds = (performance.now() - s.startMs) / 1000;
-      if (s.api === 's3') {
-        m.s3Requests.add(1, attrs);
-        m.s3Duration.record(seconds, attrs);
-      } else {
-        m.adminRequests.add(1, attrs);
-        m.adminDuration.record(seconds, attrs);
-      }
+      (s.api === 's3' ? m.s3Duration : m.adminDuration).record(seconds, row.attrs[i]);
     };
     // A drive answering "no such file" over RPC is an answer, not an RPC error.
     countRpcError = (msg) => {
@@ -194,25 +213,25 @@ export function startBridge(opts: BridgeOptions): () => void {
   // ---- HTTP requests (spans and request metrics)
   if (tracer && contextStorage) {
     const startStore = httpRequestStart as unknown as Channel<Context, HttpRequestMessage>;
+    const ratio = opts.sampleRatio ?? 1;
     const transform = (msg: HttpRequestMessage): Context => {
-      const parent = propagation.extract(ROOT_CONTEXT, msg.req.headers);
+      const headers = msg.req.headers;
+      const traced = headers.traceparent !== undefined;
+      const parent = traced ? propagation.extract(ROOT_CONTEXT, headers) : ROOT_CONTEXT;
       const state: RequestState = { api: msg.api, startMs: performance.now(), operation: undefined, span: undefined };
       requests.set(msg.req, state);
-      // Internode requests get a span only as part of a caller's trace.
-      if (msg.api === 'rpc' && !trace.getSpanContext(parent)) return parent;
-      const span = tracer.startSpan(
-        spanName(msg.api, rpcMethodOf(msg)),
-        {
-          kind: SpanKind.SERVER,
-          attributes: {
-            'http.request.method': msg.req.method ?? 'GET',
-            'url.path': (msg.req.url ?? '/').split('?', 1)[0]!,
-            'network.peer.address': msg.req.socket.remoteAddress ?? '',
-            'svc.api': msg.api,
-          },
-        },
-        parent,
-      );
+      // A request without a trace context starts a trace with probability `ratio`;
+      // an internode request never does (it belongs to a caller's trace or to none).
+      if (!traced && (msg.api === 'rpc' || !(Math.random() < ratio))) return parent;
+      const span = tracer.startSpan(spanName(msg.api, rpcMethodOf(msg)), { kind: SpanKind.SERVER }, parent);
+      if (span.isRecording()) {
+        span.setAttributes({
+          'http.request.method': msg.req.method ?? 'GET',
+          'url.path': (msg.req.url ?? '/').split('?', 1)[0]!,
+          'network.peer.address': msg.req.socket.remoteAddress ?? '',
+          'svc.api': msg.api,
+        });
+      }
       state.span = span;
       return trace.setSpan(parent, span);
     };
@@ -230,7 +249,7 @@ export function startBridge(opts: BridgeOptions): () => void {
       const s = requests.get(o.req);
       if (!s) return;
       s.operation = o.operation;
-      if (s.span) {
+      if (s.span?.isRecording()) {
         s.span.updateName(spanName(s.api, o.operation));
         s.span.setAttribute(s.api === 's3' ? 'svc.s3.api' : 'svc.admin.api', o.operation);
       }
@@ -242,7 +261,7 @@ export function startBridge(opts: BridgeOptions): () => void {
       requests.delete(r.req);
       const status = r.res.statusCode;
       recordRequest?.(s, status);
-      if (s.span) {
+      if (s.span?.isRecording()) {
         s.span.setAttribute('http.response.status_code', status);
         if (!r.res.writableFinished) {
           s.span.setAttribute('error.type', 'response_aborted');
@@ -250,8 +269,8 @@ export function startBridge(opts: BridgeOptions): () => void {
         } else if (status >= 500) {
           s.span.setStatus({ code: SpanStatusCode.ERROR });
         }
-        s.span.end();
       }
+      s.span?.end();
     });
   }
 
@@ -299,8 +318,10 @@ export function startBridge(opts: BridgeOptions): () => void {
     undo.push(() => rpcClient.unsubscribe(handlers));
   }
 
-  // ---- drive I/O (traces only)
+  // ---- drive I/O (traces only, inside sampled traces)
   if (tracer && contextStorage) {
+    const storage = contextStorage;
+    undo.push(setTracingDetailProbe(() => trace.getSpan(storage.getStore() ?? ROOT_CONTEXT)?.isRecording() === true));
     const driveSpans = new WeakMap<DriveIoMessage, Span>();
     const startStore = driveIo.start as unknown as Channel<Context, DriveIoMessage>;
     startStore.bindStore(contextStorage, (msg) => {
@@ -369,9 +390,9 @@ interface Instruments {
   healStarts: Counter;
   capacity: Gauge;
   starts: Counter;
-  s3Requests: Counter;
+  s3Requests: ObservableCounter;
   s3Duration: Histogram;
-  adminRequests: Counter;
+  adminRequests: ObservableCounter;
   adminDuration: Histogram;
   rpcErrors: Counter;
 }
@@ -392,13 +413,13 @@ function makeInstruments(meter: Meter): Instruments {
     healStarts: meter.createCounter(METRIC.healStarts, { description: 'Heal tasks started', unit: '{task}' }),
     capacity: meter.createGauge(METRIC.capacityUsed, { description: "Used raw capacity of this node's drives", unit: 'By' }),
     starts: meter.createCounter(METRIC.starts, { description: 'Process starts of this node (persisted across restarts)', unit: '{start}' }),
-    s3Requests: meter.createCounter(METRIC.s3Requests, { description: 'S3 requests, by API and status class', unit: '{request}' }),
+    s3Requests: meter.createObservableCounter(METRIC.s3Requests, { description: 'S3 requests, by API and status class', unit: '{request}' }),
     s3Duration: meter.createHistogram(METRIC.s3Duration, {
       description: 'S3 request latency, by API and status class',
       unit: 's',
       advice: { explicitBucketBoundaries: S3_DURATION_BUCKETS },
     }),
-    adminRequests: meter.createCounter(METRIC.adminRequests, { description: 'Admin API requests, by API and status class', unit: '{request}' }),
+    adminRequests: meter.createObservableCounter(METRIC.adminRequests, { description: 'Admin API requests, by API and status class', unit: '{request}' }),
     adminDuration: meter.createHistogram(METRIC.adminDuration, {
       description: 'Admin API request latency, by API and status class',
       unit: 's',

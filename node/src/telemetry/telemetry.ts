@@ -27,7 +27,7 @@ import { envDetector, hostDetector, osDetector, processDetector, resourceFromAtt
 import { BatchLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
+import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler } from '@opentelemetry/sdk-trace';
 import type { ListenAddress, ObsConfig } from '../util/config.ts';
 import type { Logger } from '../util/logger.ts';
 import { startBridge } from './bridge.ts';
@@ -133,7 +133,9 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
               exportTimeoutMillis: EXPORT_TIMEOUT_MS,
             }),
           ],
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(obs.traceSampleRatio) }),
+    // Roots are sampled by the bridge (SVC_OBS_TRACE_SAMPLE_RATIO) before any span exists, so an
+    // unsampled request costs no span and no ids; a caller's traceparent decides for its request.
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     logRecordProcessors:
       urls.logs === undefined
         ? []
@@ -163,7 +165,7 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
   const meter: Meter | undefined = signals.has('metrics') ? metrics.getMeter('svc', opts.version) : undefined;
   const tracer: Tracer | undefined = signals.has('traces') ? trace.getTracer('svc', opts.version) : undefined;
   const otelLogger: OtelLogger | undefined = signals.has('logs') ? logs.getLogger('svc', opts.version) : undefined;
-  const stopBridge = startBridge({ meter, tracer, contextStorage: tracer ? contextManager.storage : undefined });
+  const stopBridge = startBridge({ meter, tracer, contextStorage: tracer ? contextManager.storage : undefined, sampleRatio: obs.traceSampleRatio });
   if (meter && opts.droppedLogRecords) {
     const dropped = opts.droppedLogRecords;
     meter

@@ -75,7 +75,28 @@ export const rpcClient = dc.tracingChannel<unknown, RpcClientMessage>('svc:rpc:c
 
 // ---- drive I/O
 
-/** One operation on one drive (local or remote), traced with `tracePromise`. */
+/**
+ * Whether the current async context is traced in detail (per-operation
+ * spans). The trace subscriber installs the probe; without one it is false.
+ * Fine-grained publishers (drive I/O) check it after `hasSubscribers`, so a
+ * request that is not sampled pays one property read and one call, not a
+ * traced promise per drive operation.
+ */
+let detailProbe: () => boolean = () => false;
+
+export function tracingDetail(): boolean {
+  return detailProbe();
+}
+
+/** Installs the probe behind `tracingDetail` (the telemetry bridge); returns the function that removes it. */
+export function setTracingDetailProbe(probe: () => boolean): () => void {
+  detailProbe = probe;
+  return () => {
+    if (detailProbe === probe) detailProbe = () => false;
+  };
+}
+
+/** One operation on one drive (local or remote), traced with `tracePromise` inside a traced request. */
 export interface DriveIoMessage {
   /** The drive's endpoint as given on the command line. */
   readonly drive: string;
