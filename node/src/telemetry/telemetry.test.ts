@@ -5,14 +5,18 @@
  * OTLP/HTTP receiver as the SPEC metrics, decoded with the OTLP protobuf
  * definitions.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { OtlpReceiver } from '../../test/helpers/otlp-receiver.ts';
 import { sampleCapacity } from '../server/capacity.ts';
+import { createDispatcher } from '../server/dispatcher.ts';
 import { Readiness } from '../server/readiness.ts';
 import { countStart } from '../server/start-counter.ts';
 import { LocalDrive } from '../storage/local-drive.ts';
@@ -25,6 +29,7 @@ import {
   healTaskFinished,
   healTaskQueued,
   healTaskStarted,
+  httpRequestOperation,
   type ScannerCycleMessage,
   type ScannerObjectMessage,
   scannerCycle,
@@ -158,6 +163,39 @@ describe('the SPEC metrics over OTLP/HTTP', () => {
     await telemetry.shutdown();
     expect(scannerCycle.hasSubscribers).toBe(false);
     expect(healTaskStarted.hasSubscribers).toBe(false);
+  });
+});
+
+describe('trace sampling', () => {
+  it('a traceparent decides for its request; requests without one start a trace at the configured ratio', async () => {
+    const { receiver } = await setup({ SVC_OBS_TRACE_SAMPLE_RATIO: '0', SVC_OBS_METRICS_EXPORT_ENABLED: 'false' });
+    const readiness = new Readiness({ lock: true, peers: true });
+    readiness.update({ storageRead: true, storageWrite: true, iam: true, finalized: true });
+    const dispatcher = createDispatcher({
+      health: readiness,
+      healthEnabled: true,
+      logger: silentLogger,
+      handlers: {
+        s3: (req, res) => {
+          if (httpRequestOperation.hasSubscribers) httpRequestOperation.publish({ req, operation: 'HeadBucket' });
+          res.end();
+        },
+      },
+    });
+    const server = createServer(dispatcher.handle);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bucket`;
+    const ids = (flags: string) => ({ trace: randomBytes(16).toString('hex'), parent: randomBytes(8).toString('hex'), flags });
+    const sampled = ids('01');
+    const unsampled = ids('00');
+    await fetch(url, { method: 'HEAD' });
+    await fetch(url, { method: 'HEAD', headers: { traceparent: `00-${unsampled.trace}-${unsampled.parent}-${unsampled.flags}` } });
+    await fetch(url, { method: 'HEAD', headers: { traceparent: `00-${sampled.trace}-${sampled.parent}-${sampled.flags}` } });
+    const span = await receiver.waitFor(() => receiver.spans().find((x) => x.traceId === sampled.trace), 10_000, 'sampled span');
+    expect(span).toMatchObject({ name: 'S3 HeadBucket', parentSpanId: sampled.parent, kind: 'SPAN_KIND_SERVER' });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(receiver.spans()).toHaveLength(1);
   });
 });
 
