@@ -142,12 +142,13 @@ describe('a svc process exporting to an OTLP collector', () => {
     expect(putLatency.histogram!.count).toBe(1);
     expect(putLatency.histogram!.sum).toBeGreaterThan(0);
 
-    // An admin request is counted by its status class and traced (the admin router names its route once it exists).
+    // An admin request (unsigned here: refused 403) is counted under its route and status class.
     const admin = await fetch(`${url}/svc/admin/v3/pools/list`);
-    const adminClass = `${String(admin.status)[0]}xx`;
-    const adminCount = await receiver.waitFor(() => receiver.latest(METRIC.adminRequests, { 'svc.status_class': adminClass }), 20_000, 'admin counter');
+    expect(admin.status).toBe(403);
+    const adminAttrs = { 'svc.admin.api': 'PoolsList', 'svc.status_class': '4xx' };
+    const adminCount = await receiver.waitFor(() => receiver.latest(METRIC.adminRequests, adminAttrs), 20_000, 'admin counter');
     expect(adminCount).toMatchObject({ type: 'sum', value: 1 });
-    expect(receiver.latest(METRIC.adminDuration, { 'svc.status_class': adminClass })?.histogram?.count).toBe(1);
+    expect(receiver.latest(METRIC.adminDuration, adminAttrs)?.histogram?.count).toBe(1);
 
     // ---- a drive taken away: readiness 0 and a degraded reason counted; back: readiness 1
     renameSync(join(base, 'd2'), join(base, 'd2.away'));

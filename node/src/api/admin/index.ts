@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../util/clock.ts';
+import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { Credential, CredentialLookup } from '../s3/auth/sigv4.ts';
 import { verifyIncoming } from '../s3/auth/verify.ts';
@@ -25,6 +26,7 @@ import { readSmallBody } from '../s3/put-data.ts';
 import type { AdminCore } from './core.ts';
 import { adminErrorReply } from './errors.ts';
 import type { AdminReply } from './reply.ts';
+import { adminSubpath, matchRoute } from './routes.ts';
 
 /** Largest admin request body (heal options are a few hundred bytes). */
 export const MAX_ADMIN_BODY = 1024 * 1024;
@@ -46,12 +48,24 @@ export function writeAdminReply(req: IncomingMessage, res: ServerResponse, reply
   res.end(req.method === 'HEAD' ? undefined : reply.body);
 }
 
+/** Names the request's route (`PoolsList`, `Heal`, ...) for telemetry; an unknown path stays unnamed. */
+function publishOperation(req: IncomingMessage, method: string, url: string): void {
+  const sub = adminSubpath(url.split('?', 1)[0]!);
+  if (sub === undefined) return;
+  try {
+    httpRequestOperation.publish({ req, operation: matchRoute(method, sub).route.op } satisfies HttpOperationMessage);
+  } catch {
+    // No such route: the core answers it; the metrics keep it as `unknown`.
+  }
+}
+
 export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const lookup = credentialLookup(o.credentials);
   return (req, res) => {
     const requestId = randomBytes(8).toString('hex').toUpperCase();
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
+    if (httpRequestOperation.hasSubscribers) publishOperation(req, method, url);
     const run = async (): Promise<AdminReply> => {
       const auth = verifyIncoming(req, { credentials: lookup, region: o.region, clock: o.clock });
       const body = await readSmallBody(req.headers, req, auth, MAX_ADMIN_BODY);
