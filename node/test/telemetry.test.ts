@@ -220,9 +220,11 @@ describe('a collector that goes away', () => {
       };
       const pct = (l: number[], p: number) => l[Math.min(l.length - 1, Math.floor(l.length * p))]!;
 
-      await load(1_000);
+      // Warm-up with the collector up: a fresh server's memory grows over its first ~10 000 requests
+      // with or without telemetry (buffer pools, JIT, heap sizing), then stays flat.
+      await load(4_000);
       await receiver.waitFor(() => receiver.spans().some((s) => s.name === 'S3 GetObject'), 20_000, 'spans while the collector is up');
-      const up = await load(2_000);
+      const up = await load(4_000);
 
       await receiver.stop();
       const down1 = await load(2_000);
@@ -235,8 +237,9 @@ describe('a collector that goes away', () => {
       // Latency: the same order as with the collector up (generous bounds: a shared, noisy machine).
       expect(pct(down, 0.5)).toBeLessThan(pct(up, 0.5) * 2 + 2);
       expect(pct(down, 0.99)).toBeLessThan(Math.max(pct(up, 0.99) * 3, pct(up, 0.99) + 25));
-      // Memory: bounded queues; 8 000 more requests must not grow the process by more than a few queues' worth.
-      expect(rssAfter10k - rssAfter2k).toBeLessThan(40 * 1024 * 1024);
+      // Memory: bounded queues; 8 000 more requests with every span and export failing must not grow
+      // the warm process by more than a few queues' worth.
+      expect(rssAfter10k - rssAfter2k).toBeLessThan(32 * 1024 * 1024);
       console.log(
         `collector down: p50 ${pct(up, 0.5).toFixed(2)} -> ${pct(down, 0.5).toFixed(2)} ms, p99 ${pct(up, 0.99).toFixed(2)} -> ${pct(down, 0.99).toFixed(2)} ms, ` +
           `RSS ${(rssAfter2k / 2 ** 20).toFixed(1)} -> ${(rssAfter10k / 2 ** 20).toFixed(1)} MiB`,
