@@ -1,7 +1,7 @@
 /**
  * Telemetry of the real `svc server` process, received by a real OTLP/HTTP
  * receiver started here and decoded with the OTLP protobuf definitions:
- * metrics following real events (a drive taken away, a restart, S3
+ * metrics following real events (drives taken away beyond parity, a restart, S3
  * requests), the request's spans honouring the client's `traceparent`, log
  * records carrying the trace id of the request that wrote them, and the
  * SPEC start-up log events on the real path.
@@ -55,7 +55,6 @@ describe('a svc process exporting to an OTLP collector', () => {
   const env = () => ({
     SVC_ACCESS_KEY: ACCESS,
     SVC_SECRET_KEY: SECRET,
-    SVC_STORAGE_CLASS_STANDARD: 'EC:0',
     SVC_OBS_ENDPOINT: receiver.url,
     SVC_OBS_METER_INTERVAL: '300ms',
     SVC_OBS_SERVICE_NAME: 'svc-it',
@@ -150,12 +149,15 @@ describe('a svc process exporting to an OTLP collector', () => {
     expect(adminCount).toMatchObject({ type: 'sum', value: 1 });
     expect(receiver.latest(METRIC.adminDuration, adminAttrs)?.histogram?.count).toBe(1);
 
-    // ---- a drive taken away: readiness 0 and a degraded reason counted; back: readiness 1
+    // ---- drives taken away beyond parity (2 drives, EC:1: the second one): readiness 0 and a
+    // degraded reason counted; back: readiness 1
+    renameSync(join(base, 'd1'), join(base, 'd1.away'));
     renameSync(join(base, 'd2'), join(base, 'd2.away'));
     await receiver.waitFor(() => receiver.points(METRIC.readinessReady).filter(fromPid(pid1)).pop()?.value === 0, 30_000, 'ready gauge 0');
     const degraded = await receiver.waitFor(() => receiver.latest(METRIC.readinessDegraded, { reason: 'storage_quorum_unavailable' }), 20_000, 'degraded reason');
     expect(degraded).toMatchObject({ type: 'sum', monotonic: true });
     expect(degraded.value).toBeGreaterThanOrEqual(1);
+    renameSync(join(base, 'd1.away'), join(base, 'd1'));
     renameSync(join(base, 'd2.away'), join(base, 'd2'));
     await receiver.waitFor(() => receiver.points(METRIC.readinessReady).filter(fromPid(pid1)).pop()?.value === 1, 30_000, 'ready gauge back to 1');
 
