@@ -42,10 +42,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function until(cond: () => boolean, ms: number): Promise<void> {
+async function until(cond: () => boolean, ms: number, state?: () => unknown): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end) throw new Error(`condition not reached within ${ms} ms`);
+    if (Date.now() > end) throw new Error(`condition not reached within ${ms} ms${state ? `: ${JSON.stringify(state())}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -58,6 +58,8 @@ interface TestNode {
   start(): Promise<void>;
   stop(): Promise<void>;
   running: Promise<void> | undefined;
+  /** Why `running` rejected (a permanent start-up failure), if it did. */
+  failure?: string;
 }
 
 /** Folder of node k for drive path `p`. */
@@ -132,7 +134,9 @@ async function makeCluster(n: number, drivesPerNode: number) {
           watchMs: 50,
         });
         node.running = node.bootstrap.run();
-        node.running.catch(() => undefined);
+        node.running.catch((err: unknown) => {
+          node.failure = err instanceof Error ? err.message : String(err);
+        });
       },
       async stop() {
         node.bootstrap.stop();
@@ -162,7 +166,12 @@ describe('cluster bootstrap over real RPC (4 nodes × 2 drives, in-process)', ()
       await expect(readFile(join(folderOf(pools[0]!.endpoints[0]!.raw), '.svc.sys', 'format.json'))).rejects.toThrow();
 
       await Promise.all([n2.start(), n3.start(), n4.start()]);
-      await until(() => nodes.every((n) => n.readiness.ready), 10_000);
+      await until(
+        () => nodes.every((n) => n.readiness.ready),
+        30_000,
+        () => nodes.map((n) => ({ stage: n.bootstrap.stage, failure: n.failure, ...n.readiness.report('cluster') })),
+      );
+      expect(nodes.map((n) => n.failure)).toEqual([undefined, undefined, undefined, undefined]);
       r = n1.readiness.report();
       expect(r).toMatchObject({ ready: true, status: 'ok', degradedReasons: [] });
 
@@ -199,7 +208,12 @@ describe('cluster bootstrap over real RPC (4 nodes × 2 drives, in-process)', ()
 
       // They come back: ready again without restarting node 1.
       await Promise.all([n2.start(), n3.start(), n4.start()]);
-      await until(() => nodes.every((n) => n.readiness.ready), 10_000);
+      await until(
+        () => nodes.every((n) => n.readiness.ready),
+        30_000,
+        () => nodes.map((n) => ({ stage: n.bootstrap.stage, failure: n.failure, ...n.readiness.report('cluster') })),
+      );
+      expect(nodes.map((n) => n.failure)).toEqual([undefined, undefined, undefined, undefined]);
       await until(() => n1.readiness.report('cluster').ready, 5_000);
       expect(n1.readiness.report('cluster').degradedReasons).toEqual([]);
     } finally {

@@ -248,7 +248,11 @@ export class ClusterBootstrap {
   }
 
   #log(last: string, reason: string): string {
-    if (reason !== last) this.#o.logger.warn({ event: 'startup_waiting_for_quorum', reason }, 'waiting for storage quorum');
+    if (reason !== last) {
+      this.#o.logger.warn({ event: 'startup_waiting_for_quorum', reason }, 'waiting for storage quorum');
+      // The readiness report says what start-up waits for, not only that it waits.
+      this.#o.readiness.update({}, { storage: reason });
+    }
     return reason;
   }
 

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { type Drive, SYS_VOL } from '../storage/drive.ts';
 import type { DriveFormatState, FormatFile, FormatIO, PoolFormatResult } from '../storage/format.ts';
-import { decideFormat, ensurePoolFormat, FORMAT_FILE, validateFormat } from '../storage/format.ts';
+import { decideFormat, ensurePoolFormat, formatInProgress, FORMAT_FILE, validateFormat } from '../storage/format.ts';
 import type { Endpoint } from '../topology/endpoint.ts';
 import type { PoolLayout } from '../topology/pool-layout.ts';
 import { SvcError } from '../util/errors.ts';
@@ -123,6 +123,12 @@ export async function clusterFormatRound(opts: ClusterFormatOptions): Promise<Po
     const geo = { cmdline: pool.cmdline, setCount: pool.setCount, setDriveCount: pool.setDriveCount };
     const states: DriveFormatState[] = await Promise.all(pool.endpoints.map((_, i) => io.readFormat(i)));
     const decision = decideFormat(geo, states);
+    if (decision.action === 'fail' && !opts.leader && formatInProgress(states)) {
+      // Read while the first node writes the format drive by drive: not corrupt, just not done.
+      const formatted = states.filter((s) => s.state === 'formatted').length;
+      results.push({ action: 'wait', reason: `pool "${pool.cmdline}": ${formatted} of ${states.length} drives formatted; waiting for the first node to finish formatting` });
+      continue;
+    }
     if (decision.action === 'fail') throw new SvcError(decision.code, decision.message, { pool: pool.cmdline });
     if (decision.action === 'wait') {
       results.push(decision);

@@ -10,6 +10,7 @@ import {
   ensurePoolFormat,
   type FormatFile,
   formatPath,
+  formatInProgress,
   formatQuorum,
   localFormatIO,
   newPoolFormats,
@@ -94,6 +95,15 @@ describe('format quorum decision', () => {
     const fs8 = newPoolFormats(geo8, DEP);
     expect(decideFormat(geo8, [formatted(fs8[0]!), O, O, O, U, U, U, U]).action).toBe('wait');
     expect(decideFormat(geo8, [formatted(fs8[0]!), U, U, U, U, U, U, U])).toMatchObject({ action: 'fail', code: 'CorruptedFormat' });
+  });
+  it('a pool half way through its first format is recognised (nodes that do not format wait on it)', () => {
+    const geo8 = { cmdline: '/x/d{1...8}', setCount: 1, setDriveCount: 8 };
+    const fs8 = newPoolFormats(geo8, DEP);
+    const other = newPoolFormats(geo8, '99999999-2222-4333-8444-555555555555');
+    expect(formatInProgress([formatted(fs8[0]!), formatted(fs8[1]!), U, U, O, U, U, U])).toBe(true);
+    expect(formatInProgress([U, U, U, U])).toBe(false);
+    expect(formatInProgress([formatted(fs8[0]!), formatted(other[1]!), U, U, U, U, U, U])).toBe(false);
+    expect(formatInProgress([formatted(fs8[0]!), { state: 'corrupt', reason: 'x' }, U, U, U, U, U, U])).toBe(false);
   });
   it('PoolTopologyMismatch for another drive count or set width', () => {
     const geo8 = { cmdline: '/x/d{1...8}', setCount: 1, setDriveCount: 8 };

@@ -247,6 +247,17 @@ function geometryMismatch(geo: PoolGeometry, f: FormatFile): FormatDecision | un
  * - otherwise `wait` while offline drives could still complete the picture,
  *   else `fail` (`CorruptedFormat`).
  */
+/**
+ * True when the formatted drives all carry one format and every other drive
+ * is unformatted or unreachable: what a pool looks like while its first node
+ * is still writing `format.json` to each drive. A node that does not format
+ * waits on this state instead of calling the pool corrupt.
+ */
+export function formatInProgress(drives: readonly DriveFormatState[]): boolean {
+  const keys = new Set(drives.flatMap((d) => (d.state === 'formatted' ? [matrixKey(d.format)] : [])));
+  return keys.size === 1 && drives.every((d) => d.state !== 'corrupt');
+}
+
 export function decideFormat(geo: PoolGeometry, drives: readonly DriveFormatState[]): FormatDecision {
   const n = drives.length;
   if (n !== geo.setCount * geo.setDriveCount) {
