@@ -67,6 +67,11 @@ export interface EncodeSpec {
   partNumber: number;
   /** Data dir name to stage into (a fresh UUID for a PUT). */
   dataDir: string;
+  /**
+   * Staging dir to write into (default: a fresh `tmp/<uuid>`). Several parts
+   * of one object are staged into one dir and committed together.
+   */
+  stagePath?: string;
 }
 
 async function settle<T>(ps: Promise<T>[]): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
@@ -179,7 +184,7 @@ export class ErasureSet {
     const codec = createCodec(k, m);
     const fullShard = shardSize(BLOCK_SIZE, k);
     const pool = framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
-    const stagePath = `${TMP_DIR}/${randomUUID()}`;
+    const stagePath = spec.stagePath ?? `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
     // one drops out of this write.

@@ -346,30 +346,42 @@ export class Multipart {
     }
   }
 
+  /** Every open upload on `pool` at quorum: its id parts and its upload record. */
+  async *#uploadsOn(pool: Pool): AsyncGenerator<{ uuid: string; version: FileVersion }> {
+    for (const set of pool.sets) {
+      const hashes = new Set<string>();
+      for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, MULTIPART_DIR)))) {
+        if (r.status === 'fulfilled') for (const h of r.value) if (h.endsWith('/')) hashes.add(h.slice(0, -1));
+      }
+      for (const h of hashes) {
+        const ups = new Set<string>();
+        for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, `${MULTIPART_DIR}/${h}`)))) {
+          if (r.status === 'fulfilled') for (const u of r.value) if (u.endsWith('/')) ups.add(u.slice(0, -1));
+        }
+        for (const u of ups) {
+          const { res } = await set.resolve(SYS_VOL, `${MULTIPART_DIR}/${h}/${u}`);
+          if (res.kind === 'found') yield { uuid: u, version: res.group.version };
+        }
+      }
+    }
+  }
+
+  /** Uploads still open on `pool` (a drained pool waits for them; see object/movement/). */
+  async openUploads(pool: Pool): Promise<number> {
+    let n = 0;
+    for await (const _ of this.#uploadsOn(pool)) n++;
+    return n;
+  }
+
   async listMultipartUploads(bucket: string, opts: ListUploadsOptions): Promise<ListUploadsResult> {
     await this.#bucketInfo(bucket);
     const prefix = opts.prefix ?? '';
     const all: MultipartUploadInfo[] = [];
     for (const pool of this.#pools.list) {
-      for (const set of pool.sets) {
-        const hashes = new Set<string>();
-        for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, MULTIPART_DIR)))) {
-          if (r.status === 'fulfilled') for (const h of r.value) if (h.endsWith('/')) hashes.add(h.slice(0, -1));
-        }
-        for (const h of hashes) {
-          const ups = new Set<string>();
-          for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, `${MULTIPART_DIR}/${h}`)))) {
-            if (r.status === 'fulfilled') for (const u of r.value) if (u.endsWith('/')) ups.add(u.slice(0, -1));
-          }
-          for (const u of ups) {
-            const { res } = await set.resolve(SYS_VOL, `${MULTIPART_DIR}/${h}/${u}`);
-            if (res.kind !== 'found') continue;
-            const v = res.group.version;
-            const key = v.sysMeta.key ?? '';
-            if (v.sysMeta.bucket !== bucket || !key.startsWith(prefix)) continue;
-            all.push(this.#uploadInfo(bucket, key, encodeUploadId(pool.index, u, v.modTime), v));
-          }
-        }
+      for await (const { uuid, version: v } of this.#uploadsOn(pool)) {
+        const key = v.sysMeta.key ?? '';
+        if (v.sysMeta.bucket !== bucket || !key.startsWith(prefix)) continue;
+        all.push(this.#uploadInfo(bucket, key, encodeUploadId(pool.index, uuid, v.modTime), v));
       }
     }
     all.sort((a, b) => compareKeys(a.name, b.name) || a.initiated.getTime() - b.initiated.getTime());

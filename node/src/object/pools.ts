@@ -53,15 +53,17 @@ export interface PoolLookup {
 export interface PoolAdmission {
   pool: number;
   admitting: boolean;
-  /** Why it does not (e.g. `decommission`). */
+  /** Why it does not (e.g. `decommission`, `rebalance`). */
   reason?: string;
+  /** Closed to new keys only: writes of keys that live there still apply there (a rebalance fence). */
+  existingKeys?: boolean;
 }
 
 export class Pools {
   readonly list: readonly Pool[];
   readonly #depId: Uint8Array;
-  /** Pools closed to new objects, with why. */
-  readonly #closed = new Map<number, string>();
+  /** Pools closed to new objects, with why, and whether keys living there still take writes. */
+  readonly #closed = new Map<number, { reason: string; existingKeys: boolean }>();
 
   constructor(opts: { deploymentId: string; pools: PoolSpec[]; logger: Logger; mrf: MrfQueue; commitHooks?: CommitHooks | undefined }) {
     if (opts.pools.length === 0) throw new SvcError('InvalidTopology', 'no pools');
@@ -104,32 +106,43 @@ export class Pools {
    * a key that lives on the closed pool is refused with `SlowDown` (the
    * client retries once the key was moved), also when the pool closed while
    * the write was staged. Uploads already started there may complete;
-   * permanent deletes and metadata updates still apply in place. In-memory
-   * and per node: the caller (the decommission worker) sets it on every
-   * node and restores it from `pool.bin` at start-up.
+   * permanent deletes and metadata updates still apply in place.
+   *
+   * `existingKeys: true` closes the pool to new keys only (a rebalance
+   * fence): writes of keys that live there still apply there.
+   *
+   * In-memory and per node: the data-movement workers apply it on every
+   * node from `pool.bin` and `rebalance.bin` (`object/movement/`).
    */
-  setAdmission(pool: number, admitting: boolean, reason = 'closed'): void {
+  setAdmission(pool: number, admitting: boolean, reason = 'closed', opts: { existingKeys?: boolean } = {}): void {
     if (!this.list[pool]) throw new SvcError('InvalidArgument', `no pool ${pool}`);
     if (admitting) this.#closed.delete(pool);
-    else this.#closed.set(pool, reason);
+    else this.#closed.set(pool, { reason, existingKeys: opts.existingKeys ?? false });
   }
 
+  /** True when `pool` takes new keys. */
   admits(pool: number): boolean {
     return !this.#closed.has(pool);
   }
 
+  /** True while some pool is closed or fenced (data movement is under way). */
+  get fenced(): boolean {
+    return this.#closed.size > 0;
+  }
+
   admission(): PoolAdmission[] {
     return this.list.map((p) => {
-      const reason = this.#closed.get(p.index);
-      return reason === undefined ? { pool: p.index, admitting: true } : { pool: p.index, admitting: false, reason };
+      const c = this.#closed.get(p.index);
+      if (c === undefined) return { pool: p.index, admitting: true };
+      return c.existingKeys ? { pool: p.index, admitting: false, reason: c.reason, existingKeys: true } : { pool: p.index, admitting: false, reason: c.reason };
     });
   }
 
-  /** Throws `SlowDown` when `pool` does not take new writes. */
+  /** Throws `SlowDown` when `pool` does not take writes of the keys living there. */
   checkAdmits(pool: Pool): void {
-    const reason = this.#closed.get(pool.index);
-    if (reason !== undefined) {
-      throw new SvcError('SlowDown', `pool ${pool.index} does not take new writes (${reason}); retry later`, { pool: pool.index, reason });
+    const c = this.#closed.get(pool.index);
+    if (c !== undefined && !c.existingKeys) {
+      throw new SvcError('SlowDown', `pool ${pool.index} does not take new writes (${c.reason}); retry later`, { pool: pool.index, reason: c.reason });
     }
   }
 

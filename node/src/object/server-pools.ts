@@ -22,6 +22,7 @@ import type { ListQuorum } from './list-merge.ts';
 import { Listing } from './listing.ts';
 import { MrfQueue } from './mrf.ts';
 import { Multipart } from './multipart.ts';
+import { ObjectMover } from './object-move.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
 import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toObjectInfo, withAcl } from './object-info.ts';
 import { hashOrder, rankPools } from './placement.ts';
@@ -59,6 +60,14 @@ import type {
 
 export type { PoolAdmission, PoolSpec } from './pools.ts';
 
+/** What the data-movement workers (`object/movement/`) use of the layer. */
+export interface MovementSupport {
+  readonly pools: Pools;
+  readonly mover: ObjectMover;
+  /** Multipart uploads still open on a pool. */
+  openUploads(pool: Pool): Promise<number>;
+}
+
 export interface ObjectLayerOptions {
   deploymentId: string;
   pools: PoolSpec[];
@@ -90,6 +99,8 @@ export class ServerPools implements ObjectLayer {
   readonly sysRecords: SysRecords;
   /** Keeps every bucket present on every pool (see `BucketSync`; its worker is started by the composition root). */
   readonly bucketSync: BucketSync;
+  /** The pools, the object mover and upload counts, for decommission and rebalance. */
+  readonly movement: MovementSupport;
   readonly #pools: Pools;
   readonly #buckets: Buckets;
   readonly #listing: Listing;
@@ -127,6 +138,15 @@ export class ServerPools implements ObjectLayer {
       bucketInfo: (bucket) => this.getBucketInfo(bucket),
       placement: (bucket, key) => this.#placement(bucket, key),
     });
+    const mover = new ObjectMover({
+      pools: this.#pools,
+      locker: this.#locker,
+      logger: opts.logger,
+      inlineBudget: (k, versioned) => this.#inlineBudget(k, versioned),
+      versioned: async (bucket) => (await this.getBucketInfo(bucket)).versioning !== 'Unversioned',
+      ensureBucket: (bucket, pool) => this.bucketSync.ensure(bucket, pool),
+    });
+    this.movement = { pools: this.#pools, mover, openUploads: (pool) => this.#multipart.openUploads(pool) };
     this.#stopProbe = opts.clock.every(DRIVE_PROBE_MS, () => {
       void this.probeDrives();
     });
@@ -220,9 +240,9 @@ export class ServerPools implements ObjectLayer {
     return this.#poolForNew(bucket, found);
   }
 
-  /** Opens or closes a pool to new objects (see `Pools.setAdmission`); decommission uses it. */
-  setPoolAdmission(pool: number, admitting: boolean, reason?: string): void {
-    this.#pools.setAdmission(pool, admitting, reason);
+  /** Opens or closes a pool to new objects (see `Pools.setAdmission`); decommission and rebalance use it. */
+  setPoolAdmission(pool: number, admitting: boolean, reason?: string, opts?: { existingKeys?: boolean }): void {
+    this.#pools.setAdmission(pool, admitting, reason, opts);
   }
 
   poolAdmission(): PoolAdmission[] {
@@ -331,6 +351,15 @@ export class ServerPools implements ObjectLayer {
     try {
       // The pool may have closed to new writes while this PUT was staged.
       this.#pools.checkAdmits(this.#pools.list[set.pool]!);
+      if (this.#pools.fenced && this.#pools.count > 1) {
+        // While data moves, the key may have moved to another pool since
+        // this PUT chose where to stage: committing here would split its
+        // versions over two pools. The client retries and lands there.
+        const now = await this.#pools.locate(bucket, key);
+        if (now !== undefined && now.pool.index !== set.pool) {
+          throw new SvcError('SlowDown', `${bucket}/${key} moved to pool ${now.pool.index} while this write was staged; retry`, { pool: now.pool.index });
+        }
+      }
       if (pre) {
         const { res } = await set.resolve(bucket, path);
         if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
@@ -347,15 +376,9 @@ export class ServerPools implements ObjectLayer {
     }
   }
 
-  async #getLocated(bucket: string, key: string, opts: GetObjectOptions): Promise<Located> {
-    await this.getBucketInfo(bucket);
-    const unlock = await this.#locker.rlock(bucket, key);
-    let loc: Located | undefined;
-    try {
-      loc = await this.#pools.locate(bucket, key, opts.versionId);
-    } finally {
-      unlock();
-    }
+  /** The version a read serves (the caller holds the key's read lock). */
+  async #locateForRead(bucket: string, key: string, opts: GetObjectOptions): Promise<Located> {
+    const loc = await this.#pools.locate(bucket, key, opts.versionId);
     if (!loc) throw new SvcError(opts.versionId !== undefined ? 'NoSuchVersion' : 'NoSuchKey');
     if (loc.group.version.type === 'delete') {
       // The edge answers with `x-amz-delete-marker: true` and the marker's version id.
@@ -365,6 +388,16 @@ export class ServerPools implements ObjectLayer {
       });
     }
     return loc;
+  }
+
+  async #getLocated(bucket: string, key: string, opts: GetObjectOptions): Promise<Located> {
+    await this.getBucketInfo(bucket);
+    const unlock = await this.#locker.rlock(bucket, key);
+    try {
+      return await this.#locateForRead(bucket, key, opts);
+    } finally {
+      unlock();
+    }
   }
 
   async getObjectInfo(bucket: string, key: string, opts: GetObjectOptions): Promise<ObjectInfo> {
@@ -380,32 +413,46 @@ export class ServerPools implements ObjectLayer {
     return latest?.group.version.versionId === loc.group.version.versionId;
   }
 
+  /**
+   * Streams a version. The key's read lock is held until the body closes
+   * (ended, failed or destroyed), so nothing that takes the write lock (an
+   * overwrite, a delete, data movement) removes the data under a reader.
+   */
   async getObject(bucket: string, key: string, opts: GetObjectOptions): Promise<GetObjectResult> {
-    const loc = await this.#getLocated(bucket, key, opts);
-    const v = loc.group.version;
-    const info = toObjectInfo(bucket, key, v, await this.#isLatest(loc, bucket, key, opts));
-    checkReadPreconditions(opts.preconditions, info);
-    let start = 0;
-    let end = v.size - 1;
-    let ranged = false;
-    if (opts.partNumber !== undefined) {
-      const idx = v.parts.findIndex((p) => p.number === opts.partNumber);
-      if (idx < 0) throw new SvcError('InvalidRange', 'no such part', { partNumber: opts.partNumber });
-      start = v.parts.slice(0, idx).reduce((a, p) => a + p.size, 0);
-      end = start + v.parts[idx]!.size - 1;
-      ranged = true;
+    await this.getBucketInfo(bucket);
+    const unlock = await this.#locker.rlock(bucket, key);
+    let handedOver = false;
+    try {
+      const loc = await this.#locateForRead(bucket, key, opts);
+      const v = loc.group.version;
+      const info = toObjectInfo(bucket, key, v, await this.#isLatest(loc, bucket, key, opts));
+      checkReadPreconditions(opts.preconditions, info);
+      let start = 0;
+      let end = v.size - 1;
+      let ranged = false;
+      if (opts.partNumber !== undefined) {
+        const idx = v.parts.findIndex((p) => p.number === opts.partNumber);
+        if (idx < 0) throw new SvcError('InvalidRange', 'no such part', { partNumber: opts.partNumber });
+        start = v.parts.slice(0, idx).reduce((a, p) => a + p.size, 0);
+        end = start + v.parts[idx]!.size - 1;
+        ranged = true;
+      }
+      if (opts.range) {
+        const r = resolveRange(opts.range, v.size);
+        start = r.start;
+        end = r.end;
+        ranged = true;
+      }
+      const length = Math.max(0, end - start + 1);
+      const body = Readable.from(loc.set.readRange(bucket, objectPath(key), loc.group, start, length, bucket, key), {
+        objectMode: false,
+      });
+      body.once('close', unlock);
+      handedOver = true;
+      return ranged ? { info, range: { start, end }, body } : { info, body };
+    } finally {
+      if (!handedOver) unlock();
     }
-    if (opts.range) {
-      const r = resolveRange(opts.range, v.size);
-      start = r.start;
-      end = r.end;
-      ranged = true;
-    }
-    const length = Math.max(0, end - start + 1);
-    const body = Readable.from(loc.set.readRange(bucket, objectPath(key), loc.group, start, length, bucket, key), {
-      objectMode: false,
-    });
-    return ranged ? { info, range: { start, end }, body } : { info, body };
   }
 
   async deleteObject(bucket: string, key: string, opts: DeleteObjectOptions): Promise<DeleteObjectResult> {

@@ -11,15 +11,18 @@
  */
 import { createS3Handler } from '../api/s3/index.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
+import { movementPeerService } from '../cluster/movement-peer.ts';
 import { codecFallbackReason, codecKernel } from '../erasure/index.ts';
 import { createObjectLayer } from '../object/index.ts';
+import type { DataMovement } from '../object/movement/data-movement.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import type { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { createAdminPlane } from './admin-plane.ts';
+import { type AdminWorkers, createAdminPlane } from './admin-plane.ts';
 import { startCapacitySampler } from './capacity.ts';
+import { createNodeDataMovement } from './data-movement.ts';
 import { loadIamState } from './iam-bootstrap.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
@@ -49,6 +52,9 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   let layer: ServerPools | undefined;
   let server: RunningServer | undefined;
   let deploymentId: string | undefined;
+  let movement: DataMovement | undefined;
+  // Filled in once the object layer is up (the admin plane reads them on every request).
+  const workers: AdminWorkers = {};
   const admin = createAdminPlane({
     config,
     cluster,
@@ -57,8 +63,10 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     version: deps.version ?? 'dev',
     readiness: () => server?.readiness.report('ready'),
     deploymentId: () => deploymentId ?? server?.deploymentId(),
+    workers,
   });
   cluster.registerPeerService(admin.peerService);
+  cluster.registerPeerService(movementPeerService(() => (movement === undefined ? undefined : (n) => movement!.notice(n))));
   try {
     server = await startServer(config, {
       logger: log,
@@ -83,6 +91,12 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         cluster.onBucketMetaChanged((bucket) => built.forgetBucket(bucket));
         layer = built;
         admin.attach(built);
+        // Decommission and rebalance state applies before the node serves (admission fences).
+        const dm = createNodeDataMovement({ config, cluster, layer: built, clock, logger: log });
+        await dm.start();
+        movement = dm;
+        workers.decommission = dm.decommission;
+        workers.rebalance = dm.rebalance;
         const s3 = createS3Handler({
           objectLayer: built,
           credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
@@ -104,7 +118,10 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         return {
           handlers: { s3 },
           loadIam: () => loadIamState(iamStore),
-          close: () => built.close(),
+          close: async () => {
+            await dm.close();
+            await built.close();
+          },
           finalize: () => built.bucketSync.attempt(),
           storageNote: () => built.bucketSync.note(),
         };

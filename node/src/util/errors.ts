@@ -114,6 +114,7 @@ export const ERRORS = {
   XSvcDecommissionNotAllowed: { status: 400, message: 'Decommission is not allowed.' },
   XSvcRebalanceNotAllowed: { status: 400, message: 'Rebalance is not allowed.' },
   XSvcAdminRebalanceAlreadyStarted: { status: 409, message: 'rebalance is already in progress' },
+  XSvcRebalanceStartFailed: { status: 503, message: 'The rebalance could not start on every node; it was rolled back.' },
   XSvcAdminInvalidArgument: { status: 400, message: 'Invalid arguments specified.' },
   XSvcAdminNoSuchRoute: { status: 404, message: 'No such admin API route.' },
   XSvcAdminLeaderUnreachable: { status: 503, message: 'The node that leads this pool is unreachable; retry once it is back online.' },

@@ -13,6 +13,7 @@ import type { ServerPools } from '../../src/object/server-pools.ts';
 import { LocalDrive, type LocalDriveOptions } from '../../src/storage/local-drive.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { mountTmpfs, unmountUnder } from './tmpfs.ts';
 
 export const POOLS_DEPLOYMENT_ID = '5f0c9a1e-7b3d-4e2a-8c61-2d4b6e8f0a13';
 
@@ -47,14 +48,23 @@ export interface PoolsFixture {
   cleanup(): Promise<void>;
 }
 
-export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs.length): Promise<PoolsFixture> {
+export interface PoolsFixtureOptions {
+  /** Each drive on its own tmpfs of this many bytes (real per-drive capacity; needs root; drives cannot go offline). */
+  tmpfsBytes?: number | ((pool: number) => number);
+  /** One tmpfs of this many bytes under every drive (capacity independent of the host disk; drives can still go offline). */
+  sharedTmpfsBytes?: number;
+}
+
+export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs.length, fo: PoolsFixtureOptions = {}): Promise<PoolsFixture> {
   const base = await mkdtemp(join(tmpdir(), 'svc-pools-'));
+  if (fo.sharedTmpfsBytes !== undefined) mountTmpfs(base, fo.sharedTmpfsBytes);
   const roots: string[][] = [];
   for (const [pi, spec] of specs.entries()) {
     const rs: string[] = [];
     for (let i = 0; i < spec.drives * (spec.sets ?? 1); i++) {
       const r = join(base, `p${pi}`, `d${i}`);
       await mkdir(r, { recursive: true });
+      if (fo.tmpfsBytes !== undefined) mountTmpfs(r, typeof fo.tmpfsBytes === 'number' ? fo.tmpfsBytes : fo.tmpfsBytes(pi));
       rs.push(r);
     }
     roots.push(rs);
@@ -120,6 +130,7 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
     async cleanup() {
       await layer?.close();
       for (const d of drives) await d.flush();
+      unmountUnder(base);
       await rm(base, { recursive: true, force: true });
     },
   };

@@ -117,6 +117,26 @@ export function decommissionInfoOf(d: DecommissionEntry | null, cap: { usableTot
   };
 }
 
+/** What the admission rules judge: the configured pools with their records and measured capacity. */
+export function clusterFacts(
+  pools: readonly Pick<PoolDescriptor, 'id' | 'cmdline' | 'ellipsis'>[],
+  meta: readonly ConfiguredPoolMeta[],
+  rebalance: RebalanceMeta | undefined,
+  caps: readonly (PoolCapacity | undefined)[],
+): ClusterFacts {
+  return {
+    rebalance,
+    pools: pools.map((p) => ({
+      id: p.id,
+      cmdline: p.cmdline,
+      ellipsis: p.ellipsis,
+      decommission: meta[p.id]?.decommission ?? null,
+      usableUsed: usableUsed(caps[p.id]),
+      usableFree: caps[p.id]?.usableFree ?? 0,
+    })),
+  };
+}
+
 function fraction(part: number, total: number): number {
   return total > 0 ? Math.min(1, Math.max(0, part / total)) : 0;
 }
@@ -280,17 +300,7 @@ export class DataMovementAdmin implements PoolAdmin {
   }
 
   #facts(s: { meta: ConfiguredPoolMeta[]; rebalance: RebalanceMeta | undefined; caps: PoolCapacity[] }): ClusterFacts {
-    return {
-      rebalance: s.rebalance,
-      pools: this.#o.pools.map((p) => ({
-        id: p.id,
-        cmdline: p.cmdline,
-        ellipsis: p.ellipsis,
-        decommission: s.meta[p.id]?.decommission ?? null,
-        usableUsed: usableUsed(s.caps[p.id]),
-        usableFree: s.caps[p.id]?.usableFree ?? 0,
-      })),
-    };
+    return clusterFacts(this.#o.pools, s.meta, s.rebalance, s.caps);
   }
 
   #statuses(s: { meta: ConfiguredPoolMeta[]; rebalance: RebalanceMeta | undefined; caps: PoolCapacity[] }): PoolStatus[] {
@@ -349,6 +359,7 @@ export class DataMovementAdmin implements PoolAdmin {
       if (checkDecommissionClear(this.#facts({ meta, rebalance: undefined, caps }), pool) === 'none') return undefined;
       return withPoolEntries(current, [{ id: desc.id, cmdline: desc.cmdline, lastUpdate: this.#o.clock.now(), decommission: null }]);
     });
+    await this.#decommissionWorker?.cleared?.(pool);
   }
 
   async startRebalance(): Promise<{ id: string }> {

@@ -91,6 +91,8 @@ export interface DecommissionWorker {
   start(pools: readonly number[]): Promise<void>;
   /** A `queued` or `active` entry → `canceled`. */
   cancel(pool: number): Promise<void>;
+  /** The service removed a failed or canceled entry (`pools/clear`): the pool reopens on every node. */
+  cleared?(pool: number): Promise<void>;
 }
 
 /** The rebalance worker: `start` after `checkRebalanceStart`; `stop` of a running rebalance. */

@@ -53,7 +53,11 @@ export interface RebalancePoolEntry {
   state: RebalancePoolState;
   /** A stop was requested and the pool's worker has not acknowledged it yet. */
   stopping: boolean;
-  /** Usable free bytes and capacity when the rebalance started (the fill target is computed from them). */
+  /**
+   * Usable capacity, and capacity minus the usable bytes in use, when the
+   * rebalance started: the cluster's mean fill (the target) is computed from
+   * them (`object/movement/rebalance-plan.ts`).
+   */
   initFreeSpace: number;
   initCapacity: number;
   lastError: string | null;

@@ -1,0 +1,95 @@
+/**
+ * A resumable walk over the keys one pool holds in one bucket, handing each
+ * key to a handler with up to `window` keys in flight. `step` does a
+ * bounded slice (a number of keys or a time budget) and returns with
+ * nothing in flight, so a worker step ends at a clean point: every key
+ * handed out before it is finished, and `last` is where a new walk resumes.
+ *
+ * A walk that fails (drives dropping out) is reopened after `last` a few
+ * times before the error is passed on.
+ */
+import type { Clock } from '../../util/clock.ts';
+import { type NamespaceEntry, walkPool } from '../namespace-walk.ts';
+import type { Pool } from '../pools.ts';
+import { sleepUnlessAborted } from '../worker.ts';
+
+const REOPEN_ATTEMPTS = 3;
+
+export interface CursorStep {
+  /** Keys in flight at most. */
+  window: number;
+  /** Keys handed out at most in this step. */
+  max: number;
+  /** Clock time after which no new key is handed out. */
+  deadline: number;
+  signal: AbortSignal;
+  /** Must not throw: failures are the handler's to count. */
+  handle(entry: NamespaceEntry): Promise<void>;
+}
+
+export class BucketCursor {
+  readonly bucket: string;
+  readonly #pool: Pool;
+  readonly #clock: Clock;
+  #it: AsyncIterator<NamespaceEntry> | undefined;
+  #reopens = 0;
+  /** Last key handed out (walks resume after it). */
+  last: string;
+  done = false;
+
+  constructor(pool: Pool, bucket: string, clock: Clock, after = '') {
+    this.#pool = pool;
+    this.bucket = bucket;
+    this.#clock = clock;
+    this.last = after;
+  }
+
+  async #next(signal: AbortSignal): Promise<NamespaceEntry | undefined> {
+    for (;;) {
+      this.#it ??= walkPool(this.#pool, this.bucket, this.last === '' ? {} : { marker: this.last })[Symbol.asyncIterator]();
+      try {
+        const r = await this.#it.next();
+        if (r.done) return undefined;
+        this.#reopens = 0;
+        return r.value;
+      } catch (err) {
+        this.#it = undefined;
+        if (++this.#reopens > REOPEN_ATTEMPTS || signal.aborted) throw err;
+        await sleepUnlessAborted(this.#clock, 500 * this.#reopens, signal);
+      }
+    }
+  }
+
+  /** Hands out keys until the step's bound; resolves with how many, once all of them finished. */
+  async step(s: CursorStep): Promise<number> {
+    const inflight = new Set<Promise<void>>();
+    let n = 0;
+    try {
+      while (!this.done && n < s.max && !s.signal.aborted && this.#clock.now() < s.deadline) {
+        if (inflight.size >= s.window) {
+          await Promise.race(inflight);
+          continue;
+        }
+        const e = await this.#next(s.signal);
+        if (e === undefined) {
+          this.done = true;
+          break;
+        }
+        n++;
+        this.last = e.name;
+        const p: Promise<void> = s.handle(e).finally(() => inflight.delete(p));
+        inflight.add(p);
+      }
+    } finally {
+      await Promise.all(inflight);
+    }
+    return n;
+  }
+
+  /** Releases the walk (a stopped worker). */
+  async close(): Promise<void> {
+    const it = this.#it;
+    this.#it = undefined;
+    await it?.return?.(undefined);
+  }
+}

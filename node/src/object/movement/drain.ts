@@ -1,0 +1,359 @@
+/**
+ * The drain of one pool (its decommission once it is `active`), as a
+ * `WorkerTask`: walk every bucket the pool holds (up to
+ * `SVC_DECOMMISSION_BUCKET_CONCURRENCY` buckets at once, up to
+ * `SVC_DECOMMISSION_ENTRY_CONCURRENCY` keys in flight per bucket) and move
+ * each key, every version of it, to the remaining pools (`ObjectMover`).
+ *
+ * Rounds:
+ * 1. the main round walks the buckets queued in `pool.bin` (resuming a
+ *    restarted drain: moved keys are gone from the pool, so a bucket's walk
+ *    simply starts over and finds what is left);
+ * 2. sweep rounds walk every bucket again, after telling every node to
+ *    apply the records (the admission fence), to catch what arrived after
+ *    the main walk passed: writes a node accepted before it learned of the
+ *    decommission, multipart uploads completed on the pool. The drain
+ *    completes only after a sweep that found the pool empty and no upload
+ *    open on it. Open uploads are waited for (they may finish while the
+ *    entry is not terminal) up to a grace period; after it the drain fails
+ *    and says so. A sweep that finds keys it cannot move fails the drain.
+ *
+ * Progress (counters, buckets done, the last key moved, the pool's free
+ * space) is persisted in `pool.bin` while it runs and when it ends; the
+ * entry's state changes only while it is `active` (a cancel wins).
+ */
+import { poolCapacity } from '../capacity.ts';
+import type { NamespaceEntry } from '../namespace-walk.ts';
+import type { Pool } from '../pools.ts';
+import { type DecommissionEntry, withPoolEntries } from '../records/pool-meta.ts';
+import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../worker.ts';
+import { errorMessage, isUnresolved, type MovementContext } from './context.ts';
+import { BucketCursor } from './cursor.ts';
+import { TargetChooser } from './targets.ts';
+
+/** Sweeps that still find keys before the drain gives up (the pool kept receiving objects). */
+const MAX_SWEEPS = 10;
+/** Time budget of one worker step. */
+const STEP_MS = 2_000;
+
+export interface DrainOptions {
+  readonly ctx: MovementContext;
+  readonly pool: Pool;
+  readonly bucketConcurrency: number;
+  readonly entryConcurrency: number;
+  /** Attempts per key before it counts as failed (default 3). */
+  readonly attempts?: number;
+  /** How long open multipart uploads are waited for after the walk (default 15 min). */
+  readonly uploadGraceMs?: number;
+  /** Pause between checks of open uploads (default 5 s). */
+  readonly uploadPollMs?: number;
+  /** Tells every other node to apply the records now; resolves with the nodes that did not acknowledge. */
+  fence(): Promise<string[]>;
+}
+
+export interface DrainProgress {
+  phase: 'starting' | 'walking' | 'sweeping' | 'waiting-for-uploads' | 'done';
+  objects: number;
+  bytes: number;
+  failedObjects: number;
+  failedBytes: number;
+  bucket: string;
+  object: string;
+  openUploads: number;
+}
+
+interface Round {
+  sweep: boolean;
+  queue: string[];
+  active: BucketCursor[];
+  seen: number;
+  moved: number;
+  failed: number;
+  unresolved: number;
+}
+
+type Outcome = { state: 'completed' } | { state: 'failed'; error: string; unresolved: number };
+
+function sizeOf(e: NamespaceEntry): number {
+  let size = 0;
+  for (const m of e.metas) if (m.ok) for (const v of m.versions) size = Math.max(size, v.size);
+  return size;
+}
+
+export class DrainTask implements WorkerTask<DrainProgress> {
+  readonly name: string;
+  readonly #o: DrainOptions;
+  readonly #chooser: TargetChooser;
+  #phase: DrainProgress['phase'] = 'starting';
+  #round: Round | undefined;
+  #sweeps = 0;
+  #uploadsSince = 0;
+  #openUploads = 0;
+  #outcome: Outcome | undefined;
+  /** The entry left `active` behind this task's back (canceled, cleared): stop without touching it. */
+  #gone = false;
+  #queued: string[] = [];
+  #done: string[] = [];
+  #objects = 0;
+  #bytes = 0;
+  #failedObjects = 0;
+  #failedBytes = 0;
+  #bucket = '';
+  #object = '';
+  #lastError: string | null = null;
+  /** Keys whose move failed (`bucket/key` → bytes), counted once however many rounds retry them. */
+  readonly #failedKeys = new Map<string, number>();
+
+  constructor(o: DrainOptions) {
+    this.#o = o;
+    this.name = `decommission pool ${o.pool.index}`;
+    this.#chooser = new TargetChooser({
+      capacity: () => o.ctx.layer.capacity(),
+      clock: o.ctx.clock,
+      eligible: (p) => p !== o.pool && o.ctx.layer.movement.pools.admits(p.index),
+    });
+  }
+
+  get pool(): Pool {
+    return this.#o.pool;
+  }
+
+  /** True once the entry was found no longer active (canceled or cleared elsewhere). */
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  progress(): DrainProgress {
+    return {
+      phase: this.#phase,
+      objects: this.#objects,
+      bytes: this.#bytes,
+      failedObjects: this.#failedObjects,
+      failedBytes: this.#failedBytes,
+      bucket: this.#bucket,
+      object: this.#object,
+      openUploads: this.#openUploads,
+    };
+  }
+
+  /** Read-modify-write of this pool's entry under pool.bin's lock; `fn` sees it only while it is active (or queued, for the start). */
+  async #update(fn: (e: DecommissionEntry) => DecommissionEntry | undefined): Promise<DecommissionEntry | undefined> {
+    const { ctx, pool } = this.#o;
+    let result: DecommissionEntry | undefined;
+    await ctx.records.updatePoolMeta((meta) => {
+      const e = meta?.pools.find((p) => p.cmdline === pool.cmdline)?.decommission;
+      if (e === undefined || e === null || (e.state !== 'active' && e.state !== 'queued')) {
+        this.#gone = true;
+        return undefined;
+      }
+      const next = fn(e);
+      if (next === undefined) return undefined;
+      result = next;
+      return withPoolEntries(meta, [{ id: pool.index, cmdline: pool.cmdline, lastUpdate: ctx.clock.now(), decommission: next }]);
+    });
+    return result;
+  }
+
+  async #begin(): Promise<void> {
+    const { ctx, pool } = this.#o;
+    const [cap, buckets] = await Promise.all([poolCapacity(pool), ctx.layer.listBuckets()]);
+    const names = buckets.map((b) => b.name);
+    const now = ctx.clock.now();
+    const e = await this.#update((cur) => {
+      if (cur.state === 'queued') {
+        return { ...cur, state: 'active', startTime: now, startSize: cap.usableFree, totalSize: cap.usableTotal, currentSize: cap.usableFree, queuedBuckets: names, decommissionedBuckets: [], lastError: null, unresolvedEntries: 0 };
+      }
+      // Resuming: buckets made since the start join the queue.
+      const known = new Set([...cur.queuedBuckets, ...cur.decommissionedBuckets]);
+      return { ...cur, queuedBuckets: [...cur.queuedBuckets, ...names.filter((n) => !known.has(n))] };
+    });
+    if (e === undefined) return;
+    this.#objects = e.objectsDecommissioned;
+    this.#bytes = e.bytesDecommissioned;
+    this.#failedObjects = e.objectsDecommissionedFailed;
+    this.#failedBytes = e.bytesDecommissionedFailed;
+    this.#queued = [...e.queuedBuckets];
+    this.#done = [...e.decommissionedBuckets];
+    this.#lastError = e.lastError;
+    ctx.logger.info({ event: 'decommission_active', pool: pool.index, cmdline: pool.cmdline, buckets: this.#queued.length, resumed: e.objectsDecommissioned > 0 || e.decommissionedBuckets.length > 0 }, `decommission of pool ${pool.index} is moving data`);
+    this.#phase = 'walking';
+    this.#round = this.#newRound(false, this.#queued);
+  }
+
+  #newRound(sweep: boolean, buckets: readonly string[]): Round {
+    return { sweep, queue: [...buckets], active: [], seen: 0, moved: 0, failed: 0, unresolved: 0 };
+  }
+
+  async #handle(round: Round, bucket: string, e: NamespaceEntry, signal: AbortSignal): Promise<void> {
+    const { ctx, pool } = this.#o;
+    const attempts = this.#o.attempts ?? 3;
+    let last: unknown;
+    for (let a = 1; a <= attempts && !signal.aborted; a++) {
+      try {
+        const r = await ctx.layer.movement.mover.move(bucket, e.name, pool, this.#chooser.choose);
+        this.#bytes += r.bytes;
+        if (r.cleanupError === undefined) {
+          this.#forgive(`${bucket}/${e.name}`);
+          if (r.found) {
+            round.seen++;
+            this.#objects++;
+            round.moved++;
+            this.#bucket = bucket;
+            this.#object = e.name;
+          } else if (e.metas.some((m) => !m.ok && m.error !== undefined)) {
+            // Nothing decodable at all: garbage no quorum can bring back.
+            ctx.logger.warn({ event: 'decommission_unreadable_entry', pool: pool.index, bucket, object: e.name }, 'an entry on the decommissioning pool has no readable journal on any drive; it is left behind');
+          }
+          return;
+        }
+        last = r.cleanupError;
+      } catch (err) {
+        last = err;
+      }
+      await sleepUnlessAborted(ctx.clock, 250 * a, signal);
+    }
+    // A stopped worker leaves the key for the resumed drain: not a failure.
+    if (signal.aborted) return;
+    round.seen++;
+    round.failed++;
+    if (isUnresolved(last)) round.unresolved++;
+    const id = `${bucket}/${e.name}`;
+    if (!this.#failedKeys.has(id)) {
+      const size = sizeOf(e);
+      this.#failedKeys.set(id, size);
+      this.#failedObjects++;
+      this.#failedBytes += size;
+    }
+    this.#lastError = `${bucket}/${e.name}: ${errorMessage(last)}`;
+    ctx.logger.warn({ event: 'decommission_object_failed', pool: pool.index, bucket, object: e.name, err: last }, 'an object could not be moved off the decommissioning pool');
+  }
+
+  /** A key that failed in an earlier round moved after all: it no longer counts as failed. */
+  #forgive(id: string): void {
+    const size = this.#failedKeys.get(id);
+    if (size === undefined) return;
+    this.#failedKeys.delete(id);
+    this.#failedObjects = Math.max(0, this.#failedObjects - 1);
+    this.#failedBytes = Math.max(0, this.#failedBytes - size);
+  }
+
+  async work(signal: AbortSignal): Promise<WorkResult> {
+    if (this.#gone || this.#outcome !== undefined) return 'done';
+    if (this.#phase === 'starting') {
+      await this.#begin();
+      return this.#gone ? 'done' : 'busy';
+    }
+    if (this.#phase === 'waiting-for-uploads') return this.#checkUploads();
+    const round = this.#round!;
+    const b = Math.max(1, this.#o.bucketConcurrency);
+    while (round.active.length < b && round.queue.length > 0) round.active.push(new BucketCursor(this.#o.pool, round.queue.shift()!, this.#o.ctx.clock));
+    if (round.active.length === 0) return this.#endRound(round);
+    const e = Math.max(1, this.#o.entryConcurrency);
+    const deadline = this.#o.ctx.clock.now() + STEP_MS;
+    await Promise.all(
+      round.active.map((c) => c.step({ window: e, max: e * 16, deadline, signal, handle: (entry) => this.#handle(round, c.bucket, entry, signal) })),
+    );
+    for (const c of round.active.filter((x) => x.done)) {
+      if (!round.sweep) {
+        this.#queued = this.#queued.filter((n) => n !== c.bucket);
+        if (!this.#done.includes(c.bucket)) this.#done.push(c.bucket);
+      }
+    }
+    round.active = round.active.filter((x) => !x.done);
+    return 'busy';
+  }
+
+  async #startSweep(): Promise<WorkResult> {
+    const { ctx, pool } = this.#o;
+    this.#sweeps++;
+    const failedPeers = await this.#o.fence();
+    if (failedPeers.length > 0) ctx.logger.warn({ event: 'decommission_fence_unacknowledged', pool: pool.index, peers: failedPeers }, 'some nodes did not acknowledge the decommission fence; they apply it from pool.bin within seconds');
+    const buckets = (await ctx.layer.listBuckets()).map((x) => x.name);
+    this.#phase = 'sweeping';
+    this.#round = this.#newRound(true, buckets);
+    return 'busy';
+  }
+
+  async #endRound(round: Round): Promise<WorkResult> {
+    if (!round.sweep) return this.#startSweep();
+    if (round.failed > 0) {
+      return this.#finish({ state: 'failed', error: `${round.failed} object(s) could not be moved off the pool${round.unresolved > 0 ? ` (${round.unresolved} below read quorum)` : ''}; last: ${this.#lastError ?? 'unknown'}`, unresolved: round.unresolved });
+    }
+    if (round.seen > 0) {
+      if (this.#sweeps >= MAX_SWEEPS) return this.#finish({ state: 'failed', error: `the pool still received objects after ${MAX_SWEEPS} sweeps; check that every node runs this build`, unresolved: 0 });
+      return this.#startSweep();
+    }
+    this.#uploadsSince = this.#o.ctx.clock.now();
+    return this.#checkUploads();
+  }
+
+  async #checkUploads(): Promise<WorkResult> {
+    const { ctx, pool } = this.#o;
+    this.#openUploads = await ctx.layer.movement.openUploads(pool);
+    if (this.#openUploads === 0) {
+      // An upload completed while we waited: its object is on the pool.
+      if (this.#phase === 'waiting-for-uploads') return this.#startSweep();
+      return this.#finish({ state: 'completed' });
+    }
+    if (ctx.clock.now() - this.#uploadsSince >= (this.#o.uploadGraceMs ?? 15 * 60_000)) {
+      return this.#finish({
+        state: 'failed',
+        error: `${this.#openUploads} multipart upload(s) are still open on the pool; complete or abort them (ListMultipartUploads), then clear and start the decommission again`,
+        unresolved: 0,
+      });
+    }
+    if (this.#phase !== 'waiting-for-uploads') ctx.logger.info({ event: 'decommission_waiting_for_uploads', pool: pool.index, uploads: this.#openUploads }, 'decommission waits for multipart uploads open on the pool');
+    this.#phase = 'waiting-for-uploads';
+    return 'idle';
+  }
+
+  #finish(outcome: Outcome): WorkResult {
+    this.#outcome = outcome;
+    this.#phase = 'done';
+    return 'done';
+  }
+
+  waitForWork(signal: AbortSignal): Promise<void> {
+    return sleepUnlessAborted(this.#o.ctx.clock, this.#o.uploadPollMs ?? 5_000, signal);
+  }
+
+  async persist(status: WorkerStatus<DrainProgress>): Promise<void> {
+    const { ctx, pool } = this.#o;
+    if (this.#gone) return;
+    const cap = await poolCapacity(pool).catch(() => undefined);
+    const now = ctx.clock.now();
+    const outcome: Outcome | undefined =
+      status.state === 'failed' ? { state: 'failed', error: status.lastError ?? 'the drain failed', unresolved: 0 } : status.state === 'completed' ? this.#outcome : undefined;
+    await this.#update((e) => {
+      if (e.state !== 'active') return undefined;
+      const next: DecommissionEntry = {
+        ...e,
+        objectsDecommissioned: this.#objects,
+        objectsDecommissionedFailed: this.#failedObjects,
+        bytesDecommissioned: this.#bytes,
+        bytesDecommissionedFailed: this.#failedBytes,
+        queuedBuckets: [...this.#queued],
+        decommissionedBuckets: [...this.#done],
+        bucket: this.#bucket,
+        object: this.#object,
+        currentSize: cap?.usableFree ?? e.currentSize,
+        lastError: this.#lastError,
+      };
+      if (outcome === undefined) return next;
+      if (outcome.state === 'completed') return { ...next, state: 'completed', endTime: now, queuedBuckets: [], lastError: null, unresolvedEntries: 0 };
+      return { ...next, state: 'failed', endTime: now, lastError: outcome.error, unresolvedEntries: outcome.unresolved };
+    });
+    if (outcome !== undefined && !this.#gone) {
+      const log = outcome.state === 'completed' ? ctx.logger.info.bind(ctx.logger) : ctx.logger.error.bind(ctx.logger);
+      log(
+        { event: `decommission_${outcome.state}`, pool: pool.index, cmdline: pool.cmdline, objects: this.#objects, bytes: this.#bytes, failed: this.#failedObjects, ...(outcome.state === 'failed' ? { error: outcome.error } : {}) },
+        outcome.state === 'completed' ? `decommission of pool ${pool.index} completed: it may now be removed from the launch command` : `decommission of pool ${pool.index} failed: ${outcome.error}`,
+      );
+    }
+  }
+
+  /** Releases the walks (after the worker stopped). */
+  async close(): Promise<void> {
+    await Promise.all((this.#round?.active ?? []).map((c) => c.close()));
+  }
+}

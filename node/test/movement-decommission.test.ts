@@ -1,0 +1,268 @@
+/**
+ * Decommission over real pools of tmpfs drives, in process: the drain moves
+ * every kind of object exactly (versions in order, delete markers, null
+ * versions, multipart layout, inline objects, tags, metadata, checksums,
+ * storage class), re-encoded for a target pool of another geometry, and
+ * leaves the drained pool without object data; an upload open on the pool
+ * finishes during the drain and its object follows; the state table's rows
+ * that need no process restart (serial queue, cancel, clear, failed,
+ * retries, refusals) on the real records.
+ */
+import { rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { objectPath } from '../src/storage/object-path.ts';
+import { putDataFromBuffer } from '../src/object/put-data.ts';
+import type { ServerPools } from '../src/object/server-pools.ts';
+import type { DataMovement } from '../src/object/movement/data-movement.ts';
+import { PoolRecords } from '../src/object/records/store.ts';
+import { bytes, put } from './engine-helpers.ts';
+import { codeOf } from './helpers/error-code.ts';
+import { movementOver, objectJournals, snapshotBucket, uploadFiles, waitForEntry } from './helpers/movement.ts';
+import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
+import { canMountTmpfs } from './helpers/tmpfs.ts';
+
+const MiB = 1024 * 1024;
+const enabled = canMountTmpfs();
+if (!enabled) console.log('skipped: cannot mount tmpfs (needs root)');
+
+let fx: PoolsFixture | undefined;
+let dm: DataMovement | undefined;
+afterEach(async () => {
+  await dm?.close();
+  dm = undefined;
+  await fx?.cleanup();
+  fx = undefined;
+});
+
+const cmdlinesOf = (f: PoolsFixture) => f.roots.map((r, i) => `${f.base}/p${i}/d{0...${r.length - 1}}`);
+
+/** Writes a little of everything onto pool 0 (the other pools closed meanwhile). */
+async function populate(layer: ServerPools, pools: number): Promise<{ uploadId: string; partEtag: string }> {
+  for (let p = 1; p < pools; p++) layer.setPoolAdmission(p, false, 'setup');
+  await layer.makeBucket('plain');
+  await layer.makeBucket('vers');
+  await layer.makeBucket('susp');
+  await layer.setBucketVersioning('vers', 'Enabled');
+  await layer.setBucketVersioning('susp', 'Enabled');
+  // plain: inline, larger than inline, zero bytes, a directory object, RRS, metadata, tags, a checksum.
+  await put(layer, 'plain', 'small', bytes(100, 1));
+  await put(layer, 'plain', 'medium', bytes(700 * 1024, 2), { userMeta: { owner: 'ops' }, contentHeaders: { contentType: 'text/x-test' }, tags: 'a=1&b=2' });
+  await put(layer, 'plain', 'empty', Buffer.alloc(0));
+  await put(layer, 'plain', 'dir/', Buffer.alloc(0));
+  await put(layer, 'plain', 'dir/rrs', bytes(300 * 1024, 3), { storageClass: 'REDUCED_REDUNDANCY' });
+  await layer.putObject('plain', 'summed', putDataFromBuffer(bytes(5000, 4), { algorithm: 'CRC32', value: 'AAAAAA==', type: 'FULL_OBJECT' }), {});
+  for (let i = 0; i < 20; i++) await put(layer, 'plain', `many/k${String(i).padStart(2, '0')}`, bytes(1000 + i * 300, 10 + i));
+  // A three-part object.
+  const up = await layer.newMultipartUpload('plain', 'multi', { userMeta: { kind: 'mp' } });
+  const parts = [bytes(MiB + 7, 5), bytes(MiB, 6), bytes(1234, 7)];
+  const infos = [];
+  for (const [i, p] of parts.entries()) infos.push(await layer.putObjectPart('plain', 'multi', up.uploadId, i + 1, putDataFromBuffer(p)));
+  await layer.completeMultipartUpload('plain', 'multi', up.uploadId, infos.map((p) => ({ number: p.number, etag: p.etag })));
+  // vers: versions, a delete marker, a version after it, a marker as the latest.
+  for (let v = 0; v < 3; v++) await put(layer, 'vers', 'doc', bytes(2000 + v, 20 + v));
+  await layer.deleteObject('vers', 'doc', {});
+  await put(layer, 'vers', 'doc', bytes(4000, 30));
+  await put(layer, 'vers', 'gone', bytes(10, 31));
+  await layer.deleteObject('vers', 'gone', {});
+  await put(layer, 'vers', 'big', bytes(2 * MiB + 5, 32));
+  await put(layer, 'vers', 'big', bytes(MiB + 3, 33));
+  // susp: versions then a null version on top.
+  await put(layer, 'susp', 'k', bytes(500, 40));
+  await layer.setBucketVersioning('susp', 'Suspended');
+  await put(layer, 'susp', 'k', bytes(600, 41));
+  // An upload left open on pool 0: it completes during the drain.
+  const open = await layer.newMultipartUpload('plain', 'late', {});
+  const part = await layer.putObjectPart('plain', 'late', open.uploadId, 1, putDataFromBuffer(bytes(200 * 1024, 50)));
+  for (let p = 1; p < pools; p++) layer.setPoolAdmission(p, true);
+  return { uploadId: open.uploadId, partEtag: part.etag };
+}
+
+/** Two pools of two tmpfs drives (EC:1) and a bucket `b`. */
+async function twoSmallPools(driveBytes: number): Promise<PoolsFixture> {
+  const f = await makePoolsFixture(
+    [
+      { drives: 2, standardParity: 1 },
+      { drives: 2, standardParity: 1 },
+    ],
+    2,
+    { tmpfsBytes: driveBytes },
+  );
+  await f.layer.makeBucket('b');
+  return f;
+}
+
+async function snapshotAll(layer: ServerPools) {
+  return { plain: await snapshotBucket(layer, 'plain'), vers: await snapshotBucket(layer, 'vers'), susp: await snapshotBucket(layer, 'susp') };
+}
+
+describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
+  it('drains every kind of object exactly onto a pool of another geometry; the pool is left without object data', async () => {
+    fx = await makePoolsFixture(
+      [
+        { drives: 4, standardParity: 2 },
+        { drives: 3, sets: 2, standardParity: 1 },
+      ],
+      2,
+      { tmpfsBytes: 64 * MiB },
+    );
+    const layer = fx.layer;
+    const { uploadId, partEtag } = await populate(layer, 2);
+    for (const r of fx.roots[1]!) expect(await objectJournals(r)).toEqual([]);
+    const before = await snapshotAll(layer);
+    expect(before.vers.filter((v) => v.key === 'doc').map((v) => v.deleteMarker)).toEqual([false, true, false, false, false]);
+
+    const cmdlines = cmdlinesOf(fx);
+    dm = movementOver(layer, cmdlines, { uploadPollMs: 100 });
+    await dm.start();
+    await dm.decommission.start([0]);
+    // The source pool closes at once: a new key goes to pool 1, an existing key on pool 0 is SlowDown.
+    expect(layer.poolAdmission()[0]).toMatchObject({ admitting: false, reason: 'decommission' });
+    await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'active' || e?.state === 'completed');
+    // The open upload finishes while the drain runs (or waits for it).
+    await layer.completeMultipartUpload('plain', 'late', uploadId, [{ number: 1, etag: partEtag }]);
+    const done = await waitForEntry(layer, cmdlines[0]!, (e) => e !== null && e.state !== 'active' && e.state !== 'queued');
+    expect(done).toMatchObject({ state: 'completed', lastError: null, objectsDecommissionedFailed: 0 });
+    // 28 keys in plain (the upload completed during the drain included), 3 in vers, 1 in susp.
+    expect(done!.objectsDecommissioned).toBe(32);
+    expect(done!.bytesDecommissioned).toBeGreaterThan(5 * MiB);
+    expect(done!.decommissionedBuckets.sort()).toEqual(['plain', 'susp', 'vers']);
+
+    const after = await snapshotAll(layer);
+    const lateView = after.plain.find((v) => v.key === 'late');
+    expect(lateView?.size).toBe(200 * 1024);
+    expect({ ...after, plain: after.plain.filter((v) => v.key !== 'late') }).toEqual(before);
+    for (const r of fx.roots[0]!) {
+      expect(await objectJournals(r)).toEqual([]);
+      expect(await uploadFiles(r)).toEqual([]);
+    }
+    // Re-encoded for pool 1 (3 drives, EC:1): K = 2.
+    expect((await layer.getObjectInfo('plain', 'medium', {})).dataBlocks).toBe(2);
+    // The pool stays closed (completed): nothing new lands there.
+    await put(layer, 'plain', 'after', bytes(10, 60));
+    for (const r of fx.roots[0]!) expect(await objectJournals(r)).toEqual([]);
+  });
+
+  it('one pool at a time: a batch queues; the second starts when the first completes; every version ends on the remaining pool', async () => {
+    fx = await makePoolsFixture(
+      [
+        { drives: 2, standardParity: 1 },
+        { drives: 2, standardParity: 1 },
+        { drives: 4, standardParity: 2 },
+      ],
+      3,
+      { tmpfsBytes: 48 * MiB },
+    );
+    const layer = fx.layer;
+    await layer.makeBucket('b');
+    // Pool 0 and pool 1 hold data; pool 2 is empty.
+    layer.setPoolAdmission(1, false, 'setup');
+    layer.setPoolAdmission(2, false, 'setup');
+    for (let i = 0; i < 30; i++) await put(layer, 'b', `a${i}`, bytes(20_000 + i, i));
+    layer.setPoolAdmission(0, false, 'setup');
+    layer.setPoolAdmission(1, true);
+    for (let i = 0; i < 30; i++) await put(layer, 'b', `b${i}`, bytes(20_000 + i, 100 + i));
+    layer.setPoolAdmission(0, true);
+    layer.setPoolAdmission(2, true);
+    const before = await snapshotBucket(layer, 'b');
+    const cmdlines = cmdlinesOf(fx);
+    dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
+    await dm.start();
+    await dm.decommission.start([0, 1]);
+    const records = new PoolRecords(layer.sysRecords);
+    // Never two active at once.
+    let sawQueuedBehindActive = false;
+    for (;;) {
+      const m = (await records.readPoolMeta())!;
+      const states = cmdlines.slice(0, 2).map((c) => m.pools.find((p) => p.cmdline === c)!.decommission!.state);
+      expect(states.filter((s) => s === 'active').length).toBeLessThanOrEqual(1);
+      if (states[0] === 'active' && states[1] === 'queued') sawQueuedBehindActive = true;
+      if (states.every((s) => s === 'completed')) break;
+      expect(states.some((s) => s === 'failed' || s === 'canceled')).toBe(false);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(sawQueuedBehindActive).toBe(true);
+    expect(await snapshotBucket(layer, 'b')).toEqual(before);
+    for (const p of [0, 1]) for (const r of fx.roots[p]!) expect(await objectJournals(r)).toEqual([]);
+    // A completed pool cannot be decommissioned again; every pool cannot be drained.
+    expect(await codeOf(dm.decommission.start([0]))).toBe('XSvcDecommissionNotAllowed');
+    expect(await codeOf(dm.decommission.start([2]))).toBe('XSvcDecommissionNotAllowed');
+  });
+
+  it('cancel stops the drain and keeps what moved; clear reopens the pool; a new start completes', async () => {
+    fx = await twoSmallPools(48 * MiB);
+    const layer = fx.layer;
+    layer.setPoolAdmission(1, false, 'setup');
+    for (let i = 0; i < 150; i++) await put(layer, 'b', `k${String(i).padStart(3, '0')}`, bytes(3000, i));
+    layer.setPoolAdmission(1, true);
+    const before = await snapshotBucket(layer, 'b');
+    const cmdlines = cmdlinesOf(fx);
+    dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
+    await dm.start();
+    await dm.decommission.start([0]);
+    await waitForEntry(layer, cmdlines[0]!, (e) => (e?.objectsDecommissioned ?? 0) >= 10);
+    await dm.decommission.cancel(0);
+    const canceled = await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'canceled');
+    expect(canceled!.endTime).toBeGreaterThan(0);
+    const moved = (await objectJournals(fx.roots[1]![0]!)).length;
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThan(150);
+    // Nothing moves back, nothing is lost, and the canceled pool stays closed until cleared.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await objectJournals(fx.roots[1]![0]!)).length).toBe(moved);
+    expect(await snapshotBucket(layer, 'b')).toEqual(before);
+    expect(layer.poolAdmission()[0]).toMatchObject({ admitting: false });
+    // Retry path: a canceled entry must be cleared first.
+    expect(await codeOf(dm.decommission.start([0]))).toBe('XSvcDecommissionNotAllowed');
+    expect(await codeOf(dm.decommission.cancel(0))).toBe('XSvcDecommissionNotAllowed');
+    const records = new PoolRecords(layer.sysRecords);
+    await records.updatePoolMeta((m) => ({ pools: (m?.pools ?? []).map((p) => (p.cmdline === cmdlines[0] ? { ...p, decommission: null } : p)) }));
+    await dm.decommission.cleared!(0);
+    expect(layer.poolAdmission()[0]).toEqual({ pool: 0, admitting: true });
+    await dm.decommission.start([0]);
+    expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed')).toMatchObject({ state: 'completed' });
+    expect(await snapshotBucket(layer, 'b')).toEqual(before);
+    for (const r of fx.roots[0]!) expect(await objectJournals(r)).toEqual([]);
+  });
+
+  it('a drain that cannot read an object fails and says why; after the cause is fixed, clear and start completes', async () => {
+    fx = await twoSmallPools(32 * MiB);
+    const layer = fx.layer;
+    layer.setPoolAdmission(1, false, 'setup');
+    await put(layer, 'b', 'ok', bytes(300 * 1024, 1));
+    await put(layer, 'b', 'hurt', bytes(400 * 1024, 2));
+    layer.setPoolAdmission(1, true);
+    // Both shards of `hurt` unreadable: its data dir moved aside on both drives.
+    const dirOf = async (root: string) => {
+      const { readdir } = await import('node:fs/promises');
+      const ents = await readdir(join(root, 'b', objectPath('hurt')));
+      return ents.find((e) => e !== 'xl.meta')!;
+    };
+    const hidden: [string, string][] = [];
+    for (const r of fx.roots[0]!) {
+      const d = join(r, 'b', 'hurt', await dirOf(r));
+      await rename(d, `${d}.aside`);
+      hidden.push([d, `${d}.aside`]);
+    }
+    const cmdlines = cmdlinesOf(fx);
+    dm = movementOver(layer, cmdlines);
+    await dm.start();
+    await dm.decommission.start([0]);
+    const failed = await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'failed' || e?.state === 'completed');
+    expect(failed).toMatchObject({ state: 'failed', objectsDecommissionedFailed: 1, unresolvedEntries: 0 });
+    expect(failed!.lastError).toContain('b/hurt');
+    expect(failed!.objectsDecommissioned).toBe(1);
+    // Failed without unresolved entries: clear first.
+    expect(await codeOf(dm.decommission.start([0]))).toBe('XSvcDecommissionNotAllowed');
+    for (const [d, aside] of hidden) await rename(aside, d);
+    const records = new PoolRecords(layer.sysRecords);
+    await records.updatePoolMeta((m) => ({ pools: (m?.pools ?? []).map((p) => (p.cmdline === cmdlines[0] ? { ...p, decommission: null } : p)) }));
+    await dm.decommission.cleared!(0);
+    await dm.decommission.start([0]);
+    expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed' || e?.state === 'failed')).toMatchObject({ state: 'completed', objectsDecommissionedFailed: 0 });
+    expect((await snapshotBucket(layer, 'b')).map((v) => [v.key, v.size])).toEqual([
+      ['hurt', 400 * 1024],
+      ['ok', 300 * 1024],
+    ]);
+  });
+});
