@@ -1,100 +1,115 @@
 /**
- * Walks the objects of a bucket on one erasure set, or on every set of a
- * pool, with the raw journal of every drive: the input of data movement
- * (decommission, rebalance) and of heal and the scanner, which need to see
- * what each drive holds (listings, by contrast, vote entries away).
+ * Walks the namespace of an erasure set with the raw per-drive metadata:
+ * every drive of the set is merge-walked in key order and each key comes
+ * out with what every slot holds for it (its journal, a clean not-found, or
+ * a failure), before any vote. Heal, the scanner and data movement
+ * (decommission, rebalance) walk buckets, objects and versions with it;
+ * listings use their own quorum-voted walk (`listing.ts`).
  *
- * Every drive of the set is walked recursively (`Drive.walkDir`) and the
- * streams are merged by key in S3 order. For each key the walker yields one
- * `SlotMeta` per slot:
- * - `ok` with the decoded journal when the drive holds the key;
- * - `notFound` when the drive's walk is past the key without it (also when
- *   the drive lacks the bucket's volume);
- * - `ok: false, notFound: false` when the drive's walk failed (offline,
- *   I/O error): from then on the slot counts as failed for every key.
- *
- * The walk holds no lock: an entry is a hint that a key exists (or existed);
- * a consumer that acts on it re-reads the object under its namespace lock.
- * The journals are decoded without inline data unless asked for.
+ * A drive that is offline, not a member of its slot, or fails mid-walk
+ * counts as failed for every key after that point; a drive without the
+ * volume holds none of its keys.
  */
-import type { WalkEntry } from '../storage/drive.ts';
+import { type Drive, SYS_VOL, type WalkEntry } from '../storage/drive.ts';
 import { decodeXlMeta } from '../storage/xl-meta.ts';
-import { hasCode, SvcError } from '../util/errors.ts';
+import { hasCode } from '../util/errors.ts';
+import { compareKeys } from '../util/key-order.ts';
 import type { ErasureSet } from './erasure-set.ts';
 import { mergeSorted } from './list-merge.ts';
-import type { Pool } from './pools.ts';
+import type { Pools } from './pools.ts';
 import type { SlotMeta } from './quorum.ts';
 
-export interface NamespaceWalkOptions {
+export interface NamespaceEntry {
+  /** Object key within the volume. */
+  readonly name: string;
+  /** Per slot: the drive's journal (without inline data), a clean not-found, or a failure. */
+  readonly metas: SlotMeta[];
+}
+
+export interface WalkSetOptions {
   /** Only keys starting with this. */
   prefix?: string;
-  /** Only keys strictly after this (S3 order). */
+  /** Only keys strictly after this (resuming a walk). */
   marker?: string;
-  /** Decode inline data into the journals (default false). */
-  withData?: boolean;
+  /** Top-level prefixes to leave out (e.g. `tmp/` and `multipart/` of `.svc.sys`). */
+  skip?: readonly string[];
 }
 
-/** One key of one set, with every drive's view of it. */
-export interface NamespaceEntry {
-  /** The object key. */
-  name: string;
-  set: ErasureSet;
-  /** Per slot, in slot order. */
-  metas: SlotMeta[];
-  /** Slots whose walk failed before this key (their `metas` entries are failures). */
-  failedSlots: number;
-}
+/** `.svc.sys` areas that hold no records: staging and multipart uploads. */
+export const SYS_SKIP = ['tmp/', 'multipart/'] as const;
 
-const FAILED: SlotMeta = { ok: false, notFound: false };
-const ABSENT: SlotMeta = { ok: false, notFound: true };
+function walkOf(d: Drive, vol: string, prefix: string, marker: string | undefined, recursive: boolean): AsyncIterable<WalkEntry> {
+  return d.walkDir(vol, { prefix, recursive, ...(marker !== undefined ? { marker } : {}) });
+}
 
 /**
- * The keys of `bucket` on `set`, in S3 key order. Throws `ErasureReadQuorum`
- * when no drive of the set could be walked at all.
+ * Every key of `vol` on `set` (under `prefix`, after `marker`), in key
+ * order, with each slot's metadata.
  */
-export async function* walkSet(set: ErasureSet, bucket: string, opts: NamespaceWalkOptions = {}): AsyncGenerator<NamespaceEntry> {
-  const failed = new Set<number>();
-  const errors: unknown[] = [];
-  const walkOpts = { recursive: true, ...(opts.prefix !== undefined ? { prefix: opts.prefix } : {}), ...(opts.marker !== undefined ? { marker: opts.marker } : {}) };
-  const guard = async function* (slot: number, it: AsyncIterable<WalkEntry>): AsyncGenerator<WalkEntry> {
-    try {
-      yield* it;
-    } catch (err) {
-      // A drive without the bucket's volume holds none of its keys.
-      if (hasCode(err, 'VolumeNotFound')) return;
-      failed.add(slot);
-      errors.push(err);
-    }
-  };
-  const streams = set.drives.map((d, slot) => guard(slot, d.walkDir(bucket, walkOpts)));
-  const checkAlive = () => {
-    if (failed.size >= set.width) {
-      throw new SvcError('ErasureReadQuorum', `no drive of pool ${set.pool} set ${set.index} could be walked`, { pool: set.pool, set: set.index, errors: errors.map(String) }, { cause: errors[0] });
-    }
-  };
-  for await (const g of mergeSorted(streams)) {
-    checkAlive();
-    const metas = set.drives.map((_, slot): SlotMeta => (failed.has(slot) ? FAILED : ABSENT));
-    for (const { src, item } of g.items) {
-      if (item.prefix || item.meta === undefined) continue;
-      try {
-        metas[src] = { ok: true, versions: decodeXlMeta(item.meta, opts.withData ?? false) };
-      } catch (err) {
-        metas[src] = { ok: false, notFound: false, error: err };
-      }
-    }
-    yield { name: g.name, set, metas, failedSlots: failed.size };
-  }
-  checkAlive();
-}
-
-/** The keys of `bucket` on every set of `pool`, merged in S3 key order. */
-export async function* walkPool(pool: Pool, bucket: string, opts: NamespaceWalkOptions = {}): AsyncGenerator<NamespaceEntry> {
-  if (pool.sets.length === 1) {
-    yield* walkSet(pool.sets[0]!, bucket, opts);
+export async function* walkSet(set: ErasureSet, vol: string, opts: WalkSetOptions = {}): AsyncGenerator<NamespaceEntry> {
+  const prefix = opts.prefix ?? '';
+  if (opts.skip === undefined || opts.skip.length === 0 || prefix !== '') {
+    yield* walkRange(set, vol, prefix, opts.marker);
     return;
   }
-  for await (const g of mergeSorted(pool.sets.map((s) => walkSet(s, bucket, opts)))) {
-    for (const { item } of g.items) yield item;
+  // Top level first (objects there and the prefixes below), then each prefix that is not skipped.
+  const tops: string[] = [];
+  for await (const e of walkRange(set, vol, '', opts.marker, tops)) yield e;
+  for (const p of tops) {
+    if (opts.skip.includes(p)) continue;
+    if (opts.marker !== undefined && compareKeys(opts.marker, p) >= 0 && !opts.marker.startsWith(p)) continue;
+    yield* walkRange(set, vol, p, opts.marker !== undefined && opts.marker.startsWith(p) ? opts.marker : undefined);
   }
+}
+
+/**
+ * One merge-walk. With `prefixesOut` the walk is not recursive: objects at
+ * this level are yielded and the prefixes below are collected instead.
+ */
+async function* walkRange(set: ErasureSet, vol: string, prefix: string, marker: string | undefined, prefixesOut?: string[]): AsyncGenerator<NamespaceEntry> {
+  const n = set.width;
+  const failed = new Array<boolean>(n).fill(false);
+  const missingVol = new Array<boolean>(n).fill(false);
+  const guard = async function* (slot: number, it: AsyncIterable<WalkEntry>): AsyncGenerator<WalkEntry & { slot: number }> {
+    try {
+      for await (const e of it) yield { ...e, slot };
+    } catch (err) {
+      if (hasCode(err, 'VolumeNotFound')) missingVol[slot] = true;
+      else failed[slot] = true;
+    }
+  };
+  const streams = set.drives.map((d, slot) => {
+    if (!d.isOnline()) {
+      failed[slot] = true;
+      return guard(slot, (async function* () {})());
+    }
+    return guard(slot, walkOf(d, vol, prefix, marker, prefixesOut === undefined));
+  });
+  for await (const g of mergeSorted(streams)) {
+    const objects = g.items.filter((i) => !i.item.prefix);
+    if (objects.length < g.items.length) prefixesOut?.push(g.name);
+    if (objects.length === 0) continue;
+    const metas: SlotMeta[] = new Array(n);
+    for (let s = 0; s < n; s++) metas[s] = failed[s] ? { ok: false, notFound: false } : { ok: false, notFound: true };
+    for (const { item } of objects) {
+      try {
+        metas[item.slot] = { ok: true, versions: decodeXlMeta(item.meta!, false) };
+      } catch (err) {
+        metas[item.slot] = { ok: false, notFound: false, error: err };
+      }
+    }
+    yield { name: g.name, metas };
+  }
+}
+
+/**
+ * Bucket names present on any drive of the pools (volumes; the bucket
+ * records are the authority on which buckets exist, this finds the ones
+ * whose volumes outlived or preceded their record too).
+ */
+export async function volumesOnDrives(pools: Pools): Promise<string[]> {
+  const names = new Set<string>();
+  const rs = await Promise.allSettled(pools.allDrives().filter((d) => d.isOnline()).map((d) => d.listVols()));
+  for (const r of rs) if (r.status === 'fulfilled') for (const v of r.value) if (v.name !== SYS_VOL && !v.name.startsWith('.')) names.add(v.name);
+  return [...names].sort();
 }

@@ -1,17 +1,38 @@
 /**
- * A resumable walk over the keys one pool holds in one bucket, handing each
- * key to a handler with up to `window` keys in flight. `step` does a
- * bounded slice (a number of keys or a time budget) and returns with
- * nothing in flight, so a worker step ends at a clean point: every key
- * handed out before it is finished, and `last` is where a new walk resumes.
+ * A resumable walk over the keys one pool holds in one bucket (every set of
+ * the pool merged in key order, each key with every drive's journal:
+ * `namespace-walk.ts`), handing each key to a handler with up to `window`
+ * keys in flight. `step` does a bounded slice (a number of keys or a time
+ * budget) and returns with nothing in flight, so a worker step ends at a
+ * clean point: every key handed out before it is finished, and `last` is
+ * where a new walk resumes.
  *
- * A walk that fails (drives dropping out) is reopened after `last` a few
- * times before the error is passed on.
+ * A walk that fails is reopened after `last` a few times before the error
+ * is passed on. A drive that drops out does not fail the walk (the other
+ * drives of its set still list every committed key while fewer than a
+ * majority are out); a drain checks that its pool's drives were all online
+ * for the walk that proves the pool empty (`drain.ts`).
  */
 import type { Clock } from '../../util/clock.ts';
-import { type NamespaceEntry, walkPool } from '../namespace-walk.ts';
+import type { ErasureSet } from '../erasure-set.ts';
+import { mergeSorted } from '../list-merge.ts';
+import { type NamespaceEntry, walkSet } from '../namespace-walk.ts';
 import type { Pool } from '../pools.ts';
 import { sleepUnlessAborted } from '../worker.ts';
+
+/** A key of a pool with every drive's view of it (from its set). */
+export interface PoolEntry extends NamespaceEntry {
+  readonly set: ErasureSet;
+}
+
+/** The keys of `bucket` on every set of `pool`, merged in key order. */
+export async function* walkPool(pool: Pool, bucket: string, marker?: string): AsyncGenerator<PoolEntry> {
+  const opts = marker === undefined || marker === '' ? {} : { marker };
+  const perSet = pool.sets.map(async function* (set): AsyncGenerator<PoolEntry> {
+    for await (const e of walkSet(set, bucket, opts)) yield { ...e, set };
+  });
+  for await (const g of mergeSorted(perSet)) for (const { item } of g.items) yield item;
+}
 
 const REOPEN_ATTEMPTS = 3;
 
@@ -24,14 +45,14 @@ export interface CursorStep {
   deadline: number;
   signal: AbortSignal;
   /** Must not throw: failures are the handler's to count. */
-  handle(entry: NamespaceEntry): Promise<void>;
+  handle(entry: PoolEntry): Promise<void>;
 }
 
 export class BucketCursor {
   readonly bucket: string;
   readonly #pool: Pool;
   readonly #clock: Clock;
-  #it: AsyncIterator<NamespaceEntry> | undefined;
+  #it: AsyncIterator<PoolEntry> | undefined;
   #reopens = 0;
   /** Last key handed out (walks resume after it). */
   last: string;
@@ -44,9 +65,9 @@ export class BucketCursor {
     this.last = after;
   }
 
-  async #next(signal: AbortSignal): Promise<NamespaceEntry | undefined> {
+  async #next(signal: AbortSignal): Promise<PoolEntry | undefined> {
     for (;;) {
-      this.#it ??= walkPool(this.#pool, this.bucket, this.last === '' ? {} : { marker: this.last })[Symbol.asyncIterator]();
+      this.#it ??= walkPool(this.#pool, this.bucket, this.last)[Symbol.asyncIterator]();
       try {
         const r = await this.#it.next();
         if (r.done) return undefined;

@@ -13,22 +13,24 @@
  *    apply the records (the admission fence), to catch what arrived after
  *    the main walk passed: writes a node accepted before it learned of the
  *    decommission, multipart uploads completed on the pool. The drain
- *    completes only after a sweep that found the pool empty and no upload
- *    open on it. Open uploads are waited for (they may finish while the
- *    entry is not terminal) up to a grace period; after it the drain fails
- *    and says so. A sweep that finds keys it cannot move fails the drain.
+ *    completes only after a sweep that found the pool empty, with every
+ *    drive of the pool online from its start to its end (a drive that was
+ *    away may hold keys the others do not list), and no upload open on it.
+ *    Open uploads (they may finish while the entry is not terminal) and
+ *    offline drives are waited for up to a grace period, re-sweeping; after
+ *    it the drain fails and says why. A sweep that finds keys it cannot
+ *    move fails the drain.
  *
  * Progress (counters, buckets done, the last key moved, the pool's free
  * space) is persisted in `pool.bin` while it runs and when it ends; the
  * entry's state changes only while it is `active` (a cancel wins).
  */
 import { poolCapacity } from '../capacity.ts';
-import type { NamespaceEntry } from '../namespace-walk.ts';
 import type { Pool } from '../pools.ts';
 import { type DecommissionEntry, withPoolEntries } from '../records/pool-meta.ts';
 import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../worker.ts';
 import { errorMessage, isUnresolved, type MovementContext } from './context.ts';
-import { BucketCursor } from './cursor.ts';
+import { BucketCursor, type PoolEntry } from './cursor.ts';
 import { TargetChooser } from './targets.ts';
 
 /** Sweeps that still find keys before the drain gives up (the pool kept receiving objects). */
@@ -43,16 +45,16 @@ export interface DrainOptions {
   readonly entryConcurrency: number;
   /** Attempts per key before it counts as failed (default 3). */
   readonly attempts?: number;
-  /** How long open multipart uploads are waited for after the walk (default 15 min). */
+  /** How long open multipart uploads (or offline drives of the pool) are waited for after the walk (default 15 min). */
   readonly uploadGraceMs?: number;
-  /** Pause between checks of open uploads (default 5 s). */
+  /** Pause between the sweeps that wait for them (default 5 s). */
   readonly uploadPollMs?: number;
   /** Tells every other node to apply the records now; resolves with the nodes that did not acknowledge. */
   fence(): Promise<string[]>;
 }
 
 export interface DrainProgress {
-  phase: 'starting' | 'walking' | 'sweeping' | 'waiting-for-uploads' | 'done';
+  phase: 'starting' | 'walking' | 'sweeping' | 'waiting-for-uploads' | 'waiting-for-drives' | 'done';
   objects: number;
   bytes: number;
   failedObjects: number;
@@ -64,6 +66,8 @@ export interface DrainProgress {
 
 interface Round {
   sweep: boolean;
+  /** Every drive of the pool was online when the round started. */
+  allOnline: boolean;
   queue: string[];
   active: BucketCursor[];
   seen: number;
@@ -74,7 +78,7 @@ interface Round {
 
 type Outcome = { state: 'completed' } | { state: 'failed'; error: string; unresolved: number };
 
-function sizeOf(e: NamespaceEntry): number {
+function sizeOf(e: PoolEntry): number {
   let size = 0;
   for (const m of e.metas) if (m.ok) for (const v of m.versions) size = Math.max(size, v.size);
   return size;
@@ -86,8 +90,10 @@ export class DrainTask implements WorkerTask<DrainProgress> {
   readonly #chooser: TargetChooser;
   #phase: DrainProgress['phase'] = 'starting';
   #round: Round | undefined;
-  #sweeps = 0;
-  #uploadsSince = 0;
+  /** Sweeps that still found keys. */
+  #busySweeps = 0;
+  #waitSince = 0;
+  #waitingFor: 'waiting-for-uploads' | 'waiting-for-drives' | undefined;
   #openUploads = 0;
   #outcome: Outcome | undefined;
   /** The entry left `active` behind this task's back (canceled, cleared): stop without touching it. */
@@ -180,11 +186,18 @@ export class DrainTask implements WorkerTask<DrainProgress> {
     this.#round = this.#newRound(false, this.#queued);
   }
 
-  #newRound(sweep: boolean, buckets: readonly string[]): Round {
-    return { sweep, queue: [...buckets], active: [], seen: 0, moved: 0, failed: 0, unresolved: 0 };
+  #newRound(sweep: boolean, buckets: readonly string[], allOnline = false): Round {
+    return { sweep, allOnline, queue: [...buckets], active: [], seen: 0, moved: 0, failed: 0, unresolved: 0 };
   }
 
-  async #handle(round: Round, bucket: string, e: NamespaceEntry, signal: AbortSignal): Promise<void> {
+  /** Endpoints of the pool's drives that are offline now (measured). */
+  async #offlineDrives(): Promise<string[]> {
+    const drives = this.#o.pool.sets.flatMap((s) => s.drives);
+    await Promise.allSettled(drives.map((d) => d.diskInfo()));
+    return drives.filter((d) => !d.isOnline()).map((d) => d.endpoint);
+  }
+
+  async #handle(round: Round, bucket: string, e: PoolEntry, signal: AbortSignal): Promise<void> {
     const { ctx, pool } = this.#o;
     const attempts = this.#o.attempts ?? 3;
     let last: unknown;
@@ -243,7 +256,8 @@ export class DrainTask implements WorkerTask<DrainProgress> {
       await this.#begin();
       return this.#gone ? 'done' : 'busy';
     }
-    if (this.#phase === 'waiting-for-uploads') return this.#checkUploads();
+    // After a wait (uploads, drives): sweep again, which checks everything anew.
+    if (this.#phase === 'waiting-for-uploads' || this.#phase === 'waiting-for-drives') return this.#startSweep();
     const round = this.#round!;
     const b = Math.max(1, this.#o.bucketConcurrency);
     while (round.active.length < b && round.queue.length > 0) round.active.push(new BucketCursor(this.#o.pool, round.queue.shift()!, this.#o.ctx.clock));
@@ -265,12 +279,12 @@ export class DrainTask implements WorkerTask<DrainProgress> {
 
   async #startSweep(): Promise<WorkResult> {
     const { ctx, pool } = this.#o;
-    this.#sweeps++;
     const failedPeers = await this.#o.fence();
     if (failedPeers.length > 0) ctx.logger.warn({ event: 'decommission_fence_unacknowledged', pool: pool.index, peers: failedPeers }, 'some nodes did not acknowledge the decommission fence; they apply it from pool.bin within seconds');
     const buckets = (await ctx.layer.listBuckets()).map((x) => x.name);
+    const allOnline = (await this.#offlineDrives()).length === 0;
     this.#phase = 'sweeping';
-    this.#round = this.#newRound(true, buckets);
+    this.#round = this.#newRound(true, buckets, allOnline);
     return 'busy';
   }
 
@@ -280,30 +294,32 @@ export class DrainTask implements WorkerTask<DrainProgress> {
       return this.#finish({ state: 'failed', error: `${round.failed} object(s) could not be moved off the pool${round.unresolved > 0 ? ` (${round.unresolved} below read quorum)` : ''}; last: ${this.#lastError ?? 'unknown'}`, unresolved: round.unresolved });
     }
     if (round.seen > 0) {
-      if (this.#sweeps >= MAX_SWEEPS) return this.#finish({ state: 'failed', error: `the pool still received objects after ${MAX_SWEEPS} sweeps; check that every node runs this build`, unresolved: 0 });
+      this.#waitingFor = undefined;
+      if (++this.#busySweeps >= MAX_SWEEPS) return this.#finish({ state: 'failed', error: `the pool still received objects after ${MAX_SWEEPS} sweeps; check that every node runs this build`, unresolved: 0 });
       return this.#startSweep();
     }
-    this.#uploadsSince = this.#o.ctx.clock.now();
-    return this.#checkUploads();
+    const offline = await this.#offlineDrives();
+    if (!round.allOnline || offline.length > 0) {
+      return this.#wait('waiting-for-drives', `drive(s) of the pool were offline during the last sweep (${offline.join(', ') || 'since back'}): the pool cannot be shown empty until every drive walked it; bring them back online`);
+    }
+    this.#openUploads = await this.#o.ctx.layer.movement.openUploads(this.#o.pool);
+    if (this.#openUploads > 0) {
+      return this.#wait('waiting-for-uploads', `${this.#openUploads} multipart upload(s) are still open on the pool; complete or abort them (ListMultipartUploads), then clear and start the decommission again`);
+    }
+    return this.#finish({ state: 'completed' });
   }
 
-  async #checkUploads(): Promise<WorkResult> {
+  /** Waits (idle, then sweeps again) for uploads to finish or drives to return; fails after the grace period. */
+  #wait(phase: 'waiting-for-uploads' | 'waiting-for-drives', why: string): WorkResult {
     const { ctx, pool } = this.#o;
-    this.#openUploads = await ctx.layer.movement.openUploads(pool);
-    if (this.#openUploads === 0) {
-      // An upload completed while we waited: its object is on the pool.
-      if (this.#phase === 'waiting-for-uploads') return this.#startSweep();
-      return this.#finish({ state: 'completed' });
+    const now = ctx.clock.now();
+    if (this.#waitingFor !== phase) {
+      this.#waitingFor = phase;
+      this.#waitSince = now;
+      ctx.logger.info({ event: `decommission_${phase.replaceAll('-', '_')}`, pool: pool.index, why }, `decommission of pool ${pool.index} is ${phase.replaceAll('-', ' ')}`);
     }
-    if (ctx.clock.now() - this.#uploadsSince >= (this.#o.uploadGraceMs ?? 15 * 60_000)) {
-      return this.#finish({
-        state: 'failed',
-        error: `${this.#openUploads} multipart upload(s) are still open on the pool; complete or abort them (ListMultipartUploads), then clear and start the decommission again`,
-        unresolved: 0,
-      });
-    }
-    if (this.#phase !== 'waiting-for-uploads') ctx.logger.info({ event: 'decommission_waiting_for_uploads', pool: pool.index, uploads: this.#openUploads }, 'decommission waits for multipart uploads open on the pool');
-    this.#phase = 'waiting-for-uploads';
+    if (now - this.#waitSince >= (this.#o.uploadGraceMs ?? 15 * 60_000)) return this.#finish({ state: 'failed', error: why, unresolved: 0 });
+    this.#phase = phase;
     return 'idle';
   }
 

@@ -14,12 +14,11 @@
  * move made.
  */
 import { poolCapacity } from '../capacity.ts';
-import type { NamespaceEntry } from '../namespace-walk.ts';
 import type { Pool } from '../pools.ts';
 import { MAX_REBALANCE_WARNINGS, type RebalancePoolEntry, type RebalanceWarning } from '../records/rebalance-meta.ts';
 import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../worker.ts';
 import { errorMessage, type MovementContext } from './context.ts';
-import { BucketCursor } from './cursor.ts';
+import { BucketCursor, type PoolEntry } from './cursor.ts';
 import { fillOf, STOP_MARGIN } from './rebalance-plan.ts';
 import { TargetChooser } from './targets.ts';
 
@@ -129,7 +128,7 @@ export class RebalanceTask implements WorkerTask<RebalanceTaskProgress> {
     if (this.#warnings.length > MAX_REBALANCE_WARNINGS) this.#warnings.shift();
   }
 
-  async #handle(bucket: string, e: NamespaceEntry, signal: AbortSignal): Promise<void> {
+  async #handle(bucket: string, e: PoolEntry, signal: AbortSignal): Promise<void> {
     const { ctx, pool } = this.#o;
     let last: unknown;
     let cleanup = false;
