@@ -45,6 +45,8 @@ export interface PoolsFixture {
   /** Every drive of `pool` offline / back. */
   poolOffline(pool: number): Promise<void>;
   poolOnline(pool: number): Promise<void>;
+  /** Waits for the drives' background trash removal (freed space shows in their capacity). */
+  flushDrives(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -53,6 +55,8 @@ export interface PoolsFixtureOptions {
   tmpfsBytes?: number | ((pool: number) => number);
   /** One tmpfs of this many bytes under every drive (capacity independent of the host disk; drives can still go offline). */
   sharedTmpfsBytes?: number;
+  /** Per-drive test hooks for every `open` that names none (e.g. a slow drive: a delay at a commit step). */
+  driveHooks?: (pool: number, drive: number) => LocalDriveOptions['hooks'];
 }
 
 export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs.length, fo: PoolsFixtureOptions = {}): Promise<PoolsFixture> {
@@ -75,7 +79,7 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
     const pools = [];
     for (const [pi, spec] of specs.slice(0, count).entries()) {
       const ds = roots[pi]!.map((r, i) => {
-        const hooks = extra.driveHooks?.(pi, i);
+        const hooks = (extra.driveHooks ?? fo.driveHooks)?.(pi, i);
         return new LocalDrive(r, hooks ? { hooks } : {});
       });
       for (const d of ds) await d.init().catch(() => undefined);
@@ -126,6 +130,9 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
     },
     async poolOnline(pool) {
       for (let i = 0; i < roots[pool]!.length; i++) await fx.online(pool, i);
+    },
+    async flushDrives() {
+      for (const d of drives) await d.flush();
     },
     async cleanup() {
       await layer?.close();

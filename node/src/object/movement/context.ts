@@ -52,3 +52,21 @@ export function errorMessage(err: unknown): string {
 export function isUnresolved(err: unknown): boolean {
   return err instanceof SvcError && err.details?.['unresolved'] === true;
 }
+
+/** Follow-up work started when a worker ends (supervision, notices): tracked so a shutdown waits for it. */
+export class BackgroundTasks {
+  readonly #pending = new Set<Promise<void>>();
+
+  /** Runs `fn` in the background; a failure is handed to `onError`. */
+  run(fn: () => Promise<void>, onError: (err: unknown) => void): void {
+    const p: Promise<void> = fn()
+      .catch(onError)
+      .finally(() => this.#pending.delete(p));
+    this.#pending.add(p);
+  }
+
+  /** Resolves once nothing runs (including what started meanwhile). */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+}

@@ -43,6 +43,8 @@ export interface CursorStep {
   max: number;
   /** Clock time after which no new key is handed out. */
   deadline: number;
+  /** Checked before each key is handed out: true ends the step early. */
+  enough?: () => boolean;
   signal: AbortSignal;
   /** Must not throw: failures are the handler's to count. */
   handle(entry: PoolEntry): Promise<void>;
@@ -86,7 +88,7 @@ export class BucketCursor {
     const inflight = new Set<Promise<void>>();
     let n = 0;
     try {
-      while (!this.done && n < s.max && !s.signal.aborted && this.#clock.now() < s.deadline) {
+      while (!this.done && n < s.max && !s.signal.aborted && this.#clock.now() < s.deadline && !(s.enough?.() ?? false)) {
         if (inflight.size >= s.window) {
           await Promise.race(inflight);
           continue;

@@ -151,8 +151,8 @@ export class DataMovement {
   async close(): Promise<void> {
     this.#stopPoll?.();
     this.#stopPoll = undefined;
-    await this.#chain;
     this.#closed = true;
+    await this.#chain;
     await Promise.all([this.decommissioner.close(), this.rebalancer.close()]);
   }
 }

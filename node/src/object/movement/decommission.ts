@@ -20,7 +20,7 @@ import type { Pool } from '../pools.ts';
 import { type ConfiguredPoolMeta, isTerminal, type PoolMeta, projectPoolMeta, queuedEntry, withPoolEntries } from '../records/pool-meta.ts';
 import { SvcError } from '../../util/errors.ts';
 import { Worker } from '../worker.ts';
-import type { MovementContext } from './context.ts';
+import { BackgroundTasks, type MovementContext } from './context.ts';
 import { type DrainProgress, DrainTask } from './drain.ts';
 
 export interface DecommissionerOptions {
@@ -58,6 +58,7 @@ export class Decommissioner implements DecommissionWorker {
   readonly #o: DecommissionerOptions;
   #running: Running | undefined;
   #closed = false;
+  readonly #background = new BackgroundTasks();
 
   constructor(o: DecommissionerOptions) {
     this.#o = o;
@@ -155,15 +156,16 @@ export class Decommissioner implements DecommissionWorker {
     const running: Running = { pool, task, worker };
     this.#running = running;
     worker.start();
-    void worker
-      .done()
-      .then(async (st) => {
+    this.#background.run(
+      async () => {
+        const st = await worker.done();
         await task.close();
         if (this.#running === running) this.#running = undefined;
         // The next pool in the queue (or the pool's admission) follows from the records.
         if (!this.#closed && st.state !== 'stopped') await this.#changed();
-      })
-      .catch((err: unknown) => ctx.logger.error({ event: 'decommission_supervision_failed', pool, err }, 'decommission supervision failed'));
+      },
+      (err) => ctx.logger.error({ event: 'decommission_supervision_failed', pool, err }, 'decommission supervision failed'),
+    );
   }
 
   async #stopRunning(): Promise<void> {
@@ -178,5 +180,6 @@ export class Decommissioner implements DecommissionWorker {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#stopRunning();
+    await this.#background.idle();
   }
 }

@@ -265,7 +265,7 @@ export class DrainTask implements WorkerTask<DrainProgress> {
     const e = Math.max(1, this.#o.entryConcurrency);
     const deadline = this.#o.ctx.clock.now() + STEP_MS;
     await Promise.all(
-      round.active.map((c) => c.step({ window: e, max: e * 16, deadline, signal, handle: (entry) => this.#handle(round, c.bucket, entry, signal) })),
+      round.active.map((c) => c.step({ window: e, max: e * 8, deadline, signal, handle: (entry) => this.#handle(round, c.bucket, entry, signal) })),
     );
     for (const c of round.active.filter((x) => x.done)) {
       if (!round.sweep) {

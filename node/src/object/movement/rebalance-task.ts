@@ -22,7 +22,7 @@ import { BucketCursor, type PoolEntry } from './cursor.ts';
 import { fillOf, STOP_MARGIN } from './rebalance-plan.ts';
 import { TargetChooser } from './targets.ts';
 
-const STEP_MS = 2_000;
+const STEP_MS = 1_000;
 const WINDOW = 4;
 
 export interface RebalanceTaskOptions {
@@ -34,6 +34,8 @@ export interface RebalanceTaskOptions {
   readonly target: number;
   /** Attempts per key (`SVC_REBALANCE_MAX_ATTEMPTS`). */
   readonly attempts: number;
+  /** Usable bytes the pool held in use when the rebalance started. */
+  readonly initUsed: number;
 }
 
 export interface RebalanceTaskProgress {
@@ -47,6 +49,13 @@ export interface RebalanceTaskProgress {
 }
 
 type Outcome = { state: 'completed'; note: string | null };
+
+/** Object bytes of every version a key holds, as the walk saw them (the drive with the longest journal). */
+function bytesOf(e: PoolEntry): number {
+  let best = 0;
+  for (const m of e.metas) if (m.ok) best = Math.max(best, m.versions.reduce((a, v) => a + v.size, 0));
+  return best;
+}
 
 export class RebalanceTask implements WorkerTask<RebalanceTaskProgress> {
   readonly name: string;
@@ -170,7 +179,11 @@ export class RebalanceTask implements WorkerTask<RebalanceTaskProgress> {
       return 'busy';
     }
     const cap = await poolCapacity(this.#o.pool);
-    this.#fill = fillOf(cap);
+    // The file system frees a moved object's space a little later (its
+    // data goes through the drive's trash): the fill is what it measures,
+    // or what the start's measure minus the bytes moved says, if lower.
+    const counted = cap.usableTotal > 0 ? Math.max(0, this.#o.initUsed - this.#bytes) / cap.usableTotal : 0;
+    this.#fill = Math.min(fillOf(cap), counted);
     if (this.#fill <= this.#o.target + STOP_MARGIN) {
       this.#outcome = { state: 'completed', note: null };
       return 'done';
@@ -187,7 +200,21 @@ export class RebalanceTask implements WorkerTask<RebalanceTaskProgress> {
       this.#cursor = new BucketCursor(this.#o.pool, bucket, this.#o.ctx.clock);
     }
     const c = this.#cursor;
-    await c.step({ window: WINDOW, max: WINDOW * 16, deadline: this.#o.ctx.clock.now() + STEP_MS, signal, handle: (entry) => this.#handle(c.bucket, entry, signal) });
+    // Bytes still to give away: the step ends once as many were moved, so the pool does not overshoot the target.
+    const excess = (this.#fill - this.#o.target - STOP_MARGIN / 2) * cap.usableTotal;
+    // Counted when handed out (keys in flight included), from the journals the walk read.
+    let handedOut = 0;
+    await c.step({
+      window: WINDOW,
+      max: WINDOW * 4,
+      deadline: this.#o.ctx.clock.now() + STEP_MS,
+      signal,
+      enough: () => handedOut >= excess,
+      handle: (entry) => {
+        handedOut += bytesOf(entry);
+        return this.#handle(c.bucket, entry, signal);
+      },
+    });
     if (c.done) {
       this.#remaining.shift();
       this.#cursor = undefined;

@@ -28,7 +28,7 @@ import type { RebalanceWorker } from '../admin/services.ts';
 import { projectPoolMeta } from '../records/pool-meta.ts';
 import { type RebalanceMeta, rebalanceRunning } from '../records/rebalance-meta.ts';
 import { Worker } from '../worker.ts';
-import { errorMessage, type MovementContext, type MovementNotice } from './context.ts';
+import { BackgroundTasks, errorMessage, type MovementContext, type MovementNotice } from './context.ts';
 import { planRebalance, targetFill } from './rebalance-plan.ts';
 import { RebalanceTask, type RebalanceTaskProgress } from './rebalance-task.ts';
 
@@ -61,6 +61,7 @@ export class Rebalancer implements RebalanceWorker {
   readonly #o: RebalancerOptions;
   readonly #running = new Map<number, Running>();
   #closed = false;
+  readonly #background = new BackgroundTasks();
 
   constructor(o: RebalancerOptions) {
     this.#o = o;
@@ -172,19 +173,20 @@ export class Rebalancer implements RebalanceWorker {
       const i = this.#cmdlines.indexOf(e.cmdline);
       if (i < 0 || !e.participating || e.state !== 'started' || e.stopping || !this.#o.leads(i) || this.#running.has(i)) continue;
       const pool = ctx.layer.movement.pools.list[i]!;
-      const task = new RebalanceTask({ ctx, pool, id, target, attempts: this.#o.attempts });
+      const task = new RebalanceTask({ ctx, pool, id, target, attempts: this.#o.attempts, initUsed: Math.max(0, e.initCapacity - e.initFreeSpace) });
       const worker = new Worker(task, { clock: ctx.clock, logger: ctx.logger, persistEveryMs: this.#o.persistEveryMs ?? 2_000 });
       const running: Running = { id, pool: i, task, worker };
       this.#running.set(i, running);
       worker.start();
-      void worker
-        .done()
-        .then(async () => {
+      this.#background.run(
+        async () => {
+          await worker.done();
           await task.close();
           if (this.#running.get(i) === running) this.#running.delete(i);
           if (!this.#closed) await this.#ended(id);
-        })
-        .catch((err: unknown) => ctx.logger.error({ event: 'rebalance_supervision_failed', pool: i, err }, 'rebalance supervision failed'));
+        },
+        (err) => ctx.logger.error({ event: 'rebalance_supervision_failed', pool: i, err }, 'rebalance supervision failed'),
+      );
     }
   }
 
@@ -253,5 +255,6 @@ export class Rebalancer implements RebalanceWorker {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#stopLocal(undefined);
+    await this.#background.idle();
   }
 }
