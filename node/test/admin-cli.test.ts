@@ -119,17 +119,23 @@ describe('svc admin client (real binary)', () => {
     const json = await svc(['pool', 'status', 'lab', '7', '--by-id', '--json']);
     expect(json.code).toBe(1);
     expect((JSON.parse(json.out) as { Code: string }).Code).toBe('InvalidArgument');
-    const start = await svc(['decommission', 'start', 'lab', '1', '--by-id']);
+    const start = await svc(['decommission', 'start', 'lab', '0,1', '--by-id']);
     expect(start.code).toBe(1);
-    expect(start.err).toMatch(/NotImplemented|insufficient target pool capacity/);
-    expect(start.err).toContain('nothing was changed');
+    expect(start.err).toContain('XSvcDecommissionNotAllowed: decommissioning every pool is not allowed: at least one active pool must remain');
     const cancel = await svc(['decommission', 'cancel', 'lab', s.pools[1]]);
     expect(cancel.code).toBe(1);
     expect(cancel.err).toContain('nothing to cancel');
     const clear = await svc(['decommission', 'clear', 'lab', s.pools[1], '--json']);
     expect(clear.code).toBe(0);
     expect(JSON.parse(clear.out)).toMatchObject({ status: 'success' });
-    expect((await svc(['rebalance', 'start', 'lab'])).code).toBe(1);
+    // Both pools equally full (one disk): the rebalance completes at once, having moved nothing, and says so.
+    const reb = await svc(['rebalance', 'start', 'lab']);
+    expect(reb.code, reb.err).toBe(0);
+    expect(reb.out).toMatch(/^Rebalance [0-9a-f-]{36} started/);
+    const rebStatus = await svc(['rebalance', 'status', 'lab']);
+    expect(rebStatus.out).toContain('completed');
+    expect(rebStatus.out).toContain('nothing to move');
+    expect((await svc(['rebalance', 'start', 'lab', 'extra'])).code).toBe(2);
     expect((await svc(['rebalance', 'stop', 'lab'])).code).toBe(0);
     const heal = await svc(['heal', 'start', 'lab', '--bucket', 'photos', '--scan-mode', 'deep', '--dry-run']);
     expect(heal.code).toBe(1);

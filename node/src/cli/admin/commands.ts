@@ -244,16 +244,19 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
         const { client, rest } = cli(args);
         if (rest.length > 1) throw new UsageError('decommission status takes at most one pool');
         const query = poolQuery(rest[0], o.byId);
-        let last: { at: number; bytes: Map<number, number> } | undefined;
+        let last: { at: number; moved: Map<number, { bytes: number; objects: number }> } | undefined;
         const frame = async () => {
           const r = await client.json<DecommissionStatusReport>('GET', 'v3/decommission/status', query);
           const now = Date.now();
-          const rates: Record<number, number> = {};
-          const bytes = new Map(r.value.pools.map((p) => [p.id, p.decommissionInfo.bytesDecommissioned]));
+          const rates: Record<number, { bytes: number; objects: number }> = {};
+          const moved = new Map(r.value.pools.map((p) => [p.id, { bytes: p.decommissionInfo.bytesDecommissioned, objects: p.decommissionInfo.objectsDecommissioned }]));
           if (last !== undefined && now > last.at) {
-            for (const [id, b] of bytes) rates[id] = ((b - (last.bytes.get(id) ?? b)) * 1000) / (now - last.at);
+            for (const [id, m] of moved) {
+              const prev = last.moved.get(id) ?? m;
+              rates[id] = { bytes: ((m.bytes - prev.bytes) * 1000) / (now - last.at), objects: ((m.objects - prev.objects) * 1000) / (now - last.at) };
+            }
           }
-          last = { at: now, bytes };
+          last = { at: now, moved };
           return {
             text: o.json ? r.raw : decommissionView(r.value, rates as DrainRates),
             done: !r.value.pools.some((p) => p.status === 'queued' || p.status === 'running'),

@@ -51,36 +51,50 @@ function drainTotal(p: DecommissionStatusReport['pools'][number]): number {
   return Math.max(0, p.decommissionInfo.totalSize - p.decommissionInfo.startSize);
 }
 
+/** Rates measured between two `--watch` frames, per pool id. */
 export interface DrainRates {
-  /** Bytes per second per pool id, measured between two watch frames. */
-  readonly [pool: number]: number | undefined;
+  readonly [pool: number]: { readonly bytes: number; readonly objects: number } | undefined;
 }
 
+/**
+ * One row per pool: state, progress, objects and bytes moved, failures, the
+ * rate (between two watch frames, else the average since the drain began),
+ * objects per second, and the ETA from the bytes left at that rate.
+ */
 export function decommissionView(r: DecommissionStatusReport, rates: DrainRates = {}): string {
   const rows = r.pools.map((p) => {
     const d = p.decommissionInfo;
     const total = drainTotal(p);
-    const fraction = p.status === 'complete' ? 1 : total > 0 ? d.bytesDecommissioned / total : 0;
-    const rate = rates[p.id];
-    const eta = rate !== undefined && rate > 0 && p.status === 'running' ? formatDuration(((total - d.bytesDecommissioned) / rate) * 1000) : '-';
+    const fraction = p.status === 'complete' ? 1 : total > 0 ? Math.min(1, d.bytesDecommissioned / total) : 0;
+    const measured = rates[p.id];
+    const average = d.elapsedSeconds > 0 ? { bytes: d.bytesDecommissioned / d.elapsedSeconds, objects: d.objectsDecommissioned / d.elapsedSeconds } : undefined;
+    // Progress is persisted every few seconds: two frames may see the same record.
+    const rate = p.status === 'running' && measured !== undefined && measured.bytes > 0 ? measured : average;
+    const eta = rate !== undefined && rate.bytes > 0 && p.status === 'running' ? formatDuration((Math.max(0, total - d.bytesDecommissioned) / rate.bytes) * 1000) : '-';
+    const state = d.waitingReason !== null && p.status === 'running' ? `running (${d.waitingReason})` : p.status;
     return [
       p.id,
       p.cmdline,
-      p.status,
+      state,
       p.status === 'none' ? '-' : progressBar(fraction, 16),
       d.objectsDecommissioned,
       formatBytes(d.bytesDecommissioned),
       d.objectsDecommissionedFailed > 0 ? `${d.objectsDecommissionedFailed} (${formatBytes(d.bytesDecommissionedFailed)})` : '0',
-      rate !== undefined ? formatRate(rate) : '-',
+      rate !== undefined ? formatRate(rate.bytes) : '-',
+      rate !== undefined ? `${rate.objects.toFixed(rate.objects >= 10 ? 0 : 1)}/s` : '-',
       eta,
       formatTime(d.startTime),
     ];
   });
-  return table(
-    ['ID', 'POOL', 'STATUS', 'PROGRESS', 'OBJECTS', 'MOVED', 'FAILED', 'RATE', 'ETA', 'STARTED'],
-    rows,
-    ['right', 'left', 'left', 'left', 'right', 'right', 'right', 'right', 'right', 'left'],
-  );
+  const notes = r.pools.filter((p) => p.decommissionInfo.lastError !== null).map((p) => `pool ${p.id}: ${p.decommissionInfo.lastError}`);
+  return [
+    table(
+      ['ID', 'POOL', 'STATUS', 'PROGRESS', 'OBJECTS', 'MOVED', 'FAILED', 'RATE', 'OBJ/S', 'ETA', 'STARTED'],
+      rows,
+      ['right', 'left', 'left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'left'],
+    ),
+    ...notes,
+  ].join('\n');
 }
 
 export function rebalanceView(r: RebalanceStatus): string {

@@ -91,7 +91,7 @@ export function poolRebalanceName(e: RebalancePoolEntry | undefined): PoolRebala
 }
 
 /** `decommissionInfo`, always an object; sizes are the live measurement (as MinIO's Status fills them). */
-export function decommissionInfoOf(d: DecommissionEntry | null, cap: { usableTotal: number; usableFree: number }, workerAvailable: boolean): DecommissionInfo {
+export function decommissionInfoOf(d: DecommissionEntry | null, cap: { usableTotal: number; usableFree: number }, workerAvailable: boolean, now = 0): DecommissionInfo {
   const stage = decommissionStatusName(d);
   return {
     startTime: d === null ? ZERO_TIME : rfc3339(d.startTime),
@@ -114,6 +114,7 @@ export function decommissionInfoOf(d: DecommissionEntry | null, cap: { usableTot
     stage,
     waitingReason: d?.state === 'queued' ? 'queued' : d?.state === 'active' && !workerAvailable ? 'waiting_for_worker' : null,
     lastError: d?.lastError ?? null,
+    elapsedSeconds: d === null || d.startTime <= 0 ? 0 : Math.max(0, Math.round(((d.endTime > 0 ? d.endTime : now) - d.startTime) / 1000)),
   };
 }
 
@@ -158,6 +159,7 @@ export function poolStatusOf(
   cap: PoolCapacity | undefined,
   rebalance: RebalancePoolEntry | undefined,
   workerAvailable: boolean,
+  now = 0,
 ): PoolStatus {
   const usableTotal = cap?.usableTotal ?? 0;
   const usableFree = cap?.usableFree ?? 0;
@@ -166,7 +168,7 @@ export function poolStatusOf(
     id: desc.id,
     cmdline: desc.cmdline,
     lastUpdate: rfc3339(meta.lastUpdate),
-    decommissionInfo: decommissionInfoOf(meta.decommission, { usableTotal, usableFree }, workerAvailable),
+    decommissionInfo: decommissionInfoOf(meta.decommission, { usableTotal, usableFree }, workerAvailable, now),
     totalSize: usableTotal,
     currentSize: usableFree,
     usedSize: used,
@@ -312,6 +314,7 @@ export class DataMovementAdmin implements PoolAdmin {
         s.caps[p.id],
         s.rebalance?.pools.find((r) => r.cmdline === p.cmdline),
         worker,
+        this.#o.clock.now(),
       ),
     );
   }

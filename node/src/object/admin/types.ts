@@ -63,6 +63,8 @@ export interface DecommissionInfo {
   waitingReason: 'queued' | 'waiting_for_worker' | null;
   // svc
   lastError: string | null;
+  /** Seconds the drain has been moving data (to its end once terminal); 0 before it starts (madmin v4's `elapsedSeconds`). */
+  elapsedSeconds: number;
 }
 
 /** madmin `PoolStatus` plus the RustFS and svc extras (top level). */

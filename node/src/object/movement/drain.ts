@@ -320,6 +320,8 @@ export class DrainTask implements WorkerTask<DrainProgress> {
     }
     if (now - this.#waitSince >= (this.#o.uploadGraceMs ?? 15 * 60_000)) return this.#finish({ state: 'failed', error: why, unresolved: 0 });
     this.#phase = phase;
+    // Shown in the status while it waits.
+    this.#lastError = `waiting: ${why}`;
     return 'idle';
   }
 
