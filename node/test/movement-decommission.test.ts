@@ -266,3 +266,27 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
     ]);
   });
 });
+
+describe.skipIf(!enabled)('decommission restart (in process)', () => {
+  it('a restarted node resumes the active drain it leads; terminal entries are skipped', async () => {
+    fx = await twoSmallPools(48 * MiB);
+    const layer = fx.layer;
+    layer.setPoolAdmission(1, false, 'setup');
+    for (let i = 0; i < 120; i++) await put(layer, 'b', `k${String(i).padStart(3, '0')}`, bytes(3000, i));
+    layer.setPoolAdmission(1, true);
+    const before = await snapshotBucket(layer, 'b');
+    const cmdlines = cmdlinesOf(fx);
+    dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
+    await dm.start();
+    await dm.decommission.start([0]);
+    await waitForEntry(layer, cmdlines[0]!, (e) => (e?.objectsDecommissioned ?? 0) >= 10);
+    await dm.close();
+    const paused = await waitForEntry(layer, cmdlines[0]!, () => true);
+    expect(paused?.state).toBe('active');
+    dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
+    await dm.start();
+    expect(dm.decommissioner.running?.pool).toBe(0);
+    expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed')).toMatchObject({ objectsDecommissionedFailed: 0 });
+    expect(await snapshotBucket(layer, 'b')).toEqual(before);
+  });
+});

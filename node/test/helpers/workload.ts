@@ -52,6 +52,22 @@ async function bodyMd5(body: AsyncIterable<Uint8Array> | undefined): Promise<{ m
   return { md5: h.digest('hex'), size };
 }
 
+/** Runs `fn` over `items` with at most `limit` at once. */
+async function eachLimit<T>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+/** A refused write abandoned because the workload is pausing (it was not applied). */
+class GaveUp extends Error {}
+
 export class Workload {
   readonly ver = new Map<string, Version[]>();
   readonly plain = new Map<string, { md5: string; size: number }>();
@@ -78,13 +94,19 @@ export class Workload {
     return cs[i % cs.length]!;
   }
 
-  /** Retries `fn` while the failure is retryable (counts SlowDown). */
+  /**
+   * Retries `fn` while the failure is retryable (counts SlowDown). While
+   * pausing, a write the server refused (`SlowDown`: nothing applied) is
+   * given up rather than retried, so nothing is left in doubt.
+   */
   async #ack<T>(fn: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await fn();
       } catch (err) {
-        if (err instanceof S3ServiceException && err.name === 'SlowDown') this.slowDowns++;
+        const slow = err instanceof S3ServiceException && err.name === 'SlowDown';
+        if (slow) this.slowDowns++;
+        if (slow && this.#paused) throw new GaveUp();
         if (!retryable(err) || attempt > 600) throw err;
         await new Promise((r) => setTimeout(r, 50 + Math.min(attempt, 10) * 20));
       }
@@ -132,11 +154,15 @@ export class Workload {
 
   /** Objects readers can rely on: `stable/<n>` in `plain`, never written again. */
   async seedStable(n: number, size: (i: number) => number): Promise<void> {
-    for (let i = 0; i < n; i++) {
-      const key = `stable/${String(i).padStart(4, '0')}`;
-      await this.putPlain(this.#client(i), key, size(i));
-      this.stable.set(key, this.plain.get(key)!);
-    }
+    await eachLimit(
+      Array.from({ length: n }, (_, i) => i),
+      8,
+      async (i) => {
+        const key = `stable/${String(i).padStart(4, '0')}`;
+        await this.putPlain(this.#client(i), key, size(i));
+        this.stable.set(key, this.plain.get(key)!);
+      },
+    );
   }
 
   /** Starts `writers` writer loops (writer w owns keys `w<w>-*`) and `readers` reader loops. */
@@ -177,7 +203,7 @@ export class Workload {
             await this.dropVersion(c, vk);
         }
       } catch (err) {
-        this.errors.push(`writer ${w}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+        if (!(err instanceof GaveUp)) this.errors.push(`writer ${w}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
       } finally {
         this.#busy.delete(w);
       }
@@ -276,16 +302,19 @@ export class Workload {
       if ([...want].sort().join() !== [...got].sort().join()) out.push(`ver/${key}: versions ${JSON.stringify(got)} != acknowledged ${JSON.stringify(want)}`);
       else if (want.length > 0 && (latest.length !== 1 || latest[0] !== want[0])) out.push(`ver/${key}: latest ${JSON.stringify(latest)} != acknowledged ${want[0]}`);
       if (new Set(got).size !== got.length) out.push(`ver/${key}: a version is listed twice`);
-      for (const v of this.ver.get(key) ?? []) {
-        if (v.deleteMarker) continue;
-        try {
-          const r = await c.send(new GetObjectCommand({ Bucket: 'ver', Key: key, VersionId: v.versionId }));
-          const b = await bodyMd5(r.Body as AsyncIterable<Uint8Array>);
-          if (b.md5 !== v.md5 || b.size !== v.size) out.push(`ver/${key}@${v.versionId}: different bytes`);
-        } catch (err) {
-          out.push(`ver/${key}@${v.versionId}: ${err instanceof Error ? err.name : String(err)}`);
-        }
-      }
+      await eachLimit(
+        (this.ver.get(key) ?? []).filter((v) => !v.deleteMarker),
+        8,
+        async (v) => {
+          try {
+            const r = await c.send(new GetObjectCommand({ Bucket: 'ver', Key: key, VersionId: v.versionId }));
+            const b = await bodyMd5(r.Body as AsyncIterable<Uint8Array>);
+            if (b.md5 !== v.md5 || b.size !== v.size) out.push(`ver/${key}@${v.versionId}: different bytes`);
+          } catch (err) {
+            out.push(`ver/${key}@${v.versionId}: ${err instanceof Error ? err.name : String(err)}`);
+          }
+        },
+      );
     }
     const listed = new Set<string>();
     let ContinuationMarker: string | undefined;
@@ -299,11 +328,11 @@ export class Workload {
       if (!page.IsTruncated) break;
       ContinuationMarker = page.NextKeyMarker;
     }
-    for (const key of new Set([...listed, ...this.plain.keys()])) {
+    await eachLimit([...new Set([...listed, ...this.plain.keys()])], 8, async (key) => {
       const want = this.plain.get(key);
       if (want === undefined) {
         out.push(`plain/${key}: present, but was deleted`);
-        continue;
+        return;
       }
       try {
         const r = await c.send(new GetObjectCommand({ Bucket: 'plain', Key: key }));
@@ -312,7 +341,8 @@ export class Workload {
       } catch (err) {
         out.push(`plain/${key}: ${err instanceof Error ? err.name : String(err)}`);
       }
-    }
+    });
+    out.sort();
     return out;
   }
 }

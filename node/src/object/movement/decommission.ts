@@ -90,7 +90,8 @@ export class Decommissioner implements DecommissionWorker {
       const names = buckets.map((b) => b.name);
       return withPoolEntries(
         meta,
-        pools.map((i) => ({ id: i, cmdline: this.#pool(i).cmdline, lastUpdate: now, decommission: queuedEntry(now, caps[i]?.usableTotal ?? 0, caps[i]?.usableFree ?? 0, names) })),
+        // The batch drains in the order it was given: queue time breaks the tie.
+        pools.map((i, n) => ({ id: i, cmdline: this.#pool(i).cmdline, lastUpdate: now, decommission: queuedEntry(now + n, caps[i]?.usableTotal ?? 0, caps[i]?.usableFree ?? 0, names) })),
       );
     });
     ctx.logger.info({ event: 'decommission_queued', pools, cmdlines: pools.map((i) => this.#cmdlines[i]) }, `decommission queued for pool(s) ${pools.join(', ')}`);

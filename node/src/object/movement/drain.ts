@@ -165,7 +165,9 @@ export class DrainTask implements WorkerTask<DrainProgress> {
     const [cap, buckets] = await Promise.all([poolCapacity(pool), ctx.layer.listBuckets()]);
     const names = buckets.map((b) => b.name);
     const now = ctx.clock.now();
+    let resumed = false;
     const e = await this.#update((cur) => {
+      resumed = cur.state === 'active';
       if (cur.state === 'queued') {
         return { ...cur, state: 'active', startTime: now, startSize: cap.usableFree, totalSize: cap.usableTotal, currentSize: cap.usableFree, queuedBuckets: names, decommissionedBuckets: [], lastError: null, unresolvedEntries: 0 };
       }
@@ -181,7 +183,7 @@ export class DrainTask implements WorkerTask<DrainProgress> {
     this.#queued = [...e.queuedBuckets];
     this.#done = [...e.decommissionedBuckets];
     this.#lastError = e.lastError;
-    ctx.logger.info({ event: 'decommission_active', pool: pool.index, cmdline: pool.cmdline, buckets: this.#queued.length, resumed: e.objectsDecommissioned > 0 || e.decommissionedBuckets.length > 0 }, `decommission of pool ${pool.index} is moving data`);
+    ctx.logger.info({ event: 'decommission_active', pool: pool.index, cmdline: pool.cmdline, buckets: this.#queued.length, resumed }, `decommission of pool ${pool.index} is moving data`);
     this.#phase = 'walking';
     this.#round = this.#newRound(false, this.#queued);
   }
