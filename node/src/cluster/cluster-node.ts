@@ -34,6 +34,7 @@
  *   digest; everyone else waits until the leader's formats appear;
  * - remote drives and a distributed namespace locker for the object layer.
  */
+import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
@@ -233,7 +234,8 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   peers.start();
   // One quorum locker over every node: (bucket, object) locks are then
   // independent of placement, which the object layer decides afterwards.
-  const locker = new DistLocker({ lockers: peers.lockersFor(allEndpoints, lockServer), owner: selfId, clock, logger });
+  // A fresh incarnation per process: lockers drop what a killed predecessor still held (lock-server.ts).
+  const locker = new DistLocker({ lockers: peers.lockersFor(allEndpoints, lockServer), owner: `${selfId}#${randomUUID().slice(0, 8)}`, clock, logger });
   const namespaceLocker = new DistNamespaceLocker({ lockerFor: () => locker, logger });
   const first = allEndpoints[0];
   const leader = first !== undefined && isLocal(first);

@@ -119,6 +119,21 @@ describe('LockServer', () => {
     expect(await s.lock({ uid: 'b', owner: 'n2', resources: ['b/x'] })).toBe(true);
     expect(s.size()).toBe(1);
   });
+
+  it("drops a restarted node's earlier grants when its new incarnation asks, and only those", async () => {
+    const s = new LockServer({ clock: new ManualClock(1_000), logger: silentLogger });
+    expect(await s.lock({ uid: 'old-w', owner: 'n1:9000#aaaa', resources: ['b/x'] })).toBe(true);
+    expect(await s.rlock({ uid: 'old-r', owner: 'n1:9000#aaaa', resources: ['b/y'] })).toBe(true);
+    expect(await s.rlock({ uid: 'other', owner: 'n2:9000#cccc', resources: ['b/y'] })).toBe(true);
+    // The same incarnation, or another node, changes nothing.
+    expect(await s.lock({ uid: 'x', owner: 'n1:9000#aaaa', resources: ['b/x'] })).toBe(false);
+    expect(await s.lock({ uid: 'x', owner: 'n2:9000#cccc', resources: ['b/x'] })).toBe(false);
+    // n1 restarted: its first request frees what the killed process held.
+    expect(await s.lock({ uid: 'new', owner: 'n1:9000#bbbb', resources: ['b/x'] })).toBe(true);
+    expect(await s.refresh({ uid: 'old-r', owner: 'n1:9000#aaaa', resources: ['b/y'] })).toBe(false);
+    expect(await s.refresh({ uid: 'other', owner: 'n2:9000#cccc', resources: ['b/y'] })).toBe(true);
+    expect(await s.lock({ uid: 'w2', owner: 'n2:9000#cccc', resources: ['b/y'] })).toBe(false);
+  });
 });
 
 describe('DistLocker over real lock servers', () => {

@@ -6,6 +6,13 @@
  * never blocks a resource for longer than that. Expiry is checked lazily on
  * every access (exact under an injected clock) and swept periodically to free
  * memory.
+ *
+ * A holder names itself `<node>#<incarnation>` (a fresh incarnation per
+ * process start). When a request arrives from a node's new incarnation,
+ * every grant its earlier incarnation still holds here is dropped at once:
+ * that process is gone (one process serves an address), so a node killed
+ * while holding locks (a decommission moving an object, a record update)
+ * does not block its own restart for the validity period.
  */
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
@@ -54,6 +61,8 @@ export class LockServer implements Locker {
   readonly #logger: Logger;
   readonly #validityMs: number;
   readonly #table = new Map<string, Entry>();
+  /** Latest incarnation seen per node (owners `<node>#<incarnation>`). */
+  readonly #incarnations = new Map<string, string>();
   #stopSweep: (() => void) | undefined;
 
   constructor(opts: { clock: Clock; logger: Logger; validityMs?: number }) {
@@ -76,8 +85,37 @@ export class LockServer implements Locker {
     return true;
   }
 
+  /** Drops the grants of `owner`'s earlier incarnations (see the module comment). */
+  #noteIncarnation(owner: string): void {
+    const i = owner.lastIndexOf('#');
+    if (i <= 0) return;
+    const node = owner.slice(0, i);
+    const incarnation = owner.slice(i + 1);
+    const known = this.#incarnations.get(node);
+    if (known === incarnation) return;
+    this.#incarnations.set(node, incarnation);
+    if (known === undefined) return;
+    let dropped = 0;
+    const stale = (o: string) => o.startsWith(`${node}#`) && o !== owner;
+    for (const [r, e] of this.#table) {
+      if (e.writer !== undefined && stale(e.writer.owner)) {
+        e.writer = undefined;
+        dropped++;
+      }
+      for (const [uid, g] of e.readers) {
+        if (stale(g.owner)) {
+          e.readers.delete(uid);
+          dropped++;
+        }
+      }
+      this.#gc(r, e);
+    }
+    if (dropped > 0) this.#logger.info({ event: 'lock_owner_restarted', node, dropped }, `${node} restarted: dropped ${dropped} lock grant(s) of its previous process`);
+  }
+
   async lock(args: LockArgs): Promise<boolean> {
     const { uid, resources, owner } = checkArgs(args);
+    this.#noteIncarnation(owner);
     const entries = resources.map((r) => this.#entry(r));
     for (const e of entries) {
       if (e.writer !== undefined && e.writer.uid !== uid) return false;
@@ -90,6 +128,7 @@ export class LockServer implements Locker {
 
   async rlock(args: LockArgs): Promise<boolean> {
     const { uid, resources, owner } = checkArgs(args);
+    this.#noteIncarnation(owner);
     const entries = resources.map((r) => this.#entry(r));
     if (entries.some((e) => e.writer !== undefined)) return false;
     const now = this.#clock.now();

@@ -28,6 +28,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3Client } from '@aws-sdk/client-s3';
 import { request } from 'undici';
+import { mountTmpfs, unmountUnder } from './tmpfs.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const NODE_BIN = join(REPO, 'node_modules/.bin/node');
@@ -78,6 +79,13 @@ export interface ClusterOptions {
    * `http://127.0.0.{1...N}:<port><shared>/d{1...M}`.
    */
   pools?: ClusterPoolSpec[] | ClusterCustomPools;
+  /**
+   * Each drive on its own tmpfs of this many bytes (node-range layouts):
+   * capacity is real and per drive, as decommission's capacity rule and
+   * rebalance's fill target need. The mounts survive node restarts (they
+   * live in the host's namespace; each node's bind mount includes them).
+   */
+  tmpfsBytes?: (pool: number) => number;
   /** Extra environment for every node. */
   env?: Record<string, string>;
   accessKey?: string;
@@ -143,7 +151,10 @@ export class TestCluster {
     }
     for (const [i, p] of c.#ranges!.entries()) {
       for (let k = p.nodes[0]; k <= p.nodes[1]; k++) {
-        for (let d = 1; d <= p.drivesPerNode; d++) await mkdir(c.drivePath(k, i, d), { recursive: true });
+        for (let d = 1; d <= p.drivesPerNode; d++) {
+          await mkdir(c.drivePath(k, i, d), { recursive: true });
+          if (opts.tmpfsBytes !== undefined) mountTmpfs(c.drivePath(k, i, d), opts.tmpfsBytes(i));
+        }
       }
     }
     return c;
@@ -218,7 +229,8 @@ export class TestCluster {
     if (this.#procs.has(k)) throw new Error(`node ${k} already running`);
     const log = createWriteStream(this.logPath(k), { flags: 'a' });
     await once(log, 'open');
-    const script = 'mount --bind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$@"';
+    // --rbind: the node's folder with the drive mounts inside it (tmpfsBytes).
+    const script = 'mount --rbind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$@"';
     const volumes = this.volumes.slice(0, this.#active);
     const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'svc-node', ...volumes], {
       cwd: REPO,
@@ -315,6 +327,7 @@ export class TestCluster {
   async close(): Promise<void> {
     for (const c of this.#clients.values()) c.destroy();
     await Promise.all([...this.#procs.keys()].map((k) => this.stop(k)));
+    unmountUnder(this.base);
     await rm(this.base, { recursive: true, force: true });
   }
 }

@@ -84,9 +84,15 @@ export class Workload {
   readonly #busy = new Set<number>();
   #seq = 0;
 
-  /** `clients()` is asked before every request (servers may be restarted between calls). */
-  constructor(clients: () => S3Client[]) {
+  readonly #paceMs: number;
+
+  /**
+   * `clients()` is asked before every request (servers may be restarted
+   * between calls); writers and readers wait `paceMs` between requests.
+   */
+  constructor(clients: () => S3Client[], opts: { paceMs?: number } = {}) {
     this.#clients = clients;
+    this.#paceMs = opts.paceMs ?? 5;
   }
 
   #client(i: number): S3Client {
@@ -208,6 +214,7 @@ export class Workload {
         this.#busy.delete(w);
       }
       n++;
+      await new Promise((r) => setTimeout(r, this.#paceMs));
     }
   }
 
@@ -246,7 +253,7 @@ export class Workload {
         if (this.#paused) continue; // the server is being killed
         this.errors.push(`reader: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
       }
-      await new Promise((res) => setTimeout(res, 5));
+      await new Promise((res) => setTimeout(res, this.#paceMs));
     }
   }
 

@@ -124,26 +124,32 @@ export class DataMovement {
 
   /**
    * Start-up: recovers the rebalance record (never resumes it), applies the
-   * records and resumes this node's decommission, waiting at most
-   * `maxWaitMs` for the records to be readable; then polls.
+   * records and resumes this node's decommission, then polls. When the
+   * records cannot be read yet (peers still starting), start-up goes on and
+   * the poll retries every second until they are applied, then every
+   * `pollMs` (nothing here may hold start-up up: the process has no
+   * listener yet to keep it alive).
    */
-  async start(maxWaitMs = 10_000): Promise<void> {
+  async start(): Promise<void> {
     const { ctx } = this.#o;
-    const end = ctx.clock.now() + maxWaitMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.refresh();
-        break;
-      } catch (err) {
-        if (ctx.clock.now() >= end) {
-          ctx.logger.warn({ event: 'data_movement_records_unreadable', err: errorMessage(err) }, 'pool.bin / rebalance.bin are not readable yet; decommission and rebalance state is applied once they are');
-          break;
-        }
-        await ctx.clock.sleep(Math.min(1_000, 100 * attempt));
-      }
+    let applied = false;
+    try {
+      await this.refresh();
+      applied = true;
+    } catch (err) {
+      ctx.logger.warn({ event: 'data_movement_records_unreadable', err: errorMessage(err) }, 'pool.bin / rebalance.bin are not readable yet; decommission and rebalance state is applied as soon as they are');
     }
-    this.#stopPoll = ctx.clock.every(this.#o.pollMs ?? 5_000, () => {
-      this.refresh().catch((err: unknown) => ctx.logger.debug({ event: 'data_movement_refresh_failed', err: errorMessage(err) }, 'data movement refresh failed'));
+    const every = Math.max(1, Math.round((this.#o.pollMs ?? 5_000) / 1_000));
+    let tick = 0;
+    this.#stopPoll = ctx.clock.every(1_000, () => {
+      if (applied && ++tick % every !== 0) return;
+      this.refresh().then(
+        () => {
+          if (!applied) ctx.logger.info({ event: 'data_movement_records_applied' }, 'decommission and rebalance state applied');
+          applied = true;
+        },
+        (err: unknown) => ctx.logger.debug({ event: 'data_movement_refresh_failed', err: errorMessage(err) }, 'data movement refresh failed'),
+      );
     });
   }
 

@@ -360,7 +360,10 @@ export class DrainTask implements WorkerTask<DrainProgress> {
         lastError: this.#lastError,
       };
       if (outcome === undefined) return next;
-      if (outcome.state === 'completed') return { ...next, state: 'completed', endTime: now, queuedBuckets: [], lastError: null, unresolvedEntries: 0 };
+      // Completed means the last sweep found the pool empty: whatever failed on the way was moved after all.
+      if (outcome.state === 'completed') {
+        return { ...next, state: 'completed', endTime: now, queuedBuckets: [], lastError: null, unresolvedEntries: 0, objectsDecommissionedFailed: 0, bytesDecommissionedFailed: 0 };
+      }
       return { ...next, state: 'failed', endTime: now, lastError: outcome.error, unresolvedEntries: outcome.unresolved };
     });
     if (outcome !== undefined && !this.#gone) {

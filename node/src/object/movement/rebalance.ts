@@ -111,7 +111,7 @@ export class Rebalancer implements RebalanceWorker {
     await ctx.records.updateRebalanceMeta((cur) =>
       cur?.id !== id
         ? undefined
-        : { ...cur, stoppedAt: now, pools: cur.pools.map((p) => (p.state === 'started' || p.stopping ? { ...p, state: 'failed', stopping: false, lastError: why } : p)) },
+        : { ...cur, pools: cur.pools.map((p) => (p.state === 'started' || p.stopping ? { ...p, state: 'failed', stopping: false, lastError: why } : p)) },
     );
     await this.notice({ kind: 'rebalance-stop', id });
     const unrolled = await this.#o.notify({ kind: 'rebalance-stop', id }, STOP_NOTICE_TIMEOUT_MS);
