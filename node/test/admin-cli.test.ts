@@ -4,14 +4,13 @@
  * targets, readable tables with units, `--json` that parses, and the exit
  * codes 0 (ok), 1 (the server said no), 2 (usage), 3 (unreachable).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PoolStatus } from '../src/object/admin/types.ts';
 import { startTwoPoolServer, type TwoPoolServer } from './helpers/admin.ts';
-import { freePort, NODE, REPO, SVC } from './svc-process.ts';
+import { type CommandRun, freePort, runSvcCommand } from './svc-process.ts';
 
 let s: TwoPoolServer;
 let home: string;
@@ -24,22 +23,8 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [SVC, ...args], { cwd: REPO, env: { PATH: process.env['PATH'] ?? '', HOME: home, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
+function svc(args: string[], env: Record<string, string> = {}): Promise<CommandRun> {
+  return runSvcCommand(args, { HOME: home, ...env });
 }
 
 describe('svc admin client (real binary)', () => {

@@ -15,7 +15,6 @@
  *   `queued`, its keys answer `SlowDown`); the capacity rule refuses a
  *   batch the remaining pool cannot hold, and a refusal changes nothing.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import {
@@ -37,7 +36,7 @@ import { objectJournals, uploadFiles } from './helpers/movement.ts';
 import { MovementServer } from './helpers/movement-server.ts';
 import { canMountTmpfs } from './helpers/tmpfs.ts';
 import { Workload } from './helpers/workload.ts';
-import { NODE, REPO, SVC } from './svc-process.ts';
+import { runSvcCommand } from './svc-process.ts';
 
 const MiB = 1024 * 1024;
 const enabled = canMountTmpfs();
@@ -58,18 +57,6 @@ async function errorName(p: Promise<unknown>): Promise<string | undefined> {
     if (err instanceof S3ServiceException) return err.name;
     throw err;
   }
-}
-
-function svcCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [SVC, ...args], { cwd: REPO, env: { PATH: process.env['PATH'] ?? '', HOME: '/tmp', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
 }
 
 /** Objects whose metadata, tags and checksums are checked after the move. */
@@ -192,7 +179,7 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     // The svc client shows progress: objects and bytes moved, rate, objects/s and (while it runs) the ETA.
     const env = { SVC_ENDPOINT: srv.url, SVC_ACCESS_KEY: srv.creds.accessKey, SVC_SECRET_KEY: srv.creds.secretKey };
     await srv.waitDecommission((r) => poolState(r, 0).decommissionInfo.objectsDecommissioned > 0 && poolState(r, 0).decommissionInfo.elapsedSeconds >= 1);
-    const cli = await svcCli(['decommission', 'status'], env);
+    const cli = await runSvcCommand(['decommission', 'status'], env);
     expect(cli.code, cli.err).toBe(0);
     for (const h of ['PROGRESS', 'OBJECTS', 'MOVED', 'FAILED', 'RATE', 'OBJ/S', 'ETA']) expect(cli.out).toContain(h);
     const row = cli.out.split('\n').find((l) => l.includes(srv.volumes[0]!))!;

@@ -95,3 +95,23 @@ export async function runSvc(args: string[], env: Record<string, string> = {}, o
     },
   };
 }
+
+/** What one run of the `svc` command printed and how it exited. */
+export interface CommandRun {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** Runs the `svc` command once to completion (the admin client, `svc ping`, …) with only PATH, HOME and `env`. */
+export function runSvcCommand(args: string[], env: Record<string, string>): Promise<CommandRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [SVC, ...args], { cwd: REPO, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
