@@ -8,7 +8,7 @@
  * that need no process restart (serial queue, cancel, clear, failed,
  * retries, refusals) on the real records.
  */
-import { rename } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { objectPath } from '../src/storage/object-path.ts';
@@ -18,7 +18,7 @@ import type { DataMovement } from '../src/object/movement/data-movement.ts';
 import { PoolRecords } from '../src/object/records/store.ts';
 import { bytes, put } from './engine-helpers.ts';
 import { codeOf } from './helpers/error-code.ts';
-import { movementOver, objectJournals, snapshotBucket, uploadFiles, waitForEntry } from './helpers/movement.ts';
+import { adminOver, movementOver, objectJournals, snapshotBucket, uploadFiles, waitForEntry } from './helpers/movement.ts';
 import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
 import { canMountTmpfs } from './helpers/tmpfs.ts';
 
@@ -143,7 +143,7 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
     for (const r of fx.roots[0]!) expect(await objectJournals(r)).toEqual([]);
   });
 
-  it('one pool at a time: a batch queues; the second starts when the first completes; every version ends on the remaining pool', async () => {
+  it('one pool at a time, in batch order; a restart skips the completed pool and resumes the active one; every version ends on the remaining pool', async () => {
     fx = await makePoolsFixture(
       [
         { drives: 2, standardParity: 1 },
@@ -151,7 +151,8 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
         { drives: 4, standardParity: 2 },
       ],
       3,
-      { tmpfsBytes: 48 * MiB },
+      // Commits on the target pool take at least 10 ms, so each drain lasts long enough to be seen active.
+      { tmpfsBytes: 48 * MiB, driveHooks: (pool: number) => (pool === 2 ? { step: (s: string) => (s === 'rename-data:start' ? new Promise<void>((r) => setTimeout(r, 10)) : undefined) } : undefined) },
     );
     const layer = fx.layer;
     await layer.makeBucket('b');
@@ -168,20 +169,37 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
     const cmdlines = cmdlinesOf(fx);
     dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
     await dm.start();
-    await dm.decommission.start([0, 1]);
+    const a = adminOver(layer, cmdlines, dm);
+    await a.startDecommission([0, 1]);
     const records = new PoolRecords(layer.sysRecords);
     // Never two active at once.
     let sawQueuedBehindActive = false;
+    let restarted = false;
     for (;;) {
       const m = (await records.readPoolMeta())!;
       const states = cmdlines.slice(0, 2).map((c) => m.pools.find((p) => p.cmdline === c)!.decommission!.state);
       expect(states.filter((s) => s === 'active').length).toBeLessThanOrEqual(1);
-      if (states[0] === 'active' && states[1] === 'queued') sawQueuedBehindActive = true;
+      if (states[0] === 'active' && states[1] === 'queued' && !sawQueuedBehindActive) {
+        sawQueuedBehindActive = true;
+        // Queued or active targets cannot be started again; a rebalance cannot start.
+        expect(await codeOf(a.startDecommission([0]))).toBe('XSvcDecommissionNotAllowed');
+        expect(await codeOf(a.startDecommission([1]))).toBe('XSvcDecommissionNotAllowed');
+        expect(await codeOf(a.startRebalance())).toBe('XSvcRebalanceNotAllowed');
+      }
+      if (states[0] === 'completed' && states[1] === 'active' && !restarted) {
+        // A restart here skips the terminal predecessor and resumes the active pool.
+        restarted = true;
+        await dm.close();
+        dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
+        await dm.start();
+        expect(dm.decommissioner.running?.pool).toBe(1);
+      }
       if (states.every((s) => s === 'completed')) break;
       expect(states.some((s) => s === 'failed' || s === 'canceled')).toBe(false);
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(sawQueuedBehindActive).toBe(true);
+    expect(restarted).toBe(true);
     expect(await snapshotBucket(layer, 'b')).toEqual(before);
     for (const p of [0, 1]) for (const r of fx.roots[p]!) expect(await objectJournals(r)).toEqual([]);
     // A completed pool cannot be decommissioned again; every pool cannot be drained.
@@ -215,9 +233,8 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
     // Retry path: a canceled entry must be cleared first.
     expect(await codeOf(dm.decommission.start([0]))).toBe('XSvcDecommissionNotAllowed');
     expect(await codeOf(dm.decommission.cancel(0))).toBe('XSvcDecommissionNotAllowed');
-    const records = new PoolRecords(layer.sysRecords);
-    await records.updatePoolMeta((m) => ({ pools: (m?.pools ?? []).map((p) => (p.cmdline === cmdlines[0] ? { ...p, decommission: null } : p)) }));
-    await dm.decommission.cleared!(0);
+    await adminOver(layer, cmdlines, dm).clearDecommission(0);
+    expect(await waitForEntry(layer, cmdlines[0]!, () => true)).toBeNull();
     expect(layer.poolAdmission()[0]).toEqual({ pool: 0, admitting: true });
     await dm.decommission.start([0]);
     expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed')).toMatchObject({ state: 'completed' });
@@ -255,10 +272,9 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
     // Failed without unresolved entries: clear first.
     expect(await codeOf(dm.decommission.start([0]))).toBe('XSvcDecommissionNotAllowed');
     for (const [d, aside] of hidden) await rename(aside, d);
-    const records = new PoolRecords(layer.sysRecords);
-    await records.updatePoolMeta((m) => ({ pools: (m?.pools ?? []).map((p) => (p.cmdline === cmdlines[0] ? { ...p, decommission: null } : p)) }));
-    await dm.decommission.cleared!(0);
-    await dm.decommission.start([0]);
+    const a = adminOver(layer, cmdlines, dm);
+    await a.clearDecommission(0);
+    await a.startDecommission([0]);
     expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed' || e?.state === 'failed')).toMatchObject({ state: 'completed', objectsDecommissionedFailed: 0 });
     expect((await snapshotBucket(layer, 'b')).map((v) => [v.key, v.size])).toEqual([
       ['hurt', 400 * 1024],
@@ -267,26 +283,41 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
   });
 });
 
-describe.skipIf(!enabled)('decommission restart (in process)', () => {
-  it('a restarted node resumes the active drain it leads; terminal entries are skipped', async () => {
-    fx = await twoSmallPools(48 * MiB);
+describe.skipIf(!enabled)('decommission: unresolved entries (in process)', () => {
+  it('a drain that meets entries no quorum decides fails with unresolved entries; a new start is the retry, without a clear', async () => {
+    // One tmpfs under every drive: capacity is real, and drives can still go offline.
+    fx = await makePoolsFixture(
+      [
+        { drives: 4, standardParity: 2 },
+        { drives: 4, standardParity: 2 },
+      ],
+      2,
+      { sharedTmpfsBytes: 128 * MiB },
+    );
     const layer = fx.layer;
+    await layer.makeBucket('b');
     layer.setPoolAdmission(1, false, 'setup');
-    for (let i = 0; i < 120; i++) await put(layer, 'b', `k${String(i).padStart(3, '0')}`, bytes(3000, i));
+    for (let i = 0; i < 6; i++) await put(layer, 'b', `k${i}`, bytes(50_000, i));
     layer.setPoolAdmission(1, true);
-    const before = await snapshotBucket(layer, 'b');
+    // k0 left on drives 0 and 3 only (K = 2); drive 3 offline: one vote, one drive that does
+    // not answer: no quorum decides whether k0 exists.
+    for (const d of [1, 2]) await rm(join(fx.roots[0]![d]!, 'b', 'k0'), { recursive: true });
+    await fx.offline(0, 3);
     const cmdlines = cmdlinesOf(fx);
-    dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
+    dm = movementOver(layer, cmdlines, { uploadGraceMs: 60_000 });
     await dm.start();
-    await dm.decommission.start([0]);
-    await waitForEntry(layer, cmdlines[0]!, (e) => (e?.objectsDecommissioned ?? 0) >= 10);
-    await dm.close();
-    const paused = await waitForEntry(layer, cmdlines[0]!, () => true);
-    expect(paused?.state).toBe('active');
-    dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
-    await dm.start();
-    expect(dm.decommissioner.running?.pool).toBe(0);
-    expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed')).toMatchObject({ objectsDecommissionedFailed: 0 });
-    expect(await snapshotBucket(layer, 'b')).toEqual(before);
+    const a = adminOver(layer, cmdlines, dm);
+    await a.startDecommission([0]);
+    // The sweep that would prove the pool empty waits for drive 3, so fail fast: the drain stops at the unresolved entry.
+    const failed = await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'failed' || e?.state === 'completed');
+    expect(failed).toMatchObject({ state: 'failed', unresolvedEntries: 1, objectsDecommissionedFailed: 1 });
+    expect(failed!.lastError).toMatch(/below read quorum/);
+    // The retry path: with unresolved entries a new start is the retry (no clear); drive 3 is back.
+    await fx.online(0, 3);
+    await a.startDecommission([0]);
+    expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed' || e?.state === 'failed')).toMatchObject({ state: 'completed', unresolvedEntries: 0 });
+    const keys = (await snapshotBucket(layer, 'b')).map((v) => v.key);
+    expect(keys).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5']);
+    for (const r of fx.roots[0]!) expect(await objectJournals(r)).toEqual([]);
   });
 });

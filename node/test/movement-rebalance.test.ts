@@ -12,16 +12,14 @@
 import { readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataMovementAdmin } from '../src/object/admin/data-movement-admin.ts';
+import type { DataMovementAdmin } from '../src/object/admin/data-movement-admin.ts';
 import type { RebalanceStatus } from '../src/object/admin/types.ts';
 import type { DataMovement } from '../src/object/movement/data-movement.ts';
 import { fillOf } from '../src/object/movement/rebalance-plan.ts';
 import { PoolRecords } from '../src/object/records/store.ts';
-import type { ServerPools } from '../src/object/server-pools.ts';
-import { systemClock } from '../src/util/clock.ts';
 import { bytes, put } from './engine-helpers.ts';
 import { codeOf } from './helpers/error-code.ts';
-import { movementOver, objectJournals, snapshotBucket } from './helpers/movement.ts';
+import { adminOver, movementOver, objectJournals, snapshotBucket } from './helpers/movement.ts';
 import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
 import { canMountTmpfs } from './helpers/tmpfs.ts';
 
@@ -62,17 +60,6 @@ async function fullAndEmpty(count: number, size: number, slowMs = 0): Promise<{ 
   return { f, cmdlines: f.roots.map((r, i) => `${f.base}/p${i}/d{0...${r.length - 1}}`) };
 }
 
-function admin(layer: ServerPools, cmdlines: string[], m: DataMovement): DataMovementAdmin {
-  return new DataMovementAdmin({
-    pools: cmdlines.map((cmdline, id) => ({ id, cmdline, ellipsis: true, setCount: 1, setDriveCount: 2, standardParity: 1, rrsParity: 1, leader: 'local' })),
-    records: new PoolRecords(layer.sysRecords),
-    capacity: () => layer.capacity(),
-    clock: systemClock,
-    decommissionWorker: () => m.decommission,
-    rebalanceWorker: () => m.rebalance,
-  });
-}
-
 async function waitStatus(a: DataMovementAdmin, done: (s: RebalanceStatus) => boolean, timeoutMs = 30_000): Promise<RebalanceStatus> {
   const end = Date.now() + timeoutMs;
   for (;;) {
@@ -99,7 +86,7 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', () => {
     const before = await snapshotBucket(layer, 'b');
     dm = movementOver(layer, cmdlines);
     await dm.start();
-    const a = admin(layer, cmdlines, dm);
+    const a = adminOver(layer, cmdlines, dm);
     const fills0 = (await layer.capacity()).map(fillOf);
     expect(fills0[0]! - fills0[1]!).toBeGreaterThan(0.3);
     const { id } = await a.startRebalance();
@@ -154,7 +141,7 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', () => {
     const before = await snapshotBucket(layer, 'b');
     dm = movementOver(layer, cmdlines);
     await dm.start();
-    const a = admin(layer, cmdlines, dm);
+    const a = adminOver(layer, cmdlines, dm);
     await a.startRebalance();
     await waitStatus(a, (s) => s.pools[0]!.progress.objects >= 5);
     await a.stopRebalance();
@@ -185,7 +172,7 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', () => {
     const journals = (await objectJournals(f.roots[1]![0]!)).length;
     dm = movementOver(layer, cmdlines);
     await dm.start();
-    const recovered = await admin(layer, cmdlines, dm).rebalanceStatus();
+    const recovered = await adminOver(layer, cmdlines, dm).rebalanceStatus();
     expect(recovered.id).toBe(id);
     expect(recovered.status).toBe('stopped');
     expect(recovered.pools[0]).toMatchObject({ status: 'Stopped', stopping: false });
@@ -209,7 +196,7 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', () => {
     }
     const attempts: number[] = [];
     dm = movementOver(layer, cmdlines, { rebalanceMaxAttempts: 2 });
-    const a = admin(layer, cmdlines, dm);
+    const a = adminOver(layer, cmdlines, dm);
     await dm.start();
     await a.startRebalance();
     const end = await waitStatus(a, (s) => s.status !== 'running');

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DataMovementAdmin } from '../../src/object/admin/data-movement-admin.ts';
 import { DataMovement, type DataMovementOptions } from '../../src/object/movement/data-movement.ts';
 import { NO_PEERS } from '../../src/object/movement/context.ts';
 import type { DecommissionEntry } from '../../src/object/records/pool-meta.ts';
@@ -116,6 +117,18 @@ export function movementOver(layer: ServerPools, cmdlines: readonly string[], ov
     persistEveryMs: 200,
     pollMs: 500,
     ...over,
+  });
+}
+
+/** The admin services (what the admin API calls) over an in-process layer and its data movement. */
+export function adminOver(layer: ServerPools, cmdlines: readonly string[], m: DataMovement): DataMovementAdmin {
+  return new DataMovementAdmin({
+    pools: cmdlines.map((cmdline, id) => ({ id, cmdline, ellipsis: true, setCount: 1, setDriveCount: 2, standardParity: 1, rrsParity: 1, leader: 'local' })),
+    records: new PoolRecords(layer.sysRecords),
+    capacity: () => layer.capacity(),
+    clock: systemClock,
+    decommissionWorker: () => m.decommission,
+    rebalanceWorker: () => m.rebalance,
   });
 }
 
