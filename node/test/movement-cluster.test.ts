@@ -117,7 +117,7 @@ describe.skipIf(!enabled)('data movement on a 4-node cluster with two pools', ()
     await c.waitReady(3, 60_000);
     w.resume();
     // The restarted leader resumes the drain by itself.
-    await until('node 3 to resume the drain', async () => (/"event":"decommission_active","pool":1,.*"resumed":true/.test(await c.logs(3)) ? true : undefined), 30_000);
+    await until('node 3 to resume the drain', async () => (/"event":"decommission_active","pool":1,.*"resumed":true/.test(await c.logs(3)) ? true : undefined), 60_000);
     const done = await until(
       'the drain to end',
       async () => {

@@ -96,7 +96,7 @@ async function snapshotAll(layer: ServerPools) {
   return { plain: await snapshotBucket(layer, 'plain'), vers: await snapshotBucket(layer, 'vers'), susp: await snapshotBucket(layer, 'susp') };
 }
 
-describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
+describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', { timeout: 180_000 }, () => {
   it('drains every kind of object exactly onto a pool of another geometry; the pool is left without object data', async () => {
     fx = await makePoolsFixture(
       [
@@ -283,7 +283,7 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', () => {
   });
 });
 
-describe.skipIf(!enabled)('decommission: unresolved entries (in process)', () => {
+describe.skipIf(!enabled)('decommission: unresolved entries (in process)', { timeout: 180_000 }, () => {
   it('a drain that meets entries no quorum decides fails with unresolved entries; a new start is the retry, without a clear', async () => {
     // One tmpfs under every drive: capacity is real, and drives can still go offline.
     fx = await makePoolsFixture(

@@ -144,7 +144,8 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     const body = new PassThrough();
     const pending = errorName(srv.s3().send(new PutObjectCommand({ Bucket: 'plain', Key: staged, Body: body, ContentLength: 64 * 1024 })));
     body.write(randomBytes(32 * 1024));
-    await new Promise((r) => setTimeout(r, 300));
+    // Let the request reach the server and pick its pool (generous: the machine may be loaded).
+    await new Promise((r) => setTimeout(r, 1_000));
 
     const start = await srv.admin({ method: 'POST', path: 'v3/pools/decommission', query: { pool: srv.volumes[0]! } });
     expect(start.status, start.body).toBe(200);
@@ -171,7 +172,7 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     s3 = srv.s3();
     s3b = srv.s3();
     // The restarted node resumes the drain by itself.
-    const resumedBy = Date.now() + 20_000;
+    const resumedBy = Date.now() + 60_000;
     while (!srv.logs().some((l) => l['event'] === 'decommission_active') && Date.now() < resumedBy) await new Promise((r) => setTimeout(r, 50));
     expect(srv.logs().find((l) => l['event'] === 'decommission_active')).toMatchObject({ pool: 0, resumed: true });
     w.resume();

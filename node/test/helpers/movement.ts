@@ -133,7 +133,7 @@ export function adminOver(layer: ServerPools, cmdlines: readonly string[], m: Da
 }
 
 /** Polls `pool.bin` until `pool`'s entry satisfies `done` (or the time is up). */
-export async function waitForEntry(layer: ServerPools, cmdline: string, done: (e: DecommissionEntry | null) => boolean, timeoutMs = 30_000): Promise<DecommissionEntry | null> {
+export async function waitForEntry(layer: ServerPools, cmdline: string, done: (e: DecommissionEntry | null) => boolean, timeoutMs = 60_000): Promise<DecommissionEntry | null> {
   const records = new PoolRecords(layer.sysRecords);
   const end = Date.now() + timeoutMs;
   for (;;) {
