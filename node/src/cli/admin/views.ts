@@ -10,6 +10,7 @@ import type {
   RebalanceStatus,
   ServerInfoMessage,
 } from '../../object/admin/types.ts';
+import { PARTICIPATE_MARGIN } from '../../object/movement/rebalance-plan.ts';
 import { formatBytes, formatDuration, formatPercent, formatRate, formatTime, keyValues, progressBar, table } from './format.ts';
 
 export function poolListView(pools: readonly PoolStatus[]): string {
@@ -119,6 +120,9 @@ export function rebalanceView(r: RebalanceStatus): string {
   const warnings = r.pools.filter((p) => p.lastError !== null || p.cleanupWarnings.count > 0);
   const notes = warnings.map((p) => `pool ${p.id}: ${p.lastError ?? ''}${p.cleanupWarnings.count > 0 ? ` ${p.cleanupWarnings.count} cleanup warning(s), last: ${p.cleanupWarnings.lastMsg}` : ''}`);
   if (r.stopPropagation.failedPeers.length > 0) notes.push(`stop not acknowledged by: ${r.stopPropagation.failedPeers.join(', ')}`);
+  if (r.id !== '' && r.pools.length > 0 && r.pools.every((p) => p.participating === false)) {
+    notes.push(`nothing to move: no pool was more than ${Math.round(PARTICIPATE_MARGIN * 100)} % above the mean fill when the rebalance started`);
+  }
   return [
     head,
     table(

@@ -6,7 +6,8 @@
  * change). A pool more than `PARTICIPATE_MARGIN` above it gives objects
  * away until it is within `STOP_MARGIN` of it; the others only receive.
  * With no pool that far above the mean there is nothing to do: the
- * rebalance completes at once, having moved nothing, and says why.
+ * rebalance completes at once, having moved nothing; every pool says
+ * `participating: false` (not an error: `lastError` stays empty).
  */
 import { usableUsed } from '../admin/data-movement-admin.ts';
 import { emptyProgress, emptyStopPropagation, type RebalanceMeta } from '../records/rebalance-meta.ts';
@@ -42,7 +43,9 @@ export function planRebalance(id: string, now: number, pools: readonly { id: num
   const mean = capSum > 0 ? usedSum / capSum : 0;
   const participating = measured.map((m) => m.total > 0 && m.fill > mean + PARTICIPATE_MARGIN);
   const any = participating.some(Boolean);
-  const note = any ? null : `nothing to move: every pool is within ${Math.round(PARTICIPATE_MARGIN * 100)} % of the mean fill (${(mean * 100).toFixed(1)} %)`;
+  // With no pool above the margin the rebalance completes at once. That is not an error:
+  // `lastError` stays empty (clients such as the operator read a non-empty one as a problem)
+  // and `participating: false` on every pool says why nothing moved.
   return {
     id,
     startedAt: now,
@@ -56,7 +59,7 @@ export function planRebalance(id: string, now: number, pools: readonly { id: num
       stopping: false,
       initFreeSpace: m.free,
       initCapacity: m.total,
-      lastError: note,
+      lastError: null,
       warningCount: 0,
       warnings: [],
       progress: emptyProgress(),
