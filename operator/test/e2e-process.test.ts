@@ -10,10 +10,9 @@
  *   decommission: true on the first pool → drain (operator killed mid-drain,
  *   resumes) → restarted without it → cleared → its StatefulSet gone
  *
- * The steps that drive the admin API need the server's pool and rebalance
- * routes; where the server does not serve them yet, those steps skip with a
- * line naming the missing routes. Needs root (mount namespaces), like the
- * node's multi-process cluster tests.
+ * The steps that drive the admin API run against the server's real pool,
+ * decommission and rebalance routes and workers. Needs root (mount
+ * namespaces), like the node's multi-process cluster tests.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -28,7 +27,7 @@ import type { FakeApiServer } from './fake-apiserver/server.ts';
 import { Clusters, CREDENTIALS, listOf, NS, startApiWithCrd } from './harness.ts';
 import { DNS_SHIM, ProcessKubelet } from './sim/process-kubelet.ts';
 import { StatefulSetSimulator } from './sim/statefulset-sim.ts';
-import { adminGaps, NODE_BIN, REPO, startSvcServer } from './svc-server.ts';
+import { NODE_BIN, REPO } from './svc-server.ts';
 
 const canUnshare = process.getuid?.() === 0;
 if (!canUnshare) console.log('skipped: operator process end-to-end needs root for mount namespaces');
@@ -42,7 +41,6 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
   let sim: StatefulSetSimulator;
   let clusters: Clusters;
   let operator: ChildProcess | undefined;
-  let gaps: Awaited<ReturnType<typeof adminGaps>> = { routes: [] };
   const objects = new Map<string, string>();
 
   const startOperator = async () => {
@@ -107,24 +105,10 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  /** Skips a step the server cannot support yet, naming what is missing. */
-  const needServer = (ctx: { skip: (m?: string) => void }, what: ('routes' | 'rebalance' | 'decommission')[]) => {
-    const reasons: string[] = [];
-    if (what.includes('routes') && gaps.routes.length) reasons.push(`admin routes not served: ${gaps.routes.join(', ')}`);
-    if (what.includes('rebalance') && gaps.rebalance) reasons.push(`rebalance/start: ${gaps.rebalance}`);
-    if (what.includes('decommission') && gaps.decommission) reasons.push(`pools/decommission: ${gaps.decommission}`);
-    if (reasons.length) {
-      console.log(`operator e2e step skipped (server side missing): ${reasons.join('; ')}`);
-      ctx.skip(reasons.join('; '));
-    }
-  };
-
   beforeAll(async () => {
     // The pods' volume mounts (/data/d0, ...) live under /data inside each pod's
     // private mount namespace; the folder must exist to mount over it.
     if (!existsSync('/data')) mkdirSync('/data');
-    const probe = await startSvcServer({ pools: 2, drives: 2 });
-    gaps = await adminGaps(probe).finally(() => probe.stop());
     base = await mkdtemp(join(tmpdir(), 'svc-operator-e2e-'));
     api = await startApiWithCrd();
     kubelet = new ProcessKubelet(api, base);
@@ -149,15 +133,13 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
     await readAll('prod-p0-1');
   }, 180_000);
 
-  it('the SvcCluster reports Ready for its generation (kubectl wait --for=condition=Ready)', async (ctx) => {
-    needServer(ctx, ['routes']);
+  it('the SvcCluster reports Ready for its generation (kubectl wait --for=condition=Ready)', async () => {
     const c = await clusters.waitReady('prod', 120_000);
     expect(c.status!.pools!.map((p) => [p.name, p.state, p.index])).toEqual([['p0', 'Active', 0]]);
     expect(getCondition(c.status!.conditions, 'Ready')!.observedGeneration).toBe(c.metadata.generation);
   }, 150_000);
 
-  it('adding a pool by editing the resource: coordinated restart of every pod, topology verified, every object reads back', async (ctx) => {
-    needServer(ctx, ['routes']);
+  it('adding a pool by editing the resource: coordinated restart of every pod, topology verified, every object reads back', async () => {
     const before = new Map(listOf(api, '', 'v1', 'pods').map((p) => [p.metadata.name, p.metadata.uid]));
     await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, pool('p1')] }));
     const c = await clusters.waitFor('prod', 'p1 Active and the operation done', (x) => x.status?.pools?.find((p) => p.name === 'p1')?.state === 'Active' && !x.status.operation, 300_000);
@@ -172,16 +154,14 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
     await readAll('prod-p0-0');
   }, 420_000);
 
-  it('after the pool add the rebalance runs to completion as the spec defines it', async (ctx) => {
-    needServer(ctx, ['routes', 'rebalance']);
+  it('after the pool add the rebalance runs to completion as the spec defines it', async () => {
     const c = await clusters.waitFor('prod', 'the rebalance recorded', (x) => x.status?.rebalance?.finishedAt !== undefined, 300_000);
     expect(c.status!.rebalance?.lastError ?? '').toBe('');
     expect(getCondition(c.status!.conditions, 'Degraded')?.status).toBe('False');
     await readAll('prod-p0-1');
   }, 320_000);
 
-  it('decommission: true on the first pool drains it; the operator killed mid-drain resumes; restart without it; cleared; StatefulSet gone', async (ctx) => {
-    needServer(ctx, ['routes', 'rebalance', 'decommission']);
+  it('decommission: true on the first pool drains it; the operator killed mid-drain resumes; restart without it; cleared; StatefulSet gone', async () => {
     await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.map((p) => (p.name === 'p0' ? { ...p, decommission: true } : p)) }));
     await clusters.waitFor('prod', 'the drain', (c) => ['StartingDecommission', 'Draining'].includes(c.status?.operation?.phase ?? ''), 120_000);
     await killOperator();

@@ -62,11 +62,9 @@ export class LeaderElector {
       retryPeriodMs: 2_000,
       now: () => new Date(),
       timers: {
-        setTimeout: (fn, ms) => {
-          const t = setTimeout(fn, ms);
-          t.unref?.();
-          return t;
-        },
+        // Not unref'd: while a standby waits for the lease this timer is all that keeps
+        // the process alive (with the probe server off nothing else does); stop() clears it.
+        setTimeout: (fn, ms) => setTimeout(fn, ms),
         clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
       },
       ...o,
