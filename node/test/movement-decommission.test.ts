@@ -92,6 +92,35 @@ async function twoSmallPools(driveBytes: number): Promise<PoolsFixture> {
   return f;
 }
 
+/**
+ * Three pools: pool 0 holds `n0` objects (`a<i>`), pool 1 `n1` (`b<i>`), pool 2
+ * (drives `lastDrives`) is empty and commits take at least 10 ms there, so each
+ * drain onto it lasts long enough to be seen active.
+ */
+async function twoFilledOneSlowEmpty(n0: number, n1: number, size: number, lastDrives: 2 | 4): Promise<PoolsFixture> {
+  const slow = { step: (s: string) => (s === 'rename-data:start' ? new Promise<void>((r) => setTimeout(r, 10)) : undefined) };
+  const f = await makePoolsFixture(
+    [
+      { drives: 2, standardParity: 1 },
+      { drives: 2, standardParity: 1 },
+      { drives: lastDrives, standardParity: lastDrives / 2 },
+    ],
+    3,
+    { tmpfsBytes: 48 * MiB, driveHooks: (pool: number) => (pool === 2 ? slow : undefined) },
+  );
+  const layer = f.layer;
+  await layer.makeBucket('b');
+  layer.setPoolAdmission(1, false, 'setup');
+  layer.setPoolAdmission(2, false, 'setup');
+  for (let i = 0; i < n0; i++) await put(layer, 'b', `a${i}`, bytes(size + i, i));
+  layer.setPoolAdmission(0, false, 'setup');
+  layer.setPoolAdmission(1, true);
+  for (let i = 0; i < n1; i++) await put(layer, 'b', `b${i}`, bytes(size + i, 100 + i));
+  layer.setPoolAdmission(0, true);
+  layer.setPoolAdmission(2, true);
+  return f;
+}
+
 async function snapshotAll(layer: ServerPools) {
   return { plain: await snapshotBucket(layer, 'plain'), vers: await snapshotBucket(layer, 'vers'), susp: await snapshotBucket(layer, 'susp') };
 }
@@ -144,27 +173,9 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', { timeout: 
   });
 
   it('one pool at a time, in batch order; a restart skips the completed pool and resumes the active one; every version ends on the remaining pool', async () => {
-    fx = await makePoolsFixture(
-      [
-        { drives: 2, standardParity: 1 },
-        { drives: 2, standardParity: 1 },
-        { drives: 4, standardParity: 2 },
-      ],
-      3,
-      // Commits on the target pool take at least 10 ms, so each drain lasts long enough to be seen active.
-      { tmpfsBytes: 48 * MiB, driveHooks: (pool: number) => (pool === 2 ? { step: (s: string) => (s === 'rename-data:start' ? new Promise<void>((r) => setTimeout(r, 10)) : undefined) } : undefined) },
-    );
-    const layer = fx.layer;
-    await layer.makeBucket('b');
     // Pool 0 and pool 1 hold data; pool 2 is empty.
-    layer.setPoolAdmission(1, false, 'setup');
-    layer.setPoolAdmission(2, false, 'setup');
-    for (let i = 0; i < 30; i++) await put(layer, 'b', `a${i}`, bytes(20_000 + i, i));
-    layer.setPoolAdmission(0, false, 'setup');
-    layer.setPoolAdmission(1, true);
-    for (let i = 0; i < 30; i++) await put(layer, 'b', `b${i}`, bytes(20_000 + i, 100 + i));
-    layer.setPoolAdmission(0, true);
-    layer.setPoolAdmission(2, true);
+    fx = await twoFilledOneSlowEmpty(30, 30, 20_000, 4);
+    const layer = fx.layer;
     const before = await snapshotBucket(layer, 'b');
     const cmdlines = cmdlinesOf(fx);
     dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
@@ -240,6 +251,32 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', { timeout: 
     expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'completed')).toMatchObject({ state: 'completed' });
     expect(await snapshotBucket(layer, 'b')).toEqual(before);
     for (const r of fx.roots[0]!) expect(await objectJournals(r)).toEqual([]);
+  });
+
+  it('cancel of a queued entry (the table does not show it): canceled without moving anything, the active drain goes on; clear reopens the pool', async () => {
+    // Pool 0's drain lasts well past the cancel.
+    fx = await twoFilledOneSlowEmpty(60, 20, 5000, 2);
+    const layer = fx.layer;
+    const before = await snapshotBucket(layer, 'b');
+    const onPool1 = await objectJournals(fx.roots[1]![0]!);
+    expect(onPool1).toHaveLength(20);
+    const cmdlines = cmdlinesOf(fx);
+    dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
+    await dm.start();
+    const a = adminOver(layer, cmdlines, dm);
+    await a.startDecommission([0, 1]);
+    expect(await waitForEntry(layer, cmdlines[1]!, () => true)).toMatchObject({ state: 'queued' });
+    await a.cancelDecommission(1);
+    expect(await waitForEntry(layer, cmdlines[1]!, () => true)).toMatchObject({ state: 'canceled', objectsDecommissioned: 0 });
+    expect(await waitForEntry(layer, cmdlines[0]!, () => true)).toMatchObject({ state: 'active' });
+    // The active pool drains to the end; the canceled one never moved a byte and stays closed.
+    expect(await waitForEntry(layer, cmdlines[0]!, (e) => e?.state !== 'active')).toMatchObject({ state: 'completed', objectsDecommissionedFailed: 0 });
+    expect(await objectJournals(fx.roots[1]![0]!)).toEqual(onPool1);
+    expect(layer.poolAdmission()[1]).toMatchObject({ admitting: false });
+    expect(await snapshotBucket(layer, 'b')).toEqual(before);
+    await a.clearDecommission(1);
+    expect(await waitForEntry(layer, cmdlines[1]!, () => true)).toBeNull();
+    expect(layer.poolAdmission()[1]).toEqual({ pool: 1, admitting: true });
   });
 
   it('a drain that cannot read an object fails and says why; after the cause is fixed, clear and start completes', async () => {
