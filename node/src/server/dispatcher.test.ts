@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConsoleHandler } from '../api/console/console-handler.ts';
 import { silentLogger } from '../util/logger.ts';
 import { createDispatcher, routeOf } from './dispatcher.ts';
 import { Readiness } from './readiness.ts';
@@ -24,27 +23,14 @@ describe('dispatcher over real HTTP', () => {
   const readiness = new Readiness();
   const dispatcher = createDispatcher({ health: readiness, healthEnabled: true, logger: silentLogger });
   let server: Server;
-  let consoleServer: Server;
   let base: string;
-  let consoleBase: string;
   beforeAll(async () => {
     server = createServer(dispatcher.handle);
-    consoleServer = createServer(
-      createConsoleHandler({
-        health: readiness,
-        version: 'test',
-        deploymentId: () => undefined,
-        pools: () => [{ index: 0, cmdline: '/d{1...4}<x>', setCount: 1, setDriveCount: 4, standardParity: 2, rrsParity: 1 }],
-      }),
-    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    await new Promise<void>((r) => consoleServer.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    consoleBase = `http://127.0.0.1:${(consoleServer.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    await new Promise((r) => consoleServer.close(r));
   });
 
   it('liveness is 200 even when not ready; readiness 503 with the JSON shape', async () => {
@@ -108,17 +94,5 @@ describe('dispatcher over real HTTP', () => {
       },
     });
     expect((await fetch(`${base}/bucket`)).status).toBe(500);
-  });
-
-  it('console: health, status page (escaped), no metrics', async () => {
-    const h = await fetch(`${consoleBase}/svc/console/health`);
-    expect(h.status).toBe(200);
-    const page = await fetch(`${consoleBase}/svc/console/`);
-    const html = await page.text();
-    expect(page.headers.get('content-type')).toContain('text/html');
-    expect(html).toContain('&quot;ready&quot;: true');
-    expect(html).toContain('/d{1...4}&lt;x&gt;');
-    expect((await fetch(`${consoleBase}/metrics`)).status).toBe(404);
-    expect((await fetch(`${consoleBase}/`, { redirect: 'manual' })).status).toBe(302);
   });
 });

@@ -19,7 +19,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createConsoleHandler } from '../api/console/console-handler.ts';
+import { type ConsoleApp, createConsoleApp } from '../api/console/console-handler.ts';
 import {
   type DriveFormatState,
   decideFormat,
@@ -274,26 +274,21 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const main = createServer({ requestTimeout: 0 }, dispatcher.handle);
   // `Expect: 100-continue` requests reach the dispatcher too; the S3 handler sends 100 only once the request is authorised
   main.on('checkContinue', dispatcher.handle);
-  const consoleServer = config.consoleEnable
-    ? createServer(
-        createConsoleHandler({
-          health: readiness,
-          version: deps.version ?? 'dev',
-          deploymentId: () => deploymentId,
-          pools: () =>
-            pools.map((p) => ({
-              index: p.index,
-              cmdline: p.cmdline,
-              setCount: p.setCount,
-              setDriveCount: p.setDriveCount,
-              standardParity: p.parity.standard,
-              rrsParity: p.parity.rrs,
-            })),
-        }),
-      )
-    : undefined;
-
   let mainAddr: AddressInfo | undefined;
+  const consoleApp: ConsoleApp | undefined = config.consoleEnable
+    ? createConsoleApp({
+        health: readiness,
+        config: config.console,
+        region: config.region,
+        clock,
+        logger: log,
+        version: deps.version ?? 'dev',
+        s3Address: () => mainAddr,
+      })
+    : undefined;
+  if (consoleApp) readiness.onChange((r) => consoleApp.readinessChanged(r.ready));
+  const consoleServer = consoleApp ? createServer({ requestTimeout: 0 }, consoleApp.handle) : undefined;
+
   let consoleAddr: AddressInfo | undefined;
   const bindListeners = async () => {
     try {
@@ -443,6 +438,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         log.error({ event: 'shutdown_services_failed', err: String(err) }, 'stopping services failed');
       }
       await Promise.all([closeServer(main, graceMs), consoleServer ? closeServer(consoleServer, graceMs) : Promise.resolve()]);
+      await consoleApp?.close();
       log.info({ event: 'shutdown_complete' }, 'shut down');
     },
   };

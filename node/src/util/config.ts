@@ -12,6 +12,7 @@
  * `topology/storage-class.ts` and run as the first start-up step.
  */
 import { parseByteSize } from './bytes.ts';
+import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './console-config.ts';
 import { SvcError } from './errors.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -81,6 +82,8 @@ export interface Config {
   readonly address: ListenAddress;
   readonly consoleAddress: ListenAddress;
   readonly consoleEnable: boolean;
+  /** The web console's settings (`util/console-config.ts`). */
+  readonly console: ConsoleConfig;
   readonly healthEndpointEnable: boolean;
   readonly erasureSetDriveCount: number | undefined;
   readonly storageClass: StorageClassConfig;
@@ -139,6 +142,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_ADDRESS', `S3/admin/RPC/health listener address (default ${DEFAULT_ADDRESS}); flag --address`],
   ['SVC_CONSOLE_ADDRESS', `console listener address (default ${DEFAULT_CONSOLE_ADDRESS}); flag --console-address`],
   ['SVC_CONSOLE_ENABLE', 'false disables the console listener (default true)'],
+  ...CONSOLE_VARIABLES,
   ['SVC_HEALTH_ENDPOINT_ENABLE', 'false disables the health probes on the S3 listener (default true)'],
   ['SVC_DOMAIN', 'comma-separated domains for virtual-host-style S3 requests (<bucket>.<domain>); path style always works'],
   ['SVC_REGION', 'region S3 clients sign for (default us-east-1)'],
@@ -404,6 +408,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     address: Object.freeze(address),
     consoleAddress: Object.freeze(consoleAddress),
     consoleEnable,
+    console: parseConsoleConfig(env),
     healthEndpointEnable: parseBool('SVC_HEALTH_ENDPOINT_ENABLE', env.SVC_HEALTH_ENDPOINT_ENABLE, true),
     domains: Object.freeze(parseDomains(env.SVC_DOMAIN)),
     region: parseRegion(env.SVC_REGION),

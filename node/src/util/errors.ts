@@ -119,6 +119,14 @@ export const ERRORS = {
   XSvcAdminNoSuchRoute: { status: 404, message: 'No such admin API route.' },
   XSvcAdminLeaderUnreachable: { status: 503, message: 'The node that leads this pool is unreachable; retry once it is back online.' },
   XSvcHealInvalidClientToken: { status: 400, message: 'Client token mismatch: no heal sequence with this token.' },
+
+  // ---- web console (api/console/)
+  XSvcConsoleSignInRequired: { status: 401, message: 'Sign in to the console first.' },
+  XSvcConsoleSessionExpired: { status: 401, message: 'Your console session has ended; sign in again.' },
+  XSvcConsoleInvalidCredentials: { status: 401, message: 'The access key or the secret key is wrong.' },
+  XSvcConsoleTooManySignIns: { status: 429, message: 'Too many failed sign-ins; wait before trying again.' },
+  XSvcConsoleCrossSiteRequest: { status: 403, message: 'The request did not come from the console page.' },
+  XSvcConsoleNoSuchRoute: { status: 404, message: 'No such console page or API route.' },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERRORS;

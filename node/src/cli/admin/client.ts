@@ -5,40 +5,16 @@
  * become the exit codes: an answer (0), the server saying no (`ServerError`,
  * exit 1), the server not reachable (`UnreachableError`, exit 3).
  */
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '../../util/smithy-sha256.ts';
 import type { Target } from './config.ts';
 
 /** Region the root credential signs for (the server's SVC_REGION; override with SVC_REGION here too). */
 export const DEFAULT_REGION = 'us-east-1';
 const TIMEOUT_MS = 30_000;
 
-/** SHA-256 / HMAC in the shape the smithy signer wants. */
-export class Sha256 {
-  readonly #secret: Uint8Array | string | undefined;
-  #h: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.#secret =
-      secret === undefined || typeof secret === 'string'
-        ? secret
-        : ArrayBuffer.isView(secret)
-          ? new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength)
-          : new Uint8Array(secret);
-    this.#h = this.#fresh();
-  }
-  #fresh(): Hash | Hmac {
-    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
-  }
-  reset(): void {
-    this.#h = this.#fresh();
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.#h.update(typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.#h.digest();
-  }
-}
+export { Sha256 };
 
 /** The server answered with an admin error. */
 export class ServerError extends Error {

@@ -1,0 +1,56 @@
+/**
+ * Signing in: access key and secret key are posted once to `api/session`,
+ * which answers with an HttpOnly session cookie; the secret is cleared from
+ * the form at once and kept nowhere in the browser.
+ */
+import type { SessionInfo } from '../../../src/api/console/wire.ts';
+import { api, ApiError } from '../api.js';
+import { announce, h } from '../dom.js';
+import { errorBox } from '../ui.js';
+
+export function renderLogin(root: HTMLElement, notice: string | undefined, onSignedIn: (s: SessionInfo) => void): void {
+  const access = h('input', { id: 'access-key', name: 'accessKey', type: 'text', autocomplete: 'username', required: true, spellcheck: 'false', autocapitalize: 'off' });
+  const secret = h('input', { id: 'secret-key', name: 'secretKey', type: 'password', autocomplete: 'current-password', required: true });
+  const submit = h('button', { type: 'submit', class: 'button button-primary', id: 'sign-in' }, 'Sign in');
+  const messages = h('div', { id: 'login-messages' }, notice ? h('p', { class: 'notice', role: 'status' }, notice) : null);
+  const form = h(
+    'form',
+    { class: 'login-form', 'aria-labelledby': 'login-title', novalidate: true },
+    h('h1', { id: 'login-title', tabindex: '-1' }, 'Sign in to svc'),
+    h('p', { class: 'subtitle' }, 'Use an access key and secret key of this cluster (the root credential or a user’s).'),
+    messages,
+    h('p', { class: 'field' }, h('label', { for: 'access-key' }, 'Access key'), access),
+    h('p', { class: 'field' }, h('label', { for: 'secret-key' }, 'Secret key'), secret),
+    h('p', null, submit),
+    h('p', { class: 'hint' }, 'The secret key is sent once over this connection and never stored by your browser; the console keeps you signed in with a session cookie.'),
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void (async () => {
+      const accessKey = access.value.trim();
+      const secretKey = secret.value;
+      if (accessKey === '' || secretKey === '') {
+        messages.replaceChildren(errorBox(new ApiError(400, 'InvalidArgument', 'Both keys are needed.', 'Enter the access key and the secret key.')));
+        (accessKey === '' ? access : secret).focus();
+        return;
+      }
+      submit.disabled = true;
+      submit.textContent = 'Signing in…';
+      try {
+        const session = await api<SessionInfo>('POST', 'session', { accessKey, secretKey });
+        secret.value = '';
+        announce(`Signed in as ${session.accessKey}`);
+        onSignedIn(session);
+      } catch (err) {
+        secret.value = '';
+        messages.replaceChildren(errorBox(err));
+        secret.focus();
+      } finally {
+        submit.disabled = false;
+        submit.textContent = 'Sign in';
+      }
+    })();
+  });
+  root.replaceChildren(h('main', { id: 'main', class: 'login' }, form));
+  access.focus();
+}

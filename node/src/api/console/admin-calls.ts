@@ -1,0 +1,58 @@
+/**
+ * The admin API routes the console's cluster pages use (docs/admin-api.md),
+ * as typed calls over the signed upstream. Answers pass through as the admin
+ * API gives them; refusals become `UpstreamError` with its code and message.
+ */
+import type {
+  ClusterSnapshot,
+  PoolStatus,
+  RebalanceStatus,
+  ReplacementRecoveryStatus,
+  RuntimeCapabilities,
+  ServerInfoMessage,
+} from '../../object/admin/types.ts';
+import { failure, send } from './call.ts';
+import { UpstreamError } from './console-errors.ts';
+import type { SessionCredentials } from './sessions.ts';
+import { encodePath, type Upstream } from './upstream.ts';
+import type { BackgroundHealView } from './wire.ts';
+
+async function call(up: Upstream, cred: SessionCredentials, method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body?: string): Promise<string> {
+  const res = await send(up, cred, {
+    method,
+    path: `/svc/admin/${path}`,
+    query,
+    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : method === 'POST' ? { body: '' } : {}),
+  });
+  if (res.status >= 300) throw await failure(res);
+  return res.body.text();
+}
+
+async function json<T>(up: Upstream, cred: SessionCredentials, method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body?: string): Promise<T> {
+  const text = await call(up, cred, method, path, query, body);
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new UpstreamError(502, 'InternalError', `the admin API answered ${path} with something that is not JSON`);
+  }
+}
+
+const byId = (pool: number) => ({ pool: String(pool), 'by-id': 'true' });
+
+export const adminCalls = {
+  snapshot: (up: Upstream, c: SessionCredentials) => json<ClusterSnapshot>(up, c, 'GET', 'v4/cluster/snapshot'),
+  capabilities: (up: Upstream, c: SessionCredentials) => json<RuntimeCapabilities>(up, c, 'GET', 'v4/runtime/capabilities'),
+  info: (up: Upstream, c: SessionCredentials) => json<ServerInfoMessage>(up, c, 'GET', 'v3/info'),
+  poolsList: (up: Upstream, c: SessionCredentials) => json<PoolStatus[]>(up, c, 'GET', 'v3/pools/list'),
+  rebalanceStatus: (up: Upstream, c: SessionCredentials) => json<RebalanceStatus>(up, c, 'GET', 'v3/rebalance/status'),
+  backgroundHeal: (up: Upstream, c: SessionCredentials) => json<BackgroundHealView>(up, c, 'POST', 'v3/background-heal/status'),
+  replacement: (up: Upstream, c: SessionCredentials) => json<ReplacementRecoveryStatus>(up, c, 'GET', 'v4/heal/replacement-recovery'),
+  decommission: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/decommission', byId(pool)).then(() => undefined),
+  cancel: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/cancel', byId(pool)).then(() => undefined),
+  clear: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/clear', byId(pool)).then(() => undefined),
+  rebalanceStart: (up: Upstream, c: SessionCredentials) => json<{ id: string }>(up, c, 'POST', 'v3/rebalance/start'),
+  rebalanceStop: (up: Upstream, c: SessionCredentials) => call(up, c, 'POST', 'v3/rebalance/stop').then(() => undefined),
+  /** Start (with `body`), status (`clientToken`) or stop (`clientToken`, `forceStop`) of a heal at bucket/prefix. */
+  heal: (up: Upstream, c: SessionCredentials, bucket: string, prefix: string, query: Record<string, string>, body?: string) =>
+    json<unknown>(up, c, 'POST', `v3/heal/${bucket === '' ? '' : encodePath(bucket, ...(prefix === '' ? [] : [prefix])).slice(1)}`, query, body),
+};

@@ -1,0 +1,464 @@
+/**
+ * The console API (`/svc/console/api/...`): one table of routes, each a
+ * method, a path pattern and a handler that calls the node's S3 or admin API
+ * with the session's keys (`s3-calls.ts`, `admin-calls.ts`) and answers JSON
+ * in the shapes of `wire.ts` (downloads stream the object).
+ *
+ * Every route but signing in needs a session; every route that changes
+ * something (POST, PUT, DELETE) also needs the session's CSRF token and a
+ * same-origin request. Those checks happen in `console-handler.ts` before a
+ * handler runs; the table says which routes are open (`auth: 'none'`).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { ClusterSnapshot, PoolStatus, RebalanceStatus, RuntimeCapabilities, ServerInfoMessage } from '../../object/admin/types.ts';
+import type { Clock } from '../../util/clock.ts';
+import type { ConsoleConfig } from '../../util/console-config.ts';
+import { SvcError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { HealthSource } from '../health/health-handler.ts';
+import { validateBucketName } from '../s3/validate.ts';
+import { adminCalls } from './admin-calls.ts';
+import { evaluateAlerts, type Observations } from './alerts.ts';
+import { capacityView, nodeHealth, nodeViews, poolViews, readinessView, rebalanceActions } from './cluster-views.ts';
+import { toConsoleError } from './console-errors.ts';
+import * as s3 from './s3-calls.ts';
+import type { Session, SessionCredentials } from './sessions.ts';
+import { encodePath, type Upstream, upstreamHeader } from './upstream.ts';
+import type {
+  BucketDetails,
+  HealCallResult,
+  HealingResponse,
+  HealStartRequest,
+  OverviewResponse,
+  PoolsResponse,
+  ShareLink,
+  ShareRequest,
+  UploadResult,
+} from './wire.ts';
+
+export interface ConsoleApiDeps {
+  readonly upstream: Upstream;
+  readonly health: HealthSource;
+  readonly observations: Observations;
+  readonly config: ConsoleConfig;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly version: string;
+  /** Port of the S3 listener (for share links when SVC_SERVER_URL is unset). */
+  readonly s3Port: () => number | undefined;
+}
+
+export interface RouteContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** The signed-in session (routes with `auth: 'none'` get none). */
+  readonly session: Session | undefined;
+  readonly deps: ConsoleApiDeps;
+  /** The browser used HTTPS; the host it used. */
+  readonly secure: boolean;
+  readonly host: string;
+}
+
+/** A handler's answer: a JSON body (200), `undefined` (204), or `STREAMED` (it wrote the response itself). */
+export const STREAMED = Symbol('streamed');
+export type RouteResult = unknown;
+
+export interface ApiRoute {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Segments after `/svc/console/api/`; `:name` captures one. */
+  readonly pattern: string;
+  readonly auth: 'session' | 'none';
+  readonly handler: (ctx: RouteContext) => Promise<RouteResult>;
+}
+
+const MAX_JSON_BODY = 64 * 1024;
+
+/** Reads a small JSON request body. */
+export async function readJson<T>(req: IncomingMessage): Promise<T> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') throw new SvcError('InvalidRequest', 'send the request as application/json');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > MAX_JSON_BODY) throw new SvcError('InvalidRequest', 'the request body is too large');
+    chunks.push(c);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+  } catch {
+    throw new SvcError('InvalidRequest', 'the request body is not valid JSON');
+  }
+}
+
+const cred = (ctx: RouteContext): SessionCredentials => ctx.session!.credentials;
+
+function bucketParam(ctx: RouteContext): string {
+  const b = ctx.params.bucket!;
+  validateBucketName(b);
+  return b;
+}
+
+function keyParam(ctx: RouteContext, name = 'key'): string {
+  const k = ctx.query.get(name) ?? '';
+  if (k === '') throw new SvcError('InvalidArgument', 'no object key given');
+  if (Buffer.byteLength(k) > 1024) throw new SvcError('KeyTooLongError', 'object keys are at most 1024 bytes');
+  return k;
+}
+
+function optional(ctx: RouteContext, name: string): string | undefined {
+  const v = ctx.query.get(name);
+  return v === null || v === '' ? undefined : v;
+}
+
+function intParam(v: string | undefined, name: string, min: number, max: number, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (!/^[0-9]{1,6}$/.test(v) || Number(v) < min || Number(v) > max) throw new SvcError('InvalidArgument', `${name} must be a whole number from ${min} to ${max}`);
+  return Number(v);
+}
+
+/** Settles every promise; a failure is kept as its message. */
+async function settle<T>(p: Promise<T>): Promise<{ value: T; error: null } | { value: undefined; error: string }> {
+  try {
+    return { value: await p, error: null };
+  } catch (err) {
+    return { value: undefined, error: toConsoleError(err).body.message };
+  }
+}
+
+// ---- cluster
+
+async function overview(ctx: RouteContext): Promise<OverviewResponse> {
+  const { upstream: up, observations: obs, clock } = ctx.deps;
+  const c = cred(ctx);
+  const [snap, caps, info, bg] = await Promise.all([
+    adminCalls.snapshot(up, c),
+    adminCalls.capabilities(up, c),
+    settle(adminCalls.info(up, c)),
+    settle(adminCalls.backgroundHeal(up, c)),
+  ]);
+  const now = clock.now();
+  const readiness = readinessView(ctx.deps.health.report('ready'));
+  obs.readiness(readiness.ready, now);
+  const nodes = nodeViews(snap, info.value as ServerInfoMessage | undefined);
+  for (const n of nodes) if (n.uptimeSeconds !== null) obs.uptime(n.id, n.uptimeSeconds, now);
+  if (bg.value !== undefined) obs.heal({ at: now, active: bg.value.healActiveTasks, queued: bg.value.healQueueLength });
+  const scanner = bg.value?.scanner;
+  const upFor = Math.min(...nodes.map((n) => (n.uptimeSeconds ?? 0) * 1000));
+  const capacity = capacityView(snap, ctx.deps.config.capacityAlert);
+  return {
+    generatedAt: new Date(now).toISOString(),
+    node: snap.node,
+    deploymentId: snap.deploymentId,
+    version: ctx.deps.version,
+    health: nodeHealth(readiness, snap),
+    readiness,
+    nodes,
+    drives: { total: snap.summary.drives, online: snap.summary.drivesOnline, offline: snap.summary.drivesOffline, healing: snap.summary.drivesHealing },
+    capacity,
+    alerts: evaluateAlerts({
+      now,
+      ready: readiness.ready,
+      notReadySince: obs.notReadySince,
+      restarts: obs.restarts,
+      uptimes: nodes.map((n) => ({ node: n.id, seconds: n.uptimeSeconds })),
+      healAvailable: caps.heal.backgroundHeal,
+      healSamples: obs.healSamples,
+      scanner:
+        caps.heal.scanner && scanner !== undefined
+          ? { available: true, lastCycleAt: /^0001/.test(scanner.lastCycleAt) ? undefined : Date.parse(scanner.lastCycleAt), runningSinceMs: Number.isFinite(upFor) ? upFor : 0 }
+          : { available: false },
+      rawUsed: capacity.rawUsed,
+      rawTotal: capacity.rawTotal,
+      capacityFraction: capacity.alertFraction,
+    }),
+    capabilities: caps,
+  };
+}
+
+async function pools(ctx: RouteContext): Promise<PoolsResponse> {
+  const { upstream: up, clock } = ctx.deps;
+  const c = cred(ctx);
+  const [snap, caps, list, rebalance] = await Promise.all([
+    adminCalls.snapshot(up, c),
+    adminCalls.capabilities(up, c),
+    settle(adminCalls.poolsList(up, c)),
+    settle(adminCalls.rebalanceStatus(up, c)),
+  ]);
+  const statuses = list.value as PoolStatus[] | undefined;
+  const reb = (rebalance.value as RebalanceStatus | undefined) ?? null;
+  return {
+    generatedAt: new Date(clock.now()).toISOString(),
+    pools: poolViews(snap as ClusterSnapshot, statuses, caps as RuntimeCapabilities, reb, clock.now()),
+    recordsError: list.error,
+    rebalance: reb,
+    rebalanceActions: rebalanceActions(caps, reb, statuses),
+    capabilities: caps,
+  };
+}
+
+function poolParam(ctx: RouteContext): number {
+  return intParam(ctx.params.pool, 'pool', 0, 9999, 0);
+}
+
+async function healing(ctx: RouteContext): Promise<HealingResponse> {
+  const { upstream: up, clock } = ctx.deps;
+  const c = cred(ctx);
+  const [caps, snap, bg, repl] = await Promise.all([
+    adminCalls.capabilities(up, c),
+    adminCalls.snapshot(up, c),
+    settle(adminCalls.backgroundHeal(up, c)),
+    settle(adminCalls.replacement(up, c)),
+  ]);
+  return {
+    generatedAt: new Date(clock.now()).toISOString(),
+    background: bg.value ?? null,
+    backgroundError: bg.error,
+    replacement: repl.value ?? null,
+    replacementError: repl.error,
+    capabilities: caps,
+    layout: snap.pools.map((p) => ({ pool: p.id, sets: p.setCount })),
+  };
+}
+
+function healTarget(body: { bucket?: unknown; prefix?: unknown }): { bucket: string; prefix: string } {
+  const bucket = typeof body.bucket === 'string' ? body.bucket.trim() : '';
+  const prefix = typeof body.prefix === 'string' ? body.prefix : '';
+  if (bucket !== '') validateBucketName(bucket);
+  if (bucket === '' && prefix !== '') throw new SvcError('InvalidArgument', 'a prefix needs a bucket');
+  return { bucket, prefix };
+}
+
+async function healStart(ctx: RouteContext): Promise<HealCallResult> {
+  const body = await readJson<Partial<HealStartRequest>>(ctx.req);
+  const { bucket, prefix } = healTarget(body);
+  const opts: Record<string, unknown> = {
+    recursive: body.recursive === true || bucket !== '',
+    dryRun: body.dryRun === true,
+    remove: body.remove === true,
+    recreate: body.recreate === true,
+    scanMode: body.deep === true ? 2 : 1,
+  };
+  if (typeof body.pool === 'number' || typeof body.set === 'number') {
+    opts.pool = body.pool;
+    opts.set = body.set;
+  }
+  const result = (await adminCalls.heal(ctx.deps.upstream, cred(ctx), bucket, prefix, {}, JSON.stringify(opts))) as { clientToken?: unknown };
+  ctx.deps.logger.info({ event: 'console_heal_start', accessKey: cred(ctx).accessKey, bucket, prefix, opts }, 'heal started from the console');
+  return { clientToken: typeof result.clientToken === 'string' ? result.clientToken : '', bucket, prefix, result };
+}
+
+async function healFollow(ctx: RouteContext, stop: boolean): Promise<HealCallResult> {
+  const body = stop ? await readJson<{ clientToken?: unknown; bucket?: unknown; prefix?: unknown }>(ctx.req) : { clientToken: ctx.query.get('clientToken'), bucket: ctx.query.get('bucket'), prefix: ctx.query.get('prefix') };
+  const token = typeof body.clientToken === 'string' ? body.clientToken : '';
+  if (token === '') throw new SvcError('InvalidArgument', 'no heal client token given');
+  const { bucket, prefix } = healTarget(body);
+  const result = await adminCalls.heal(ctx.deps.upstream, cred(ctx), bucket, prefix, { clientToken: token, ...(stop ? { forceStop: 'true' } : {}) });
+  return { clientToken: token, bucket, prefix, result };
+}
+
+// ---- buckets and objects
+
+async function bucketDetails(ctx: RouteContext): Promise<BucketDetails> {
+  const bucket = bucketParam(ctx);
+  return { name: bucket, versioning: await s3.getVersioning(ctx.deps.upstream, cred(ctx), bucket) };
+}
+
+async function createBucket(ctx: RouteContext): Promise<BucketDetails> {
+  const body = await readJson<{ name?: unknown; versioning?: unknown }>(ctx.req);
+  const name = typeof body.name === 'string' ? body.name.trim() : '';
+  validateBucketName(name);
+  await s3.createBucket(ctx.deps.upstream, cred(ctx), name);
+  if (body.versioning === true) await s3.putVersioning(ctx.deps.upstream, cred(ctx), name, true);
+  return { name, versioning: body.versioning === true ? 'Enabled' : 'Unversioned' };
+}
+
+/** Upload bodies: the browser's request stream with its declared length. */
+function uploadBody(ctx: RouteContext, signal: AbortSignal) {
+  const raw = ctx.req.headers['content-length'];
+  if (raw === undefined || !/^[0-9]+$/.test(raw)) throw new SvcError('MissingContentLength', 'the upload must declare its size (Content-Length)');
+  return { stream: ctx.req, length: Number(raw), contentType: (ctx.req.headers['content-type'] as string | undefined) || 'application/octet-stream', signal };
+}
+
+/** Aborts the upstream call when the browser goes away. */
+function clientSignal(ctx: RouteContext): AbortSignal {
+  const ac = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) ac.abort();
+  };
+  ctx.res.once('close', onClose);
+  return ac.signal;
+}
+
+async function upload(ctx: RouteContext): Promise<UploadResult> {
+  const bucket = bucketParam(ctx);
+  return s3.putObject(ctx.deps.upstream, cred(ctx), bucket, keyParam(ctx), uploadBody(ctx, clientSignal(ctx)));
+}
+
+async function uploadPart(ctx: RouteContext): Promise<{ etag: string }> {
+  const bucket = bucketParam(ctx);
+  const part = intParam(ctx.params.part, 'part', 1, 10_000, 1);
+  const etag = await s3.uploadPart(ctx.deps.upstream, cred(ctx), bucket, keyParam(ctx), ctx.params.uploadId!, part, uploadBody(ctx, clientSignal(ctx)));
+  return { etag };
+}
+
+async function completeUpload(ctx: RouteContext): Promise<UploadResult> {
+  const bucket = bucketParam(ctx);
+  const key = keyParam(ctx);
+  const body = await readJson<{ parts?: unknown }>(ctx.req);
+  const parts = Array.isArray(body.parts) ? body.parts : [];
+  const list = parts.map((p: { part?: unknown; etag?: unknown }) => {
+    if (typeof p.part !== 'number' || typeof p.etag !== 'string') throw new SvcError('InvalidArgument', 'parts must be {part, etag} pairs');
+    return { part: p.part, etag: p.etag };
+  });
+  if (list.length === 0) throw new SvcError('InvalidArgument', 'no parts to complete the upload with');
+  return s3.completeMultipart(ctx.deps.upstream, cred(ctx), bucket, key, ctx.params.uploadId!, list);
+}
+
+/** `filename*` (RFC 6266/5987) for the key's last segment, and an ASCII fallback. */
+export function attachmentDisposition(key: string): string {
+  const name = key.split('/').filter((s) => s !== '').pop() ?? 'download';
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}
+
+const PASS_HEADERS = ['content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified', 'x-amz-version-id'];
+
+async function download(ctx: RouteContext): Promise<typeof STREAMED> {
+  const bucket = bucketParam(ctx);
+  const key = keyParam(ctx);
+  const signal = clientSignal(ctx);
+  const range = typeof ctx.req.headers.range === 'string' ? ctx.req.headers.range : undefined;
+  const res = await s3.getObject(ctx.deps.upstream, cred(ctx), bucket, key, { versionId: optional(ctx, 'versionId'), range, signal });
+  const headers: Record<string, string> = {
+    // An object's bytes never run as a page of the console: always a download, sandboxed, never sniffed.
+    'content-type': upstreamHeader(res.headers, 'content-type') ?? 'application/octet-stream',
+    'content-disposition': attachmentDisposition(key),
+    'content-security-policy': "default-src 'none'; sandbox",
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-store',
+  };
+  for (const h of PASS_HEADERS) {
+    const v = upstreamHeader(res.headers, h);
+    if (v !== undefined) headers[h] = v;
+  }
+  ctx.res.writeHead(res.status, headers);
+  try {
+    await pipeline(res.body, ctx.res);
+  } catch (err) {
+    if (!signal.aborted) ctx.deps.logger.warn({ event: 'console_download_interrupted', bucket, err: String(err) }, 'console download interrupted');
+  }
+  return STREAMED;
+}
+
+const MAX_SHARE_SECONDS = 7 * 24 * 3600;
+
+async function share(ctx: RouteContext): Promise<ShareLink> {
+  const bucket = bucketParam(ctx);
+  const body = await readJson<Partial<ShareRequest>>(ctx.req);
+  const key = typeof body.key === 'string' ? body.key : '';
+  if (key === '') throw new SvcError('InvalidArgument', 'no object key given');
+  const expires = typeof body.expiresSeconds === 'number' ? Math.floor(body.expiresSeconds) : 0;
+  if (expires < 1 || expires > MAX_SHARE_SECONDS) throw new SvcError('InvalidArgument', 'a link can be valid from 1 second to 7 days');
+  const endpoint = shareOrigin(ctx);
+  const url = await ctx.deps.upstream.presign(cred(ctx), endpoint, encodePath(bucket, key), typeof body.versionId === 'string' && body.versionId !== '' ? { versionId: body.versionId } : {}, expires);
+  return { url, endpoint, expiresAt: new Date(ctx.deps.clock.now() + expires * 1000).toISOString() };
+}
+
+/** SVC_SERVER_URL, else the browser's host name with the S3 listener's port. */
+function shareOrigin(ctx: RouteContext): string {
+  if (ctx.deps.config.serverUrl !== undefined) return ctx.deps.config.serverUrl;
+  const port = ctx.deps.s3Port();
+  let hostname = 'localhost';
+  try {
+    hostname = new URL(`http://${ctx.host || 'localhost'}`).hostname;
+  } catch {
+    // a malformed Host header: fall back to localhost
+  }
+  return `${ctx.secure ? 'https' : 'http'}://${hostname}${port !== undefined ? `:${port}` : ''}`;
+}
+
+// ---- the table
+
+const up = (ctx: RouteContext) => ctx.deps.upstream;
+
+export const API_ROUTES: readonly ApiRoute[] = [
+  // session: sign-in/out are handled by the console handler itself (cookies); listed here for the table of routes
+  { method: 'GET', pattern: 'overview', auth: 'session', handler: overview },
+  { method: 'GET', pattern: 'pools', auth: 'session', handler: pools },
+  { method: 'POST', pattern: 'pools/:pool/decommission', auth: 'session', handler: async (ctx) => adminCalls.decommission(up(ctx), cred(ctx), poolParam(ctx)) },
+  { method: 'POST', pattern: 'pools/:pool/cancel', auth: 'session', handler: async (ctx) => adminCalls.cancel(up(ctx), cred(ctx), poolParam(ctx)) },
+  { method: 'POST', pattern: 'pools/:pool/clear', auth: 'session', handler: async (ctx) => adminCalls.clear(up(ctx), cred(ctx), poolParam(ctx)) },
+  { method: 'POST', pattern: 'rebalance/start', auth: 'session', handler: async (ctx) => adminCalls.rebalanceStart(up(ctx), cred(ctx)) },
+  { method: 'POST', pattern: 'rebalance/stop', auth: 'session', handler: async (ctx) => adminCalls.rebalanceStop(up(ctx), cred(ctx)) },
+  { method: 'GET', pattern: 'healing', auth: 'session', handler: healing },
+  { method: 'POST', pattern: 'heal', auth: 'session', handler: healStart },
+  { method: 'GET', pattern: 'heal/status', auth: 'session', handler: (ctx) => healFollow(ctx, false) },
+  { method: 'POST', pattern: 'heal/stop', auth: 'session', handler: (ctx) => healFollow(ctx, true) },
+  { method: 'GET', pattern: 'buckets', auth: 'session', handler: async (ctx) => s3.listBuckets(up(ctx), cred(ctx)) },
+  { method: 'POST', pattern: 'buckets', auth: 'session', handler: createBucket },
+  { method: 'GET', pattern: 'buckets/:bucket', auth: 'session', handler: bucketDetails },
+  { method: 'DELETE', pattern: 'buckets/:bucket', auth: 'session', handler: async (ctx) => s3.deleteBucket(up(ctx), cred(ctx), bucketParam(ctx)) },
+  {
+    method: 'PUT',
+    pattern: 'buckets/:bucket/versioning',
+    auth: 'session',
+    handler: async (ctx) => {
+      const bucket = bucketParam(ctx);
+      const body = await readJson<{ enabled?: unknown }>(ctx.req);
+      if (typeof body.enabled !== 'boolean') throw new SvcError('InvalidArgument', 'say {"enabled": true} or {"enabled": false}');
+      await s3.putVersioning(up(ctx), cred(ctx), bucket, body.enabled);
+      return { name: bucket, versioning: body.enabled ? 'Enabled' : 'Suspended' } satisfies BucketDetails;
+    },
+  },
+  {
+    method: 'GET',
+    pattern: 'buckets/:bucket/objects',
+    auth: 'session',
+    handler: async (ctx) =>
+      s3.listObjects(up(ctx), cred(ctx), bucketParam(ctx), { prefix: ctx.query.get('prefix') ?? '', token: ctx.query.get('token') ?? '', maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100) }),
+  },
+  { method: 'GET', pattern: 'buckets/:bucket/object', auth: 'session', handler: async (ctx) => s3.headObject(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId')) },
+  { method: 'DELETE', pattern: 'buckets/:bucket/object', auth: 'session', handler: async (ctx) => s3.deleteObject(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId')) },
+  {
+    method: 'GET',
+    pattern: 'buckets/:bucket/versions',
+    auth: 'session',
+    handler: async (ctx) =>
+      s3.listVersions(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), {
+        keyMarker: ctx.query.get('keyMarker') ?? '',
+        versionIdMarker: ctx.query.get('versionIdMarker') ?? '',
+        maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100),
+      }),
+  },
+  { method: 'GET', pattern: 'buckets/:bucket/download', auth: 'session', handler: download },
+  { method: 'PUT', pattern: 'buckets/:bucket/upload', auth: 'session', handler: upload },
+  {
+    method: 'POST',
+    pattern: 'buckets/:bucket/multipart',
+    auth: 'session',
+    handler: async (ctx) => ({ uploadId: await s3.createMultipart(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'contentType') ?? 'application/octet-stream') }),
+  },
+  { method: 'PUT', pattern: 'buckets/:bucket/multipart/:uploadId/:part', auth: 'session', handler: uploadPart },
+  { method: 'POST', pattern: 'buckets/:bucket/multipart/:uploadId/complete', auth: 'session', handler: completeUpload },
+  { method: 'DELETE', pattern: 'buckets/:bucket/multipart/:uploadId', auth: 'session', handler: async (ctx) => s3.abortMultipart(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), ctx.params.uploadId!) },
+  { method: 'POST', pattern: 'buckets/:bucket/share', auth: 'session', handler: share },
+];
+
+/** The route and captured parameters for a method and the segments after `api/`. */
+export function matchApiRoute(method: string, segments: readonly string[]): { route: ApiRoute; params: Record<string, string> } | { allowed: string[] } | undefined {
+  const allowed: string[] = [];
+  for (const r of API_ROUTES) {
+    const pat = r.pattern.split('/');
+    if (pat.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    if (!pat.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = segments[i]!), segments[i] !== '') : p === segments[i]))) continue;
+    if (r.method === method) return { route: r, params };
+    allowed.push(r.method);
+  }
+  return allowed.length > 0 ? { allowed } : undefined;
+}
+

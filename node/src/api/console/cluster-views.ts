@@ -1,0 +1,160 @@
+/**
+ * What the cluster pages show, derived from the admin API's answers and this
+ * node's readiness report: node health in one word, degraded reasons in
+ * words, capacity, each pool with its drives, its decommission progress and
+ * the actions its state allows. Pure.
+ */
+import type { ClusterSnapshot, DecommissionInfo, PoolStatus, RebalanceStatus, RuntimeCapabilities, ServerInfoMessage } from '../../object/admin/types.ts';
+import type { CapacityView, DrainProgress, NodeHealth, NodeView, PoolView, ReadinessView } from './wire.ts';
+
+/** SPEC "degradedReasons values", for people. */
+export const REASON_MEANINGS: Readonly<Record<string, string>> = {
+  storage_quorum_unavailable: 'Too many drives are offline: an erasure set lacks read quorum.',
+  iam_not_ready: 'Users and credentials are still loading.',
+  lock_quorum_unavailable: 'Too few nodes answer lock requests.',
+  kms_not_ready: 'The key-management service cannot be reached.',
+  peer_health_unavailable: 'Other nodes of the cluster do not answer health checks.',
+  cluster_health_timeout: 'The cluster health check timed out.',
+  storage_and_iam_unavailable: 'Storage quorum is missing, and users cannot load until it is back.',
+  storage_and_lock_unavailable: 'Storage quorum and lock quorum are both missing.',
+  iam_and_lock_unavailable: 'Users are not loaded and lock quorum is missing.',
+  storage_iam_and_lock_unavailable: 'Storage quorum, users and lock quorum are all missing.',
+};
+
+export interface ReadinessSource {
+  readonly ready: boolean;
+  readonly status: string;
+  readonly details: object;
+  readonly degradedReasons: readonly string[];
+  readonly pending?: string | undefined;
+}
+
+export function readinessView(r: ReadinessSource): ReadinessView {
+  const details: Record<string, { status: string; ready: boolean; detail?: string }> = {};
+  for (const [k, v] of Object.entries(r.details as Record<string, { status?: unknown; ready?: unknown; detail?: unknown }>)) {
+    details[k] = {
+      status: typeof v.status === 'string' ? v.status : 'unknown',
+      ready: v.ready === true,
+      ...(typeof v.detail === 'string' && v.detail !== '' ? { detail: v.detail } : {}),
+    };
+  }
+  return {
+    ready: r.ready,
+    status: r.status,
+    pending: r.pending ?? null,
+    degradedReasons: r.degradedReasons.map((reason) => ({ reason, meaning: REASON_MEANINGS[reason] ?? reason })),
+    details,
+  };
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** Healthy, degraded (serving with something missing) or not ready, and each problem in words. */
+export function nodeHealth(readiness: ReadinessView, snap: ClusterSnapshot | undefined): NodeHealth {
+  const problems: string[] = [];
+  if (!readiness.ready) {
+    problems.push(`Not ready${readiness.pending ? `, waiting for ${readiness.pending.replace(/_/g, ' ')}` : ''}: S3 requests are answered 503.`);
+    for (const r of readiness.degradedReasons) problems.push(r.meaning);
+  }
+  if (snap !== undefined) {
+    const offlineNodes = snap.nodes.filter((n) => n.state !== 'online');
+    if (offlineNodes.length > 0) problems.push(`${plural(offlineNodes.length, 'node')} offline: ${offlineNodes.map((n) => n.id).join(', ')}.`);
+    for (const p of snap.pools) {
+      for (const set of p.sets) {
+        const off = set.drives.filter((d) => d.state === 'offline');
+        const healing = set.drives.filter((d) => d.state === 'healing');
+        if (off.length > 0) {
+          const tolerance = set.drives.length - set.readQuorum;
+          problems.push(
+            `Pool ${p.id}, set ${set.id}: ${plural(off.length, 'drive')} offline (${off.map((d) => d.endpoint).join(', ')}); ` +
+              (set.readable ? `it can lose ${Math.max(0, tolerance - off.length)} more and still read.` : 'its objects cannot be read.'),
+          );
+        }
+        if (healing.length > 0) problems.push(`Pool ${p.id}, set ${set.id}: ${plural(healing.length, 'drive')} healing.`);
+      }
+    }
+  }
+  if (!readiness.ready) return { state: 'not-ready', summary: 'Not ready', problems };
+  if (problems.length > 0) return { state: 'degraded', summary: 'Degraded: serving, with reduced redundancy', problems };
+  return { state: 'healthy', summary: 'Healthy: every node and drive online', problems };
+}
+
+export function nodeViews(snap: ClusterSnapshot, info: ServerInfoMessage | undefined): NodeView[] {
+  return snap.nodes.map((n) => {
+    const server = info?.servers.find((s) => s.endpoint === n.id);
+    const drives = snap.pools.flatMap((p) => p.sets.flatMap((s) => s.drives.filter((d) => d.node === n.id)));
+    return {
+      id: n.id,
+      state: n.state,
+      self: n.self,
+      leaderOfPools: n.leaderOfPools,
+      drives: n.drives,
+      drivesOffline: drives.filter((d) => d.state === 'offline').length,
+      uptimeSeconds: server !== undefined && server.state === 'online' ? server.uptime : null,
+      version: server?.version || null,
+    };
+  });
+}
+
+/** Usable bytes used: raw use scaled by the pool's data share (usable ≈ raw × K / N), as `pools/list` counts it. */
+const usableUsedOf = (rawUsed: number, rawTotal: number, usableTotal: number) => (rawTotal > 0 ? Math.round((rawUsed * usableTotal) / rawTotal) : 0);
+
+export function capacityView(snap: ClusterSnapshot, alertFraction: number): CapacityView {
+  const s = snap.summary;
+  const pools = snap.pools.map((p) => ({ id: p.id, cmdline: p.cmdline, usableTotal: p.usableTotal, usableFree: p.usableFree, usableUsed: usableUsedOf(p.rawUsed, p.rawTotal, p.usableTotal) }));
+  return {
+    rawTotal: s.rawTotal,
+    rawUsed: s.rawUsed,
+    rawFree: s.rawFree,
+    usableTotal: s.usableTotal,
+    usableFree: s.usableFree,
+    usableUsed: pools.reduce((n, p) => n + p.usableUsed, 0),
+    alertFraction,
+    pools,
+  };
+}
+
+const ZERO = /^0001-01-01/;
+
+/** A running or finished drain's progress; null while the pool has none. */
+export function drainProgress(status: PoolStatus, now: number): DrainProgress | null {
+  const d: DecommissionInfo & { elapsedSeconds?: number } = status.decommissionInfo;
+  if (status.decommissionStatus === 'none') return null;
+  const totalBytes = Math.max(0, d.totalSize - d.startSize);
+  const movedBytes = d.bytesDecommissioned;
+  const started = ZERO.test(d.startTime) ? now : Date.parse(d.startTime);
+  const elapsedSeconds = typeof d.elapsedSeconds === 'number' ? d.elapsedSeconds : Math.max(0, (now - started) / 1000);
+  const running = status.decommissionStatus === 'running';
+  const bytesPerSecond = elapsedSeconds > 0 ? movedBytes / elapsedSeconds : null;
+  const objectsPerSecond = elapsedSeconds > 0 ? d.objectsDecommissioned / elapsedSeconds : null;
+  const fraction = d.complete ? 1 : totalBytes > 0 ? Math.min(1, movedBytes / totalBytes) : 0;
+  const etaSeconds = running && bytesPerSecond !== null && bytesPerSecond > 0 ? Math.max(0, totalBytes - movedBytes) / bytesPerSecond : null;
+  return { totalBytes, movedBytes, fraction, bytesPerSecond, objectsPerSecond, etaSeconds, elapsedSeconds };
+}
+
+/** The decommission actions SPEC's state table allows for a pool in `status`. */
+export function poolActions(status: PoolStatus | null, all: readonly (PoolStatus | null)[], caps: RuntimeCapabilities, rebalance: RebalanceStatus | null) {
+  if (status === null) return { decommission: false, cancel: false, clear: false };
+  const s = status.decommissionStatus;
+  const othersActive = all.filter((p) => p !== null && p.id !== status.id && p.decommissionStatus === 'none').length;
+  const rebalancing = rebalance !== null && (rebalance.status === 'running' || rebalance.status === 'stopping');
+  return {
+    decommission: caps.decommission.possible && (s === 'none' || s === 'failed' || s === 'canceled') && othersActive > 0 && !rebalancing,
+    cancel: s === 'queued' || s === 'running',
+    clear: s === 'failed' || s === 'canceled',
+  };
+}
+
+export function poolViews(snap: ClusterSnapshot, list: readonly PoolStatus[] | undefined, caps: RuntimeCapabilities, rebalance: RebalanceStatus | null, now: number): PoolView[] {
+  const statuses = snap.pools.map((p) => list?.find((s) => s.id === p.id) ?? null);
+  return snap.pools.map((layout, i) => {
+    const status = statuses[i] ?? null;
+    return { layout, status, drain: status === null ? null : drainProgress(status, now), actions: poolActions(status, statuses, caps, rebalance) };
+  });
+}
+
+export function rebalanceActions(caps: RuntimeCapabilities, rebalance: RebalanceStatus | null, list: readonly PoolStatus[] | undefined) {
+  const running = rebalance !== null && (rebalance.status === 'running' || rebalance.status === 'stopping');
+  const draining = (list ?? []).some((p) => p.decommissionStatus === 'queued' || p.decommissionStatus === 'running');
+  return { start: caps.rebalance.possible && rebalance !== null && !running && !draining, stop: rebalance !== null && rebalance.status === 'running' };
+}

@@ -1,0 +1,287 @@
+/**
+ * The console API's JSON (`/svc/console/api/...`), shared by the server and
+ * the browser code (`node/console-ui/`, which imports these types only, so
+ * nothing here reaches the browser at run time). Pure types.
+ *
+ * Wire conventions: times are RFC 3339 strings in UTC (the page shows them in
+ * the user's zone), sizes are bytes, durations seconds, fractions 0..1.
+ * Errors are `{code, message, action}` (`ConsoleErrorBody`).
+ */
+import type {
+  BgHealState,
+  DecommissionInfo,
+  PoolStatus,
+  RebalanceStatus,
+  ReplacementRecoveryStatus,
+  RuntimeCapabilities,
+  SnapshotPool,
+} from '../../object/admin/types.ts';
+
+export type { ConsoleErrorBody } from './console-errors.ts';
+
+// ---- session
+
+export interface SessionInfo {
+  readonly accessKey: string;
+  /** Sent back as `x-csrf-token` on every call that changes something. */
+  readonly csrfToken: string;
+  /** When the session ends at the latest (sign-in + 12 h). */
+  readonly expiresAt: string;
+  /** Idle time after which the session ends. */
+  readonly idleTimeoutSeconds: number;
+  /** The user may read the cluster (admin:ServerInfo); false for plain S3 users. */
+  readonly admin: boolean;
+  readonly version: string;
+}
+
+export interface SignInRequest {
+  readonly accessKey: string;
+  readonly secretKey: string;
+}
+
+// ---- cluster
+
+/** `healthy`: everything online; `degraded`: serving with drives or nodes missing; `not-ready`: readiness lost. */
+export type HealthState = 'healthy' | 'degraded' | 'not-ready';
+
+export interface NodeHealth {
+  readonly state: HealthState;
+  /** One line for people. */
+  readonly summary: string;
+  /** Each thing that is wrong, most serious first. */
+  readonly problems: readonly string[];
+}
+
+export interface ReadinessView {
+  readonly ready: boolean;
+  readonly status: string;
+  /** The start-up stage blocking readiness. */
+  readonly pending: string | null;
+  readonly degradedReasons: readonly { readonly reason: string; readonly meaning: string }[];
+  readonly details: Readonly<Record<string, { readonly status: string; readonly ready: boolean; readonly detail?: string }>>;
+}
+
+export type AlertState = 'ok' | 'pending' | 'firing' | 'unavailable';
+
+/** One of SPEC.md's suggested alert conditions, evaluated for this console. */
+export interface AlertView {
+  readonly id: 'readiness' | 'restarts' | 'heal-queue' | 'scanner' | 'capacity';
+  readonly title: string;
+  /** The condition as SPEC.md suggests it. */
+  readonly rule: string;
+  readonly state: AlertState;
+  /** What was measured, and why the state is what it is. */
+  readonly detail: string;
+  /** What to do while it fires. */
+  readonly action: string;
+}
+
+export interface NodeView {
+  readonly id: string;
+  readonly state: 'online' | 'offline';
+  readonly self: boolean;
+  readonly leaderOfPools: readonly number[];
+  readonly drives: number;
+  readonly drivesOffline: number;
+  readonly uptimeSeconds: number | null;
+  readonly version: string | null;
+}
+
+export interface CapacityView {
+  readonly rawTotal: number;
+  readonly rawUsed: number;
+  readonly rawFree: number;
+  readonly usableTotal: number;
+  readonly usableFree: number;
+  readonly usableUsed: number;
+  /** Raw used fraction above which the capacity alert fires. */
+  readonly alertFraction: number;
+  readonly pools: readonly { readonly id: number; readonly cmdline: string; readonly usableTotal: number; readonly usableFree: number; readonly usableUsed: number }[];
+}
+
+export interface OverviewResponse {
+  readonly generatedAt: string;
+  readonly node: string;
+  readonly deploymentId: string;
+  readonly version: string;
+  readonly health: NodeHealth;
+  readonly readiness: ReadinessView;
+  readonly nodes: readonly NodeView[];
+  readonly drives: { readonly total: number; readonly online: number; readonly offline: number; readonly healing: number };
+  readonly capacity: CapacityView;
+  readonly alerts: readonly AlertView[];
+  readonly capabilities: RuntimeCapabilities;
+}
+
+/** A drain's progress, measured from its record. */
+export interface DrainProgress {
+  /** Bytes the drain has to move (used when it started). */
+  readonly totalBytes: number;
+  readonly movedBytes: number;
+  /** 0..1 */
+  readonly fraction: number;
+  readonly bytesPerSecond: number | null;
+  readonly objectsPerSecond: number | null;
+  /** Seconds left at the average rate; null when unknown or not running. */
+  readonly etaSeconds: number | null;
+  readonly elapsedSeconds: number;
+}
+
+export interface PoolView {
+  /** Layout, state and every drive (cluster snapshot). */
+  readonly layout: SnapshotPool;
+  /** Usage and decommission record (`pools/list`); null when the records cannot be read yet. */
+  readonly status: PoolStatus | null;
+  readonly drain: DrainProgress | null;
+  /** What the console offers for this pool now. */
+  readonly actions: { readonly decommission: boolean; readonly cancel: boolean; readonly clear: boolean };
+}
+
+export interface PoolsResponse {
+  readonly generatedAt: string;
+  readonly pools: readonly PoolView[];
+  /** Why the pool records could not be read (node not ready), else null. */
+  readonly recordsError: string | null;
+  readonly rebalance: RebalanceStatus | null;
+  readonly rebalanceActions: { readonly start: boolean; readonly stop: boolean };
+  readonly capabilities: RuntimeCapabilities;
+}
+
+export type { DecommissionInfo };
+
+/** The scanner as background-heal status reports it, once the build has one. */
+export interface ScannerView {
+  readonly cycles: number;
+  readonly cyclesByResult?: { readonly success: number; readonly partial: number; readonly error: number };
+  readonly lastCycleResult: string;
+  readonly lastCycleAt: string;
+  /** Nanoseconds. */
+  readonly lastCycleDuration: number;
+  readonly healsQueued?: number;
+}
+
+export type BackgroundHealView = BgHealState & {
+  readonly scanner?: ScannerView;
+  readonly itemsHealed?: number;
+  readonly bytesHealed?: number;
+  readonly itemsFailed?: number;
+  readonly healRetryingTasks?: number;
+};
+
+export interface HealingResponse {
+  readonly generatedAt: string;
+  readonly background: BackgroundHealView | null;
+  readonly backgroundError: string | null;
+  readonly replacement: ReplacementRecoveryStatus | null;
+  readonly replacementError: string | null;
+  readonly capabilities: RuntimeCapabilities;
+  /** Pools and set counts, for a set heal. */
+  readonly layout: readonly { readonly pool: number; readonly sets: number }[];
+}
+
+export interface HealStartRequest {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly recursive: boolean;
+  readonly dryRun: boolean;
+  readonly remove: boolean;
+  readonly recreate: boolean;
+  readonly deep: boolean;
+  /** A set heal: both given. */
+  readonly pool?: number;
+  readonly set?: number;
+}
+
+/** A heal sequence as the admin API reports it (HealStartSuccess / HealTaskStatus), passed through. */
+export interface HealCallResult {
+  readonly clientToken: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly result: unknown;
+}
+
+// ---- buckets and objects
+
+export interface BucketEntry {
+  readonly name: string;
+  readonly created: string;
+}
+
+export interface BucketDetails {
+  readonly name: string;
+  readonly versioning: 'Enabled' | 'Suspended' | 'Unversioned';
+}
+
+export interface ObjectEntry {
+  readonly key: string;
+  readonly size: number;
+  readonly lastModified: string;
+  readonly etag: string;
+  readonly storageClass: string;
+}
+
+export interface ObjectListing {
+  readonly bucket: string;
+  readonly prefix: string;
+  /** Folders directly under `prefix` (each ends with `/`). */
+  readonly prefixes: readonly string[];
+  readonly objects: readonly ObjectEntry[];
+  readonly truncated: boolean;
+  /** Pass back as `token` for the next page. */
+  readonly nextToken: string;
+}
+
+export interface ObjectVersion {
+  readonly key: string;
+  readonly versionId: string;
+  readonly isLatest: boolean;
+  readonly lastModified: string;
+  readonly deleteMarker: boolean;
+  readonly size: number;
+  readonly etag: string;
+}
+
+export interface VersionListing {
+  readonly bucket: string;
+  readonly key: string;
+  readonly versions: readonly ObjectVersion[];
+  readonly truncated: boolean;
+  readonly nextKeyMarker: string;
+  readonly nextVersionIdMarker: string;
+}
+
+export interface ObjectDetails {
+  readonly bucket: string;
+  readonly key: string;
+  readonly size: number;
+  readonly contentType: string;
+  readonly etag: string;
+  readonly lastModified: string;
+  readonly versionId: string;
+  readonly storageClass: string;
+  readonly cacheControl: string;
+  readonly contentDisposition: string;
+  readonly contentEncoding: string;
+  /** User metadata (`x-amz-meta-*`), names without the prefix. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** Stored checksums by algorithm (`crc32`, `sha256`, …). */
+  readonly checksums: Readonly<Record<string, string>>;
+}
+
+export interface ShareRequest {
+  readonly key: string;
+  readonly versionId?: string;
+  readonly expiresSeconds: number;
+}
+
+export interface ShareLink {
+  readonly url: string;
+  readonly expiresAt: string;
+  /** The S3 origin the link was signed for. */
+  readonly endpoint: string;
+}
+
+export interface UploadResult {
+  readonly etag: string;
+  readonly versionId: string;
+}
