@@ -125,9 +125,11 @@ export function buildConsole({ src = DEFAULT_SRC, out = DEFAULT_OUT } = {}) {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const i = process.argv.indexOf('--out');
+  const out = i > 0 && process.argv[i + 1] ? resolve(process.argv[i + 1]) : DEFAULT_OUT;
   try {
-    const m = buildConsole();
-    console.log(`svc: web console built (${m.files.length} files, build ${m.buildId}) in ${relative(process.cwd(), DEFAULT_OUT) || '.'}`);
+    const m = buildConsole({ out });
+    console.log(`svc: web console built (${m.files.length} files, build ${m.buildId}) in ${relative(process.cwd(), out) || '.'}`);
   } catch (err) {
     console.error(`svc: building the web console failed: ${err.message}`);
     process.exit(1);

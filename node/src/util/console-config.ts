@@ -43,8 +43,12 @@ function invalid(variable: string, message: string): SvcError {
   return new SvcError('InvalidConfig', `${variable}: ${message}`, { variable });
 }
 
-/** Characters a URL path may carry unescaped (RFC 3986 pchar), plus `/`. */
-const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+/**
+ * Characters a prefix may hold: unreserved characters, percent escapes and
+ * `/`. Narrower than a URL path allows on purpose: the prefix goes into the
+ * session cookie's `Path`, where `;` or `,` would add attributes.
+ */
+const PATH_CHARS = /^[A-Za-z0-9\-._~%/]*$/;
 
 /**
  * A path prefix as `SVC_CONSOLE_BASE_PATH` or `X-Forwarded-Prefix` gives it:
@@ -55,8 +59,8 @@ const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 export function normalizePathPrefix(raw: string): string | undefined {
   const s = raw.trim();
   if (s === '' || s === '/') return '';
-  if (!PATH_CHARS.test(s) || s.length > 256) return undefined;
-  const p = `/${s.replace(/^\/+/, '').replace(/\/+$/, '')}`;
+  if (!PATH_CHARS.test(s) || s.length > 256 || s.startsWith('//')) return undefined;
+  const p = `/${s.replace(/^\//, '').replace(/\/+$/, '')}`;
   if (p.includes('//') || p.split('/').some((seg) => seg === '.' || seg === '..')) return undefined;
   return p;
 }
