@@ -9,9 +9,9 @@ import { join } from 'node:path';
 
 export const BUILD_SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'build-console.mjs');
 
-/** Runs the console build (into `out` when given); throws with its output when it fails. */
-export function runConsoleBuild(out?: string): string {
-  const r = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', BUILD_SCRIPT, ...(out ? ['--out', out] : [])], { encoding: 'utf8' });
+/** Runs the console build (into `out` when given; `script`: a copy elsewhere builds the sources beside it); throws with its output when it fails. */
+export function runConsoleBuild(out?: string, script = BUILD_SCRIPT): string {
+  const r = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', script, ...(out ? ['--out', out] : [])], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`console build failed: ${r.stderr || r.stdout}`);
   return r.stdout;
 }

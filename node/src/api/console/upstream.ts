@@ -132,8 +132,9 @@ export class Upstream {
   async presign(cred: SessionCredentials, origin: string, path: string, query: Readonly<Record<string, string>>, expiresIn: number): Promise<string> {
     const u = new URL(origin);
     const signed = await this.#signer(cred).presign(
-      { method: 'GET', protocol: u.protocol, hostname: u.hostname, ...(u.port !== '' ? { port: Number(u.port) } : {}), path, query: { ...query }, headers: { host: u.host } },
-      { expiresIn, signingDate: new Date(this.#o.clock.now()) },
+      // a presigned GET signs no payload: the hash is UNSIGNED-PAYLOAD (as S3 assumes), neither sent nor signed as a header
+      { method: 'GET', protocol: u.protocol, hostname: u.hostname, ...(u.port !== '' ? { port: Number(u.port) } : {}), path, query: { ...query }, headers: { host: u.host, 'x-amz-content-sha256': UNSIGNED_PAYLOAD } },
+      { expiresIn, signingDate: new Date(this.#o.clock.now()), unhoistableHeaders: new Set(['x-amz-content-sha256']), unsignableHeaders: new Set(['x-amz-content-sha256']) },
     );
     const qs = Object.entries(signed.query ?? {})
       .flatMap(([k, v]) => (v === null || v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x) => `${uriEncode(k, false)}=${uriEncode(String(x), false)}`)))
