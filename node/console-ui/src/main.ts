@@ -116,13 +116,17 @@ function showApp(session: SessionInfo): void {
     dispose = PAGES[route.page](main, route, app) ?? undefined;
     const title = main.querySelector('h1')?.textContent ?? 'svc console';
     document.title = `${title} · svc console`;
-    const heading = document.getElementById('page-title');
-    if (heading && document.activeElement !== document.body && !main.contains(document.activeElement)) heading.focus({ preventScroll: true });
-    else heading?.focus({ preventScroll: true });
+    // after following a link, start reading (and tabbing) at the new page's heading;
+    // on the first page, leave focus at the start so the first Tab reaches the skip link
+    if (navigated) document.getElementById('page-title')?.focus({ preventScroll: true });
   };
+  let navigated = false;
   if (onHash) window.removeEventListener('hashchange', onHash);
-  onHash = go;
-  window.addEventListener('hashchange', go);
+  onHash = () => {
+    navigated = true;
+    go();
+  };
+  window.addEventListener('hashchange', onHash);
   go();
 }
 

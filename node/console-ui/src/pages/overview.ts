@@ -107,7 +107,7 @@ function view(o: OverviewResponse): HTMLElement[] {
           h('span', null, n.id, n.self ? h('span', { class: 'muted' }, ' (this node)') : null),
           badge(n.state === 'online' ? 'ok' : 'bad', n.state),
           n.drivesOffline > 0 ? `${n.drives} (${n.drivesOffline} offline)` : String(n.drives),
-          n.leaderOfPools.length > 0 ? n.leaderOfPools.join(', ') : '–',
+          n.leaderOfPools.length > 0 ? n.leaderOfPools.map((id) => `pool ${id}`).join(', ') : '–',
           formatDuration(n.uptimeSeconds),
           n.version ?? '–',
         ]),

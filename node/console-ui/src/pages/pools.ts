@@ -45,8 +45,8 @@ async function act(out: HTMLElement, confirm: Parameters<typeof confirmDialog>[0
 
 /** A button that asks for confirmation, then runs `call`; results and errors go to `out`. */
 function actionButton(out: HTMLElement, refresh: () => void) {
-  return (id: string, label: string, cls: string, confirm: Parameters<typeof confirmDialog>[0], call: () => Promise<unknown>, done: string) =>
-    h('button', { type: 'button', class: cls, id, onclick: () => void act(out, confirm, call, done, refresh) }, label);
+  return (id: string, label: string, cls: string, confirm: Parameters<typeof confirmDialog>[0], call: () => Promise<unknown>, done: string, disabled = false) =>
+    h('button', { type: 'button', class: cls, id, disabled, onclick: () => void act(out, confirm, call, done, refresh) }, label);
 }
 
 function drainBlock(p: PoolView): Child {
@@ -89,6 +89,7 @@ function poolCard(p: PoolView, r: PoolsResponse, refresh: () => void): HTMLEleme
   const total = L.sets.reduce((n, s) => n + s.drives.length, 0);
   const buttons: HTMLElement[] = [];
   const button = actionButton(out, refresh);
+  const canDrain = r.capabilities.decommission.implemented;
   if (p.actions.decommission) {
     buttons.push(
       button(
@@ -110,8 +111,10 @@ function poolCard(p: PoolView, r: PoolsResponse, refresh: () => void): HTMLEleme
         },
         () => api('POST', `pools/${L.id}/decommission`),
         `Decommission of pool ${L.id} started.`,
+        !canDrain,
       ),
     );
+    if (!canDrain) buttons.push(h('p', { class: 'muted', id: `decommission-note-${L.id}` }, 'This build has no decommission worker yet: pools cannot be drained.'));
   }
   if (p.actions.cancel) {
     buttons.push(
@@ -200,8 +203,10 @@ function rebalanceCard(r: PoolsResponse, refresh: () => void): HTMLElement {
         { title: 'Start a rebalance?', body: 'Objects move from fuller pools to emptier ones until each pool is about equally full. Clients keep working while it runs; you can stop it at any time.', confirmLabel: 'Start rebalance' },
         () => api('POST', 'rebalance/start'),
         'Rebalance started.',
+        !r.capabilities.rebalance.implemented,
       ),
     );
+    if (!r.capabilities.rebalance.implemented) buttons.push(h('p', { class: 'muted', id: 'rebalance-note' }, 'This build has no rebalance worker yet: objects cannot be moved between pools.'));
   }
   if (r.rebalanceActions.stop) {
     buttons.push(button('rebalance-stop', 'Stop rebalance…', 'button', { title: 'Stop the rebalance?', body: 'Objects moved so far stay where they are.', confirmLabel: 'Stop rebalance' }, () => api('POST', 'rebalance/stop'), 'Rebalance stopping.'));
