@@ -287,6 +287,24 @@ describe.skipIf(!HAVE_CHROMIUM).each(FLOWS)('web console in Chromium ($flow)', (
     expect(sha256(shared)).toBe(sha256(big));
   });
 
+  it('starts a heal of a bucket and follows it to its result', async () => {
+    await page.click('#nav-healing');
+    await page.locator('#heal-form').waitFor();
+    const caps = (await (await page.request.get(`${root}api/healing`)).json()) as { capabilities: { heal: { adminHeal: boolean } } };
+    if (!caps.capabilities.heal.adminHeal) {
+      expect(await page.locator('#heal-start').isDisabled()).toBe(true);
+      expect(await page.locator('#heal-form').innerText()).toContain('This build has no heal engine: a heal cannot be started yet.');
+      console.log('heal engine not in this build: checked that the console says so; this step runs a real heal once the engine lands');
+      return;
+    }
+    await page.fill('#heal-bucket', 'photos');
+    await page.check('#heal-deep');
+    await page.click('#heal-start');
+    await expect.poll(() => page.locator('#heal-summary').innerText(), { timeout: 60_000 }).toBe('finished');
+    expect(await page.locator('#heal-task').innerText()).toContain('photos/album/big.bin');
+    await shot(page, flow, 'healing-heal-finished');
+  });
+
   it('takes a drive away: the drive shows offline and the node degraded', async () => {
     const d4 = single.drives[0]![3]!;
     renameSync(d4, `${d4}.away`);
