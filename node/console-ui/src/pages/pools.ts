@@ -66,13 +66,14 @@ function drainBlock(p: PoolView): Child {
           { class: 'progress-block' },
           h('progress', { id: `decom-progress-${s.id}`, max: 1, value: g.fraction, 'aria-label': `Decommission of pool ${s.id}: ${formatPercent(g.fraction)}` }),
           facts([
-            ['Moved', `${formatBytes(g.movedBytes)} of ${formatBytes(g.totalBytes)} (${formatPercent(g.fraction)}), ${formatCount(d.objectsDecommissioned)} objects`],
+            // the total is an estimate (used space when the drain began): shown while it runs
+            ['Moved', `${formatBytes(g.movedBytes)}${s.decommissionStatus === 'running' && g.totalBytes >= g.movedBytes ? ` of about ${formatBytes(g.totalBytes)}` : ''} (${formatPercent(g.fraction)}), ${formatCount(d.objectsDecommissioned)} objects`],
             ['Rate', `${formatRate(g.bytesPerSecond)}${g.objectsPerSecond !== null ? `, ${g.objectsPerSecond.toFixed(g.objectsPerSecond >= 10 ? 0 : 1)} objects/s` : ''}`],
             ['Time left', s.decommissionStatus === 'running' ? (g.etaSeconds !== null ? `about ${formatDuration(g.etaSeconds)}` : 'measuring…') : '–'],
             ['Running for', formatDuration(g.elapsedSeconds)],
             ['Started', time(d.startTime)],
             ['Failed', d.objectsDecommissionedFailed > 0 ? `${formatCount(d.objectsDecommissionedFailed)} objects (${formatBytes(d.bytesDecommissionedFailed)})` : 'none'],
-            ...(d.bucket ? ([['Now at', `${d.bucket}/${d.object}`]] as const) : []),
+            ...(d.bucket && s.decommissionStatus === 'running' ? ([['Now at', `${d.bucket}/${d.object}`]] as const) : []),
           ]),
         )
       : null,
