@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCookies, serializeCookie } from './cookies.ts';
 import { cookiePath, requestInfo, sameSiteRequest } from './request-context.ts';
+import { connectHost } from './upstream.ts';
 
 describe('requestInfo', () => {
   it('direct: no prefix', () => {
@@ -62,5 +63,13 @@ describe('cookies', () => {
     expect(parseCookies(undefined).size).toBe(0);
     expect(serializeCookie('svc_console', 'v', { path: '/p/svc/console/', maxAge: 3600.7, secure: true })).toBe('svc_console=v; Path=/p/svc/console/; Max-Age=3600; HttpOnly; SameSite=Strict; Secure');
     expect(serializeCookie('svc_console', '', { path: '/', maxAge: 0, secure: false })).toBe('svc_console=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict');
+  });
+});
+
+describe('connectHost', () => {
+  it('reaches any-address binds on loopback, specific ones as they are', () => {
+    expect(['', '0.0.0.0', '::', '::0'].map(connectHost)).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.1']);
+    expect(connectHost('127.0.0.2')).toBe('127.0.0.2');
+    expect(connectHost('::1')).toBe('[::1]');
   });
 });

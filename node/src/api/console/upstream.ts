@@ -49,10 +49,13 @@ export function encodePath(...segments: string[]): string {
   return `/${segments.map((s) => uriEncode(s, true)).join('/')}`;
 }
 
-/** Where to connect for a listener bound to `address` (any-address binds are reached on loopback). */
+/**
+ * Where to connect for a listener bound to `address`: an any-address bind
+ * (`:9000` listens on `::`, dual-stack) is reached on IPv4 loopback, which
+ * exists even where IPv6 is disabled; a specific address as it is.
+ */
 export function connectHost(address: string): string {
-  if (address === '' || address === '0.0.0.0') return '127.0.0.1';
-  if (address === '::' || address === '::0') return '[::1]';
+  if (address === '' || address === '0.0.0.0' || address === '::' || address === '::0') return '127.0.0.1';
   return address.includes(':') ? `[${address}]` : address;
 }
 
