@@ -147,7 +147,8 @@ async function overview(ctx: RouteContext): Promise<OverviewResponse> {
   for (const n of nodes) if (n.uptimeSeconds !== null) obs.uptime(n.id, n.uptimeSeconds, now);
   if (bg.value !== undefined) obs.heal({ at: now, active: bg.value.healActiveTasks, queued: bg.value.healQueueLength });
   const scanner = bg.value?.scanner;
-  const upFor = Math.min(...nodes.map((n) => (n.uptimeSeconds ?? 0) * 1000));
+  // the scanner could run as long as the longest-running node has been up
+  const upFor = Math.max(0, ...nodes.map((n) => (n.uptimeSeconds ?? 0) * 1000));
   const capacity = capacityView(snap, ctx.deps.config.capacityAlert);
   return {
     generatedAt: new Date(now).toISOString(),
@@ -169,7 +170,7 @@ async function overview(ctx: RouteContext): Promise<OverviewResponse> {
       healSamples: obs.healSamples,
       scanner:
         caps.heal.scanner && scanner !== undefined
-          ? { available: true, lastCycleAt: /^0001/.test(scanner.lastCycleAt) ? undefined : Date.parse(scanner.lastCycleAt), runningSinceMs: Number.isFinite(upFor) ? upFor : 0 }
+          ? { available: true, lastCycleAt: /^0001/.test(scanner.lastCycleAt) ? undefined : Date.parse(scanner.lastCycleAt), runningSinceMs: upFor }
           : { available: false },
       rawUsed: capacity.rawUsed,
       rawTotal: capacity.rawTotal,
