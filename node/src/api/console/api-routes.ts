@@ -193,7 +193,7 @@ async function pools(ctx: RouteContext): Promise<PoolsResponse> {
   const reb = (rebalance.value as RebalanceStatus | undefined) ?? null;
   return {
     generatedAt: new Date(clock.now()).toISOString(),
-    pools: poolViews(snap as ClusterSnapshot, statuses, caps as RuntimeCapabilities, reb, clock.now()),
+    pools: poolViews(snap as ClusterSnapshot, statuses, caps as RuntimeCapabilities, reb),
     recordsError: list.error,
     rebalance: reb,
     rebalanceActions: rebalanceActions(caps, reb, statuses),

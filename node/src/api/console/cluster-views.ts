@@ -114,16 +114,14 @@ export function capacityView(snap: ClusterSnapshot, alertFraction: number): Capa
   };
 }
 
-const ZERO = /^0001-01-01/;
-
 /** A running or finished drain's progress; null while the pool has none. */
-export function drainProgress(status: PoolStatus, now: number): DrainProgress | null {
-  const d: DecommissionInfo & { elapsedSeconds?: number } = status.decommissionInfo;
+export function drainProgress(status: PoolStatus): DrainProgress | null {
+  const d: DecommissionInfo = status.decommissionInfo;
   if (status.decommissionStatus === 'none') return null;
   const totalBytes = Math.max(0, d.totalSize - d.startSize);
   const movedBytes = d.bytesDecommissioned;
-  const started = ZERO.test(d.startTime) ? now : Date.parse(d.startTime);
-  const elapsedSeconds = typeof d.elapsedSeconds === 'number' ? d.elapsedSeconds : Math.max(0, (now - started) / 1000);
+  // The worker's own clock: time spent moving data (0 while queued), not wall time since the request.
+  const elapsedSeconds = d.elapsedSeconds;
   const running = status.decommissionStatus === 'running';
   const bytesPerSecond = elapsedSeconds > 0 ? movedBytes / elapsedSeconds : null;
   const objectsPerSecond = elapsedSeconds > 0 ? d.objectsDecommissioned / elapsedSeconds : null;
@@ -145,11 +143,11 @@ export function poolActions(status: PoolStatus | null, all: readonly (PoolStatus
   };
 }
 
-export function poolViews(snap: ClusterSnapshot, list: readonly PoolStatus[] | undefined, caps: RuntimeCapabilities, rebalance: RebalanceStatus | null, now: number): PoolView[] {
+export function poolViews(snap: ClusterSnapshot, list: readonly PoolStatus[] | undefined, caps: RuntimeCapabilities, rebalance: RebalanceStatus | null): PoolView[] {
   const statuses = snap.pools.map((p) => list?.find((s) => s.id === p.id) ?? null);
   return snap.pools.map((layout, i) => {
     const status = statuses[i] ?? null;
-    return { layout, status, drain: status === null ? null : drainProgress(status, now), actions: poolActions(status, statuses, caps, rebalance) };
+    return { layout, status, drain: status === null ? null : drainProgress(status), actions: poolActions(status, statuses, caps, rebalance) };
   });
 }
 
