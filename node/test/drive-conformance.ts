@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bitrotHash } from '../src/erasure/index.ts';
+import { bitrotHash, shardFileDataSize } from '../src/erasure/index.ts';
 import { type Drive, type FileVersion, SYS_VOL, TMP_DIR, type WalkEntry } from '../src/storage/drive.ts';
 import { decodeXlMeta } from '../src/storage/xl-meta.ts';
 import { SvcError } from '../src/util/errors.ts';
@@ -90,6 +90,44 @@ export function runDriveConformance(name: string, makeDrive: () => Promise<Drive
       expect(info.free).toBeGreaterThan(0);
       expect(info.free).toBeLessThanOrEqual(info.total);
       expect(d.isOnline()).toBe(true);
+      // No format.json: the drive claims no identity (an empty or replaced drive).
+      expect(info.id).toBe('');
+      expect(info.format).toBe('missing');
+    });
+
+    it('checkParts reports each part of a version as ok, missing or corrupt (deep: every frame)', async () => {
+      const blockSize = 1 << 20;
+      const k = 2;
+      const shardBlock = Math.ceil(blockSize / k);
+      await d.makeVol('bkt');
+      const sizes = [3 * blockSize + 5, 1000, 2 * blockSize];
+      const v = version({
+        size: sizes.reduce((a, b) => a + b, 0),
+        parts: sizes.map((size, i) => ({ number: i + 1, size, etag: `e${i}`, modTime: 1 })),
+      });
+      const stage = `${TMP_DIR}/${randomUUID()}`;
+      const files: Buffer[] = [];
+      for (const [i, size] of sizes.entries()) {
+        const shard = randomBytes(shardFileDataSize(size, blockSize, k));
+        const f = framed(shard, shardBlock);
+        files.push(f);
+        await d.createFile(SYS_VOL, `${stage}/${v.dataDir}/part.${i + 1}`, f.length, chunked(f, 64 << 10));
+      }
+      await d.renameData(SYS_VOL, stage, v, 'bkt', 'obj');
+      expect(await d.checkParts('bkt', 'obj', v, { deep: false })).toEqual(['ok', 'ok', 'ok']);
+      expect(await d.checkParts('bkt', 'obj', v, { deep: true })).toEqual(['ok', 'ok', 'ok']);
+      // Part 2 loses its file, part 3 gets one flipped byte (same size: only a deep check sees it).
+      await d.delete('bkt', `obj/${v.dataDir}/part.2`, { recursive: false });
+      const bad = Buffer.from(files[2]!);
+      bad[100] = (bad[100]! + 1) & 0xff;
+      await d.createFile('bkt', `obj/${v.dataDir}/part.3`, bad.length, chunked(bad, 64 << 10));
+      expect(await d.checkParts('bkt', 'obj', v, { deep: false })).toEqual(['ok', 'missing', 'ok']);
+      expect(await d.checkParts('bkt', 'obj', v, { deep: true })).toEqual(['ok', 'missing', 'corrupt']);
+      // A truncated part is corrupt without reading it.
+      await d.createFile('bkt', `obj/${v.dataDir}/part.1`, 10, chunked(Buffer.alloc(10), 10));
+      expect(await d.checkParts('bkt', 'obj', v, { deep: false })).toEqual(['corrupt', 'missing', 'ok']);
+      // Inline versions and delete markers carry no files.
+      expect(await d.checkParts('bkt', 'obj', version({ inline: true, dataDir: '' }), { deep: true })).toEqual(['ok']);
     });
 
     it('creates, lists, stats and deletes volumes with the contract errors', async () => {

@@ -294,6 +294,7 @@ function offlineDrive(endpoint: string): Drive {
     createFile: fail,
     readFileStream: fail,
     verifyFile: fail,
+    checkParts: fail,
     renameFile: fail,
     delete: fail,
     listDir: fail,

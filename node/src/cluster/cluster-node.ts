@@ -40,7 +40,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { type Drive, SYS_VOL } from '../storage/drive.ts';
-import { type DriveFormatState, FORMAT_FILE, type FormatIO, readFormatFile, type SlotStatus, validateFormat, writeFormatFile } from '../storage/format.ts';
+import { type DriveFormatState, FORMAT_FILE, type FormatFile, type FormatIO, readFormatFile, type SlotStatus, validateFormat, writeFormatFile } from '../storage/format.ts';
 import { LocalDrive } from '../storage/local-drive.ts';
 import { TracedDrive } from '../storage/traced-drive.ts';
 import { type Endpoint, endpointHostPort, isLocalEndpoint, normaliseHost } from '../topology/endpoint.ts';
@@ -141,7 +141,9 @@ export interface ClusterNode {
    * The object layer's pool specs (`createObjectLayer({ pools })`) from the
    * format quorum's result (`StorageContext.formats`): drives in slot order.
    */
-  poolSpecs(formats: readonly { readonly slots: readonly SlotStatus[] }[]): { cmdline: string; sets: Drive[][]; standardParity: number; rrsParity: number }[];
+  poolSpecs(
+    formats: readonly { readonly reference?: FormatFile; readonly slots: readonly SlotStatus[] }[],
+  ): { cmdline: string; sets: Drive[][]; standardParity: number; rrsParity: number; ids?: readonly (readonly string[])[] }[];
   /** The `startServer` dependencies this module provides, to spread into `ServerDeps`. */
   readonly serverDeps: {
     readonly localHosts: ReadonlySet<string>;
@@ -347,6 +349,8 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
         sets: placeDrives(p, formats[i]?.slots ?? [], driveOf),
         standardParity: p.parity.standard,
         rrsParity: p.parity.rrs,
+        // Slot identity: a drive is used only while its format names its slot's id.
+        ...(formats[i]?.reference ? { ids: formats[i].reference.erasure.sets } : {}),
       })),
     serverDeps: { localHosts, handlers: { rpc: rpc.handle, peer: rpc.handle }, formatIO },
     namespaceLocker,

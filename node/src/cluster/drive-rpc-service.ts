@@ -66,6 +66,7 @@ export function driveRpcService(drive: Drive): RpcService {
       },
     },
     verifyFile: unary(([v, p, bs, n]) => drive.verifyFile(str(v), str(p), num(bs), num(n)), 4),
+    checkParts: unary(([v, p, ver, o]) => drive.checkParts(str(v), str(p), obj<FileVersion>(ver), { deep: obj<{ deep?: unknown }>(o).deep === true }), 4),
     renameFile: unary(([sv, sp, dv, dp]) => drive.renameFile(str(sv), str(sp), str(dv), str(dp)), 4),
     delete: unary(([v, p, o]) => drive.delete(str(v), str(p), { recursive: obj<{ recursive?: unknown }>(o).recursive === true }), 3),
     listDir: unary(([v, p]) => drive.listDir(str(v), str(p)), 2),

@@ -10,6 +10,7 @@ import type {
   DiskInfo,
   Drive,
   FileVersion,
+  PartState,
   RenameDataResult,
   VolInfo,
   WalkEntry,
@@ -93,6 +94,12 @@ export class RemoteDrive implements Drive {
 
   async verifyFile(vol: string, path: string, shardBlockSize: number, dataBytes: number): Promise<void> {
     await this.rpc('verifyFile', vol, path, shardBlockSize, dataBytes);
+  }
+
+  async checkParts(vol: string, path: string, version: FileVersion, opts: { deep: boolean }): Promise<PartState[]> {
+    // The version travels without its inline shard: the serving drive reads its own files.
+    const { inlineData: _inline, ...plain } = version;
+    return (await this.rpc('checkParts', vol, path, plain, { deep: opts.deep })) as PartState[];
   }
 
   async renameFile(srcVol: string, srcPath: string, dstVol: string, dstPath: string): Promise<void> {

@@ -68,11 +68,20 @@ export interface EncodeSpec {
   /** Data dir name to stage into (a fresh UUID for a PUT). */
   dataDir: string;
   /**
+   * Heal: write only these slots (the drives being rebuilt); success needs
+   * one of them. Default: every drive, at the write quorum.
+   */
+  only?: readonly number[];
+  /**
    * Staging dir to write into (default: a fresh `tmp/<uuid>`). Several parts
-   * of one object are staged into one dir and committed together.
+   * of one object (multipart, a healed version) are staged into one dir and
+   * committed together.
    */
   stagePath?: string;
 }
+
+/** What a read found wrong with some shards (`readRange`'s `onBadShards`). */
+export type BadShardReason = 'read-missing' | 'read-bitrot';
 
 async function settle<T>(ps: Promise<T>[]): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
   const rs = await Promise.allSettled(ps);
@@ -180,7 +189,7 @@ export class ErasureSet {
   async stageShards(source: AsyncIterable<Uint8Array>, size: number, spec: EncodeSpec): Promise<StagedShards> {
     const n = this.width;
     const { data: k, parity: m, distribution: dist } = spec;
-    const wq = writeQuorum(k, m);
+    const wq = spec.only ? 1 : writeQuorum(k, m);
     const codec = createCodec(k, m);
     const fullShard = shardSize(BLOCK_SIZE, k);
     const pool = framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
@@ -188,7 +197,8 @@ export class ErasureSet {
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
     // one drops out of this write.
-    const alive = new Array<boolean>(n).fill(true);
+    const alive = new Array<boolean>(n).fill(spec.only === undefined);
+    for (const s of spec.only ?? []) alive[s] = true;
     const countAlive = () => alive.reduce((a, b) => a + (b ? 1 : 0), 0);
 
     // Inline candidates are buffered until they outgrow the budget.
@@ -474,6 +484,7 @@ export class ErasureSet {
     length: number,
     bucket: string,
     object: string,
+    opts: { onBadShards?: (reason: BadShardReason, slots: number[]) => void } = {},
   ): AsyncGenerator<Uint8Array> {
     const v = group.version;
     const e = v.erasure!;
@@ -604,8 +615,9 @@ export class ErasureSet {
         partStart = partEnd;
       }
     } finally {
-      if (missing.size > 0) this.enqueueMrf(bucket, object, v.versionId, 'read-missing', [...missing]);
-      if (bitrot.size > 0) this.enqueueMrf(bucket, object, v.versionId, 'read-bitrot', [...bitrot]);
+      const report = opts.onBadShards ?? ((reason: BadShardReason, slots: number[]) => this.enqueueMrf(bucket, object, v.versionId, reason, slots));
+      if (missing.size > 0) report('read-missing', [...missing]);
+      if (bitrot.size > 0) report('read-bitrot', [...bitrot]);
     }
   }
 }

@@ -21,5 +21,9 @@ export type CreateObjectLayerOptions = ObjectLayerOptions;
  * The drives' `.svc.sys` areas must exist (`LocalDrive.init()` on local drives).
  */
 export async function createObjectLayer(opts: CreateObjectLayerOptions): Promise<ServerPools> {
-  return new ServerPools(opts);
+  const layer = new ServerPools(opts);
+  // Every drive reports its format identity once before the layer serves:
+  // a replaced (empty) drive is out of its set from the first request.
+  await layer.probeDrives();
+  return layer;
 }

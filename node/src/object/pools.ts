@@ -10,6 +10,7 @@ import { objectPath } from '../storage/object-path.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type CommitHooks, ErasureSet } from './erasure-set.ts';
+import { MemberDrive } from './member-drive.ts';
 import type { MrfQueue } from './mrf.ts';
 import { setIndexOf, uuidBytes } from './placement.ts';
 import type { SlotMeta, VersionGroup } from './quorum.ts';
@@ -21,6 +22,12 @@ export interface PoolSpec {
   sets: Drive[][];
   standardParity: number;
   rrsParity: number;
+  /**
+   * Per set, the drive id format.json gives each slot (the pool's set
+   * matrix). With it a drive is used only while it carries that id
+   * (`MemberDrive`); without it every drive is taken as it is.
+   */
+  ids?: readonly (readonly string[])[];
 }
 
 export interface Pool {
@@ -85,7 +92,7 @@ export class Pools {
             new ErasureSet({
               pool: pi,
               set: si,
-              drives,
+              drives: drives.map((d, slot) => new MemberDrive(d, p.ids?.[si]?.[slot])),
               logger: opts.logger,
               mrf: opts.mrf,
               ...(opts.commitHooks ? { hooks: opts.commitHooks } : {}),
@@ -159,6 +166,11 @@ export class Pools {
   /** Every drive of every set of every pool. */
   allDrives(): Drive[] {
     return this.list.flatMap((p) => p.sets.flatMap((s) => s.drives));
+  }
+
+  /** The membership guard of a set's slot (every set drive is one). */
+  member(pool: number, set: number, slot: number): MemberDrive {
+    return this.list[pool]!.sets[set]!.drives[slot] as MemberDrive;
   }
 
   /** Each pool's vote on `vol/key` (latest, or `versionId`), in pool order. */

@@ -42,7 +42,8 @@ export function versionKey(v: FileVersion): string {
   );
 }
 
-function metaKey(v: FileVersion): string {
+/** The metadata a drive's copy of a version carries (user and system metadata, headers, tags, checksum, class). */
+export function metaKey(v: FileVersion): string {
   return JSON.stringify([v.userMeta, v.contentHeaders, v.tags, v.sysMeta, v.checksum ?? null, v.storageClass]);
 }
 

@@ -249,6 +249,16 @@ export class ServerPools implements ObjectLayer {
     return this.#pools.admission();
   }
 
+  /** The pools and their sets, for the background workers (heal, scanner, data movement). */
+  get pools(): Pools {
+    return this.#pools;
+  }
+
+  /** The (bucket, object) lock PUT, delete, complete, heal and data movement share. */
+  get locker(): NamespaceLocker {
+    return this.#locker;
+  }
+
   // ---- buckets
 
   /** Drops the cached metadata of `bucket` (a peer changed it); the next use re-reads it at quorum. */

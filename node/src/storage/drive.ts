@@ -33,8 +33,14 @@ export const BUCKETS_DIR = 'buckets';
 export const XL_META = 'xl.meta';
 
 export interface DiskInfo {
-  /** Drive identity (format.json `this`), '' when not known to the drive. */
+  /** Drive identity: `this` of the drive's format.json as it is now, '' when it has none. */
   id: string;
+  /**
+   * What the drive's `format.json` holds right now (local drives report it;
+   * absent from drives that cannot tell): `ok`, `missing` (an empty or
+   * replaced drive), or `corrupt`.
+   */
+  format?: 'ok' | 'missing' | 'corrupt';
   endpoint: string;
   online: boolean;
   total: number;
@@ -119,6 +125,9 @@ export interface RenameDataResult {
   superseded?: string[];
 }
 
+/** State of one part's shard on one drive (`Drive.checkParts`). */
+export type PartState = 'ok' | 'missing' | 'corrupt';
+
 export interface WalkOptions {
   /** Only keys starting with this. */
   prefix?: string;
@@ -194,6 +203,15 @@ export interface Drive {
    * `shardBlockSize` blocks; throws `FileCorrupt` on any mismatch or wrong size.
    */
   verifyFile(vol: string, path: string, shardBlockSize: number, dataBytes: number): Promise<void>;
+  /**
+   * The state of this drive's shard of every part of `version` (as this
+   * drive's xl.meta holds it: its `erasure.index`, data dir, part sizes):
+   * `missing` when the part file is absent, `corrupt` when its size is wrong
+   * or, with `deep`, any bitrot frame fails. Inline versions and versions
+   * without data answer `ok` (their shard travels in xl.meta; the caller
+   * checks it). One call per version, whatever the part count.
+   */
+  checkParts(vol: string, path: string, version: FileVersion, opts: { deep: boolean }): Promise<PartState[]>;
   /** Renames a file or directory (parents of the destination created, dir fsync'd). */
   renameFile(srcVol: string, srcPath: string, dstVol: string, dstPath: string): Promise<void>;
   /** Removes a file, or a directory tree when `recursive` (moved to trash, removed async). */

@@ -14,11 +14,11 @@
  * renamed over the target, and the directory fsync'd.
  */
 import { randomUUID } from 'node:crypto';
-import type { Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { constants as fsc } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { BITROT_HASH_SIZE, bitrotVerify, FrameStreamCheck, frameShardFileSize } from '../erasure/index.ts';
+import { BITROT_HASH_SIZE, bitrotVerify, FrameStreamCheck, frameShardFileSize, shardFileDataSize, shardSize } from '../erasure/index.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
@@ -28,6 +28,7 @@ import {
   type Drive,
   type FileVersion,
   MULTIPART_DIR,
+  type PartState,
   type RenameDataResult,
   SYS_VOL,
   TMP_DIR,
@@ -37,6 +38,7 @@ import {
   type WalkOptions,
   XL_META,
 } from './drive.ts';
+import { readFormatFile } from './format.ts';
 import { DIR_OBJECT_SUFFIX, keyOfEntry } from './object-path.ts';
 import { baseVersionId, decodeXlMeta, encodeXlMeta, mergeVersion, supersededId } from './xl-meta.ts';
 import { compareKeys } from '../util/key-order.ts';
@@ -81,6 +83,8 @@ const WRITE_CHECKED_MAX = 1024;
  * bytes_per_sync approach) and left ~130 ms in the final fsync.
  */
 const WRITE_BEHIND_BYTES = 2 << 20;
+/** How long `diskInfo` trusts its last read of format.json (placement asks for diskInfo per PUT). */
+const FORMAT_TTL_MS = 1_000;
 
 export class LocalDrive implements Drive {
   readonly endpoint: string;
@@ -92,6 +96,7 @@ export class LocalDrive implements Drive {
   readonly #pendingTrash = new Set<Promise<void>>();
   /** Shard files whose frames createFile checked as it wrote them (consumed by verifyFile). */
   readonly #writeChecked = new Map<string, WriteChecked>();
+  #format: { at: number; id: string; state: 'ok' | 'missing' | 'corrupt' } | undefined;
 
   constructor(root: string, opts: LocalDriveOptions = {}) {
     this.root = root;
@@ -135,11 +140,41 @@ export class LocalDrive implements Drive {
       const s = await fsp.statfs(this.root);
       const total = s.blocks * s.bsize;
       const free = s.bavail * s.bsize;
-      return { id: this.#id, endpoint: this.endpoint, online: true, total, free, used: total - s.bfree * s.bsize };
+      const fmt = await this.#formatIdentity();
+      return { id: fmt.id, format: fmt.state, endpoint: this.endpoint, online: true, total, free, used: total - s.bfree * s.bsize };
     } catch (err) {
       if (hasCode(err, 'DiskNotFound')) return { id: this.#id, endpoint: this.endpoint, online: false, total: 0, used: 0, free: 0 };
       throw err;
     }
+  }
+
+  /**
+   * The identity the drive's format.json gives it now (read at most once a
+   * second): a drive emptied or swapped while the process runs shows up here
+   * as `missing`, which is what keeps it out of its set until heal formats
+   * it. Without a format file the configured id (if any) is not claimed.
+   */
+  async #formatIdentity(): Promise<{ id: string; state: 'ok' | 'missing' | 'corrupt' }> {
+    const now = performance.now();
+    if (this.#format !== undefined && now - this.#format.at < FORMAT_TTL_MS) return this.#format;
+    let id = '';
+    let state: 'ok' | 'missing' | 'corrupt';
+    try {
+      const st = await readFormatFile(this.root);
+      if (st.state === 'formatted') {
+        id = st.format.erasure.this;
+        state = 'ok';
+      } else state = st.state === 'unformatted' ? 'missing' : 'corrupt';
+    } catch {
+      state = 'missing';
+    }
+    this.#format = { at: now, id, state };
+    return this.#format;
+  }
+
+  /** Forgets the cached format identity (after this process wrote a format file). */
+  forgetFormat(): void {
+    this.#format = undefined;
   }
 
   // ---- path helpers
@@ -456,27 +491,71 @@ export class LocalDrive implements Drive {
       ) {
         return;
       }
-      // Frame by frame into one reusable buffer: no stream re-chunking copies.
-      const fh = await fsp.open(p, 'r');
-      try {
-        const buf = Buffer.allocUnsafe(BITROT_HASH_SIZE + Math.min(shardBlockSize, Math.max(dataBytes, 1)));
-        let pos = 0;
-        for (let left = dataBytes, block = 0; left > 0; block++) {
-          const len = BITROT_HASH_SIZE + Math.min(shardBlockSize, left);
-          const { bytesRead } = await fh.read(buf, 0, len, pos);
-          const frame = buf.subarray(0, len);
-          if (bytesRead !== len || !bitrotVerify(frame.subarray(BITROT_HASH_SIZE), frame, 0)) {
-            throw new SvcError('FileCorrupt', 'staged shard failed its bitrot check', { block });
-          }
-          pos += len;
-          left -= len - BITROT_HASH_SIZE;
-        }
-      } finally {
-        await fh.close();
-      }
+      await this.#verifyFrames(p, shardBlockSize, dataBytes);
     } catch (err) {
       await this.#mapErr(err, vol);
     }
+  }
+
+  /** Reads a shard file frame by frame into one reusable buffer; `FileCorrupt` on any mismatch or short read. */
+  async #verifyFrames(p: string, shardBlockSize: number, dataBytes: number): Promise<void> {
+    const fh = await fsp.open(p, 'r');
+    try {
+      const buf = Buffer.allocUnsafe(BITROT_HASH_SIZE + Math.min(shardBlockSize, Math.max(dataBytes, 1)));
+      let pos = 0;
+      for (let left = dataBytes, block = 0; left > 0; block++) {
+        const len = BITROT_HASH_SIZE + Math.min(shardBlockSize, left);
+        const { bytesRead } = await fh.read(buf, 0, len, pos);
+        const frame = buf.subarray(0, len);
+        if (bytesRead !== len || !bitrotVerify(frame.subarray(BITROT_HASH_SIZE), frame, 0)) {
+          throw new SvcError('FileCorrupt', 'shard failed its bitrot check', { block });
+        }
+        pos += len;
+        left -= len - BITROT_HASH_SIZE;
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async checkParts(vol: string, path: string, version: FileVersion, opts: { deep: boolean }): Promise<PartState[]> {
+    const e = version.erasure;
+    if (!e || version.inline || version.dataDir === '') return version.parts.map(() => 'ok');
+    const full = shardSize(e.blockSize, e.data);
+    const out: PartState[] = [];
+    for (const part of version.parts) {
+      const p = this.#filePath(vol, `${path === '' ? '' : `${path}/`}${version.dataDir}/part.${part.number}`);
+      const dataBytes = shardFileDataSize(part.size, e.blockSize, e.data);
+      let st: Stats;
+      try {
+        st = await fsp.stat(p);
+      } catch (err) {
+        const code = errno(err);
+        if (code === 'ENOENT' || code === 'ENOTDIR') {
+          await this.#checkRoot();
+          out.push('missing');
+          continue;
+        }
+        return this.#mapErr(err, vol);
+      }
+      if (!st.isFile() || st.size !== frameShardFileSize(dataBytes, full)) {
+        out.push('corrupt');
+        continue;
+      }
+      if (!opts.deep) {
+        out.push('ok');
+        continue;
+      }
+      try {
+        await this.#verifyFrames(p, full, dataBytes);
+        out.push('ok');
+      } catch (err) {
+        if (hasCode(err, 'FileCorrupt')) out.push('corrupt');
+        else return this.#mapErr(err, vol);
+      }
+    }
+    this.#online = true;
+    return out;
   }
 
   async renameFile(srcVol: string, srcPath: string, dstVol: string, dstPath: string): Promise<void> {

@@ -194,6 +194,68 @@ export interface HealStartSuccess {
   startTime: Rfc3339;
 }
 
+/** madmin `HealDriveInfo`. */
+export interface HealDriveInfo {
+  uuid: string;
+  endpoint: string;
+  state: 'ok' | 'offline' | 'corrupt' | 'missing';
+}
+
+/** madmin `HealResultItem` plus svc's `outcome`, `pool`, `set` and byte counts. */
+export interface HealResultItem {
+  resultId: number;
+  type: 'metadata' | 'bucket' | 'bucket-metadata' | 'object';
+  bucket: string;
+  object: string;
+  versionId: string;
+  detail: string;
+  parityBlocks: number;
+  dataBlocks: number;
+  diskCount: number;
+  setCount: number;
+  before: { drives: HealDriveInfo[] };
+  after: { drives: HealDriveInfo[] };
+  objectSize: number;
+  /** svc: `ok`, `healed`, `would-heal`, `refused`, `dangling`, `removed`, `absent`, `failed`. */
+  outcome: string;
+  /** svc: pool and set of the object (-1 for buckets). */
+  pool: number;
+  set: number;
+  bytesHealed: number;
+}
+
+/** svc: counters of a heal sequence so far. */
+export interface HealProgress {
+  objectsScanned: number;
+  objectsHealed: number;
+  objectsFailed: number;
+  objectsRefused: number;
+  objectsDangling: number;
+  bucketsScanned: number;
+  bytesHealed: number;
+  currentBucket: string;
+  currentObject: string;
+  /** Items waiting for a status call (at most 1000; the heal pauses while full). */
+  itemsQueued: number;
+  elapsed: Nanos;
+}
+
+/**
+ * `HealTaskStatus` as MinIO's server emits it (capitalised keys; madmin
+ * decodes case-insensitively): the items since the previous status call.
+ */
+export interface HealTaskStatus {
+  Summary: 'not started' | 'running' | 'stopped' | 'finished' | 'failed';
+  Detail?: string;
+  StartTime: Rfc3339;
+  Settings: HealOpts;
+  Items: HealResultItem[] | null;
+  /** svc */
+  ClientToken: string;
+  Path: string;
+  Progress: HealProgress;
+}
+
 export interface BgHealSet {
   id: string;
   pool_index: number;

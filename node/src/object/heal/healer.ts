@@ -1,0 +1,134 @@
+/**
+ * The heal engine bound to one object layer: heal an object wherever it
+ * lives, a bucket, the `.svc.sys` records, and enumerate what a heal walks.
+ * Every healer (admin sequences, the read-repair worker, the scanner, the
+ * drive rebuild) goes through one `Healer`, and it publishes the heal task
+ * events the telemetry turns into the SPEC's heal metrics.
+ */
+import { objectPath } from '../../storage/object-path.ts';
+import type { Clock } from '../../util/clock.ts';
+import { type HealTaskType, healTaskFinished, healTaskQueued, healTaskStarted, setLabel } from '../../util/diagnostics.ts';
+import { toSvcError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { ErasureSet } from '../erasure-set.ts';
+import { volumesOnDrives } from '../namespace-walk.ts';
+import type { NamespaceLocker } from '../ns-lock.ts';
+import type { Pools } from '../pools.ts';
+import type { SysRecords } from '../sys-records.ts';
+import { type BucketHealOptions, healBucket, healSysRecords, type MetaHealDeps } from './heal-bucket.ts';
+import { healDrives, healObject } from './heal-object.ts';
+import type { HealObjectOptions, HealResult } from './types.ts';
+
+export interface HealerOptions {
+  pools: Pools;
+  locker: NamespaceLocker;
+  records: SysRecords;
+  clock: Clock;
+  logger: Logger;
+}
+
+export class Healer implements MetaHealDeps {
+  readonly pools: Pools;
+  readonly locker: NamespaceLocker;
+  readonly records: SysRecords;
+  readonly clock: Clock;
+  readonly logger: Logger;
+
+  constructor(o: HealerOptions) {
+    this.pools = o.pools;
+    this.locker = o.locker;
+    this.records = o.records;
+    this.clock = o.clock;
+    this.logger = o.logger;
+  }
+
+  /** The task was queued now (metrics: queue delay starts). */
+  queued(type: HealTaskType, pool: number, set: number): void {
+    if (healTaskQueued.hasSubscribers) healTaskQueued.publish({ type, set: setLabel(pool, set) });
+  }
+
+  /**
+   * Runs one heal task with the start/finish events around it (`queuedAt`:
+   * when it was queued, for the queue-delay histogram).
+   */
+  async task<T extends HealResult>(type: HealTaskType, pool: number, set: number, queuedAt: number, fn: () => Promise<T>): Promise<T> {
+    const label = setLabel(Math.max(pool, 0), Math.max(set, 0));
+    if (healTaskStarted.hasSubscribers) healTaskStarted.publish({ type, set: label, queueDelaySeconds: Math.max(0, this.clock.now() - queuedAt) / 1000 });
+    let ok = false;
+    try {
+      const r = await fn();
+      ok = r.outcome !== 'failed';
+      return r;
+    } finally {
+      if (healTaskFinished.hasSubscribers) healTaskFinished.publish({ type, set: label, result: ok ? 'success' : 'error' });
+    }
+  }
+
+  /** Heals `key` of one set. */
+  healInSet(set: ErasureSet, bucket: string, key: string, opts: HealObjectOptions): Promise<HealResult> {
+    return healObject(this, set, bucket, key, opts);
+  }
+
+  /**
+   * Heals `bucket/key` in every pool (in the set its key hashes to); the
+   * result is the pool that holds it (the first that is not absent), or an
+   * `absent` result. A pool whose heal failed wins over one that found
+   * nothing, so an error is never hidden.
+   */
+  async healObjectAnywhere(bucket: string, key: string, opts: HealObjectOptions): Promise<HealResult> {
+    objectPath(key);
+    let best: HealResult | undefined;
+    for (const pool of this.pools.list) {
+      const set = this.pools.setOf(pool, key);
+      let r: HealResult;
+      try {
+        r = await healObject(this, set, bucket, key, opts);
+      } catch (err) {
+        r = this.failure(set, bucket, key, err);
+      }
+      if (best === undefined || (best.outcome === 'absent' && r.outcome !== 'absent')) best = r;
+    }
+    return best!;
+  }
+
+  /** A heal that threw before it could produce a result (lock timeout, quorum lost). */
+  failure(set: ErasureSet, bucket: string, key: string, err: unknown): HealResult {
+    const e = toSvcError(err);
+    const states = set.drives.map((d) => (d.isOnline() ? ('ok' as const) : ('offline' as const)));
+    return {
+      type: 'object',
+      bucket,
+      object: key,
+      versionId: '',
+      pool: set.pool,
+      set: set.index,
+      dataBlocks: 0,
+      parityBlocks: 0,
+      diskCount: set.width,
+      setCount: 1,
+      objectSize: 0,
+      before: healDrives(set, states),
+      after: healDrives(set, states),
+      outcome: 'failed',
+      detail: `${e.code}: ${e.message}`,
+      shardsHealed: 0,
+      bytesHealed: 0,
+    };
+  }
+
+  healBucket(bucket: string, opts: BucketHealOptions): Promise<HealResult> {
+    return healBucket(this, bucket, opts);
+  }
+
+  healSysRecords(opts: { dryRun: boolean; deep: boolean }, each: (r: HealResult) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
+    return healSysRecords(this, opts, each, signal);
+  }
+
+  /** Every bucket a cluster heal visits: those with a record, and volumes found on drives. */
+  async buckets(): Promise<string[]> {
+    const names = new Set<string>(await volumesOnDrives(this.pools));
+    const recs = await this.records.list('buckets').catch(() => [] as string[]);
+    for (const r of recs) if (r.endsWith('/')) names.add(r.slice(0, -1));
+    return [...names].sort();
+  }
+}
