@@ -25,6 +25,7 @@ import { peerPath } from './rpc-wire.ts';
 
 export const ADMIN_FORWARD_METHOD = 'adminForward';
 export const ADMIN_NODE_INFO_METHOD = 'adminNodeInfo';
+export const ADMIN_HEAL_INFO_METHOD = 'adminHealInfo';
 /** Longest wait for a leader's answer to a forwarded admin call. */
 export const ADMIN_FORWARD_TIMEOUT_MS = 15_000;
 /** Longest wait for a node's info. */
@@ -55,6 +56,8 @@ export interface AdminPeerHandlers {
   execute(call: AdminCall, caller: string): Promise<AdminReply>;
   /** This node's own server properties. */
   nodeInfo(): Promise<unknown>;
+  /** This node's background heal, scanner and rebuild state (null while they do not run). */
+  healInfo(): unknown;
 }
 
 function str(v: unknown, what: string): string {
@@ -103,6 +106,7 @@ export function adminPeerService(h: AdminPeerHandlers): RpcService {
       },
     },
     [ADMIN_NODE_INFO_METHOD]: { kind: 'unary', handle: () => h.nodeInfo() },
+    [ADMIN_HEAL_INFO_METHOD]: { kind: 'unary', handle: async () => h.healInfo() },
   };
 }
 
@@ -128,7 +132,11 @@ export class AdminPeers {
     return this.#peers.peers.get(node)?.isOnline() ?? false;
   }
 
-  async forward(node: string, call: AdminCall, describe: string): Promise<AdminReply> {
+  /**
+   * Executes `call` on `node`. `why` explains in the unreachable error why
+   * the call must run there (default: pool mutations run on the pool's leader).
+   */
+  async forward(node: string, call: AdminCall, describe: string, why?: string): Promise<AdminReply> {
     const client = this.#peers.peers.get(node);
     if (client === undefined) throw new SvcError('InternalError', `${node} is not a peer of this node`);
     let reply: unknown;
@@ -146,7 +154,9 @@ export class AdminPeers {
       }
       throw new SvcError(
         'XSvcAdminLeaderUnreachable',
-        `${describe} is led by node ${node} (the node of the pool's first endpoint), which is unreachable: ${reason}. Pool mutations run on the pool's leader: bring ${node} back online and retry; nothing was changed`,
+        why !== undefined
+          ? `${describe} runs on node ${node}, which is unreachable: ${reason}. ${why}`
+          : `${describe} is led by node ${node} (the node of the pool's first endpoint), which is unreachable: ${reason}. Pool mutations run on the pool's leader: bring ${node} back online and retry; nothing was changed`,
         { node },
         { cause: err },
       );
@@ -155,11 +165,20 @@ export class AdminPeers {
   }
 
   /** A peer's own info; undefined when it is unreachable. */
-  async nodeInfo(node: string): Promise<unknown> {
+  nodeInfo(node: string): Promise<unknown> {
+    return this.#ask(node, ADMIN_NODE_INFO_METHOD);
+  }
+
+  /** A peer's heal state; undefined when it is unreachable or its healing does not run. */
+  healInfo(node: string): Promise<unknown> {
+    return this.#ask(node, ADMIN_HEAL_INFO_METHOD);
+  }
+
+  async #ask(node: string, method: string): Promise<unknown> {
     const client = this.#peers.peers.get(node);
     if (client === undefined || !client.isOnline()) return undefined;
     try {
-      return await client.rpcCall(peerPath(ADMIN_NODE_INFO_METHOD), undefined, { control: true, timeoutMs: ADMIN_NODE_INFO_TIMEOUT_MS });
+      return (await client.rpcCall(peerPath(method), undefined, { control: true, timeoutMs: ADMIN_NODE_INFO_TIMEOUT_MS })) ?? undefined;
     } catch {
       return undefined;
     }

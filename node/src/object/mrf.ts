@@ -21,7 +21,7 @@ export class MrfQueue {
   readonly capacity: number;
   #items: MrfEntry[] = [];
   #dropped = 0;
-  #listeners = new Set<() => void>();
+  #listeners = new Set<(e: MrfEntry) => void>();
 
   constructor(capacity = 10_000) {
     this.capacity = capacity;
@@ -33,7 +33,7 @@ export class MrfQueue {
       this.#dropped++;
     }
     this.#items.push(e);
-    for (const l of this.#listeners) l();
+    for (const l of this.#listeners) l(e);
   }
 
   get size(): number {
@@ -55,8 +55,8 @@ export class MrfQueue {
     return this.#items;
   }
 
-  /** Called after every enqueue (the heal worker wakes up); returns an unsubscribe. */
-  onEnqueue(fn: () => void): () => void {
+  /** Called after every enqueue with the entry (the heal worker wakes up); returns an unsubscribe. */
+  onEnqueue(fn: (e: MrfEntry) => void): () => void {
     this.#listeners.add(fn);
     return () => this.#listeners.delete(fn);
   }

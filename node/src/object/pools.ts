@@ -68,6 +68,10 @@ export interface PoolAdmission {
 
 export class Pools {
   readonly list: readonly Pool[];
+  /** The deployment id (format.json `id`, shared by every drive of every pool). */
+  readonly deploymentId: string;
+  /** Per pool, per set: the drive id format.json gives each slot, when known. */
+  readonly ids: readonly ((readonly (readonly string[])[]) | undefined)[];
   readonly #depId: Uint8Array;
   /** Pools closed to new objects, with why, and whether keys living there still take writes. */
   readonly #closed = new Map<number, { reason: string; existingKeys: boolean }>();
@@ -75,6 +79,8 @@ export class Pools {
   constructor(opts: { deploymentId: string; pools: PoolSpec[]; logger: Logger; mrf: MrfQueue; commitHooks?: CommitHooks | undefined }) {
     if (opts.pools.length === 0) throw new SvcError('InvalidTopology', 'no pools');
     this.#depId = uuidBytes(opts.deploymentId);
+    this.deploymentId = opts.deploymentId;
+    this.ids = opts.pools.map((p) => p.ids);
     this.list = opts.pools.map((p, pi) => {
       const width = p.sets[0]?.length ?? 0;
       if (width === 0 || p.sets.some((s) => s.length !== width)) throw new SvcError('InvalidTopology', `pool ${pi}: sets differ in width`);

@@ -27,10 +27,7 @@ import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf, usableUsed } 
 import { healAdmin } from '../object/admin/heal-admin.ts';
 import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, RebalanceWorker } from '../object/admin/services.ts';
 import {
-  type BgHealSet,
-  type BgHealState,
   type ClusterSnapshot,
-  type ReplacementInstance,
   type RuntimeCapabilities,
   rfc3339,
   type ServerInfoMessage,
@@ -41,7 +38,11 @@ import {
 } from '../object/admin/types.ts';
 import { readQuorum, writeQuorum } from '../object/quorum.ts';
 import { PoolRecords } from '../object/records/store.ts';
+import type { LocalHealInfo } from '../object/heal/index.ts';
+import { tokenNode } from '../object/heal/sequences.ts';
+import type { UsageReport } from '../object/scanner/usage.ts';
 import type { ServerPools } from '../object/server-pools.ts';
+import { SYS_VOL } from '../storage/drive.ts';
 import { endpointHostPort } from '../topology/endpoint.ts';
 import type { PoolLayout } from '../topology/pool-layout.ts';
 import type { Clock } from '../util/clock.ts';
@@ -49,6 +50,7 @@ import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { adminDiskOf, type DriveReport, probeDrives } from './admin-drives.ts';
+import { type AdminHealDeps, backgroundHealStatus, replacementStatus, usageFields } from './admin-heal.ts';
 import type { ReadinessReport } from './readiness.ts';
 
 /** Capabilities that other parts of the build provide (flipped on as they land). */
@@ -57,6 +59,10 @@ export interface AdminWorkers {
   rebalance?: RebalanceWorker;
   heal?: HealWorker;
   healing?: HealingDrives;
+  /** This node's background heal, scanner and rebuilds (peers are asked for theirs). */
+  healInfo?: () => LocalHealInfo;
+  /** The data usage the scanners recorded. */
+  usage?: () => Promise<UsageReport | undefined>;
   /** A background heal worker drains the read-repair queue. */
   backgroundHeal?: boolean;
   scanner?: boolean;
@@ -305,14 +311,21 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       buckets = { count: 0, error: err instanceof Error ? err.message : String(err) };
     }
     const caps = await layer?.capacity().catch(() => undefined);
-    const notScanned = 'not measured: object counts and data usage come from the background scanner, which this build does not run yet';
+    let usage: UsageReport | undefined;
+    let usageError: string | undefined;
+    if (workers.usage === undefined) usageError = 'not measured: the object layer and its scanner are not up yet';
+    else {
+      usage = await workers.usage().catch((err: unknown) => {
+        usageError = `usage records unreadable now: ${err instanceof Error ? err.message : String(err)}`;
+        return undefined;
+      });
+    }
     return {
       mode: layer === undefined ? 'initializing' : 'online',
       deploymentID: o.deploymentId() ?? '',
       region: config.region,
       buckets,
-      objects: { error: notScanned },
-      usage: { error: notScanned },
+      ...usageFields(usage, usageError),
       backend: {
         backendType: 'Erasure',
         onlineDisks: disks.filter((d) => d.state === 'ok').length,
@@ -330,64 +343,20 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     };
   };
 
-  const backgroundHealStatus = async (): Promise<BgHealState> => {
-    const all = await drives();
-    const h = healing();
-    const sets: BgHealSet[] = pools.flatMap((p) =>
-      Array.from({ length: p.setCount }, (_, s): BgHealSet => {
-        const ds = all.filter((d) => d.pool === p.index && d.set === s).sort((a, b) => a.slot - b.slot);
-        const any = ds.some((d) => h.has(d.endpoint));
-        return { id: `${p.index}-${s}`, pool_index: p.index, set_index: s, heal_status: any ? 'Healing' : '', heal_priority: any ? 'high' : '', disks: ds.map((d) => adminDiskOf(d, h)) };
-      }),
-    );
-    const queued = layer?.mrf.size ?? 0;
-    const running = workers.backgroundHeal === true;
-    const offlineNodes = nodes.filter((n) => !isOnline(n));
-    return {
-      offline_nodes: offlineNodes,
-      ScannedItemsCount: 0,
-      HealDisks: [...h],
-      sets,
-      mrf: {},
-      sc_parity: { STANDARD: pools[0]?.parity.standard ?? 0, REDUCED_REDUNDANCY: pools[0]?.parity.rrs ?? 0 },
-      state: !running ? 'disabled' : offlineNodes.length > 0 ? 'degraded' : queued > 0 || h.size > 0 ? 'active' : 'idle',
-      healQueueLength: queued,
-      healActiveTasks: h.size,
-      mrfDropped: layer?.mrf.dropped ?? 0,
-      detail: running
-        ? 'background heal drains the read-repair queue'
-        : 'background heal is not built in this release: objects read or written with missing shards are queued for repair (healQueueLength) and are not rebuilt yet',
-    };
-  };
-
-  const replacementStatus = async () => {
-    const all = await drives();
-    const now = clock.now();
-    const h = healing();
-    const instances: ReplacementInstance[] = all
-      .filter((d) => d.online && d.format === 'unformatted')
-      .map((d) => {
-        if (!firstSeen.has(d.endpoint)) firstSeen.set(d.endpoint, now);
-        return {
-          id: `${d.pool}-${d.set}-${d.slot}`,
-          endpoint: d.endpoint,
-          pool: d.pool,
-          set: d.set,
-          slot: d.slot,
-          state: h.has(d.endpoint) ? 'healing' : 'pending',
-          reason: d.detail ?? 'unformatted drive',
-          detectedAt: rfc3339(firstSeen.get(d.endpoint)!),
-          updatedAt: rfc3339(now),
-          objectsHealed: 0,
-          bytesHealed: 0,
-        };
-      });
-    return {
-      state: instances.some((i) => i.state === 'healing') ? ('healing' as const) : instances.length > 0 ? ('pending' as const) : ('idle' as const),
-      healerAvailable: workers.healing !== undefined,
-      checkedAt: rfc3339(now),
-      instances,
-    };
+  const healDeps: AdminHealDeps = {
+    pools,
+    nodes,
+    selfId,
+    isOnline,
+    drives: () => drives(),
+    healing,
+    local: () => workers.healInfo?.(),
+    peer: (node) => peers.healInfo(node) as Promise<LocalHealInfo | undefined>,
+    readSys: (endpoint, path) => {
+      const ep = pools.flatMap((p) => p.endpoints).find((e) => e.raw === endpoint);
+      if (ep === undefined) return Promise.reject(new SvcError('InternalError', `unknown drive ${endpoint}`));
+      return cluster.driveOf(ep).readAll(SYS_VOL, path);
+    },
   };
 
   const services: AdminServices = {
@@ -410,8 +379,8 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         return healAdmin(() => workers.heal).heal(call);
       },
     },
-    backgroundHeal: { status: backgroundHealStatus },
-    replacement: { status: replacementStatus },
+    backgroundHeal: { status: () => backgroundHealStatus(healDeps) },
+    replacement: { status: () => replacementStatus(healDeps, clock.now(), firstSeen) },
     cluster: { snapshot, info, capabilities },
   };
 
@@ -425,6 +394,11 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         return first === undefined || cluster.isLocal(first) ? undefined : endpointHostPort(first);
       },
       forward: (node, call, describe) => peers.forward(node, call, describe),
+      healOwner: (token) => {
+        const i = tokenNode(token);
+        const node = i === undefined ? undefined : cluster.peers.nodes[i];
+        return node === undefined || node === selfId ? undefined : node;
+      },
     },
     selfId,
     hostId,
@@ -447,7 +421,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
 
   return {
     handler,
-    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties }),
+    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties, healInfo: () => workers.healInfo?.() ?? null }),
     attach(l) {
       layer = l;
       dm = new DataMovementAdmin({

@@ -23,6 +23,7 @@ import type { Logger } from '../util/logger.ts';
 import { type AdminWorkers, createAdminPlane } from './admin-plane.ts';
 import { startCapacitySampler } from './capacity.ts';
 import { createNodeDataMovement } from './data-movement.ts';
+import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
@@ -97,6 +98,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         movement = dm;
         workers.decommission = dm.decommission;
         workers.rebalance = dm.rebalance;
+        const healing = await startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers });
         const s3 = createS3Handler({
           objectLayer: built,
           credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
@@ -119,6 +121,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           handlers: { s3 },
           loadIam: () => loadIamState(iamStore),
           close: async () => {
+            // Workers first (a running root heal is persisted), then the layer.
+            await healing.close();
             await dm.close();
             await built.close();
           },

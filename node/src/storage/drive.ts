@@ -41,6 +41,8 @@ export interface DiskInfo {
    * replaced drive), or `corrupt`.
    */
   format?: 'ok' | 'missing' | 'corrupt';
+  /** Identity of the mount behind the drive root (`<device>:<inode>`), when the drive can tell: a change means another file system. */
+  mountId?: string;
   endpoint: string;
   online: boolean;
   total: number;

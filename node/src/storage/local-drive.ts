@@ -141,7 +141,8 @@ export class LocalDrive implements Drive {
       const total = s.blocks * s.bsize;
       const free = s.bavail * s.bsize;
       const fmt = await this.#formatIdentity();
-      return { id: fmt.id, format: fmt.state, endpoint: this.endpoint, online: true, total, free, used: total - s.bfree * s.bsize };
+      const root = await fsp.stat(this.root);
+      return { id: fmt.id, format: fmt.state, mountId: `${root.dev}:${root.ino}`, endpoint: this.endpoint, online: true, total, free, used: total - s.bfree * s.bsize };
     } catch (err) {
       if (hasCode(err, 'DiskNotFound')) return { id: this.#id, endpoint: this.endpoint, online: false, total: 0, used: 0, free: 0 };
       throw err;

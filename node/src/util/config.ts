@@ -11,6 +11,7 @@
  * Storage-class values are kept as typed here; the `EC:<n>` rules live in
  * `topology/storage-class.ts` and run as the first start-up step.
  */
+import { HEAL_CONFIG_VARIABLES, type HealConfig, parseHealConfig } from './heal-config.ts';
 import { parseByteSize } from './bytes.ts';
 import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './console-config.ts';
 import { SvcError } from './errors.ts';
@@ -99,6 +100,8 @@ export interface Config {
   /** Region clients sign for (default `us-east-1`). */
   readonly region: string;
   readonly obs: ObsConfig;
+  /** Pace of the heal and scanner workers. */
+  readonly heal: HealConfig;
   /** Base directory for relative volume paths. */
   readonly cwd: string;
 }
@@ -178,6 +181,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_OBS_LOG_ROTATION_SIZE_MB', 'file-log rotation size in MB'],
   ['SVC_OBS_LOG_ROTATION_TIME', 'file-log rotation period: hourly, daily, or 30m/6h/1d'],
   ['SVC_OBS_LOG_KEEP_FILES', 'rotated log files to keep'],
+  ...HEAL_CONFIG_VARIABLES,
   ['COMPAT_VOLUMES, COMPAT_ERASURE_SET_DRIVE_COUNT, COMPAT_STORAGE_CLASS_*', 'compatibility spellings, used when the SVC_ name is unset'],
 ];
 
@@ -426,6 +430,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     startupReadinessMaxWaitSecs: parseInteger('SVC_STARTUP_READINESS_MAX_WAIT_SECS', env.SVC_STARTUP_READINESS_MAX_WAIT_SECS, 0) ?? 120,
     credentials: Object.freeze(loadCredentials(env, input.readFile, warnings)),
     obs: Object.freeze(obs),
+    heal: Object.freeze(parseHealConfig(env)),
     cwd: input.cwd,
   };
   return { config: Object.freeze(config), warnings };

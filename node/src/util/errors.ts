@@ -119,6 +119,8 @@ export const ERRORS = {
   XSvcAdminNoSuchRoute: { status: 404, message: 'No such admin API route.' },
   XSvcAdminLeaderUnreachable: { status: 503, message: 'The node that leads this pool is unreachable; retry once it is back online.' },
   XSvcHealInvalidClientToken: { status: 400, message: 'Client token mismatch: no heal sequence with this token.' },
+  XSvcHealAlreadyRunning: { status: 400, message: 'A heal sequence is already running on this path.' },
+  XSvcHealOverlappingPaths: { status: 400, message: 'A heal sequence is running on an overlapping path.' },
 
   // ---- web console (api/console/)
   XSvcConsoleSignInRequired: { status: 401, message: 'Sign in to the console first.' },

@@ -24,7 +24,9 @@ import { type AdminEndpoint, adminSubpath, type EndpointLayout, matchRoute, pars
 export interface AdminForwarder {
   /** The node leading `pool`, or undefined when this node leads it. */
   leaderOf(pool: number): string | undefined;
-  forward(node: string, call: AdminCall, describe: string): Promise<AdminReply>;
+  forward(node: string, call: AdminCall, describe: string, why?: string): Promise<AdminReply>;
+  /** The node running the heal sequence a client token names, or undefined when it is this one. */
+  healOwner?(token: string): string | undefined;
 }
 
 export interface AdminCoreOptions {
@@ -116,6 +118,14 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
           throw new SvcError('AccessDenied', `access denied: the credential lacks the ${route.action} permission`);
         }
         const ep = parseAdminEndpoint(call.method, sub, parseQuery(query), call.body, o.layout);
+        // A heal status or stop runs on the node that runs the sequence (its token names it).
+        const token = ep.op === 'Heal' && ep.heal.kind !== 'start' ? ep.heal.clientToken : undefined;
+        const owner = token === undefined ? undefined : o.forwarder?.healOwner?.(token);
+        if (owner !== undefined) {
+          if (forwardedFrom !== undefined) throw new SvcError('XSvcHealInvalidClientToken', `client token "${token}" names ${owner}, not this node`);
+          o.logger.info({ event: 'admin_forward', op: ep.op, node: owner, requestId: call.requestId }, 'forwarding a heal status or stop to the node running the heal');
+          return await o.forwarder!.forward(owner, call, `heal sequence ${token}`, 'heal sequences run on the node that started them; bring it back and ask again, or start a new heal');
+        }
         const pool = route.poolScoped ? scopedPool(ep) : undefined;
         const leader = pool === undefined ? undefined : o.forwarder?.leaderOf(pool);
         if (pool !== undefined && leader !== undefined) {

@@ -70,8 +70,8 @@ describe('heal requests (rule 5)', () => {
     expect(code(() => parseHealRequest('bkt', q(), Buffer.from('{'), LAYOUT))).toBe('InvalidArgument');
   });
   it('clientToken, forceStart and forceStop correlate start, status and stop', () => {
-    expect(parseHealRequest('bkt', q([['clientToken', 't']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'status', clientToken: 't' });
-    expect(parseHealRequest('bkt', q([['clientToken', 't'], ['forceStop', 'true']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'stop', clientToken: 't' });
+    expect(parseHealRequest('bkt', q([['clientToken', 't']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'status', clientToken: 't', bucket: 'bkt', prefix: '' });
+    expect(parseHealRequest('bkt', q([['clientToken', 't'], ['forceStop', 'true']]), Buffer.alloc(0), LAYOUT)).toEqual({ kind: 'stop', clientToken: 't', bucket: 'bkt', prefix: '' });
     expect(parseHealRequest('bkt', q([['forceStart', '']]), body({}), LAYOUT)).toMatchObject({ kind: 'start', forceStart: true });
     expect(code(() => parseHealRequest('bkt', q([['forceStart', 'true'], ['forceStop', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');
     expect(code(() => parseHealRequest('bkt', q([['clientToken', 't'], ['forceStart', 'true']]), Buffer.alloc(0), LAYOUT))).toBe('InvalidRequest');

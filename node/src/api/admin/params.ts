@@ -96,8 +96,8 @@ export const HEAL_QUERY_KEYS = ['clientToken', 'forceStart', 'forceStop'] as con
 /** What one heal request asks for, after rule 5. */
 export type HealRequest =
   | { readonly kind: 'start'; readonly bucket: string; readonly prefix: string; readonly opts: HealOpts; readonly forceStart: boolean }
-  | { readonly kind: 'status'; readonly clientToken: string }
-  | { readonly kind: 'stop'; readonly clientToken: string };
+  | { readonly kind: 'status'; readonly clientToken: string; readonly bucket: string; readonly prefix: string }
+  | { readonly kind: 'stop'; readonly clientToken: string; readonly bucket: string; readonly prefix: string };
 
 /** `forceStart` / `forceStop`: present without a value, `true` or `false`. */
 function flag(name: string, v: string | undefined): boolean {
@@ -149,7 +149,7 @@ export function parseHealRequest(path: string, q: Map<string, string>, body: Buf
   if (token !== undefined) {
     if (token === '') throw invalid('clientToken is empty');
     if (forceStart) throw new SvcError('InvalidRequest', 'forceStart starts a new heal and takes no clientToken');
-    return forceStop ? { kind: 'stop', clientToken: token } : { kind: 'status', clientToken: token };
+    return { kind: forceStop ? 'stop' : 'status', clientToken: token, bucket, prefix };
   }
   if (forceStop) throw new SvcError('InvalidRequest', 'forceStop needs the clientToken of the heal to stop');
 

@@ -49,8 +49,9 @@ export interface RebalanceAdmin {
 /** One call of the heal route, after rule 5's checks. */
 export type HealCall =
   | { readonly kind: 'start'; readonly bucket: string; readonly prefix: string; readonly opts: HealOpts; readonly forceStart: boolean; readonly clientAddress: string }
-  | { readonly kind: 'status'; readonly clientToken: string }
-  | { readonly kind: 'stop'; readonly clientToken: string };
+  /** `bucket`/`prefix`: the path the status or stop was sent to ('' at the root: any sequence). */
+  | { readonly kind: 'status'; readonly clientToken: string; readonly bucket: string; readonly prefix: string }
+  | { readonly kind: 'stop'; readonly clientToken: string; readonly bucket: string; readonly prefix: string };
 
 export interface HealAdmin {
   /** Start: `HealStartSuccess`; status: `HealTaskStatus`; stop: `HealStopSuccess`. */

@@ -267,6 +267,7 @@ export interface BgHealSet {
 
 export interface BgHealState {
   offline_nodes: string[];
+  /** Objects the scanners visited (every node, since each started). */
   ScannedItemsCount: number;
   HealDisks: string[];
   sets: BgHealSet[];
@@ -277,8 +278,24 @@ export interface BgHealState {
   healQueueLength: number;
   healActiveTasks: number;
   // svc
+  /** Tasks waiting for a retry (drives still offline, heal failed). */
+  healRetryingTasks: number;
+  itemsHealed: number;
+  bytesHealed: number;
+  /** Objects the background heal gave up on (the scanner finds them again). */
+  itemsFailed: number;
   /** Read-repair entries dropped because the queue was full (the scanner finds them again). */
   mrfDropped: number;
+  scanner: {
+    cycles: number;
+    cyclesByResult: { success: number; partial: number; error: number };
+    lastCycleResult: '' | 'success' | 'partial' | 'error';
+    lastCycleAt: Rfc3339;
+    lastCycleDuration: Nanos;
+    healsQueued: number;
+  };
+  /** Nodes that answered (their background heal and scanner are counted). */
+  nodes: string[];
   /** Why `state` is what it is, for people. */
   detail: string;
 }
@@ -296,13 +313,20 @@ export interface ReplacementInstance {
   reason: string;
   detectedAt: Rfc3339;
   updatedAt: Rfc3339;
+  /** When the rebuild finished (zero time while it runs). */
+  finishedAt: Rfc3339;
+  /** Client token of the set heal rebuilding it ('' while pending). */
+  healer: string;
+  /** Objects of the set the rebuild went through, and those it had to heal. */
+  objectsScanned: number;
   objectsHealed: number;
   bytesHealed: number;
+  lastError: string | null;
 }
 
 export interface ReplacementRecoveryStatus {
-  /** `idle` (nothing to recover), `pending`, `healing`. */
-  state: 'idle' | 'pending' | 'healing';
+  /** `idle` (nothing to recover: no instance, or every one `completed`), `pending`, `healing`, `failed`. */
+  state: 'idle' | 'pending' | 'healing' | 'failed';
   /** Whether this build rebuilds replaced drives by itself. */
   healerAvailable: boolean;
   checkedAt: Rfc3339;
@@ -419,7 +443,17 @@ export interface ServerInfoMessage {
   region: string;
   buckets: { count: number; error?: string };
   objects: { count?: number; error?: string };
+  versions: { count?: number; error?: string };
+  deleteMarkers: { count?: number; error?: string };
   usage: { size?: number; error?: string };
+  /** svc: what the scanners accounted, per bucket and pool (absent until a cycle finished). */
+  dataUsage?: {
+    lastUpdate: Rfc3339;
+    /** Bytes on the drives (shards and parity). */
+    rawSize: number;
+    buckets: { name: string; objects: number; versions: number; deleteMarkers: number; size: number }[];
+    pools: { id: number; objects: number; versions: number; size: number; rawSize: number }[];
+  };
   backend: {
     backendType: 'Erasure';
     onlineDisks: number;

@@ -208,10 +208,16 @@ async function healRecordCopies(deps: MetaHealDeps, path: string, opts: { dryRun
  * out), healed like objects; records missing on a pool are copied there.
  * `each` receives every result that found something.
  */
-export async function healSysRecords(deps: MetaHealDeps, opts: { dryRun: boolean; deep: boolean }, each: (r: HealResult) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
+export async function healSysRecords(
+  deps: MetaHealDeps,
+  opts: { dryRun: boolean; deep: boolean; only?: (pool: number, set: number) => boolean },
+  each: (r: HealResult) => Promise<void> | void,
+  signal?: AbortSignal,
+): Promise<void> {
   const names = new Set<string>();
   for (const pool of deps.pools.list) {
     for (const set of pool.sets) {
+      if (opts.only && !opts.only(pool.index, set.index)) continue;
       for await (const e of walkSet(set, SYS_VOL, { skip: SYS_SKIP })) {
         if (signal?.aborted) return;
         names.add(e.name);

@@ -190,10 +190,18 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
   };
   const drives = set.drives;
 
-  // Drives without the bucket's volume get it first (they hold none of its objects).
+  // Only drives that are members of their slot right now are written: a
+  // drive emptied a moment ago must not be filled before its format is back.
   const targeted = new Set(work.flatMap((p) => [...p.dataTargets, ...p.metaTargets]));
   await Promise.all(
-    [...targeted].filter((s) => reads[s]!.kind === 'no-volume').map((s) => drives[s]!.makeVol(vol).catch((err: unknown) => (hasCode(err, 'VolumeExists') ? undefined : fail(s, err)))),
+    [...targeted].map(async (s) => {
+      await drives[s]!.diskInfo().catch(() => undefined);
+      if (!drives[s]!.isOnline()) fail(s, new SvcError('DiskNotFound', `${drives[s]!.endpoint} is not usable now (offline or not a member of its slot)`));
+    }),
+  );
+  // Drives without the bucket's volume get it first (they hold none of its objects).
+  await Promise.all(
+    [...targeted].filter((s) => reads[s]!.kind === 'no-volume' && !failed.has(s)).map((s) => drives[s]!.makeVol(vol).catch((err: unknown) => (hasCode(err, 'VolumeExists') ? undefined : fail(s, err)))),
   );
 
   // Copies that lost the vote go (a base id whose version lives on that drive
@@ -209,7 +217,7 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
 
   // An unreadable journal is replaced: its entries and data dirs go, every version is rebuilt there.
   for (const s of targeted) {
-    if (reads[s]!.kind !== 'corrupt') continue;
+    if (reads[s]!.kind !== 'corrupt' || failed.has(s)) continue;
     try {
       await drives[s]!.delete(vol, `${path}/${XL_META}`, { recursive: false });
       for (const p of work) {

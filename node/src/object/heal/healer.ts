@@ -120,7 +120,7 @@ export class Healer implements MetaHealDeps {
     return healBucket(this, bucket, opts);
   }
 
-  healSysRecords(opts: { dryRun: boolean; deep: boolean }, each: (r: HealResult) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
+  healSysRecords(opts: { dryRun: boolean; deep: boolean; only?: (pool: number, set: number) => boolean }, each: (r: HealResult) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
     return healSysRecords(this, opts, each, signal);
   }
 

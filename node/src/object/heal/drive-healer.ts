@@ -1,0 +1,386 @@
+/**
+ * Drive replacement (SPEC "Drive replacement"). A drive that comes back
+ * without a format (emptied while the node runs, swapped for an empty disk,
+ * a new file system mounted over its path) is not a member of its set
+ * (`MemberDrive`): its slot serves nothing until a set heal writes the
+ * format into the original slot (the id the set matrix gives it) and
+ * rebuilds every shard and record the slot should hold.
+ *
+ * - Detection: every node watches its own drives (every 5 s, at start-up
+ *   right away, and on each scanner cycle). A replacement found is recorded
+ *   as an intent on the drive itself (`.svc.sys/healing.json`, the
+ *   recovery tracker) and rebuilt automatically by an internal set heal
+ *   (`HealSequences.startSetHeal`), one drive at a time per node.
+ * - An admin set heal (`pool` and `set` in the heal body) does the same for
+ *   every replaced drive of its set, wherever it is (`healSetFormat`).
+ * - The tracker goes `pending` → `healing` (counters updated as the set
+ *   heal walks) → `completed` (or `failed`); replacement recovery reports
+ *   it from every drive. A tracker left `healing` by a heal that stopped (a
+ *   crash, a restart) is picked up again by the drive's own node.
+ *
+ * A drive carrying another deployment's or another slot's format is never
+ * formatted over automatically (it may be someone's data); only an
+ * unformatted one, or with an admin set heal a corrupt format, is.
+ */
+import { DISTRIBUTION_ALGO, FORMAT_FILE, FORMAT_VERSION, type FormatFile } from '../../storage/format.ts';
+import { SYS_VOL } from '../../storage/drive.ts';
+import { LocalDrive } from '../../storage/local-drive.ts';
+import type { Clock } from '../../util/clock.ts';
+import { toSvcError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { MemberDrive, Membership } from '../member-drive.ts';
+import type { Pools } from '../pools.ts';
+import { sleepUnlessAborted, Worker } from '../worker.ts';
+import type { HealSequences } from './sequences.ts';
+import type { SetFormatHealer } from './sequence.ts';
+import type { DriveState } from './plan.ts';
+import type { HealDrive, HealResult } from './types.ts';
+
+/** The recovery tracker a replaced drive carries: `.svc.sys/healing.json`. */
+export const TRACKER_FILE = 'healing.json';
+
+export interface DriveTracker {
+  v: 1;
+  /** `<pool>-<set>-<slot>`. */
+  id: string;
+  endpoint: string;
+  pool: number;
+  set: number;
+  slot: number;
+  /** The id written into the drive's format (its slot's). */
+  driveId: string;
+  state: 'pending' | 'healing' | 'completed' | 'failed';
+  reason: string;
+  /** Who heals it: a heal sequence's client token. */
+  healer: string;
+  detectedAt: number;
+  updatedAt: number;
+  finishedAt?: number;
+  objectsScanned: number;
+  objectsHealed: number;
+  bytesHealed: number;
+  lastError?: string;
+}
+
+export function decodeTracker(raw: Uint8Array): DriveTracker | undefined {
+  try {
+    const t = JSON.parse(Buffer.from(raw).toString('utf8')) as DriveTracker;
+    return t && t.v === 1 && typeof t.state === 'string' ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A tracker not updated for this long while `healing` belongs to a heal that stopped. */
+const STALE_MS = 60_000;
+const PROGRESS_EVERY_MS = 5_000;
+
+export interface DriveHealerOptions {
+  pools: Pools;
+  clock: Clock;
+  logger: Logger;
+  /** This node's id (`host:port`), for logs. */
+  selfId: string;
+  /** Check period (default 5 s). */
+  everyMs?: number;
+}
+
+interface Slot {
+  pool: number;
+  set: number;
+  slot: number;
+  member: MemberDrive;
+}
+
+export class DriveHealer implements SetFormatHealer {
+  readonly worker: Worker<{ replacements: number; healing: string[] }>;
+  readonly #o: DriveHealerOptions;
+  #sequences: HealSequences | undefined;
+  /** Trackers of drives this node is formatting or rebuilding, by slot id. */
+  readonly #active = new Map<string, DriveTracker>();
+  readonly #lastWrite = new Map<string, number>();
+  readonly #mounts = new Map<string, string>();
+  /** Tokens of the set heals this node started for automatic rebuilds. */
+  readonly #autoTokens = new Set<string>();
+  #replacements = 0;
+  #checking: Promise<void> | undefined;
+
+  constructor(o: DriveHealerOptions) {
+    this.#o = o;
+    this.worker = new Worker(
+      {
+        name: 'drive-monitor',
+        work: async () => {
+          await this.check();
+          return 'idle';
+        },
+        waitForWork: (signal) => sleepUnlessAborted(o.clock, o.everyMs ?? 5_000, signal),
+        progress: () => ({ replacements: this.#replacements, healing: [...this.healing()] }),
+      },
+      { clock: o.clock, logger: o.logger },
+    );
+  }
+
+  /** The sequences that run the set heals (wired after both exist). */
+  attach(sequences: HealSequences): void {
+    this.#sequences = sequences;
+  }
+
+  /** Endpoints this node is rebuilding now. */
+  healing(): Set<string> {
+    return new Set([...this.#active.values()].filter((t) => t.state === 'healing').map((t) => t.endpoint));
+  }
+
+  #slots(filter?: (s: Slot) => boolean): Slot[] {
+    const out: Slot[] = [];
+    for (const p of this.#o.pools.list) {
+      if (p.width < 2) continue; // a single drive has nothing to rebuild from
+      for (const set of p.sets) {
+        set.drives.forEach((_, slot) => {
+          const s = { pool: p.index, set: set.index, slot, member: this.#o.pools.member(p.index, set.index, slot) };
+          if (s.member.expectedId !== undefined && (!filter || filter(s))) out.push(s);
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Looks at this node's drives once (the monitor's and the scanner's tick). */
+  check(): Promise<void> {
+    this.#checking ??= this.#check().finally(() => {
+      this.#checking = undefined;
+    });
+    return this.#checking;
+  }
+
+  async #check(): Promise<void> {
+    for (const s of this.#slots((x) => x.member.inner instanceof LocalDrive)) {
+      const info = await s.member.diskInfo().catch(() => undefined);
+      if (info === undefined) continue;
+      const key = `${s.pool}-${s.set}-${s.slot}`;
+      const mountChanged = info.mountId !== undefined && this.#mounts.has(key) && this.#mounts.get(key) !== info.mountId;
+      if (info.mountId !== undefined) this.#mounts.set(key, info.mountId);
+      if (mountChanged) {
+        this.#o.logger.warn({ event: 'drive_mount_changed', endpoint: s.member.endpoint, membership: s.member.membership }, 'the file system behind a drive path changed');
+      }
+      if (s.member.membership === 'unformatted') {
+        if (this.#active.has(key)) continue;
+        const reason = mountChanged ? 'mount identity changed: a new, empty file system is mounted at the drive path' : 'drive reachable without a format (emptied or replaced)';
+        await this.#autoHeal(s, reason);
+        continue;
+      }
+      if (s.member.membership !== 'member') continue;
+      // A rebuild that stopped half-way (crash, restart, a heal on another node that went away).
+      const t = await this.#readTracker(s);
+      if (t?.state !== 'healing' || this.#active.has(key)) continue;
+      const live = this.#sequences?.running().some((q) => q.token === t.healer) ?? false;
+      if (!live && this.#o.clock.now() - t.updatedAt > STALE_MS) await this.#autoHeal(s, `${t.reason}; resuming an interrupted rebuild`, t);
+    }
+  }
+
+  async #autoHeal(s: Slot, reason: string, prior?: DriveTracker): Promise<void> {
+    if (this.#sequences === undefined) return;
+    // One automatic rebuild at a time per node (the next replaced drive waits for the next check).
+    if ([...this.#active.values()].some((t) => this.#autoTokens.has(t.healer) || t.healer === 'auto')) return;
+    const now = this.#o.clock.now();
+    const tracker: DriveTracker = {
+      v: 1,
+      id: `${s.pool}-${s.set}-${s.slot}`,
+      endpoint: s.member.endpoint,
+      pool: s.pool,
+      set: s.set,
+      slot: s.slot,
+      driveId: s.member.expectedId!,
+      state: 'pending',
+      reason,
+      healer: 'auto',
+      detectedAt: prior?.detectedAt ?? now,
+      updatedAt: now,
+      objectsScanned: 0,
+      objectsHealed: 0,
+      bytesHealed: 0,
+    };
+    this.#replacements++;
+    this.#o.logger.warn({ event: 'drive_replacement_detected', endpoint: s.member.endpoint, pool: s.pool, set: s.set, slot: s.slot, reason }, 'replaced drive detected; rebuilding it');
+    this.#active.set(tracker.id, tracker);
+    await this.#writeTracker(s, tracker);
+    const seq = this.#sequences.startSetHeal(s.pool, s.set);
+    this.#autoTokens.add(seq.token);
+    tracker.healer = seq.token;
+  }
+
+  /** Writes the format into every replaced slot of a set (the heal sequence's format stage). */
+  async healSetFormat(pool: number, set: number, opts: { dryRun: boolean; healer: string }): Promise<HealResult | undefined> {
+    const slots = this.#slots((s) => s.pool === pool && s.set === set);
+    if (slots.length === 0) return undefined;
+    const states = await Promise.all(
+      slots.map(async (s) => {
+        const info = await s.member.inner.diskInfo().catch(() => undefined);
+        if (info === undefined || !info.online) return 'offline' as const;
+        s.member.observe(info);
+        return s.member.membership;
+      }),
+    );
+    const toFormat = slots.filter((_, i) => states[i] === 'unformatted' || states[i] === 'corrupt');
+    const stateOf = (m: Membership | 'offline'): DriveState => (m === 'member' ? 'ok' : m === 'offline' ? 'offline' : m === 'corrupt' || m === 'foreign' ? 'corrupt' : 'missing');
+    const before: HealDrive[] = slots.map((s, i) => ({ uuid: s.member.expectedId ?? '', endpoint: s.member.endpoint, state: stateOf(states[i]!) }));
+    const result: HealResult = {
+      type: 'metadata',
+      bucket: SYS_VOL,
+      object: FORMAT_FILE,
+      versionId: '',
+      pool,
+      set,
+      dataBlocks: 0,
+      parityBlocks: 0,
+      diskCount: slots.length,
+      setCount: 1,
+      objectSize: 0,
+      before,
+      after: before.map((d) => ({ ...d })),
+      outcome: 'ok',
+      detail: '',
+      shardsHealed: 0,
+      bytesHealed: 0,
+    };
+    if (toFormat.length === 0) {
+      const foreign = slots.filter((_, i) => states[i] === 'foreign');
+      if (foreign.length > 0) {
+        result.outcome = 'refused';
+        result.detail = `${foreign.map((s) => s.member.endpoint).join(', ')}: formatted for another slot or deployment; not formatted over (move its data away and empty it to replace it)`;
+      }
+      return result;
+    }
+    if (opts.dryRun) {
+      result.outcome = 'would-heal';
+      result.detail = `would write the format into ${toFormat.length} replaced drive(s): ${toFormat.map((s) => s.member.endpoint).join(', ')}; dry run: nothing changed`;
+      return result;
+    }
+    const notes: string[] = [];
+    let failed = false;
+    for (const s of toFormat) {
+      const i = slots.indexOf(s);
+      try {
+        await this.#format(s, opts.healer, states[i] === 'corrupt' ? 'format.json unreadable' : 'drive without a format');
+        result.after[i]!.state = 'ok';
+        result.shardsHealed++;
+        notes.push(`format written into slot ${s.slot} (${s.member.endpoint})`);
+      } catch (err) {
+        failed = true;
+        notes.push(`${s.member.endpoint}: ${toSvcError(err).message}`);
+      }
+    }
+    result.outcome = failed ? 'failed' : 'healed';
+    result.detail = notes.join('; ');
+    return result;
+  }
+
+  /** Writes the slot's format, prepares the drive and makes it a member again; the tracker says `healing`. */
+  async #format(s: Slot, healer: string, reason: string): Promise<void> {
+    const ids = this.#o.pools.ids[s.pool];
+    const p = this.#o.pools.list[s.pool]!;
+    if (ids === undefined) throw new Error('the pool has no format matrix');
+    const fmt: FormatFile = {
+      version: FORMAT_VERSION,
+      format: 'erasure',
+      id: this.#o.pools.deploymentId,
+      erasure: {
+        this: ids[s.set]![s.slot]!,
+        sets: ids,
+        distributionAlgo: DISTRIBUTION_ALGO,
+        setCount: p.sets.length,
+        setDriveCount: p.width,
+        driveCount: p.sets.length * p.width,
+      },
+    };
+    const inner = s.member.inner;
+    const now = this.#o.clock.now();
+    const prior = this.#active.get(`${s.pool}-${s.set}-${s.slot}`);
+    const tracker: DriveTracker = {
+      v: 1,
+      id: `${s.pool}-${s.set}-${s.slot}`,
+      endpoint: s.member.endpoint,
+      pool: s.pool,
+      set: s.set,
+      slot: s.slot,
+      driveId: fmt.erasure.this,
+      state: 'healing',
+      reason: prior?.reason ?? reason,
+      healer,
+      detectedAt: prior?.detectedAt ?? now,
+      updatedAt: now,
+      objectsScanned: 0,
+      objectsHealed: 0,
+      bytesHealed: 0,
+    };
+    await inner.writeAll(SYS_VOL, FORMAT_FILE, Buffer.from(`${JSON.stringify(fmt, null, 2)}\n`));
+    if (inner instanceof LocalDrive) {
+      inner.forgetFormat();
+      await inner.init();
+    }
+    // A remote drive reports its new format within its format cache's second.
+    for (let i = 0; i < 20; i++) {
+      s.member.observe(await inner.diskInfo());
+      if (s.member.membership === 'member') break;
+      await this.#o.clock.sleep(100);
+    }
+    await this.#writeTracker(s, tracker);
+    this.#active.set(tracker.id, tracker);
+    this.#o.logger.info({ event: 'drive_format_healed', endpoint: s.member.endpoint, pool: s.pool, set: s.set, slot: s.slot, healer }, 'format written into the replaced drive\'s slot');
+  }
+
+  #mine(pool: number, set: number, healer: string): [Slot, DriveTracker][] {
+    return this.#slots((s) => s.pool === pool && s.set === set).flatMap((s) => {
+      const t = this.#active.get(`${s.pool}-${s.set}-${s.slot}`);
+      return t && t.healer === healer && t.state === 'healing' ? [[s, t] as [Slot, DriveTracker]] : [];
+    });
+  }
+
+  async setProgress(pool: number, set: number, healer: string, progress: { objects: number; healed: number; bytes: number }): Promise<void> {
+    for (const [s, t] of this.#mine(pool, set, healer)) {
+      t.objectsScanned = progress.objects;
+      t.objectsHealed = progress.healed;
+      t.bytesHealed = progress.bytes;
+      t.updatedAt = this.#o.clock.now();
+      if (t.updatedAt - (this.#lastWrite.get(t.id) ?? 0) >= PROGRESS_EVERY_MS) await this.#writeTracker(s, t);
+    }
+  }
+
+  async setHealed(pool: number, set: number, healer: string, progress: { objects: number; healed: number; bytes: number; ok: boolean }): Promise<void> {
+    for (const [s, t] of this.#mine(pool, set, healer)) {
+      t.objectsScanned = progress.objects;
+      t.objectsHealed = progress.healed;
+      t.bytesHealed = progress.bytes;
+      t.updatedAt = this.#o.clock.now();
+      t.finishedAt = t.updatedAt;
+      t.state = progress.ok ? 'completed' : 'failed';
+      if (!progress.ok) t.lastError = 'some objects could not be healed (refused or failed); see the heal results and heal again';
+      await this.#writeTracker(s, t);
+      this.#active.delete(t.id);
+      this.#autoTokens.delete(healer);
+      this.#o.logger.info({ event: 'drive_rebuild_finished', endpoint: t.endpoint, state: t.state, objects: t.objectsScanned, bytes: t.bytesHealed }, `replaced drive rebuild ${t.state}`);
+    }
+  }
+
+  async #readTracker(s: Slot): Promise<DriveTracker | undefined> {
+    const raw = await s.member.inner.readAll(SYS_VOL, TRACKER_FILE).catch(() => undefined);
+    return raw === undefined ? undefined : decodeTracker(raw);
+  }
+
+  async #writeTracker(s: Slot, t: DriveTracker): Promise<void> {
+    this.#lastWrite.set(t.id, this.#o.clock.now());
+    await s.member.inner.writeAll(SYS_VOL, TRACKER_FILE, Buffer.from(JSON.stringify(t))).catch((err: unknown) => {
+      this.#o.logger.warn({ event: 'drive_tracker_write_failed', endpoint: t.endpoint, err }, 'could not write a replaced drive\'s recovery tracker');
+    });
+  }
+
+  /**
+   * A set heal ended without finishing its walk (stopped, failed): its
+   * drives' trackers stay `healing`, and the drive's node takes the rebuild
+   * up again once they are stale.
+   */
+  abandoned(token: string): void {
+    for (const [id, t] of this.#active) if (t.healer === token) this.#active.delete(id);
+    this.#autoTokens.delete(token);
+  }
+}

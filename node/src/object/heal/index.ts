@@ -1,0 +1,111 @@
+/**
+ * Healing, composed over one object layer: the engine (`Healer`), the
+ * background heal of the read-repair queue, the admin heal sequences, the
+ * drive-replacement monitor and the scanner, started in that order and
+ * stopped in reverse (a graceful stop persists running root heals).
+ */
+import type { Clock } from '../../util/clock.ts';
+import type { HealConfig } from '../../util/heal-config.ts';
+import { SPEED_TRANQUILITY } from '../../util/heal-config.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { HealingDrives, HealWorker } from '../admin/services.ts';
+import { Scanner, type ScannerProgress } from '../scanner/scanner.ts';
+import { readUsage, type UsageReport } from '../scanner/usage.ts';
+import type { ServerPools } from '../server-pools.ts';
+import { BackgroundHeal, type BackgroundHealProgress } from './background.ts';
+import { DriveHealer } from './drive-healer.ts';
+import { Healer } from './healer.ts';
+import { HealSequences } from './sequences.ts';
+
+export interface HealingOptions {
+  layer: ServerPools;
+  clock: Clock;
+  logger: Logger;
+  config: HealConfig;
+  /** This node (`host:port`) and its index in the cluster's node list (heal tokens, usage records). */
+  node: string;
+  nodeIndex: number;
+  /** True when this node scans `pool`/`set` (the first online node of the set's drives). */
+  scans: (pool: number, set: number) => boolean;
+}
+
+/** What this node's healing reports to the admin API (aggregated over nodes there). */
+export interface LocalHealInfo {
+  node: string;
+  background: BackgroundHealProgress;
+  scanner: ScannerProgress;
+  /** Endpoints this node is rebuilding. */
+  healing: string[];
+  /** Admin heal sequences running on this node. */
+  sequences: number;
+}
+
+export interface Healing {
+  readonly healer: Healer;
+  readonly background: BackgroundHeal;
+  readonly sequences: HealSequences;
+  readonly drives: DriveHealer;
+  readonly scanner: Scanner;
+  /** The admin route's worker ports. */
+  readonly healWorker: HealWorker;
+  readonly healingDrives: HealingDrives;
+  local(): LocalHealInfo;
+  /** The data usage the scanners recorded (every node's), merged. */
+  usage(): Promise<UsageReport | undefined>;
+  close(): Promise<void>;
+}
+
+export async function startHealing(o: HealingOptions): Promise<Healing> {
+  const { layer, clock, logger, config } = o;
+  const healer = new Healer({ pools: layer.pools, locker: layer.locker, records: layer.sysRecords, clock, logger });
+  const background = new BackgroundHeal({ healer, mrf: layer.mrf, clock, logger, tranquility: SPEED_TRANQUILITY[config.healSpeed] });
+  const drives = new DriveHealer({ pools: layer.pools, clock, logger, selfId: o.node });
+  const sequences = new HealSequences({
+    healer,
+    records: layer.sysRecords,
+    formats: drives,
+    clock,
+    logger,
+    nodeIndex: o.nodeIndex,
+    rebuildTranquility: SPEED_TRANQUILITY[config.healSpeed],
+  });
+  drives.attach(sequences);
+  const scanner = new Scanner({
+    healer,
+    background,
+    clock,
+    logger,
+    node: o.node,
+    nodeIndex: o.nodeIndex,
+    scans: o.scans,
+    intervalMs: config.scannerIntervalMs,
+    tranquility: SPEED_TRANQUILITY[config.scannerSpeed],
+    deepSample: config.scannerDeepSample,
+    onCycle: () => drives.check(),
+  });
+  background.start();
+  drives.worker.start();
+  await sequences.resume().catch((err: unknown) => logger.warn({ event: 'heal_resume_failed', err }, 'could not resume persisted root heals'));
+  scanner.start();
+  logger.info(
+    { event: 'healing_started', scannerIntervalMs: config.scannerIntervalMs, scannerSpeed: config.scannerSpeed, healSpeed: config.healSpeed, deepSample: config.scannerDeepSample },
+    'background heal, drive monitor and scanner running',
+  );
+  return {
+    healer,
+    background,
+    sequences,
+    drives,
+    scanner,
+    healWorker: sequences,
+    healingDrives: { healing: () => drives.healing() },
+    local: () => ({ node: o.node, background: background.progress(), scanner: scanner.progress(), healing: [...drives.healing()], sequences: sequences.running().length }),
+    usage: () => readUsage(layer.sysRecords, layer.pools.count),
+    close: async () => {
+      await scanner.stop();
+      await drives.worker.stop();
+      await sequences.close();
+      await background.stop();
+    },
+  };
+}

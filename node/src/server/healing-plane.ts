@@ -1,0 +1,47 @@
+/**
+ * Healing on a node, composed: `startHealing` over the object layer, with
+ * the cluster's answers to "which node am I" (heal tokens, usage records)
+ * and "which sets do I scan" (each set is scanned by the first of its
+ * drives' nodes that is online, so exactly one node scans it while any
+ * runs), and the admin plane's worker ports filled in.
+ */
+import type { ClusterNode } from '../cluster/cluster-node.ts';
+import { type Healing, startHealing } from '../object/heal/index.ts';
+import type { ServerPools } from '../object/server-pools.ts';
+import { endpointHostPort } from '../topology/endpoint.ts';
+import type { Clock } from '../util/clock.ts';
+import type { Config } from '../util/config.ts';
+import type { Logger } from '../util/logger.ts';
+import type { AdminWorkers } from './admin-plane.ts';
+
+export async function startNodeHealing(o: {
+  cluster: ClusterNode;
+  layer: ServerPools;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  workers: AdminWorkers;
+}): Promise<Healing> {
+  const { cluster, layer } = o;
+  const nodes = cluster.peers.nodes;
+  const nodeIndex = Math.max(0, nodes.indexOf(cluster.selfId));
+  const byRaw = new Map(cluster.pools.flatMap((p) => p.endpoints).map((ep) => [ep.raw, ep] as const));
+  const nodeOf = (endpoint: string): string => {
+    const ep = byRaw.get(endpoint);
+    return (ep && endpointHostPort(ep)) ?? cluster.selfId;
+  };
+  const online = (node: string) => node === cluster.selfId || (cluster.peers.peers.get(node)?.isOnline() ?? false);
+  const scans = (pool: number, set: number): boolean => {
+    const drives = layer.pools.list[pool]?.sets[set]?.drives ?? [];
+    const first = drives.map((d) => nodeOf(d.endpoint)).find(online);
+    return first === cluster.selfId;
+  };
+  const healing = await startHealing({ layer, clock: o.clock, logger: o.logger, config: o.config.heal, node: cluster.selfId, nodeIndex, scans });
+  o.workers.heal = healing.healWorker;
+  o.workers.healing = healing.healingDrives;
+  o.workers.backgroundHeal = true;
+  o.workers.scanner = true;
+  o.workers.healInfo = () => healing.local();
+  o.workers.usage = () => healing.usage();
+  return healing;
+}
