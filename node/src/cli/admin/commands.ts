@@ -6,7 +6,7 @@
  *   svc decommission start|status|cancel|clear [ALIAS] [POOL[,POOL...]] [--by-id] [--watch]
  *   svc rebalance start|status|stop [ALIAS] [--watch]   (`svc expand ...` is the same group)
  *   svc heal start|status|stop [ALIAS] [--bucket B] [--prefix P] [--scan-mode normal|deep]
- *                               [--remove] [--recreate] [--dry-run] [--client-token T]
+ *                               [--remove] [--recreate] [--dry-run] [--client-token T] [--watch]
  *   svc admin info [ALIAS]           svc admin snapshot [ALIAS]
  *
  * Every command takes `--json` (print the server's JSON). Exit codes: 0 ok,
@@ -17,7 +17,9 @@ import type { Command } from 'commander';
 import type {
   ClusterSnapshot,
   DecommissionStatusReport,
+  HealResultItem,
   HealStartSuccess,
+  HealTaskStatus,
   PoolStatus,
   RebalanceStatus,
   ServerInfoMessage,
@@ -25,7 +27,7 @@ import type {
 import { AdminClient, DEFAULT_REGION, ServerError, UnreachableError } from './client.ts';
 import { readAliases, removeAlias, setAlias, takeTarget, UsageError } from './config.ts';
 import { table } from './format.ts';
-import { decommissionView, type DrainRates, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
+import { decommissionView, type DrainRates, healView, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
 import { watch } from './watch.ts';
 
 export const EXIT_OK = 0;
@@ -299,36 +301,64 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
     if (o.prefix !== undefined && o.bucket === undefined) throw new UsageError('--prefix needs --bucket');
     return `v3/heal/${o.bucket ?? ''}${o.prefix !== undefined ? `/${o.prefix}` : ''}`;
   };
-  type HealOpt = JsonOpt & { bucket?: string; prefix?: string; scanMode?: string; remove?: boolean; recreate?: boolean; dryRun?: boolean; clientToken?: string };
+  type HealOpt = JsonOpt & {
+    bucket?: string;
+    prefix?: string;
+    scanMode?: string;
+    remove?: boolean;
+    recreate?: boolean;
+    dryRun?: boolean;
+    clientToken?: string;
+    watch?: boolean;
+    interval: string;
+  };
   const healCommand = (name: 'start' | 'status' | 'stop', description: string) =>
     heal
       .command(name)
       .description(description)
       .option('--bucket <bucket>', 'heal this bucket (default: the whole cluster)')
       .option('--prefix <prefix>', 'heal only objects under this prefix of --bucket');
+  /** Follows a heal: each status call pops the new results; the view keeps them all. */
+  const followHeal = async (client: AdminClient, o: HealOpt, token: string) => {
+    const items: HealResultItem[] = [];
+    const frame = async () => {
+      const r = await client.json<HealTaskStatus>('POST', healPath(o), { clientToken: token });
+      items.push(...(r.value.Items ?? []));
+      return { text: o.json ? r.raw : healView(r.value, items), done: r.value.Summary !== 'running' };
+    };
+    await watch(io.out, frame, { watch: !!o.watch, intervalMs: intervalMs(o.interval) });
+  };
   aliasCommand<HealOpt>(
     healCommand('start', 'start a heal (recursive)')
       .option('--scan-mode <mode>', 'normal, or deep (verifies every shard frame)', 'normal')
       .option('--remove', 'remove dangling objects (below read quorum on every version)')
       .option('--recreate', 'recreate missing buckets')
-      .option('--dry-run', 'report only; change nothing'),
+      .option('--dry-run', 'report only; change nothing')
+      .option('--watch', 'follow the heal until it ends, with its progress and results')
+      .option('--interval <seconds>', 'seconds between --watch refreshes', '1'),
     async (client, o) => {
       if (o.scanMode !== 'normal' && o.scanMode !== 'deep') throw new UsageError('--scan-mode is normal or deep');
       const body = JSON.stringify({ recursive: true, dryRun: !!o.dryRun, remove: !!o.remove, recreate: !!o.recreate, scanMode: o.scanMode === 'deep' ? 2 : 1 });
       const r = await client.json<HealStartSuccess>('POST', healPath(o), {}, body);
-      json(o, r.raw, r.value, (v) => `Heal started: client token ${v.clientToken}\nFollow it with: svc heal status --client-token ${v.clientToken}${o.bucket ? ` --bucket ${o.bucket}` : ''}`);
+      if (o.watch) {
+        if (!o.json) print(`Heal started: client token ${r.value.clientToken}`);
+        await followHeal(client, o, r.value.clientToken);
+        return;
+      }
+      json(o, r.raw, r.value, (v) => `Heal started: client token ${v.clientToken}\nFollow it with: svc heal status --client-token ${v.clientToken}${o.bucket ? ` --bucket ${o.bucket}` : ''} --watch`);
     },
   );
-  for (const name of ['status', 'stop'] as const) {
-    aliasCommand<HealOpt>(
-      healCommand(name, name === 'status' ? 'progress of a heal' : 'stop a heal').requiredOption('--client-token <token>', 'the token `svc heal start` printed'),
-      async (client, o) => {
-        const query: Record<string, string> = name === 'stop' ? { clientToken: o.clientToken!, forceStop: 'true' } : { clientToken: o.clientToken! };
-        const r = await client.json<Record<string, unknown>>('POST', healPath(o), query);
-        json(o, r.raw, r.value, (v) => JSON.stringify(v, null, 2));
-      },
-    );
-  }
+  aliasCommand<HealOpt>(
+    healCommand('status', 'progress and results of a heal (each call shows the results since the previous one)')
+      .requiredOption('--client-token <token>', 'the token `svc heal start` printed')
+      .option('--watch', 'redraw until the heal ends')
+      .option('--interval <seconds>', 'seconds between --watch refreshes', '1'),
+    (client, o) => followHeal(client, o, o.clientToken!),
+  );
+  aliasCommand<HealOpt>(healCommand('stop', 'stop a heal').requiredOption('--client-token <token>', 'the token `svc heal start` printed'), async (client, o) => {
+    const r = await client.json<HealStartSuccess>('POST', healPath(o), { clientToken: o.clientToken!, forceStop: 'true' });
+    json(o, r.raw, r.value, (v) => `Heal ${v.clientToken} stopped.`);
+  });
 
   // ---- admin info / snapshot
   const admin = program.command('admin').description('cluster and drive information');

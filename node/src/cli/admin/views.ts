@@ -6,6 +6,8 @@
 import type {
   ClusterSnapshot,
   DecommissionStatusReport,
+  HealResultItem,
+  HealTaskStatus,
   PoolStatus,
   RebalanceStatus,
   ServerInfoMessage,
@@ -174,7 +176,54 @@ export function infoView(m: ServerInfoMessage): string {
     drives,
     `${m.servers.filter((s) => s.state === 'online').length}/${m.servers.length} servers online, ${online} drive(s) online, ${offline} offline; ${m.buckets.count} bucket(s)`,
     `Usable capacity: ${formatBytes(used)} used of ${formatBytes(usableTotal)} (${formatPercent(usableTotal > 0 ? used / usableTotal : 0)}), ${formatBytes(usableFree)} free`,
+    ...usageLines(m),
   ].join('\n');
+}
+
+/** What the scanners counted (or why nothing is counted yet). */
+function usageLines(m: ServerInfoMessage): string[] {
+  const u = m.dataUsage;
+  if (m.objects.count === undefined || u === undefined) return [`Objects and data usage: ${m.objects.error ?? 'not measured yet'}`];
+  const lines = [
+    `Objects: ${m.objects.count} (${m.versions.count ?? 0} versions, ${m.deleteMarkers.count ?? 0} delete markers), ${formatBytes(m.usage.size ?? 0)} of data (${formatBytes(u.rawSize)} on the drives); scanned ${formatTime(u.lastUpdate)}`,
+  ];
+  if (u.buckets.length > 0) {
+    lines.push(
+      table(
+        ['BUCKET', 'OBJECTS', 'VERSIONS', 'DELETE MARKERS', 'SIZE'],
+        u.buckets.map((b) => [b.name, b.objects, b.versions, b.deleteMarkers, formatBytes(b.size)]),
+        ['left', 'right', 'right', 'right', 'right'],
+      ),
+    );
+  }
+  return lines;
+}
+
+function drivesSummary(d: HealResultItem['before']): string {
+  const ok = d.drives.filter((x) => x.state === 'ok').length;
+  const bad = d.drives.filter((x) => x.state !== 'ok').map((x) => x.state);
+  const counts = [...new Set(bad)].map((st) => `${bad.filter((b) => b === st).length} ${st}`);
+  return `${ok}/${d.drives.length} ok${counts.length > 0 ? ` (${counts.join(', ')})` : ''}`;
+}
+
+/**
+ * A heal sequence: its state and counters, and the results so far
+ * (`items`: every item popped by this client, newest last; the last 20 are shown).
+ */
+export function healView(st: HealTaskStatus, items: readonly HealResultItem[]): string {
+  const p = st.Progress;
+  const head = keyValues([
+    ['Heal', `${st.Path === '' ? '/ (the whole cluster)' : st.Path}  (client token ${st.ClientToken})`],
+    ['State', `${st.Summary}${st.Detail ? `: ${st.Detail}` : ''}`],
+    ['Started', `${formatTime(st.StartTime)}, running for ${formatDuration(p.elapsed / 1e6)}`],
+    ['Scanned', `${p.objectsScanned} object(s) in ${p.bucketsScanned} bucket(s)${p.currentBucket ? `, now at ${p.currentBucket}/${p.currentObject}` : ''}`],
+    ['Results', `${p.objectsHealed} healed, ${p.objectsFailed} failed, ${p.objectsRefused} refused, ${p.objectsDangling} dangling; ${formatBytes(p.bytesHealed)} rebuilt`],
+    ['Settings', `${st.Settings.dryRun ? 'dry run, ' : ''}scan ${st.Settings.scanMode === 2 ? 'deep' : 'normal'}${st.Settings.remove ? ', remove dangling' : ''}${st.Settings.pool !== undefined ? `, pool ${st.Settings.pool}` : ''}${st.Settings.set !== undefined ? ` set ${st.Settings.set}` : ''}`],
+  ]);
+  if (items.length === 0) return `${head}\nNo item needed attention so far.`;
+  const shown = items.slice(-20);
+  const rows = shown.map((i) => [i.type, i.object === '' ? i.bucket : `${i.bucket}/${i.object}`, i.outcome, drivesSummary(i.before), drivesSummary(i.after), i.detail]);
+  return `${head}\n${items.length > shown.length ? `(last ${shown.length} of ${items.length} items)\n` : ''}${table(['TYPE', 'ITEM', 'RESULT', 'BEFORE', 'AFTER', 'DETAIL'], rows)}`;
 }
 
 export function snapshotView(s: ClusterSnapshot): string {

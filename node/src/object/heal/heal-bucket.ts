@@ -18,7 +18,8 @@
 import { type Drive, SYS_VOL } from '../../storage/drive.ts';
 import type { Clock } from '../../util/clock.ts';
 import { hasCode, toSvcError } from '../../util/errors.ts';
-import { bucketRecordPath, type BucketRecord, encodeBucketRecord } from '../buckets.ts';
+import { bucketRecordPath, makePoolVolumes } from '../bucket-sync.ts';
+import { type BucketRecord, encodeBucketRecord } from '../buckets.ts';
 import { MemberDrive } from '../member-drive.ts';
 import { SYS_SKIP, walkSet } from '../namespace-walk.ts';
 import type { Pools } from '../pools.ts';
@@ -151,25 +152,25 @@ export async function healBucket(deps: MetaHealDeps, bucket: string, opts: Bucke
       .join('; ');
     return result;
   }
+  // The volumes are made the way bucket sync makes them (one mechanism).
   const failures: string[] = [];
-  for (const d of missing) {
-    try {
-      await d.drive.makeVol(bucket);
-      d.state = 'ok';
-    } catch (err) {
-      if (hasCode(err, 'VolumeExists')) d.state = 'ok';
-      else failures.push(`${d.drive.endpoint}: ${toSvcError(err).message}`);
-    }
+  const byDrive = new Map(sets.flat().map((d) => [d.drive, d] as const));
+  for (const pool of pools.list) {
+    if (!pool.sets.some((set) => set.drives.some((d) => byDrive.get(d)?.state === 'missing'))) continue;
+    const r = await makePoolVolumes(pool, bucket, (d) => byDrive.get(d)?.state !== 'missing');
+    for (const d of r.created) byDrive.get(d)!.state = 'ok';
+    if (!r.ok) failures.push(`pool ${pool.index}: ${r.reason}`);
   }
   const rec = await healRecordCopies(deps, recPath, opts);
   result.after = toHealDrives(sets);
-  result.shardsHealed = missing.filter((d) => d.state === 'ok').length + rec.shards;
+  const made = missing.filter((d) => d.state === 'ok').length;
+  result.shardsHealed = made + rec.shards;
   if (failures.length > 0 || rec.outcome === 'failed') {
     result.outcome = 'failed';
     result.detail = [...failures, rec.outcome === 'failed' ? rec.detail : ''].filter(Boolean).join('; ');
   } else {
     result.outcome = 'healed';
-    result.detail = [missing.length > 0 ? `volume made on ${missing.length} drive(s)` : '', rec.detail].filter(Boolean).join('; ');
+    result.detail = [made > 0 ? `volume made on ${made} drive(s)` : '', rec.detail].filter(Boolean).join('; ');
   }
   return result;
 }

@@ -5,6 +5,7 @@
  * drive rebuild) goes through one `Healer`, and it publishes the heal task
  * events the telemetry turns into the SPEC's heal metrics.
  */
+import { BUCKETS_DIR } from '../../storage/drive.ts';
 import { objectPath } from '../../storage/object-path.ts';
 import type { Clock } from '../../util/clock.ts';
 import { type HealTaskType, healTaskFinished, healTaskQueued, healTaskStarted, setLabel } from '../../util/diagnostics.ts';
@@ -127,7 +128,7 @@ export class Healer implements MetaHealDeps {
   /** Every bucket a cluster heal visits: those with a record, and volumes found on drives. */
   async buckets(): Promise<string[]> {
     const names = new Set<string>(await volumesOnDrives(this.pools));
-    const recs = await this.records.list('buckets').catch(() => [] as string[]);
+    const { names: recs } = await this.records.list(BUCKETS_DIR).catch(() => ({ names: [] as string[] }));
     for (const r of recs) if (r.endsWith('/')) names.add(r.slice(0, -1));
     return [...names].sort();
   }

@@ -67,6 +67,8 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     clock,
     logger,
     nodeIndex: o.nodeIndex,
+    // An admin heal was asked for: it runs twice as hard as background work.
+    tranquility: SPEED_TRANQUILITY[config.healSpeed] / 2,
     rebuildTranquility: SPEED_TRANQUILITY[config.healSpeed],
   });
   drives.attach(sequences);

@@ -157,7 +157,8 @@ export class HealSequence {
   }
 
   get ended(): boolean {
-    return this.endedAt !== undefined;
+    const st = this.worker.state;
+    return this.endedAt !== undefined || st === 'stopped' || st === 'completed' || st === 'failed';
   }
 
   get hasItems(): boolean {

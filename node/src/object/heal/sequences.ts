@@ -128,6 +128,7 @@ export class HealSequences implements HealWorker {
       throw new SvcError('XSvcHealAlreadyRunning', `a heal of "${path || '/'}" is already running (client token ${seq.token}); follow it with its token, or start with forceStart to restart it`);
     }
     for (const seq of admin) {
+      if (seq.ended) continue; // stopped by forceStart just above
       const other = seq.path;
       const overlap = other === '' || path === '' || other.startsWith(path) || path.startsWith(other);
       if (overlap && intersects(scopeKey(seq.scope), mine)) {
@@ -206,7 +207,7 @@ export class HealSequences implements HealWorker {
 
   /** Resumes the root heals this node persisted at its last graceful shutdown. */
   async resume(): Promise<number> {
-    const names = await this.#o.records.list('').catch(() => [] as string[]);
+    const { names } = await this.#o.records.list('').catch(() => ({ names: [] as string[] }));
     let n = 0;
     for (const name of names) {
       const m = /^root-heal-([0-9a-f-]{36})\.json\/$/.exec(name);

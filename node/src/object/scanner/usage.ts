@@ -123,7 +123,7 @@ export function mergeUsage(records: readonly UsageRecord[], poolCount: number): 
 
 /** Every node's usage record, merged (undefined while no scanner cycle finished anywhere). */
 export async function readUsage(records: SysRecords, poolCount: number): Promise<UsageReport | undefined> {
-  const names = await records.list(USAGE_DIR);
+  const { names } = await records.list(USAGE_DIR);
   const recs: UsageRecord[] = [];
   for (const n of names) {
     if (!/^\d+\.json\/$/.test(n)) continue;
