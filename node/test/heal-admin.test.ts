@@ -20,7 +20,7 @@ beforeAll(async () => {
   // Slowest: an admin heal takes a while per object, long enough to talk to it while it runs.
   s = await startHealServer(4, { SVC_STORAGE_CLASS_RRS: 'EC:0', SVC_HEAL_SPEED: 'slowest', SVC_SCANNER_INTERVAL: '1h' });
   for (const b of ['rules', 'many', 'zero', 'few', 'busy']) await s.s3.send(new CreateBucketCommand({ Bucket: b }));
-  await Promise.all(Array.from({ length: 60 }, (_, i) => s.s3.send(new PutObjectCommand({ Bucket: 'many', Key: `k/${String(i).padStart(3, '0')}`, Body: bytes(100 + i, i) }))));
+  await Promise.all(Array.from({ length: 40 }, (_, i) => s.s3.send(new PutObjectCommand({ Bucket: 'many', Key: `k/${String(i).padStart(3, '0')}`, Body: bytes(100 + i, i) }))));
 }, 120_000);
 afterAll(async () => {
   await s?.stop();
@@ -173,7 +173,7 @@ describe('heal route: every rule of rule 5 through real HTTP', () => {
     const stopped = await status('many', second.clientToken);
     expect(stopped.Summary).toBe('stopped');
     expect(stopped.Detail).toMatch(/forceStop/);
-    expect(stopped.Progress.objectsScanned).toBeLessThan(60);
+    expect(stopped.Progress.objectsScanned).toBeLessThan(40);
   });
 
   it('status pops the results: each call returns only the items since the previous one', async () => {
@@ -189,7 +189,7 @@ describe('heal route: every rule of rule 5 through real HTTP', () => {
       seen.add(i.resultId);
     }
     expect(last.Summary).toBe('finished');
-    expect(items.filter((i) => i.type === 'object')).toHaveLength(60);
+    expect(items.filter((i) => i.type === 'object')).toHaveLength(40);
     expect(items.every((i) => i.outcome === 'would-heal' || i.type === 'bucket')).toBe(true);
     expect(items.find((i) => i.type === 'object')!.before.drives[3]!.state).toBe('missing');
     expect(items.find((i) => i.type === 'object')!.after.drives[3]!.state).toBe('missing');
@@ -200,7 +200,7 @@ describe('heal route: every rule of rule 5 through real HTTP', () => {
     // The real heal rebuilds them.
     const real = await start('many', { recursive: true }, { forceStart: 'true' });
     const r = await finish('many', real.clientToken);
-    expect(r.items.filter((i) => i.outcome === 'healed')).toHaveLength(60);
+    expect(r.items.filter((i) => i.outcome === 'healed')).toHaveLength(40);
     expect(existsSync(join(victim, 'many', 'k', '000', 'xl.meta'))).toBe(true);
   });
 });
