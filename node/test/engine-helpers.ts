@@ -12,6 +12,7 @@ import { createObjectLayer, type ListQuorum } from '../src/object/index.ts';
 import { putDataFromBuffer } from '../src/object/put-data.ts';
 import type { ServerPools } from '../src/object/server-pools.ts';
 import type { ObjectLayer } from '../src/object/types.ts';
+import { newPoolFormats, writeFormatFile } from '../src/storage/format.ts';
 import { LocalDrive, type LocalDriveOptions } from '../src/storage/local-drive.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
@@ -40,6 +41,8 @@ export interface FixtureOptions {
   commitHooks?: CommitHooks;
   /** Per-drive test hooks (crash points inside LocalDrive commits). */
   driveHooks?: (index: number) => LocalDriveOptions['hooks'];
+  /** Write a format.json on every drive and give the layer the slot ids (drive membership checked). */
+  formatted?: boolean;
 }
 
 export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
@@ -59,6 +62,12 @@ export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
     for (const d of ds) await d.init().catch(() => undefined);
     return ds;
   };
+  let ids: string[][] | undefined;
+  if (opts.formatted) {
+    const fmts = newPoolFormats({ cmdline: 'fixture', setCount: sets, setDriveCount: opts.drives }, DEPLOYMENT_ID);
+    for (const [i, f] of fmts.entries()) await writeFormatFile(roots[i]!, f);
+    ids = fmts[0]!.erasure.sets.map((row) => [...row]);
+  }
   const build = async (ds: LocalDrive[], o: Partial<FixtureOptions>) =>
     (await createObjectLayer({
       deploymentId: DEPLOYMENT_ID,
@@ -68,6 +77,7 @@ export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
           sets: Array.from({ length: sets }, (_, s) => ds.slice(s * opts.drives, (s + 1) * opts.drives)),
           standardParity: opts.standardParity,
           rrsParity: opts.rrsParity ?? Math.min(1, opts.standardParity),
+          ...(ids ? { ids } : {}),
         },
       ],
       ...(opts.inlineBlock !== undefined ? { inlineBlock: opts.inlineBlock } : {}),

@@ -83,6 +83,8 @@ export interface SequenceDeps {
   tranquility: number;
   /** Persists a root heal stopped by shutdown; removes the record when the heal ends otherwise. */
   persist?: (seq: HealSequence, keep: boolean) => Promise<void>;
+  /** Results held for status calls before the walk pauses (default `MAX_UNCONSUMED`). */
+  maxUnconsumed?: number;
 }
 
 export function scopePath(s: { bucket: string; prefix: string }): string {
@@ -265,9 +267,10 @@ export class HealSequence {
   }
 
   async #work(signal: AbortSignal): Promise<WorkResult> {
-    if (this.#items.length >= MAX_UNCONSUMED) {
+    const cap = this.#deps.maxUnconsumed ?? MAX_UNCONSUMED;
+    if (this.#items.length >= cap) {
       if (this.#deps.clock.now() - this.#lastConsumed > UNCONSUMED_LIMIT_MS) {
-        this.#detail = `stopped: ${MAX_UNCONSUMED} results were not collected by a status call for 24 hours`;
+        this.#detail = `stopped: ${cap} results were not collected by a status call for 24 hours`;
         return 'done';
       }
       return 'idle';

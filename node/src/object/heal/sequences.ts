@@ -60,6 +60,8 @@ export interface HealSequencesOptions {
   tranquility?: number;
   /** Throttle of the automatic rebuild of a replaced drive (default 1: at most half the time). */
   rebuildTranquility?: number;
+  /** Results a sequence holds for status calls before it pauses (default 1000). */
+  maxUnconsumed?: number;
 }
 
 interface Tombstone {
@@ -185,6 +187,7 @@ export class HealSequences implements HealWorker {
         clock: this.#o.clock,
         logger: this.#o.logger,
         tranquility,
+        ...(this.#o.maxUnconsumed !== undefined ? { maxUnconsumed: this.#o.maxUnconsumed } : {}),
         ...(internal ? {} : { persist: (s: HealSequence, keep: boolean) => this.#persist(s, keep) }),
       },
       state,
