@@ -38,6 +38,7 @@ function tree(dir: string, out = new Map<string, number>()): Map<string, number>
 const VOLATILE = new Set([
   'currentSize', 'usedSize', 'used', 'totalSize', 'free', 'availspace', 'usedspace', 'totalspace', 'rawFree', 'rawUsed', 'rawTotal',
   'usableFree', 'usableTotal', 'usableUsed', 'total', 'mem_stats', 'uptime', 'generatedAt', 'checkedAt', 'RequestId',
+  'clientToken', 'startTime', 'ScannedItemsCount', 'scanner', 'dataUsage', 'objects', 'versions', 'deleteMarkers', 'usage',
 ]);
 function stable(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stable);

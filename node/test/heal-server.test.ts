@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { rmSync, mkdirSync } from 'node:fs';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReplacementRecoveryStatus, ServerInfoMessage } from '../src/object/admin/types.ts';
+import type { BgHealState, ReplacementRecoveryStatus, ServerInfoMessage } from '../src/object/admin/types.ts';
 import { bytes } from './engine-helpers.ts';
 import { flipByte, getBytes, giveBack, holdings, type HealServer, shardFile, startHealServer, takeAway, until, wipe } from './helpers/heal-server.ts';
 
@@ -94,5 +94,22 @@ describe('healing in a running server', () => {
     expect(info.objects.count).toBe(13);
     expect(info.usage.size).toBe(BIG.length + [...Array(12).keys()].reduce((a, i) => a + (i % 3 === 0 ? 200 + i : 1024 * 1024 + i * 777), 0));
     expect(info.dataUsage?.buckets).toEqual([{ name: 'data', objects: 13, versions: 13, deleteMarkers: 0, size: info.usage.size }]);
+    // The operator's view: `svc admin info`.
+    const r = await s.cli(['admin', 'info']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/Objects: 13 \(13 versions, 0 delete markers\), [\d.]+ MiB of data/);
+    expect(r.out).toMatch(/data[ │]+13[ │]+13[ │]+0[ │]+[\d.]+ MiB/);
+  });
+
+  it('the scanner cycle counters advance (background-heal status)', async () => {
+    const bg = async () => ((await s.call('POST', 'v3/background-heal/status')).json() as BgHealState).scanner;
+    const a = await bg();
+    const b = await until('two more cycles', async () => {
+      const x = await bg();
+      return x.cycles >= a.cycles + 2 ? x : undefined;
+    });
+    expect(b.cyclesByResult.success).toBeGreaterThanOrEqual(a.cyclesByResult.success + 2);
+    expect(b.lastCycleResult).toBe('success');
+    expect(Date.parse(b.lastCycleAt)).toBeGreaterThan(Date.parse(a.lastCycleAt));
   });
 });

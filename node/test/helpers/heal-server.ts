@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { decodeXlMeta } from '../../src/storage/xl-meta.ts';
-import { runSvc, type SvcRun, tempDir } from '../svc-process.ts';
+import { spawn } from 'node:child_process';
+import { NODE, REPO, runSvc, SVC, type SvcRun, tempDir } from '../svc-process.ts';
 import { admin, type Creds } from './admin.ts';
 
 export interface HealServer {
@@ -20,6 +21,8 @@ export interface HealServer {
   url: string;
   s3: S3Client;
   call(method: 'GET' | 'POST', path: string, query?: Record<string, string>, body?: string): ReturnType<typeof admin>;
+  /** Runs the `svc` client against this server (SVC_ENDPOINT and keys in the environment). */
+  cli(args: string[]): Promise<{ code: number | null; out: string; err: string }>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -60,6 +63,20 @@ export async function startHealServer(drives = 4, env: Record<string, string> = 
     url: first.url,
     s3: client(first.url),
     call: (method, path, query = {}, body) => admin(s.url, CREDS, { method, path, query, ...(body !== undefined ? { body } : {}) }),
+    cli: (cliArgs) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(NODE, [SVC, ...cliArgs], {
+          cwd: REPO,
+          env: { PATH: process.env['PATH'] ?? '', HOME: base, SVC_ENDPOINT: s.url, SVC_ACCESS_KEY: CREDS.accessKey, SVC_SECRET_KEY: CREDS.secretKey },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('error', reject);
+        child.on('exit', (code) => resolve({ code, out, err }));
+      }),
     async restart() {
       await s.run.stop();
       s.s3.destroy();
