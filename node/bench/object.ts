@@ -6,7 +6,7 @@
  * single-core MD5 rate (the ETag cost). Then 4 KiB PUT and GET ops/s.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createObjectLayer } from '../src/object/index.ts';
@@ -15,7 +15,7 @@ import type { ObjectLayer } from '../src/object/types.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
-import { GB, measure, measureSync, section } from './harness.ts';
+import { GB, measure, measureSync, section, writeFileSynced } from './harness.ts';
 
 const MiB = 1024 * 1024;
 const BIG = 64 * MiB;
@@ -59,24 +59,7 @@ section('object layer: 64 MiB PUT/GET on 4 drives EC:2, 4 KiB ops', async (ctx) 
         N * shard.length,
         async () => {
           await Promise.all(
-            drives.map(async (_, i) => {
-              const fh = await open(join(base, `raw-${i}`), 'w');
-              try {
-                let flushing: Promise<void> | undefined;
-                for (let off = 0; off < shard.length; off += MiB) {
-                  await fh.write(shard.subarray(off, off + MiB));
-                  if (flushEvery > 0 && flushing === undefined && (off + MiB) % flushEvery === 0) {
-                    flushing = fh.datasync().then(() => {
-                      flushing = undefined;
-                    });
-                  }
-                }
-                await flushing;
-                await fh.sync();
-              } finally {
-                await fh.close();
-              }
-            }),
+            drives.map((_, i) => writeFileSynced(join(base, `raw-${i}`), shard, flushEvery)),
           );
         },
         { minMs: 1500, warmup: 1 },

@@ -167,6 +167,11 @@ export function runDriveConformance(name: string, makeDrive: () => Promise<Drive
       expect(mid.equals(data.subarray(1_000_000, 2_500_000))).toBe(true);
       expect((await collect(await d.readFileStream(SYS_VOL, path, 5, 0))).length).toBe(0);
       expect(await codeOf(d.readFileStream(SYS_VOL, `${TMP_DIR}/none`, 0, 1))).toBe('FileNotFound');
+      // reuse: each chunk is consumed (copied) before the next is pulled; the bytes are the same.
+      for (const chunkSize of [65_536, 524_296, 3 * 1024 * 1024]) {
+        const got = await collect(await d.readFileStream(SYS_VOL, path, 7, data.length - 7, { chunkSize, reuse: true }));
+        expect(got.equals(data.subarray(7)), `chunk ${chunkSize}`).toBe(true);
+      }
     });
 
     it('refuses a streamed file of the wrong size and leaves nothing behind', async () => {

@@ -90,6 +90,28 @@ describe('object heal engine', () => {
     expect((await get(fx.layer, 'b', 'o')).equals(data)).toBe(true);
   });
 
+  it('a source found bad while rebuilding is replaced by a spare, and healed as well', async () => {
+    fx = await makeFixture({ drives: 4, standardParity: 2 });
+    await fx.layer.makeBucket('b');
+    const data = bytes(4 * 1024 * 1024 + 99, 3);
+    await put(fx.layer, 'b', 'o', data);
+    for (const d of fx.drives) await d.flush();
+    // The drive of shard 3 lost the object; shard 1 (read first) has bitrot of the same size.
+    const lost = driveOfShard(fx, 'b', 'o', 3);
+    const rotten = driveOfShard(fx, 'b', 'o', 1);
+    const good = readFileSync(partFile(fx, rotten, 'b', 'o'));
+    const want = readFileSync(partFile(fx, lost, 'b', 'o'));
+    await rm(join(fx.roots[lost]!, 'b', 'o'), { recursive: true });
+    await flip(partFile(fx, rotten, 'b', 'o'), 2 * 1024 * 1024 + 77);
+    const r = await healerOf(fx).healObjectAnywhere('b', 'o', NORMAL);
+    expect(r.outcome, r.detail).toBe('healed');
+    expect(r.before[lost]!.state).toBe('missing');
+    expect(r.after.map((d) => d.state)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(readFileSync(partFile(fx, lost, 'b', 'o')).equals(want)).toBe(true);
+    expect(readFileSync(partFile(fx, rotten, 'b', 'o')).equals(good)).toBe(true);
+    expect((await get(fx.layer, 'b', 'o')).equals(data)).toBe(true);
+  });
+
   it('rebuilds a drive that lost the object (data and xl.meta) to exactly what it held, multipart and versions included', async () => {
     fx = await makeFixture({ drives: 6, standardParity: 2 });
     await fx.layer.makeBucket('b');

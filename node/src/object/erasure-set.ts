@@ -26,6 +26,7 @@ import type { Logger } from '../util/logger.ts';
 import type { MrfQueue } from './mrf.ts';
 import { majority, type Resolution, resolveVersion, type SlotMeta, type VersionGroup, writeQuorum } from './quorum.ts';
 import { ShardPipe } from './shard-pipe.ts';
+import { ShardReaders } from './shard-readers.ts';
 
 /** Test-only crash points of the set-level commit (a hook that never resolves = a crash there). */
 export interface CommitHooks {
@@ -68,8 +69,9 @@ export interface EncodeSpec {
   /** Data dir name to stage into (a fresh UUID for a PUT). */
   dataDir: string;
   /**
-   * Heal: write only these slots (the drives being rebuilt); success needs
-   * one of them. Default: every drive, at the write quorum.
+   * Heal of an inline version: encode for these slots only (the drives
+   * being rebuilt); success needs one of them. Default: every drive, at the
+   * write quorum.
    */
   only?: readonly number[];
   /**
@@ -110,9 +112,9 @@ async function* blocks(source: AsyncIterable<Uint8Array>, size: number): AsyncGe
   buf = Buffer.alloc(0);
 }
 
-/** Shared frame buffers per stripe size (bounded free lists; see BufferPool). */
+/** Shared frame buffers per stripe size (bounded free lists; see BufferPool); the heal's shard rebuild uses them too. */
 const framePools = new Map<number, BufferPool>();
-function framePool(size: number): BufferPool {
+export function framePool(size: number): BufferPool {
   let p = framePools.get(size);
   if (p === undefined) {
     p = new BufferPool(size, 16);
@@ -193,7 +195,7 @@ export class ErasureSet {
     const codec = createCodec(k, m);
     const fullShard = shardSize(BLOCK_SIZE, k);
     const pool = framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
-    const stagePath = spec.stagePath ?? `${TMP_DIR}/${randomUUID()}`;
+    const stagePath = `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
     // one drops out of this write.
@@ -516,7 +518,6 @@ export class ErasureSet {
         const partShardBytes = shardFileDataSize(part.size, e.blockSize, k);
         const range = frameRange(b0, b1, fullShard, partShardBytes);
         const rangeData = Math.min((b1 + 1) * fullShard, partShardBytes) - b0 * fullShard;
-        const readers = new Map<number, AsyncGenerator<Uint8Array>>();
         const open = async (slot: number, block: number): Promise<AsyncGenerator<Uint8Array>> => {
           const skip = block - b0;
           const off = range.offset + skip * (BITROT_HASH_SIZE + fullShard);
@@ -541,52 +542,17 @@ export class ErasureSet {
           const s = slotOfShard[i]!;
           if (!missing.has(s) && !bitrot.has(s)) order.push(s);
         }
-        let active = order.slice(0, k);
-        let spare = order.slice(k);
+        const readers = new ShardReaders(order, k, open, (s, b, err) => {
+          if (hasCode(err, 'FileCorrupt')) bitrot.add(s);
+          else missing.add(s);
+          this.#log.warn({ event: 'shard_read_failed', bucket, object, slot: s, block: b, err }, 'shard read failed');
+        });
         try {
           for (let b = b0; b <= b1; b++) {
             const blockLen = Math.min(e.blockSize, part.size - b * e.blockSize);
             const sLen = shardSize(blockLen, k);
             const shards: (Uint8Array | null)[] = new Array(n).fill(null);
-            let pending = active;
-            while (pending.length > 0) {
-              const got = await settle(
-                pending.map(async (s) => {
-                  let r = readers.get(s);
-                  if (!r) {
-                    r = await open(s, b);
-                    readers.set(s, r);
-                  }
-                  const it = await r.next();
-                  if (it.done || it.value.length !== sLen) throw new SvcError('FileCorrupt', 'short shard');
-                  return it.value;
-                }),
-              );
-              const retry: number[] = [];
-              got.forEach((g, i) => {
-                const s = pending[i]!;
-                if (g.ok) {
-                  shards[e.distribution[s]! - 1] = g.value;
-                  return;
-                }
-                if (hasCode(g.error, 'FileCorrupt')) bitrot.add(s);
-                else missing.add(s);
-                this.#log.warn({ event: 'shard_read_failed', bucket, object, slot: s, block: b, err: g.error }, 'shard read failed');
-                const r = readers.get(s);
-                readers.delete(s);
-                r?.return(undefined).catch((err: unknown) => {
-                  this.#log.debug({ event: 'shard_reader_close_failed', slot: s, err }, 'closing a failed shard reader failed');
-                });
-                active = active.filter((x) => x !== s);
-                const next = spare.shift();
-                if (next !== undefined) {
-                  active.push(next);
-                  retry.push(next);
-                }
-              });
-              pending = retry;
-            }
-            if (active.length < k) throw new SvcError('ErasureReadQuorum', undefined, { good: active.length, needed: k });
+            for (const [s, data] of await readers.block(b, sLen)) shards[e.distribution[s]! - 1] = data;
             const blockStart = b * e.blockSize;
             const sliceFrom = Math.max(from, blockStart) - blockStart;
             const sliceTo = Math.min(to, blockStart + blockLen) - blockStart;
@@ -605,12 +571,7 @@ export class ErasureSet {
             }
           }
         } finally {
-          for (const r of readers.values()) {
-            await r.return(undefined).catch((err: unknown) => {
-              this.#log.debug({ event: 'shard_reader_close_failed', err }, 'closing a shard reader failed');
-            });
-          }
-          spare = [];
+          await readers.close();
         }
         partStart = partEnd;
       }

@@ -33,6 +33,8 @@ export class MemberDrive implements Drive {
   /** The id the set matrix gives this slot; undefined: membership is not checked. */
   readonly expectedId: string | undefined;
   #state: Membership = 'member';
+  /** performance.now() of the last observation. */
+  #observedAt = Number.NEGATIVE_INFINITY;
 
   constructor(inner: Drive, expectedId: string | undefined) {
     this.inner = inner;
@@ -47,9 +49,15 @@ export class MemberDrive implements Drive {
     return this.#state;
   }
 
+  /** True when the drive reported its identity within the last `ms` milliseconds. */
+  observedWithin(ms: number): boolean {
+    return this.expectedId === undefined || performance.now() - this.#observedAt <= ms;
+  }
+
   /** Updates membership from what the drive reports (diskInfo's `id` and `format`). */
   observe(info: DiskInfo): Membership {
     if (this.expectedId === undefined || !info.online) return this.#state;
+    this.#observedAt = performance.now();
     let next: Membership;
     if (info.id === this.expectedId) next = 'member';
     else if (info.id !== '') next = 'foreign';
@@ -114,7 +122,7 @@ export class MemberDrive implements Drive {
     return this.inner.createFile(vol, path, size, stream, opts);
   }
 
-  async readFileStream(vol: string, path: string, offset: number, length: number, opts?: { chunkSize?: number }): Promise<AsyncIterable<Uint8Array>> {
+  async readFileStream(vol: string, path: string, offset: number, length: number, opts?: { chunkSize?: number; reuse?: boolean }): Promise<AsyncIterable<Uint8Array>> {
     this.#guard();
     return this.inner.readFileStream(vol, path, offset, length, opts);
   }

@@ -192,13 +192,16 @@ export interface Drive {
   /**
    * Streams `length` bytes of `path` from `offset`. `chunkSize` is a hint
    * (e.g. one bitrot frame, so the reader verifies chunks without copying).
+   * `reuse`: the consumer is done with a chunk once it pulled the next one,
+   * so the drive may read into the same memory again (no allocation per
+   * chunk; a drive is free to ignore it).
    */
   readFileStream(
     vol: string,
     path: string,
     offset: number,
     length: number,
-    opts?: { chunkSize?: number },
+    opts?: { chunkSize?: number; reuse?: boolean },
   ): Promise<AsyncIterable<Uint8Array>>;
   /**
    * Verifies every bitrot frame of a shard file of `dataBytes` shard bytes in

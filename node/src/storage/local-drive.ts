@@ -86,6 +86,40 @@ const WRITE_BEHIND_BYTES = 2 << 20;
 /** How long `diskInfo` trusts its last read of format.json (placement asks for diskInfo per PUT). */
 const FORMAT_TTL_MS = 1_000;
 
+/**
+ * Reads `length` bytes from `offset` in `chunk`-sized pieces into two
+ * buffers used in turn, the next piece read while the consumer works on the
+ * current one: a chunk's memory is read into again once the consumer pulled
+ * the chunk after it (`readFileStream`'s `reuse`). A short file ends the
+ * stream early (the consumer's size checks catch it).
+ */
+async function* reusingReader(fh: fsp.FileHandle, offset: number, length: number, chunk: number): AsyncGenerator<Uint8Array> {
+  const bufs = [Buffer.allocUnsafe(Math.min(chunk, length)), Buffer.allocUnsafe(Math.min(chunk, length))];
+  let pos = offset;
+  const end = offset + length;
+  const readInto = (i: number): Promise<number> | undefined => {
+    if (pos >= end) return undefined;
+    const n = Math.min(chunk, end - pos);
+    const at = pos;
+    pos += n;
+    return fh.read(bufs[i]!, 0, n, at).then((r) => r.bytesRead);
+  };
+  try {
+    let cur = 0;
+    let pending = readInto(cur);
+    while (pending !== undefined) {
+      const got = await pending;
+      pending = readInto(1 - cur);
+      if (got === 0) break;
+      yield bufs[cur]!.subarray(0, got);
+      cur = 1 - cur;
+    }
+    await pending?.catch(() => undefined);
+  } finally {
+    await fh.close();
+  }
+}
+
 export class LocalDrive implements Drive {
   readonly endpoint: string;
   readonly root: string;
@@ -453,7 +487,7 @@ export class LocalDrive implements Drive {
     path: string,
     offset: number,
     length: number,
-    opts: { chunkSize?: number } = {},
+    opts: { chunkSize?: number; reuse?: boolean } = {},
   ): Promise<AsyncIterable<Uint8Array>> {
     const p = this.#filePath(vol, path);
     let fh: fsp.FileHandle;
@@ -467,6 +501,7 @@ export class LocalDrive implements Drive {
       return (async function* () {})();
     }
     const hwm = opts.chunkSize !== undefined && opts.chunkSize > 0 && opts.chunkSize <= 4 << 20 ? opts.chunkSize : 1 << 20;
+    if (opts.reuse === true) return reusingReader(fh, offset, length, hwm);
     return fh.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: hwm, autoClose: true });
   }
 

@@ -14,7 +14,7 @@ describe('heal and scanner pace', () => {
       healSpeed: 'fastest',
     });
     expect(parseHealConfig({ SVC_SCANNER_INTERVAL: '30' }).scannerIntervalMs).toBe(30_000);
-    expect(SPEED_TRANQUILITY.default).toBe(1);
+    expect(SPEED_TRANQUILITY.default).toBe(2);
   });
 
   it('refuses what it cannot read, naming the variable', () => {

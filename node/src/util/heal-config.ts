@@ -2,14 +2,16 @@
  * Pace of the background workers (heal, scanner): `SVC_SCANNER_INTERVAL`,
  * `SVC_SCANNER_SPEED`, `SVC_SCANNER_DEEP_SAMPLE`, `SVC_HEAL_SPEED`. Speeds
  * are MinIO's names and map to the Worker contract's tranquility (after a
- * step that took t, sleep t × tranquility): `fastest` 0, `fast` 0.5,
- * `default` 1, `slow` 4, `slowest` 10.
+ * step that took t, sleep t × tranquility): `fastest` 0, `fast` 1,
+ * `default` 2 (background work takes at most a third of the node's time:
+ * the client-latency budget `npm run bench` checks, GET throughput during a
+ * drive rebuild ≥ 70 % of idle), `slow` 5, `slowest` 10.
  */
 import { SvcError } from './errors.ts';
 
 export type WorkerSpeed = 'fastest' | 'fast' | 'default' | 'slow' | 'slowest';
 
-export const SPEED_TRANQUILITY: Readonly<Record<WorkerSpeed, number>> = { fastest: 0, fast: 0.5, default: 1, slow: 4, slowest: 10 };
+export const SPEED_TRANQUILITY: Readonly<Record<WorkerSpeed, number>> = { fastest: 0, fast: 1, default: 2, slow: 5, slowest: 10 };
 
 export interface HealConfig {
   /** Minimum time between scanner cycle starts, ms (default 60 s). */
@@ -25,7 +27,7 @@ export const HEAL_CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_SCANNER_INTERVAL', 'minimum time between scanner cycle starts: seconds, or 500ms/30s/5m/1h (default 60s)'],
   ['SVC_SCANNER_SPEED', 'scanner pace: fastest, fast, default, slow, slowest'],
   ['SVC_SCANNER_DEEP_SAMPLE', 'bitrot-verify one object in N per scanner cycle (default 64; 0 disables)'],
-  ['SVC_HEAL_SPEED', 'background heal and drive rebuild pace: fastest, fast, default (at most half the time), slow, slowest'],
+  ['SVC_HEAL_SPEED', 'background heal and drive rebuild pace: fastest, fast, default (at most a third of the time), slow, slowest'],
 ];
 
 function speed(name: string, raw: string | undefined): WorkerSpeed {

@@ -20,17 +20,18 @@
  * The result carries every drive's state before and after.
  */
 import { randomUUID } from 'node:crypto';
-import { BLOCK_SIZE, BitrotVerifier, shardFileDataSize, shardSize } from '../../erasure/index.ts';
+import { BitrotVerifier, shardFileDataSize, shardSize } from '../../erasure/index.ts';
 import { type Drive, type FileVersion, SYS_VOL, TMP_DIR, XL_META } from '../../storage/drive.ts';
 import { objectPath } from '../../storage/object-path.ts';
 import { baseVersionId } from '../../storage/xl-meta.ts';
 import { hasCode, SvcError, toSvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { BadShardReason, ErasureSet } from '../erasure-set.ts';
+import type { BadShardReason, ErasureSet, StagedShards } from '../erasure-set.ts';
 import { MemberDrive } from '../member-drive.ts';
 import type { NamespaceLocker } from '../ns-lock.ts';
 import type { VersionGroup } from '../quorum.ts';
 import { classifySlot, type DriveState, type ObjectVote, planVersion, type ShardCheck, type SlotRead, type VersionPlan, voteObject, worse } from './plan.ts';
+import { SourceFailure, stageRebuiltPart } from './rebuild-stream.ts';
 import type { HealDrive, HealObjectOptions, HealResult } from './types.ts';
 
 export interface HealEngine {
@@ -189,14 +190,20 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
     engine.logger.warn({ event: 'heal_drive_write_failed', bucket: vol, object: key, slot: s, endpoint: set.drives[s]!.endpoint, err }, 'heal could not write a drive');
   };
   const drives = set.drives;
+  const badSources = new Set<number>();
 
   // Only drives that are members of their slot right now are written: a
   // drive emptied a moment ago must not be filled before its format is back.
   const targeted = new Set(work.flatMap((p) => [...p.dataTargets, ...p.metaTargets]));
   await Promise.all(
     [...targeted].map(async (s) => {
-      await drives[s]!.diskInfo().catch(() => undefined);
-      if (!drives[s]!.isOnline()) fail(s, new SvcError('DiskNotFound', `${drives[s]!.endpoint} is not usable now (offline or not a member of its slot)`));
+      const d = drives[s]!;
+      if (!(d instanceof MemberDrive) || d.observedWithin(1_000)) {
+        if (!d.isOnline()) fail(s, new SvcError('DiskNotFound', `${d.endpoint} is offline`));
+        return;
+      }
+      await d.diskInfo().catch(() => undefined);
+      if (!d.isOnline()) fail(s, new SvcError('DiskNotFound', `${d.endpoint} is not usable now (offline or not a member of its slot)`));
     }),
   );
   // Drives without the bucket's volume get it first (they hold none of its objects).
@@ -247,19 +254,41 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
     const todo = p.dataTargets.filter((s) => !failed.has(s));
     if (todo.length === 0) continue;
     try {
-      const r = await rebuild(engine, set, vol, path, key, p, todo);
+      const r = await rebuild(
+        engine,
+        set,
+        vol,
+        path,
+        key,
+        p,
+        todo,
+        reads.map((x) => x.kind === 'corrupt'),
+      );
       result.shardsHealed += r.ok.length;
       result.bytesHealed += r.bytes;
       for (const [s, err] of r.failed) fail(s, err);
+      for (const s of r.badSources ?? []) badSources.add(s);
     } catch (err) {
       const e = toSvcError(err);
-      if (err instanceof RebuildSourceError && attempt === 0) {
+      if (err instanceof SourceFailure && attempt === 0) {
         // A source turned out bad while read (a normal scan checks sizes only): vote and plan again, deep.
         engine.logger.warn({ event: 'heal_source_bad', bucket: vol, object: key, slots: err.slots }, 'a heal source shard failed; retrying with a deep check');
         return healLocked(engine, set, vol, key, { ...opts, deep: true }, attempt + 1);
       }
       for (const s of todo) fail(s, e);
     }
+  }
+
+  if (badSources.size > 0 && attempt === 0 && failed.size === 0) {
+    // Sources that failed while read (a size check cannot see bitrot) were
+    // replaced by spares; heal again, deep, so they are rebuilt too.
+    engine.logger.warn({ event: 'heal_source_bad', bucket: vol, object: key, slots: [...badSources] }, 'heal sources failed while read; healing them too');
+    const again = await healLocked(engine, set, vol, key, { ...opts, deep: true }, attempt + 1);
+    again.before = result.before;
+    again.shardsHealed += result.shardsHealed;
+    again.bytesHealed += result.bytesHealed;
+    if (again.outcome === 'ok') again.outcome = 'healed';
+    return again;
   }
 
   if (opts.remove) {
@@ -299,20 +328,11 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
   return result;
 }
 
-/** A source shard failed while the heal read it (the heal re-plans once, deep). */
-class RebuildSourceError extends Error {
-  readonly slots: number[];
-  constructor(slots: number[], cause: unknown) {
-    super(`heal source shards failed on slots ${slots.join(', ')}`, { cause });
-    this.slots = slots;
-  }
-}
-
 /**
- * Rebuilds one version's shards on `targets` from its good `sources`: K
- * verified shards read (and decoded when a data shard is among the bad),
- * re-encoded, only the targets' shards staged, fsync'd and verified, then
- * committed drive by drive.
+ * Rebuilds one version's shards on `targets` from its good `sources`, staged,
+ * fsync'd and verified, then committed drive by drive: shard files
+ * reconstructed block by block (`rebuild-stream.ts`); an inline version's
+ * small data read, re-encoded and written into each target's journal.
  */
 async function rebuild(
   engine: HealEngine,
@@ -322,68 +342,36 @@ async function rebuild(
   key: string,
   plan: VersionPlan,
   targets: number[],
-): Promise<{ ok: number[]; failed: Map<number, unknown>; bytes: number }> {
+  hadData: readonly boolean[],
+): Promise<{ ok: number[]; failed: Map<number, unknown>; bytes: number; badSources?: number[] }> {
   const v = plan.group.version;
-  const e = v.erasure!;
-  const sources = new Set(plan.sources);
-  const src: VersionGroup = { ...plan.group, perSlot: plan.group.perSlot.map((c, s) => (sources.has(s) ? c : undefined)) };
-  const bad = new Set<number>();
-  const onBadShards = (_reason: BadShardReason, slots: number[]) => {
-    for (const s of slots) if (sources.has(s)) bad.add(s);
-  };
   const failed = new Map<number, unknown>();
-  const read = (start: number, length: number) => set.readRange(vol, path, src, start, length, vol, key, { onBadShards });
-  const spec = { data: e.data, parity: e.parity, distribution: e.distribution };
-  const wrap = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } catch (err) {
-      if (bad.size > 0) throw new RebuildSourceError([...bad], err);
-      throw err;
-    }
-  };
-
-  if (v.inline) {
-    const staged = await wrap(set.stageShards(read(0, v.size), v.size, { ...spec, inlineBudget: Number.MAX_SAFE_INTEGER, partNumber: 1, dataDir: '', only: targets }));
-    const ok: number[] = [];
-    for (const s of targets) {
-      if (!staged.alive[s]) {
-        failed.set(s, new SvcError('DiskNotFound', 'drive dropped out of the heal'));
-        continue;
-      }
-      try {
-        await set.drives[s]!.writeMetadata(vol, path, { ...forSlot(v, s), inlineData: staged.inlineData[s]! });
-        ok.push(s);
-      } catch (err) {
-        failed.set(s, err);
-      }
-    }
-    return { ok, failed, bytes: ok.reduce((a, s) => a + staged.inlineData[s]!.length, 0) };
-  }
+  const badSources: number[] = [];
+  if (v.inline) return rebuildInline(set, vol, path, key, plan, targets, failed);
 
   const stagePath = `${TMP_DIR}/${randomUUID()}`;
   let alive = [...targets];
   let shardBytes = 0;
   try {
-    let off = 0;
     for (const part of v.parts) {
-      const staged = await wrap(
-        set.stageShards(read(off, part.size), part.size, { ...spec, inlineBudget: 0, partNumber: part.number, dataDir: v.dataDir, only: alive, stagePath }),
-      );
+      const staged = await stageRebuiltPart(set, vol, path, v, part, plan.sources, alive, stagePath);
       for (const s of alive) if (!staged.alive[s]) failed.set(s, new SvcError('DiskNotFound', 'drive dropped out of the heal'));
       alive = alive.filter((s) => staged.alive[s]);
       shardBytes += staged.shardBytes;
-      off += part.size;
+      badSources.push(...staged.badSources);
       if (alive.length === 0) break;
     }
+
     const ok: number[] = [];
     for (const s of alive) {
       const d = set.drives[s]!;
       try {
-        // A drive that held the version keeps its (bad) data dir out of the way first.
-        await d.delete(vol, `${path}/${v.dataDir}`, { recursive: true }).catch((err: unknown) => {
-          if (!hasCode(err, 'FileNotFound')) throw err;
-        });
+        // A drive that held the version (or an unreadable journal) moves its bad data dir out of the way first.
+        if (plan.group.perSlot[s] !== undefined || hadData[s]) {
+          await d.delete(vol, `${path}/${v.dataDir}`, { recursive: true }).catch((err: unknown) => {
+            if (!hasCode(err, 'FileNotFound')) throw err;
+          });
+        }
         const r = await d.renameData(SYS_VOL, stagePath, forSlot(v, s), vol, path);
         for (const id of r.superseded ?? []) {
           await d.deleteVersion(vol, path, id).catch((err: unknown) => {
@@ -395,9 +383,58 @@ async function rebuild(
         failed.set(s, err);
       }
     }
-    return { ok, failed, bytes: ok.length * shardBytes };
+    return { ok, failed, bytes: ok.length * shardBytes, badSources };
   } finally {
-    await set.discardStage(stagePath);
-    engine.logger.debug({ event: 'heal_rebuild', bucket: vol, path, targets, blockSize: BLOCK_SIZE }, 'heal rebuilt shards');
+    // Only the targets staged anything.
+    await Promise.all(targets.map((t) => set.drives[t]!.delete(SYS_VOL, stagePath, { recursive: true }).catch(() => undefined)));
+    engine.logger.debug({ event: 'heal_rebuild', bucket: vol, path, targets }, 'heal rebuilt shards');
   }
+}
+
+/** An inline version: its (small) data read from the sources, encoded, each target's shard written into its journal. */
+async function rebuildInline(
+  set: ErasureSet,
+  vol: string,
+  path: string,
+  key: string,
+  plan: VersionPlan,
+  targets: number[],
+  failed: Map<number, unknown>,
+): Promise<{ ok: number[]; failed: Map<number, unknown>; bytes: number }> {
+  const v = plan.group.version;
+  const e = v.erasure!;
+  const sources = new Set(plan.sources);
+  const src: VersionGroup = { ...plan.group, perSlot: plan.group.perSlot.map((c, s) => (sources.has(s) ? c : undefined)) };
+  const bad = new Set<number>();
+  const onBadShards = (_reason: BadShardReason, slots: number[]) => {
+    for (const s of slots) if (sources.has(s)) bad.add(s);
+  };
+  let staged: StagedShards;
+  try {
+    staged = await set.stageShards(set.readRange(vol, path, src, 0, v.size, vol, key, { onBadShards }), v.size, {
+      data: e.data,
+      parity: e.parity,
+      distribution: e.distribution,
+      inlineBudget: Number.MAX_SAFE_INTEGER,
+      partNumber: 1,
+      dataDir: '',
+      only: targets,
+    });
+  } catch (err) {
+    throw bad.size > 0 ? new SourceFailure([...bad], err) : err;
+  }
+  const ok: number[] = [];
+  for (const s of targets) {
+    if (!staged.alive[s]) {
+      failed.set(s, new SvcError('DiskNotFound', 'drive dropped out of the heal'));
+      continue;
+    }
+    try {
+      await set.drives[s]!.writeMetadata(vol, path, { ...forSlot(v, s), inlineData: staged.inlineData[s]! });
+      ok.push(s);
+    } catch (err) {
+      failed.set(s, err);
+    }
+  }
+  return { ok, failed, bytes: ok.reduce((a, s) => a + staged.inlineData[s]!.length, 0) };
 }

@@ -70,6 +70,8 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     // An admin heal was asked for: it runs twice as hard as background work.
     tranquility: SPEED_TRANQUILITY[config.healSpeed] / 2,
     rebuildTranquility: SPEED_TRANQUILITY[config.healSpeed],
+    // Flat out, a rebuild overlaps objects; paced, one at a time keeps its bursts short.
+    rebuildConcurrency: config.healSpeed === 'fastest' ? 4 : config.healSpeed === 'fast' ? 2 : 1,
   });
   drives.attach(sequences);
   const scanner = new Scanner({

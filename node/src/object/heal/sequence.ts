@@ -85,6 +85,8 @@ export interface SequenceDeps {
   persist?: (seq: HealSequence, keep: boolean) => Promise<void>;
   /** Results held for status calls before the walk pauses (default `MAX_UNCONSUMED`). */
   maxUnconsumed?: number;
+  /** Objects healed at once (one Worker step). */
+  concurrency: number;
 }
 
 export function scopePath(s: { bucket: string; prefix: string }): string {
@@ -350,14 +352,32 @@ export class HealSequence {
         for (; c.setIndex < sets.length; c.setIndex++, delete c.marker) {
           const { pool, set: si } = sets[c.setIndex]!;
           const set = h.pools.list[pool]!.sets[si]!;
+          // Objects are healed `concurrency` at a time (one Worker step per batch):
+          // per-object latency (fsyncs, lock round trips) overlaps.
+          let batch: string[] = [];
+          const flush = async () => {
+            const names = batch;
+            batch = [];
+            const rs = await Promise.all(
+              names.map((name) => h.task('object', pool, si, now(), () => h.healInSet(set, b, name, obj).catch((err: unknown) => h.failure(set, b, name, err)))),
+            );
+            for (const r of rs) {
+              p.objectsScanned++;
+              this.#push(r);
+            }
+            c.marker = names[names.length - 1]!;
+            p.currentObject = c.marker;
+            if (setScoped) await this.#deps.formats?.setProgress(pool, si, this.token, { objects: p.objectsScanned, healed: p.objectsHealed, bytes: p.bytesHealed });
+          };
           for await (const e of walkSet(set, b, { prefix, ...(c.marker !== undefined ? { marker: c.marker } : {}) })) {
             if (signal.aborted) return;
-            p.currentObject = e.name;
-            const r = await h.task('object', pool, si, now(), () => h.healInSet(set, b, e.name, obj).catch((err: unknown) => h.failure(set, b, e.name, err)));
-            p.objectsScanned++;
-            this.#push(r);
-            c.marker = e.name;
-            if (setScoped) await this.#deps.formats?.setProgress(pool, si, this.token, { objects: p.objectsScanned, healed: p.objectsHealed, bytes: p.bytesHealed });
+            batch.push(e.name);
+            if (batch.length < this.#deps.concurrency) continue;
+            await flush();
+            yield;
+          }
+          if (batch.length > 0) {
+            await flush();
             yield;
           }
         }

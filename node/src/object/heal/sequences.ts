@@ -62,6 +62,10 @@ export interface HealSequencesOptions {
   rebuildTranquility?: number;
   /** Results a sequence holds for status calls before it pauses (default 1000). */
   maxUnconsumed?: number;
+  /** Objects an admin heal heals at once (default 4). */
+  concurrency?: number;
+  /** Objects the rebuild of a replaced drive heals at once (default 1: background work). */
+  rebuildConcurrency?: number;
 }
 
 interface Tombstone {
@@ -172,13 +176,18 @@ export class HealSequences implements HealWorker {
         startTime: this.#o.clock.now(),
       },
       this.#o.rebuildTranquility ?? 1,
+      this.#o.rebuildConcurrency ?? 1,
     );
     seq.start();
     this.#o.logger.info({ event: 'heal_set_started', token, pool, set }, 'set heal started to rebuild a replaced drive');
     return seq;
   }
 
-  #make(state: Omit<SequenceState, 'cursor' | 'progress'> & Partial<SequenceState>, tranquility = this.#o.tranquility ?? 0.5): HealSequence {
+  #make(
+    state: Omit<SequenceState, 'cursor' | 'progress'> & Partial<SequenceState>,
+    tranquility = this.#o.tranquility ?? 0.5,
+    concurrency = this.#o.concurrency ?? 4,
+  ): HealSequence {
     const internal = this.#internal.has(state.token);
     const seq = new HealSequence(
       {
@@ -187,6 +196,7 @@ export class HealSequences implements HealWorker {
         clock: this.#o.clock,
         logger: this.#o.logger,
         tranquility,
+        concurrency,
         ...(this.#o.maxUnconsumed !== undefined ? { maxUnconsumed: this.#o.maxUnconsumed } : {}),
         ...(internal ? {} : { persist: (s: HealSequence, keep: boolean) => this.#persist(s, keep) }),
       },
