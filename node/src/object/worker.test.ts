@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
@@ -87,6 +88,24 @@ describe('Worker', () => {
     expect(task.done.at(-1)).toBe(6);
     expect(w.status().steps).toBe(1);
     await w.stop();
+  });
+
+  it('runs its loop outside the async context of the caller that started it (a request\'s trace stays the request\'s)', async () => {
+    const clock = new ManualClock();
+    const request = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const task = new ToyTask(clock);
+    const work = task.work.bind(task);
+    task.work = () => {
+      seen.push(request.getStore());
+      return work();
+    };
+    task.queue.push(1, 2);
+    task.finishWhenEmpty = true;
+    const w = new Worker(task, { clock, logger: silentLogger });
+    request.run('admin request', () => w.start());
+    expect(await w.done()).toMatchObject({ state: 'completed', steps: 2 });
+    expect(seen).toEqual([undefined, undefined, undefined]);
   });
 
   it('completes when the task is done, and fails (with the reason) when it throws', async () => {

@@ -23,6 +23,7 @@
  * of the time it could (foreground traffic gets the rest); 0 runs flat out.
  * All waiting goes through the injected clock.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -84,6 +85,15 @@ export interface WorkerStatus<P> {
   persistErrors: number;
   progress: P;
 }
+
+/**
+ * Runs a function in the async context of module load, where no request is
+ * active: a worker started by a request (an admin heal, a decommission) runs
+ * its loop as background work, not inside that request's trace, so its drive
+ * I/O makes no spans and its log records carry no trace id (only the start
+ * itself, logged by the caller, belongs to the request).
+ */
+const detached = AsyncLocalStorage.snapshot();
 
 function describe(err: unknown): string {
   if (err instanceof SvcError) return `${err.code}: ${err.message}`;
@@ -175,7 +185,8 @@ export class Worker<P> {
     this.#throttledMs = 0;
     this.#lastPersist = this.#startedAt;
     this.#log.info({ event: 'worker_started', worker: this.#task.name }, `${this.#task.name} worker started`);
-    const loop = this.#run(this.#stop.signal);
+    const signal = this.#stop.signal;
+    const loop = detached(() => this.#run(signal));
     this.#loop = loop;
     void loop.finally(() => {
       if (this.#loop === loop) this.#loop = undefined;

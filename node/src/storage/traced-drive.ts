@@ -9,7 +9,7 @@
  * write span the whole upload (the call resolves once the file is durable).
  */
 import { type DriveIoMessage, driveIo, tracingDetail } from '../util/diagnostics.ts';
-import type { DiskInfo, Drive, FileVersion, RenameDataResult, VolInfo, WalkEntry, WalkOptions } from './drive.ts';
+import type { DiskInfo, Drive, FileVersion, PartState, RenameDataResult, VolInfo, WalkEntry, WalkOptions } from './drive.ts';
 
 export class TracedDrive implements Drive {
   readonly #d: Drive;
@@ -74,7 +74,7 @@ export class TracedDrive implements Drive {
     return this.#trace('createFile', vol, path, () => this.#d.createFile(vol, path, size, stream, opts));
   }
 
-  readFileStream(vol: string, path: string, offset: number, length: number, opts?: { chunkSize?: number }): Promise<AsyncIterable<Uint8Array>> {
+  readFileStream(vol: string, path: string, offset: number, length: number, opts?: { chunkSize?: number; reuse?: boolean }): Promise<AsyncIterable<Uint8Array>> {
     if (!driveIo.hasSubscribers || !tracingDetail()) return this.#d.readFileStream(vol, path, offset, length, opts);
     return this.#trace('readFileStream', vol, path, () => this.#d.readFileStream(vol, path, offset, length, opts));
   }
@@ -82,6 +82,11 @@ export class TracedDrive implements Drive {
   verifyFile(vol: string, path: string, shardBlockSize: number, dataBytes: number): Promise<void> {
     if (!driveIo.hasSubscribers || !tracingDetail()) return this.#d.verifyFile(vol, path, shardBlockSize, dataBytes);
     return this.#trace('verifyFile', vol, path, () => this.#d.verifyFile(vol, path, shardBlockSize, dataBytes));
+  }
+
+  checkParts(vol: string, path: string, version: FileVersion, opts: { deep: boolean }): Promise<PartState[]> {
+    if (!driveIo.hasSubscribers || !tracingDetail()) return this.#d.checkParts(vol, path, version, opts);
+    return this.#trace('checkParts', vol, path, () => this.#d.checkParts(vol, path, version, opts));
   }
 
   renameFile(srcVol: string, srcPath: string, dstVol: string, dstPath: string): Promise<void> {

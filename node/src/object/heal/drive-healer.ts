@@ -23,7 +23,7 @@
  * unformatted one, or with an admin set heal a corrupt format, is.
  */
 import { DISTRIBUTION_ALGO, FORMAT_FILE, FORMAT_VERSION, type FormatFile } from '../../storage/format.ts';
-import { SYS_VOL } from '../../storage/drive.ts';
+import { type Drive, SYS_VOL } from '../../storage/drive.ts';
 import { LocalDrive } from '../../storage/local-drive.ts';
 import type { Clock } from '../../util/clock.ts';
 import { toSvcError } from '../../util/errors.ts';
@@ -69,6 +69,16 @@ export function decodeTracker(raw: Uint8Array): DriveTracker | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The local drive behind wrappers (membership guard, I/O tracing), if the drive is local. */
+export function localDriveOf(d: Drive): LocalDrive | undefined {
+  let cur: Drive | undefined = d;
+  for (let i = 0; i < 4 && cur !== undefined; i++) {
+    if (cur instanceof LocalDrive) return cur;
+    cur = (cur as { inner?: Drive }).inner;
+  }
+  return undefined;
 }
 
 /** A tracker not updated for this long while `healing` belongs to a heal that stopped. */
@@ -154,7 +164,7 @@ export class DriveHealer implements SetFormatHealer {
   }
 
   async #check(): Promise<void> {
-    for (const s of this.#slots((x) => x.member.inner instanceof LocalDrive)) {
+    for (const s of this.#slots((x) => localDriveOf(x.member.inner) !== undefined)) {
       const info = await s.member.diskInfo().catch(() => undefined);
       if (info === undefined) continue;
       const key = `${s.pool}-${s.set}-${s.slot}`;
@@ -314,9 +324,10 @@ export class DriveHealer implements SetFormatHealer {
       bytesHealed: 0,
     };
     await inner.writeAll(SYS_VOL, FORMAT_FILE, Buffer.from(`${JSON.stringify(fmt, null, 2)}\n`));
-    if (inner instanceof LocalDrive) {
-      inner.forgetFormat();
-      await inner.init();
+    const local = localDriveOf(inner);
+    if (local !== undefined) {
+      local.forgetFormat();
+      await local.init();
     }
     // A remote drive reports its new format within its format cache's second.
     for (let i = 0; i < 20; i++) {

@@ -52,13 +52,13 @@ export class Healer implements MetaHealDeps {
    * Runs one heal task with the start/finish events around it (`queuedAt`:
    * when it was queued, for the queue-delay histogram).
    */
-  async task<T extends HealResult>(type: HealTaskType, pool: number, set: number, queuedAt: number, fn: () => Promise<T>): Promise<T> {
+  async task<T extends HealResult | undefined>(type: HealTaskType, pool: number, set: number, queuedAt: number, fn: () => Promise<T>): Promise<T> {
     const label = setLabel(Math.max(pool, 0), Math.max(set, 0));
     if (healTaskStarted.hasSubscribers) healTaskStarted.publish({ type, set: label, queueDelaySeconds: Math.max(0, this.clock.now() - queuedAt) / 1000 });
     let ok = false;
     try {
       const r = await fn();
-      ok = r.outcome !== 'failed';
+      ok = r === undefined || r.outcome !== 'failed';
       return r;
     } finally {
       if (healTaskFinished.hasSubscribers) healTaskFinished.publish({ type, set: label, result: ok ? 'success' : 'error' });

@@ -87,6 +87,8 @@ export interface SequenceDeps {
   maxUnconsumed?: number;
   /** Objects healed at once (one Worker step). */
   concurrency: number;
+  /** The heal metrics' `type` of the objects it heals: `object` (admin heals) or `drive` (a replaced drive's rebuild). */
+  objectTaskType?: 'object' | 'drive';
 }
 
 export function scopePath(s: { bucket: string; prefix: string }): string {
@@ -313,8 +315,9 @@ export class HealSequence {
     if (c.stage === 'format') {
       if (setScoped && this.#deps.formats) {
         for (const s of sets) {
-          const r = await this.#deps.formats.healSetFormat(s.pool, s.set, { dryRun: opts.dryRun, healer: this.token });
-          if (r) this.#push(r);
+          const formats = this.#deps.formats;
+          const r = await h.task('format', s.pool, s.set, now(), () => formats.healSetFormat(s.pool, s.set, { dryRun: opts.dryRun, healer: this.token }));
+          if (r !== undefined) this.#push(r);
         }
         yield;
       }
@@ -342,7 +345,7 @@ export class HealSequence {
         p.currentBucket = b;
         p.currentObject = '';
         if (!c.bucketDone) {
-          const r = await h.task('bucket', 0, 0, now(), () => h.healBucket(b, { dryRun: opts.dryRun, remove: opts.remove, recreate: opts.recreate, deep: obj.deep }));
+          const r = await h.task('bucket', sets[0]?.pool ?? 0, sets[0]?.set ?? 0, now(), () => h.healBucket(b, { dryRun: opts.dryRun, remove: opts.remove, recreate: opts.recreate, deep: obj.deep }));
           p.bucketsScanned++;
           this.#push(r);
           c.bucketDone = true;
@@ -359,7 +362,9 @@ export class HealSequence {
             const names = batch;
             batch = [];
             const rs = await Promise.all(
-              names.map((name) => h.task('object', pool, si, now(), () => h.healInSet(set, b, name, obj).catch((err: unknown) => h.failure(set, b, name, err)))),
+              names.map((name) =>
+                h.task(this.#deps.objectTaskType ?? 'object', pool, si, now(), () => h.healInSet(set, b, name, obj).catch((err: unknown) => h.failure(set, b, name, err))),
+              ),
             );
             for (const r of rs) {
               p.objectsScanned++;

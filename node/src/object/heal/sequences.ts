@@ -197,6 +197,7 @@ export class HealSequences implements HealWorker {
         logger: this.#o.logger,
         tranquility,
         concurrency,
+        objectTaskType: internal ? 'drive' : 'object',
         ...(this.#o.maxUnconsumed !== undefined ? { maxUnconsumed: this.#o.maxUnconsumed } : {}),
         ...(internal ? {} : { persist: (s: HealSequence, keep: boolean) => this.#persist(s, keep) }),
       },
