@@ -72,7 +72,7 @@ describe.skipIf(!enabled)('healing on a 4-node cluster', () => {
     const good = readFileSync(file);
     flipByte(file, 777);
     expect((await getBytes(s3(reader), 'heal', 'o/0')).equals(DATA[0]!)).toBe(true);
-    await until('the shard rewritten', () => readFileSync(file).equals(good) || undefined, 15_000, 100);
+    await until('the shard rewritten', () => readFileSync(file).equals(good) || undefined, 30_000, 100);
     const away = [1, 2, 3, 4].filter((k) => k !== owner && k !== reader);
     for (const k of away) await c.stop(k);
     try {

@@ -18,7 +18,7 @@ let s: HealServer;
 beforeAll(async () => {
   s = await startHealServer(4);
   await s.s3.send(new CreateBucketCommand({ Bucket: 'data' }));
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await s?.stop();
 });
@@ -33,7 +33,7 @@ describe('healing in a running server', () => {
     const good = readFileSync(file);
     flipByte(file, 4096);
     expect((await getBytes(s.s3, 'data', 'rot')).equals(BIG)).toBe(true);
-    await until('the shard rewritten by read-repair', () => readFileSync(shardFile(s.roots, 'data', 'rot', 1)[1]).equals(good), 10_000, 100);
+    await until('the shard rewritten by read-repair', () => readFileSync(shardFile(s.roots, 'data', 'rot', 1)[1]).equals(good), 20_000, 100);
     const others = [0, 1, 2, 3].filter((i) => i !== victim).slice(0, 2);
     for (const i of others) takeAway(s.roots[i]!);
     try {

@@ -48,10 +48,10 @@ describe('background heal of the read-repair queue', () => {
     const bg = new BackgroundHeal({ healer: healerOf(fx), mrf: layerOf(fx).mrf, clock: systemClock, logger: silentLogger, tranquility: 0, retryBaseMs: 100, retryMaxMs: 200 });
     bg.start();
     stops.push(() => bg.stop());
-    await until('a retry pending', () => bg.progress().retrying > 0 || undefined, 5_000, 20);
+    await until('a retry pending', () => bg.progress().retrying > 0 || undefined, 15_000, 20);
     expect(bg.progress().itemsHealed).toBe(0);
     await fx.online(1);
-    await until('healed', () => bg.progress().itemsHealed > 0 || undefined, 10_000, 20);
+    await until('healed', () => bg.progress().itemsHealed > 0 || undefined, 30_000, 20);
     const p = bg.progress();
     expect(p.queued).toBe(0);
     expect(p.perDrive[fx.roots[1]!]!.items_healed).toBe(1);
@@ -67,7 +67,7 @@ describe('background heal of the read-repair queue', () => {
     const bg = new BackgroundHeal({ healer: healerOf(fx), mrf: layerOf(fx).mrf, clock: systemClock, logger: silentLogger, tranquility: 0, retryBaseMs: 10, retryMaxMs: 20, maxAttempts: 3 });
     bg.start();
     stops.push(() => bg.stop());
-    await until('given up', () => bg.progress().itemsFailed > 0 || undefined, 5_000, 20);
+    await until('given up', () => bg.progress().itemsFailed > 0 || undefined, 15_000, 20);
     expect(bg.progress()).toMatchObject({ queued: 0, itemsHealed: 0, itemsFailed: 1 });
     expect(bg.progress().lastError).toMatch(/b\/o/);
     await fx.online(0);
@@ -125,7 +125,7 @@ describe('admin heal sequences', () => {
     stops.push(() => seqs.close());
     const start = (await seqs.heal({ kind: 'start', bucket: 'b', prefix: '', opts: { ...ROOT, dryRun: true }, forceStart: false, clientAddress: 'test' })) as { clientToken: string };
     const seq = seqs.running()[0]!;
-    await until('the cap reached', () => (seq.progress().itemsQueued >= 5 ? true : undefined), 10_000, 10);
+    await until('the cap reached', () => (seq.progress().itemsQueued >= 5 ? true : undefined), 30_000, 10);
     await new Promise((r) => setTimeout(r, 300));
     expect(seq.progress().itemsQueued).toBe(5);
     expect(seq.progress().objectsScanned).toBeLessThan(12);
@@ -178,7 +178,7 @@ describe('scanner', () => {
     expect(p.lastCycle?.result).toBe('success');
     expect(p.objectsScanned).toBeGreaterThanOrEqual(6);
     expect(p.healsQueued).toBeGreaterThanOrEqual(1);
-    await until('x healed on drive 3', () => (readdirSync(join(fx!.roots[3]!, 'b')).includes('x') ? true : undefined), 10_000, 20);
+    await until('x healed on drive 3', () => (readdirSync(join(fx!.roots[3]!, 'b')).includes('x') ? true : undefined), 30_000, 20);
     const u = (await readUsage(layerOf(fx).sysRecords, 1))!;
     expect(u.buckets['b']).toMatchObject({ objects: 2, versions: 2, deleteMarkers: 0, size: 1000 + 3 * 1024 * 1024 });
     expect(u.buckets['c']).toMatchObject({ objects: 0, versions: 3, deleteMarkers: 1, size: 30 });
@@ -199,7 +199,7 @@ describe('scanner', () => {
     bad[500] = bad[500]! ^ 0x55;
     writeFileSync(file, bad);
     const scanner = scan(fx, 100, 1);
-    await until('the shard rewritten', () => (readFileSync(file).equals(good) ? true : undefined), 15_000, 20);
+    await until('the shard rewritten', () => (readFileSync(file).equals(good) ? true : undefined), 30_000, 20);
     expect(scanner.progress().deepChecks).toBeGreaterThan(0);
   });
 });

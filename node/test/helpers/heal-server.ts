@@ -30,7 +30,7 @@ export interface HealServer {
 const CREDS: Creds = { accessKey: 'healadmin', secretKey: 'heal-admin-secret' };
 
 async function waitReady(run: SvcRun, url: string): Promise<void> {
-  const end = Date.now() + 30_000;
+  const end = Date.now() + 60_000;
   for (;;) {
     if (run.child.exitCode !== null) throw new Error(`svc server exited: ${run.stderr()}${run.stdout().slice(-3000)}`);
     if (await fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false)) return;

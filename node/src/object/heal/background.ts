@@ -12,8 +12,9 @@
  * - Bounded: at most `capacity` pending tasks (the oldest dropped and
  *   counted); one heal at a time per node.
  * - Throttled by the Worker contract's tranquility: after a heal that took
- *   t ms the worker sleeps t × tranquility ms (default 1: at most half the
- *   node's time, and one rebuild stream, compete with clients). This is the
+ *   t ms the worker sleeps t × tranquility ms (`SVC_HEAL_SPEED`; `default`
+ *   is 2: at most a third of the node's time, and one rebuild stream,
+ *   compete with clients). This is the
  *   client-latency budget `npm run bench` measures (GET throughput during a
  *   heal ≥ 70 % of idle).
  * - Dangling versions are removed (`remove`): a version below quorum for
