@@ -64,7 +64,7 @@ afterAll(async () => {
   await c?.close();
 });
 
-describe.skipIf(!enabled)('healing on a 4-node cluster', () => {
+describe.skipIf(!enabled)('healing on a 4-node cluster', { timeout: 240_000 }, () => {
   it('read-repair rewrites a corrupt shard on another node within seconds; then two whole nodes (parity-many drives) can go', async () => {
     const [, file] = shardFile(roots(), 'heal', 'o/0', 1);
     const owner = nodeOfRoot(file);

@@ -19,7 +19,7 @@ let s: HealServer;
 beforeAll(async () => {
   // Slowest: an admin heal takes a while per object, long enough to talk to it while it runs.
   s = await startHealServer(4, { SVC_STORAGE_CLASS_RRS: 'EC:0', SVC_HEAL_SPEED: 'slowest', SVC_SCANNER_INTERVAL: '1h' });
-  for (const b of ['rules', 'many', 'zero', 'few', 'busy']) await s.s3.send(new CreateBucketCommand({ Bucket: b }));
+  for (const b of ['rules', 'many', 'zero', 'few', 'busy', 'dry']) await s.s3.send(new CreateBucketCommand({ Bucket: b }));
   await Promise.all(Array.from({ length: 40 }, (_, i) => s.s3.send(new PutObjectCommand({ Bucket: 'many', Key: `k/${String(i).padStart(3, '0')}`, Body: bytes(100 + i, i) }))));
 }, 120_000);
 afterAll(async () => {
@@ -75,7 +75,7 @@ async function finish(path: string, token: string): Promise<{ last: HealTaskStat
   return { last, items };
 }
 
-describe('heal route: every rule of rule 5 through real HTTP', () => {
+describe('heal route: every rule of rule 5 through real HTTP', { timeout: 180_000 }, () => {
   it('refuses what the rules refuse, changing nothing', async () => {
     const before = trees();
     const refused: [string, string, object | undefined, Record<string, string>, string, RegExp][] = [
@@ -205,7 +205,7 @@ describe('heal route: every rule of rule 5 through real HTTP', () => {
   });
 });
 
-describe('what a heal does', () => {
+describe('what a heal does', { timeout: 180_000 }, () => {
   it('a zero-parity object reports "no-parity object is unrecoverable" and nothing changes', async () => {
     await s.s3.send(new PutObjectCommand({ Bucket: 'zero', Key: 'z', Body: bytes(2 * 1024 * 1024, 5), StorageClass: 'REDUCED_REDUNDANCY' }));
     const [, file] = shardFile(s.roots, 'zero', 'z', 2);
@@ -220,6 +220,33 @@ describe('what a heal does', () => {
       expect(items[0]!.parityBlocks).toBe(0);
     }
     expect(trees()).toEqual(before);
+  });
+
+  it('dryRun reports what the heal would do and changes nothing; the same heal without it repairs', async () => {
+    const body = (i: number) => bytes(1024 * 1024 + i, 20 + i);
+    for (const [i, k] of ['a', 'b', 'c'].entries()) await s.s3.send(new PutObjectCommand({ Bucket: 'dry', Key: k, Body: body(i) }));
+    rmSync(join(s.roots[1]!, 'dry', 'a'), { recursive: true }); // one drive lost the object
+    rmSync(shardFile(s.roots, 'dry', 'b', 3)[1]); // one shard file is gone
+    const before = trees();
+    const dry = await start('dry', { dryRun: true });
+    const d = await finish('dry', dry.clientToken);
+    expect(d.last.Settings.dryRun).toBe(true);
+    const item = (items: HealResultItem[], key: string) => items.find((i) => i.type === 'object' && i.object === key);
+    expect(item(d.items, 'a')).toMatchObject({ outcome: 'would-heal' });
+    expect(item(d.items, 'a')!.before.drives[1]!.state).toBe('missing');
+    expect(item(d.items, 'a')!.after.drives[1]!.state).toBe('missing');
+    expect(item(d.items, 'b')).toMatchObject({ outcome: 'would-heal' });
+    expect(item(d.items, 'c')).toBeUndefined(); // healthy: nothing to report
+    expect(d.last.Progress.objectsHealed).toBe(0);
+    expect(trees()).toEqual(before);
+
+    const real = await start('dry', {});
+    const r = await finish('dry', real.clientToken);
+    expect(item(r.items, 'a')).toMatchObject({ outcome: 'healed' });
+    expect(item(r.items, 'a')!.after.drives.map((x) => x.state)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(item(r.items, 'b')).toMatchObject({ outcome: 'healed' });
+    expect(existsSync(join(s.roots[1]!, 'dry', 'a'))).toBe(true);
+    for (const [i, k] of ['a', 'b', 'c'].entries()) expect((await getBytes(s.s3, 'dry', k)).equals(body(i)), k).toBe(true);
   });
 
   it('too few shards: refused (dangling, data lost for good), nothing changes', async () => {

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const BIG = bytes(3 * 1024 * 1024 + 1234, 7);
 
-describe('healing in a running server', () => {
+describe('healing in a running server', { timeout: 180_000 }, () => {
   it('read-repair rewrites a corrupt shard within seconds; then losing parity-many other drives still reads', async () => {
     await s.s3.send(new PutObjectCommand({ Bucket: 'data', Key: 'rot', Body: BIG }));
     // Shard 1 is a data shard: a plain GET reads it, finds the bitrot, decodes around it.

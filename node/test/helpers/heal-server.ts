@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { decodeXlMeta } from '../../src/storage/xl-meta.ts';
+import { START_COUNT_FILE } from '../../src/server/start-counter.ts';
 import { spawn } from 'node:child_process';
 import { NODE, REPO, runSvc, SVC, type SvcRun, tempDir } from '../svc-process.ts';
 import { admin, type Creds } from './admin.ts';
@@ -140,7 +141,9 @@ export function wipe(root: string): void {
 /**
  * What a drive holds for the object namespace: every file under the bucket
  * volumes and the bucket records (path → size and SHA-256), leaving out
- * staging, trash, the scanner's usage records and the recovery tracker.
+ * staging, trash, the scanner's usage records, the recovery tracker and the
+ * node's start count (drive-local state of the node, not of the set: a
+ * rebuild does not bring it back, the next start writes it anew).
  */
 export function holdings(root: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -152,7 +155,7 @@ export function holdings(root: string): Map<string, string> {
         if (['.svc.sys/tmp', '.svc.sys/multipart', '.svc.sys/usage'].includes(rel)) continue;
         walk(p);
       } else {
-        if (rel === '.svc.sys/healing.json') continue;
+        if (rel === '.svc.sys/healing.json' || rel === `.svc.sys/${START_COUNT_FILE}`) continue;
         out.set(rel, `${statSync(p).size}:${createHash('sha256').update(readFileSync(p)).digest('hex').slice(0, 16)}`);
       }
     }
