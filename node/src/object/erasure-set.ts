@@ -195,7 +195,7 @@ export class ErasureSet {
     const codec = createCodec(k, m);
     const fullShard = shardSize(BLOCK_SIZE, k);
     const pool = framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
-    const stagePath = `${TMP_DIR}/${randomUUID()}`;
+    const stagePath = spec.stagePath ?? `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
     // one drops out of this write.
