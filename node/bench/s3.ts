@@ -1,222 +1,223 @@
 /**
- * S3 section: 64 MiB PUT/GET (MB/s) and 4 KiB PUT/GET (ops/s) at concurrency
- * 1 and 16 through the S3 API with a real client (@aws-sdk/client-s3, its
- * default checksums on), each beside the object-layer figure measured in the
- * same run on the same engine (4 LocalDrives, EC:2), and beside that
- * figure combined with a loopback-HTTP ceiling (plain node:http moving the
- * same bytes, no S3, no disk). Client, server and engine share this process,
- * so their costs add: the combined ceiling is 1 / (1/layer + 1/http), and
- * what is left between it and the S3 figure is the S3 layer plus the
- * client's signing and checksums.
+ * S3 section: the real `svc server` (4 drive folders, EC:2) runs as its own
+ * process; this process drives it with `@aws-sdk/client-s3` at its default
+ * settings (signed payloads over http, a CRC32 checksum) and reads the
+ * server's CPU time from /proc. Four rows, each in wall-clock and per
+ * server CPU-second (user + system of every server thread):
+ *
+ *   PUT 64 MiB ×8, 4 concurrent      GET 64 MiB ×8, 4 concurrent
+ *   PUT 4 KiB ×1000, 16 concurrent   GET 4 KiB ×1000, 16 concurrent
+ *
+ * beside ceilings measured in the same run: the same client against a plain
+ * node:http server process (loopback HTTP, no S3, no disk), single-stream
+ * MD5 + SHA-256 (node:crypto), the fsync'd small-file create rate and raw
+ * disk write/read. Then a streamed 1 GiB PUT and GET against a freshly
+ * started server (so the figure is the streaming footprint, not what the
+ * concurrent rows left in the heap) with the server's peak RSS. The targets
+ * (about 3× Ceph RGW on this machine kind) are printed as notes (✓ / ✗)
+ * next to the per-CPU-second figures.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { createS3Handler } from '../src/api/s3/index.ts';
-import { createObjectLayer } from '../src/object/index.ts';
-import { putDataFromBuffer } from '../src/object/put-data.ts';
-import type { ObjectLayer } from '../src/object/types.ts';
-import { LocalDrive } from '../src/storage/local-drive.ts';
-import { systemClock } from '../src/util/clock.ts';
-import { silentLogger } from '../src/util/logger.ts';
-import { measure, section } from './harness.ts';
+import { type Row, section, type SectionContext } from './harness.ts';
+import { diskCeilings, hashCeilings, smallFileCreateRate } from './lib/ceilings.ts';
+import { processStatusBytes, RssSampler } from './lib/proc.ts';
+import { ServerProcess } from './lib/server-process.ts';
 
 const MiB = 1024 * 1024;
 const MB = 1e6;
 const BIG = 64 * MiB;
 const SMALL = 4096;
-const CONCURRENCY = [1, 16];
+const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
+const BIG_COUNT = Math.max(4, Math.round(8 * scale));
+const SMALL_COUNT = Math.max(100, Math.round(1000 * scale));
+const STREAM_BYTES = 1024 * MiB;
+const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
 
-interface Rate {
-  perWall: number;
-  perCpu: number;
+/** Issue 17's targets per server CPU-second. */
+const TARGET = { bigPut: 200, bigGet: 600, smallPut: 300, smallGet: 1100 };
+const RSS_LIMIT = 200 * MiB;
+
+interface Run {
+  wall: number;
+  cpu: number;
 }
 
-/** Runs `rounds` calls of `fn` (after one warm-up) and returns units per wall- and CPU-second. */
-async function timed(units: number, rounds: number, fn: () => Promise<unknown>): Promise<Rate> {
-  await fn();
-  const cpu0 = process.cpuUsage();
+/** Runs `total` calls of `op(i)`, `concurrency` at a time; wall seconds and server CPU-seconds. */
+async function run(server: ServerProcess, total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<Run> {
+  const cpu0 = server.cpuSeconds();
   const t0 = performance.now();
-  for (let i = 0; i < rounds; i++) await fn();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await op(next++);
+    }),
+  );
   const wall = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const cpuS = Math.max((cpu.user + cpu.system) / 1e6, 1e-6);
-  return { perWall: (units * rounds) / wall, perCpu: (units * rounds) / cpuS };
+  return { wall, cpu: Math.max(server.cpuSeconds() - cpu0, 0.01) };
 }
 
-async function drain(body: AsyncIterable<Uint8Array>): Promise<number> {
+async function drain(body: unknown): Promise<number> {
   let n = 0;
-  for await (const c of body) n += c.length;
+  for await (const c of body as AsyncIterable<Uint8Array>) n += c.length;
   return n;
 }
 
-/** Costs that add up in one process: the rate of doing both. */
-function combined(a: number, b: number): number {
-  return 1 / (1 / a + 1 / b);
-}
-
-/** Plain HTTP over loopback, the same agent and chunking: GET downloads `body`, PUT uploads it (drained). */
-function loopbackHttp(port: number, agent: Agent, method: 'GET' | 'PUT', body: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path: '/', agent, headers: method === 'PUT' ? { 'content-length': body.length } : {} }, (res) => {
-      let n = 0;
-      res.on('data', (c: Buffer) => {
-        n += c.length;
-      });
-      res.on('end', () => (method === 'GET' && n !== body.length ? reject(new Error('short loopback read')) : resolve()));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    if (method === 'PUT') {
-      for (let off = 0; off < body.length; off += MiB) req.write(body.subarray(off, off + MiB));
-    }
-    req.end();
+function client(port: number, agent: Agent): S3Client {
+  return new S3Client({
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey },
+    requestHandler: new NodeHttpHandler({ httpAgent: agent }),
   });
 }
 
-function parallel(n: number, fn: (i: number) => Promise<unknown>): Promise<unknown[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => fn(i)));
+/** The four workloads against one endpoint (svc or the plain HTTP ceiling). */
+interface Workload {
+  bigPut: Run;
+  bigGet: Run;
+  smallPut: Run;
+  smallGet: Run;
 }
 
-section('s3: @aws-sdk/client-s3 PUT/GET vs the object layer (4 drives EC:2)', async (ctx) => {
-  const base = await mkdtemp(join(tmpdir(), 'svc-bench-s3-'));
-  const drives: LocalDrive[] = [];
-  let layer: ObjectLayer | undefined;
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const server = createServer();
-  const plain = createServer((req, res) => {
-    if (req.method === 'PUT') {
-      req.resume();
-      req.on('end', () => res.end());
-      return;
-    }
-    res.writeHead(200, { 'content-length': plainBody.length });
-    let off = 0;
-    const pump = () => {
-      while (off < plainBody.length) {
-        const ok = res.write(plainBody.subarray(off, off + MiB));
-        off += MiB;
-        if (!ok) return void res.once('drain', pump);
+async function workload(server: ServerProcess, s3: S3Client, big: Buffer, small: Buffer): Promise<Workload> {
+  const put = (key: string, body: Buffer) => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: key, Body: body }));
+  const get = async (key: string, size: number) => {
+    const r = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: key }));
+    const n = await drain(r.Body);
+    if (n !== size) throw new Error(`GET ${key}: ${n} bytes, expected ${size}`);
+  };
+  // Warm-up: JIT, connections, the bucket's cached metadata.
+  await put('big/warm', big);
+  await get('big/warm', BIG);
+  for (let i = 0; i < 32; i++) await put(`small/warm-${i}`, small);
+  for (let i = 0; i < 32; i++) await get(`small/warm-${i}`, SMALL);
+  const bigPut = await run(server, BIG_COUNT, 4, (i) => put(`big/${i}`, big));
+  const bigGet = await run(server, BIG_COUNT, 4, (i) => get(`big/${i}`, BIG));
+  const smallPut = await run(server, SMALL_COUNT, 16, (i) => put(`small/${i}`, small));
+  const smallGet = await run(server, SMALL_COUNT, 16, (i) => get(`small/${i}`, SMALL));
+  return { bigPut, bigGet, smallPut, smallGet };
+}
+
+function target(value: number, min: number): string {
+  return `target ≥ ${min} ${value >= min ? '✓' : '✗'}`;
+}
+
+function rows(ctx: SectionContext, svc: Workload, http: Workload, extra: { hash: number; createPerDrive: number; diskWrite: number; diskRead: number }): void {
+  const big = (r: Run) => (BIG_COUNT * BIG) / MB / r.wall;
+  const bigCpu = (r: Run) => (BIG_COUNT * BIG) / MB / r.cpu;
+  const ops = (r: Run) => SMALL_COUNT / r.wall;
+  const opsCpu = (r: Run) => SMALL_COUNT / r.cpu;
+  /** A per-server-CPU-second row against the loopback HTTP ceiling, with its target. */
+  const perCpu = (name: string, key: keyof Workload, unit: string, rate: (r: Run) => number, min: number, method: string): Row => ({
+    name: `${name}, per server CPU-s`,
+    value: rate(svc[key]),
+    unit,
+    ceiling: { name: `loopback HTTP ${method}`, value: rate(http[key]) },
+    note: target(rate(svc[key]), min),
+  });
+  const out: Row[] = [
+    { name: 'PUT 64 MiB ×N, 4 concurrent', value: big(svc.bigPut), unit: 'MB/s', ceiling: { name: 'raw disk write ÷ 2 (EC 2+2)', value: extra.diskWrite / 2 } },
+    perCpu('PUT 64 MiB', 'bigPut', 'MB/cpu-s', bigCpu, TARGET.bigPut, 'PUT'),
+    { name: 'PUT 64 MiB, per server CPU-s (vs hashing)', value: bigCpu(svc.bigPut), unit: 'MB/cpu-s', ceiling: { name: 'single-stream MD5+SHA-256', value: extra.hash } },
+    { name: 'GET 64 MiB ×N, 4 concurrent', value: big(svc.bigGet), unit: 'MB/s', ceiling: { name: 'raw disk read', value: extra.diskRead } },
+    perCpu('GET 64 MiB', 'bigGet', 'MB/cpu-s', bigCpu, TARGET.bigGet, 'GET'),
+    { name: 'PUT 4 KiB ×N, 16 concurrent', value: ops(svc.smallPut), unit: 'ops/s', ceiling: { name: "fsync'd creates ÷ 4 drives", value: extra.createPerDrive } },
+    perCpu('PUT 4 KiB', 'smallPut', 'ops/cpu-s', opsCpu, TARGET.smallPut, 'PUT'),
+    { name: 'GET 4 KiB ×N, 16 concurrent', value: ops(svc.smallGet), unit: 'ops/s', ceiling: { name: 'loopback HTTP GET', value: ops(http.smallGet) } },
+    perCpu('GET 4 KiB', 'smallGet', 'ops/cpu-s', opsCpu, TARGET.smallGet, 'GET'),
+  ];
+  for (const r of out) ctx.row(r);
+}
+
+/** A 1 GiB body generated as it is sent (the client never holds it). */
+function streamBody(bytes: number, chunk: Buffer): Readable {
+  let left = bytes;
+  return new Readable({
+    read() {
+      if (left <= 0) {
+        this.push(null);
+        return;
       }
-      res.end();
-    };
-    pump();
+      const c = left >= chunk.length ? chunk : chunk.subarray(0, left);
+      left -= c.length;
+      this.push(c);
+    },
   });
-  let plainBody = Buffer.alloc(0);
+}
+
+async function streamed(ctx: SectionContext, server: ServerProcess, s3: S3Client): Promise<void> {
+  const chunk = randomBytes(MiB);
+  const want = createHash('md5');
+  for (let off = 0; off < STREAM_BYTES; off += MiB) want.update(chunk);
+  const idle = processStatusBytes(server.pid, 'VmRSS');
+  const rss = new RssSampler(server.pid);
+  const put = await run(server, 1, 1, () =>
+    s3.send(new PutObjectCommand({ Bucket: 'bench', Key: 'stream/1g', Body: streamBody(STREAM_BYTES, chunk), ContentLength: STREAM_BYTES })),
+  );
+  const putPeak = rss.stop();
+  const rss2 = new RssSampler(server.pid);
+  const got = createHash('md5');
+  let n = 0;
+  const get = await run(server, 1, 1, async () => {
+    const r = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: 'stream/1g' }));
+    for await (const c of r.Body as AsyncIterable<Uint8Array>) {
+      got.update(c);
+      n += c.length;
+    }
+  });
+  const getPeak = rss2.stop();
+  if (n !== STREAM_BYTES || got.digest('hex') !== want.digest('hex')) throw new Error('streamed 1 GiB GET returned different bytes');
+  const note = (peak: number) => `peak RSS ${(peak / MiB).toFixed(0)} MiB (idle ${(idle / MiB).toFixed(0)}), limit < ${RSS_LIMIT / MiB} ${peak < RSS_LIMIT ? '✓' : '✗'}`;
+  ctx.row({ name: 'PUT 1 GiB streamed (aws-chunked)', value: STREAM_BYTES / MB / put.cpu, unit: 'MB/cpu-s', note: note(putPeak) });
+  ctx.row({ name: 'GET 1 GiB streamed', value: STREAM_BYTES / MB / get.cpu, unit: 'MB/cpu-s', note: note(getPeak) });
+}
+
+section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives EC:2)', async (ctx) => {
+  const base = await mkdtemp(join(tmpdir(), 'svc-bench-s3-'));
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  let svc: ServerProcess | undefined;
+  let http: ServerProcess | undefined;
   try {
-    for (let i = 0; i < 4; i++) {
-      await mkdir(join(base, `d${i}`));
-      const d = new LocalDrive(join(base, `d${i}`));
-      await d.init();
-      drives.push(d);
-    }
-    layer = await createObjectLayer({
-      deploymentId: '22222222-3333-4444-8555-666666666666',
-      pools: [{ cmdline: 'bench-s3', sets: [drives], standardParity: 2, rrsParity: 1 }],
-      logger: silentLogger,
-      clock: systemClock,
-    });
-    const engine = layer;
-    const creds = { accessKey: 'bench', secretKey: 'bench-secret' };
-    server.on('request', createS3Handler({ objectLayer: engine, credentials: [creds], logger: silentLogger, clock: systemClock }));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
-    const plainPort = (plain.address() as AddressInfo).port;
-    const s3 = new S3Client({
-      endpoint: `http://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: creds.accessKey, secretAccessKey: creds.secretKey },
-      requestHandler: new NodeHttpHandler({ httpAgent: agent }),
-    });
-    await engine.makeBucket('bench');
+    // Ceilings first (this process alone busy): hashing, the disk, small files.
+    const hash = hashCeilings(ctx);
+    const disk = await diskCeilings(ctx, base);
+    const creates = await smallFileCreateRate(ctx, base);
+    ctx.info('multi-buffer MD5/SHA-256 (issue 17 item 1) is not in the addon yet: no multi-buffer ceiling this run');
+
     const big = randomBytes(BIG);
-    plainBody = big;
     const small = randomBytes(SMALL);
-    ctx.info('client, server and engine share this process; MB/s are wall-clock object bytes; ceilings: the object layer at the same');
-    ctx.info('concurrency, and "layer+http" = that layer figure combined with plain loopback HTTP of the same bytes (costs added)');
+    http = await ServerProcess.httpCeiling(BIG);
+    const httpClient = client(http.port, agent);
+    const httpRun = await workload(http, httpClient, big, small);
+    httpClient.destroy();
+    await http.stop();
+    http = undefined;
 
-    /** The rows of one 64 MiB operation: loopback HTTP, then S3 against the layer and against layer+http. */
-    const largeRows = (op: 'PUT' | 'GET', c: number, s3r: Rate, layer: Rate, http: Rate) => {
-      const name = `S3 ${op} 64 MiB, concurrency ${c}`;
-      ctx.row({ name: `loopback HTTP ${op} 64 MiB, concurrency ${c}`, value: http.perWall / MB, unit: 'MB/s' });
-      ctx.row({ name, value: s3r.perWall / MB, unit: 'MB/s', ceiling: { name: 'object layer', value: layer.perWall / MB } });
-      ctx.row({ name, value: s3r.perWall / MB, unit: 'MB/s', ceiling: { name: 'layer+http', value: combined(layer.perWall, http.perWall) / MB } });
-      ctx.row({
-        name: `${name}, per CPU-s`,
-        value: s3r.perCpu / MB,
-        unit: 'MB/cpu-s',
-        ceiling: { name: 'layer+http', value: combined(layer.perCpu, http.perCpu) / MB },
-      });
-    };
-
-    for (const c of CONCURRENCY) {
-      const rounds = c === 1 ? 3 : 1;
-      const layerPut = await timed(BIG * c, rounds, () => parallel(c, (i) => engine.putObject('bench', `layer/big-${i}`, putDataFromBuffer(big), {})));
-      const s3Put = await timed(BIG * c, rounds, () => parallel(c, (i) => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: `s3/big-${i}`, Body: big }))));
-      const httpPut = await timed(BIG * c, rounds, () => parallel(c, () => loopbackHttp(plainPort, agent, 'PUT', big)));
-      largeRows('PUT', c, s3Put, layerPut, httpPut);
-      const layerGet = await timed(BIG * c, rounds, () =>
-        parallel(c, async (i) => {
-          const r = await engine.getObject('bench', `layer/big-${i}`, {});
-          if ((await drain(r.body)) !== BIG) throw new Error('short object-layer read');
-        }),
-      );
-      const s3Get = await timed(BIG * c, rounds, () =>
-        parallel(c, async (i) => {
-          const r = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: `s3/big-${i}` }));
-          if ((await drain(r.Body as Readable)) !== BIG) throw new Error('short S3 read');
-        }),
-      );
-      const httpGet = await timed(BIG * c, rounds, () => parallel(c, () => loopbackHttp(plainPort, agent, 'GET', big)));
-      largeRows('GET', c, s3Get, layerGet, httpGet);
-    }
-
-    for (const c of CONCURRENCY) {
-      let n = 0;
-      const layerPut = await measure(c, () => parallel(c, () => engine.putObject('bench', `layer/s-${n++ % 512}`, putDataFromBuffer(small), {})), { minMs: 1000 });
-      let m = 0;
-      const s3Put = await measure(c, () => parallel(c, () => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: `s3/s-${m++ % 512}`, Body: small }))), { minMs: 1000 });
-      ctx.row({ name: `S3 PUT 4 KiB, concurrency ${c}`, value: s3Put.perWallSecond, unit: 'ops/s', ceiling: { name: 'object layer', value: layerPut.perWallSecond } });
-      let p = 0;
-      const layerGet = await measure(
-        c,
-        () =>
-          parallel(c, async () => {
-            const r = await engine.getObject('bench', `layer/s-${p++ % Math.min(n, 512)}`, {});
-            await drain(r.body);
-          }),
-        { minMs: 1000 },
-      );
-      let q = 0;
-      const s3Get = await measure(
-        c,
-        () =>
-          parallel(c, async () => {
-            const r = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: `s3/s-${q++ % Math.min(m, 512)}` }));
-            await drain(r.Body as Readable);
-          }),
-        { minMs: 1000 },
-      );
-      ctx.row({ name: `S3 GET 4 KiB, concurrency ${c}`, value: s3Get.perWallSecond, unit: 'ops/s', ceiling: { name: 'object layer', value: layerGet.perWallSecond } });
-      ctx.row({ name: `S3 GET 4 KiB, concurrency ${c}, per CPU-s`, value: s3Get.perCpuSecond, unit: 'ops/cpu-s', ceiling: { name: 'object layer', value: layerGet.perCpuSecond } });
-    }
+    for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`));
+    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS);
+    const s3 = client(svc.port, agent);
+    await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
+    ctx.info(`server pid ${svc.pid}; figures per server CPU-second count every server thread; N = ${BIG_COUNT} large, ${SMALL_COUNT} small`);
+    const svcRun = await workload(svc, s3, big, small);
+    rows(ctx, svcRun, httpRun, { hash: hash.md5Sha256, createPerDrive: creates / 4, diskWrite: disk.write, diskRead: disk.read });
     s3.destroy();
+    await svc.stop();
+    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS);
+    const fresh = client(svc.port, agent);
+    await streamed(ctx, svc, fresh);
+    fresh.destroy();
   } finally {
     agent.destroy();
-    plain.closeAllConnections();
-    await new Promise<void>((resolve) => plain.close(() => resolve()));
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const d of drives) await d.flush();
-    await layer?.close();
+    await http?.stop();
+    await svc?.stop();
     await rm(base, { recursive: true, force: true });
   }
 });
