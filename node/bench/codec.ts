@@ -23,6 +23,7 @@ import {
 } from '../src/erasure/index.ts';
 import { nativeAddon, nativeLoadError } from '../src/erasure/native.ts';
 import { type GfKernel, RsCodec } from '../src/erasure/rs-codec.ts';
+import { xxh64Into } from '../src/erasure/xxh64.ts';
 import { GB, measureSync, section } from './harness.ts';
 
 const GEOMETRIES: [number, number][] = [
@@ -143,7 +144,7 @@ section('codec: hashes per byte (bitrot, ETag, checksums)', (ctx) => {
   const shards = encodeStripe(createCodec(12, 4), buf);
   const hashes = new Uint8Array(8 * shards.length);
   ctx.row({
-    name: 'bitrot of a 12+4 stripe (@node-rs, used)',
+    name: 'bitrot of a 12+4 stripe (xxh64.ts router, used)',
     value: measureSync(BLOCK_SIZE, () => bitrotHashShards(shards, hashes)).perCpuSecond / GB,
     unit: 'GB/cpu-s',
     ceiling,
@@ -156,6 +157,26 @@ section('codec: hashes per byte (bitrot, ETag, checksums)', (ctx) => {
       ceiling,
     });
   }
+  // Small inputs, where the per-call cost rules: the router (addon below
+  // NATIVE_INTO_MAX) against @node-rs/xxhash with its BigInt (the way before).
+  const bigIntInto = (b: Uint8Array, o: Uint8Array, off: number) => new DataView(o.buffer, o.byteOffset, o.byteLength).setBigUint64(off, xxh64(b), false);
+  const small = encodeStripe(createCodec(2, 2), buf.subarray(0, 4096));
+  const smallHashes = new Uint8Array(8 * small.length);
+  const before = measureSync(4096 * 2, () => small.forEach((sh, i) => bigIntInto(sh, smallHashes, 8 * i))).perCpuSecond / GB;
+  ctx.row({
+    name: 'bitrot of a 4 KiB object, 2+2 (router, used)',
+    value: measureSync(4096 * 2, () => bitrotHashShards(small, smallHashes)).perCpuSecond / GB,
+    unit: 'GB/cpu-s',
+    ceiling: { name: '@node-rs + BigInt', value: before },
+  });
+  const meta = buf.subarray(0, 300);
+  const metaBefore = measureSync(meta.length, () => bigIntInto(meta, out, 0)).perCpuSecond / GB;
+  ctx.row({
+    name: 'XXH64 of a 300 B xl.meta body (router, used)',
+    value: measureSync(meta.length, () => xxh64Into(meta, out, 0)).perCpuSecond / GB,
+    unit: 'GB/cpu-s',
+    ceiling: { name: '@node-rs + BigInt', value: metaBefore },
+  });
   const md5 = measureSync(BLOCK_SIZE, () => createHash('md5').update(buf).digest()).perCpuSecond / GB;
   ctx.row({ name: 'MD5 node:crypto (S3 ETag)', value: md5, unit: 'GB/cpu-s', ceiling });
   ctx.row({

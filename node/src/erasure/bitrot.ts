@@ -12,31 +12,23 @@
  * memory speed and is the same bytes whether the native addon computes it
  * or `@node-rs/xxhash` does, so the format does not depend on the addon.
  */
-import { Xxh64, xxh64 } from '@node-rs/xxhash';
+import { Xxh64 } from '@node-rs/xxhash';
 import { SvcError } from '../util/errors.ts';
+import { XXH64_SIZE, xxh64Into, xxh64IntoMany, xxh64Matches } from './xxh64.ts';
 
-export const BITROT_HASH_SIZE = 8;
+export const BITROT_HASH_SIZE = XXH64_SIZE;
 export const BITROT_ALGORITHM = 'xxh64';
 
-const jsXxh64Into = (buf: Uint8Array, out: Uint8Array, offset: number): void => {
-  const h = xxh64(buf);
-  new DataView(out.buffer, out.byteOffset, out.byteLength).setBigUint64(offset, h, false);
-};
-
 /**
- * XXH64 of `block` written into `out` at `offset` (8 bytes, big-endian).
- *
- * `@node-rs/xxhash` by measurement: on the development machine it hashed an
- * 87 KiB shard at ~12 GB/cpu-s against ~9 for the addon's own XXH64, and a
- * loop over 16 shards beat the addon's one-call `xxh64Many` too (the codec
- * benchmark prints both every run). The addon's XXH64 is kept as a
- * byte-identical, tested alternative.
+ * XXH64 of `block` written into `out` at `offset` (8 bytes, big-endian):
+ * the addon for small blocks, `@node-rs/xxhash` for large ones (measured;
+ * see `xxh64.ts`).
  */
-export const bitrotHashInto: (block: Uint8Array, out: Uint8Array, offset: number) => void = jsXxh64Into;
+export const bitrotHashInto: (block: Uint8Array, out: Uint8Array, offset: number) => void = xxh64Into;
 
 /** The bitrot hashes of all shards of a stripe: hash i at bytes `8 i .. 8 i + 8`. */
 export function bitrotHashShards(shards: Uint8Array[], out = new Uint8Array(shards.length * BITROT_HASH_SIZE)): Uint8Array {
-  for (let i = 0; i < shards.length; i++) bitrotHashInto(shards[i]!, out, i * BITROT_HASH_SIZE);
+  xxh64IntoMany(shards, out);
   return out;
 }
 
@@ -47,13 +39,9 @@ export function bitrotHash(block: Uint8Array): Uint8Array {
   return out;
 }
 
-const scratch = new Uint8Array(BITROT_HASH_SIZE);
-
 /** True when `hash` (BITROT_HASH_SIZE bytes at `offset`) matches `block`. */
 export function bitrotVerify(block: Uint8Array, hash: Uint8Array, offset = 0): boolean {
-  bitrotHashInto(block, scratch, 0);
-  for (let i = 0; i < BITROT_HASH_SIZE; i++) if (scratch[i] !== hash[offset + i]) return false;
-  return true;
+  return xxh64Matches(block, hash, offset);
 }
 
 /** Size of a framed shard file holding `shardFileBytes` of shard data. */

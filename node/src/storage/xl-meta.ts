@@ -15,8 +15,8 @@
  * Decoding never trusts the input: any size, checksum, or shape mismatch is
  * `FileCorrupt`, never a crash or a partially decoded journal.
  */
-import { xxh64 } from '@node-rs/xxhash';
 import { Packr, Unpackr } from 'msgpackr';
+import { xxh64Into, xxh64Matches } from '../erasure/xxh64.ts';
 import { SvcError } from '../util/errors.ts';
 import type { ChecksumRecord, ErasureInfo, FileVersion, PartRecord } from './drive.ts';
 
@@ -155,10 +155,6 @@ function fromWire(x: unknown): FileVersion {
   return v;
 }
 
-function hash64(buf: Uint8Array, out: DataView, offset: number): void {
-  out.setBigUint64(offset, xxh64(buf), false);
-}
-
 /** Serialises a versions journal (newest first) with the inline data of inline versions. */
 export function encodeXlMeta(versions: readonly FileVersion[]): Uint8Array {
   if (versions.length > MAX_VERSIONS) throw new SvcError('MaxVersionsExceeded');
@@ -180,13 +176,13 @@ export function encodeXlMeta(versions: readonly FileVersion[]): Uint8Array {
   dv.setUint32(8, body.length, true);
   out.set(body, HEADER);
   let pos = HEADER + body.length;
-  hash64(body, dv, pos);
+  xxh64Into(body, out, pos);
   pos += 8;
   dv.setUint32(pos, inline.length, true);
   pos += 4;
   out.set(inline, pos);
   pos += inline.length;
-  hash64(inline, dv, pos);
+  xxh64Into(inline, out, pos);
   return out;
 }
 
@@ -213,7 +209,7 @@ export function decodeXlMeta(buf: Uint8Array, withData = true): FileVersion[] {
   if (HEADER + bodyLen + 8 + 4 + 8 > buf.length) throw corrupt('body length out of range');
   const body = buf.subarray(HEADER, HEADER + bodyLen);
   let pos = HEADER + bodyLen;
-  if (dv.getBigUint64(pos, false) !== xxh64(body)) throw corrupt('body checksum mismatch');
+  if (!xxh64Matches(body, buf, pos)) throw corrupt('body checksum mismatch');
   pos += 8;
   const inlineLen = dv.getUint32(pos, true);
   pos += 4;
@@ -227,7 +223,7 @@ export function decodeXlMeta(buf: Uint8Array, withData = true): FileVersion[] {
   if (vs.length > MAX_VERSIONS) throw corrupt('too many versions');
   const versions = vs.map(fromWire);
   if (withData && inlineLen > 0) {
-    if (dv.getBigUint64(pos, false) !== xxh64(inline)) throw corrupt('inline checksum mismatch');
+    if (!xxh64Matches(inline, buf, pos)) throw corrupt('inline checksum mismatch');
     const map = unpackChecked(inline, 'inline section');
     if (typeof map !== 'object' || map === null || Array.isArray(map)) throw corrupt('inline section is not a map');
     const data = map as Record<string, unknown>;

@@ -15,8 +15,8 @@
  * trusts the input: a short buffer, a wrong magic, a size or checksum
  * mismatch is `FileCorrupt`, never a crash or a half-decoded record. Pure.
  */
-import { xxh64 } from '@node-rs/xxhash';
 import { Packr, Unpackr } from 'msgpackr';
+import { xxh64Into, xxh64Matches } from '../../erasure/xxh64.ts';
 import { SvcError } from '../../util/errors.ts';
 
 const HEADER = 12;
@@ -45,7 +45,7 @@ export function encodeRecord(kind: RecordKind, body: unknown): Buffer {
   out.writeUInt16LE(kind.minor, 6);
   out.writeUInt32LE(payload.length, 8);
   payload.copy(out, HEADER);
-  out.writeBigUInt64BE(xxh64(payload, 0n), HEADER + payload.length);
+  xxh64Into(payload, out, HEADER + payload.length);
   return out;
 }
 
@@ -66,7 +66,7 @@ export function decodeRecord(kind: RecordKind, buf: Uint8Array): { minor: number
   const len = b.readUInt32LE(8);
   if (len > MAX_RECORD_BODY || HEADER + len + TRAILER !== b.length) throw corrupt(kind, 'size mismatch');
   const payload = b.subarray(HEADER, HEADER + len);
-  if (xxh64(payload, 0n) !== b.readBigUInt64BE(HEADER + len)) throw corrupt(kind, 'checksum mismatch');
+  if (!xxh64Matches(payload, b, HEADER + len)) throw corrupt(kind, 'checksum mismatch');
   let body: unknown;
   try {
     body = unpackr.unpack(payload);
