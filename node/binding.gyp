@@ -6,7 +6,9 @@
         "native/addon.c",
         "native/gf.c",
         "native/xxh64.c",
-        "native/crc64nvme.c"
+        "native/crc64nvme.c",
+        "native/mbhash.c",
+        "native/mbhash_napi.c"
       ],
       "defines": ["NAPI_VERSION=8"],
       "cflags_c": ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-fno-strict-aliasing"],

@@ -7,6 +7,7 @@
 #include <node_api.h>
 #include <string.h>
 
+#include "mbhash.h"
 #include "svc_native.h"
 
 #define CHECK(call)                                                     \
@@ -216,6 +217,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"crc64nvmeKernel", NULL, NULL, NULL, NULL, crc_kernel, napi_enumerable, NULL},
   };
   CHECK(napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
+  CHECK(svc_mbhash_register(env, exports));
   return exports;
 }
 

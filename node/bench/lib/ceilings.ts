@@ -1,6 +1,7 @@
 /**
  * Ceilings of the S3 bench, measured in the bench's own process in the same
- * run: single-stream hashing through node:crypto (OpenSSL), fsync'd
+ * run: single-stream hashing through node:crypto (OpenSSL), the native
+ * multi-buffer hash at 8 streams, fsync'd
  * small-file creates, and sequential disk write and read in the bench's
  * temp dir (the drives' disk).
  */
@@ -9,6 +10,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
+import { type MbAlg, MbHash, mbHashKernels, mbUpdate } from '../../src/erasure/mb-hash.ts';
 import type { SectionContext } from '../harness.ts';
 
 const MiB = 1024 * 1024;
@@ -46,6 +48,44 @@ export function hashCeilings(ctx: SectionContext): HashCeilings {
   ctx.row({ name: 'ceiling: MD5, node:crypto, one stream', value: out.md5, unit: 'MB/cpu-s' });
   ctx.row({ name: 'ceiling: SHA-256, node:crypto, one stream', value: out.sha256, unit: 'MB/cpu-s' });
   ctx.row({ name: 'ceiling: MD5+SHA-256, node:crypto, one stream', value: out.md5Sha256, unit: 'MB/cpu-s' });
+  return out;
+}
+
+/**
+ * The native multi-buffer hash (`erasure/mb-hash.ts`) over 8 concurrent
+ * streams, 1 MiB per stream per call, in MB/cpu-s; each beside the
+ * single-stream node:crypto rate, with the 3× target. Undefined without the
+ * addon's multi-buffer kernels.
+ */
+export function multiBufferCeilings(ctx: SectionContext, single: HashCeilings): { md5: number; sha256: number; md5Sha256: number } | undefined {
+  if (mbHashKernels.length === 0) {
+    ctx.info('multi-buffer hashing: the native addon is not built, no multi-buffer rate this run');
+    return undefined;
+  }
+  const buf = randomBytes(MiB + 64);
+  const n = Math.max(4, Math.round(16 * scale));
+  const rate = (algs: MbAlg[]) => {
+    const hs = algs.flatMap((a) => Array.from({ length: 8 }, () => new MbHash(a)));
+    const items = hs.map((h, i) => [h, buf.subarray(i % 8, (i % 8) + MiB)] as const);
+    mbUpdate(items);
+    const cpu = cpuOf(() => {
+      for (let i = 0; i < n; i++) mbUpdate(items);
+      for (const h of hs) h.digest();
+    });
+    return (8 * n * MiB) / MB / cpu;
+  };
+  const out = { md5: rate(['md5']), sha256: rate(['sha256']), md5Sha256: rate(['md5', 'sha256']) };
+  const row = (name: string, v: number, base: number) =>
+    ctx.row({
+      name: `multi-buffer ${name}, 8 streams (${mbHashKernels[0]})`,
+      value: v,
+      unit: 'MB/cpu-s',
+      ceiling: { name: 'node:crypto one stream', value: base },
+      note: `target ≥ 3× ${v >= 3 * base ? '✓' : '✗'}`,
+    });
+  row('MD5', out.md5, single.md5);
+  row('SHA-256', out.sha256, single.sha256);
+  row('MD5+SHA-256', out.md5Sha256, single.md5Sha256);
   return out;
 }
 
