@@ -19,6 +19,7 @@ import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type BucketSync, bucketRecordPath, makePoolVolumes, type PoolVolumes } from './bucket-sync.ts';
 import type { Pools } from './pools.ts';
+import { checkLockConfigChange, decodeLockConfig, encodeLockConfig } from './object-lock.ts';
 import { majority } from './quorum.ts';
 import type { SysRecords } from './sys-records.ts';
 import { BUCKET_CONFIG_KINDS, type BucketConfigKind, type BucketInfo, type BucketMetadata, type VersioningStatus } from './types.ts';
@@ -178,7 +179,7 @@ export class Buckets {
    * is not seen: creating it again starts it afresh, and that newer record
    * wins once the pool is back.
    */
-  async make(bucket: string, opts: { location?: string } = {}): Promise<void> {
+  async make(bucket: string, opts: { location?: string; objectLock?: boolean } = {}): Promise<void> {
     validateBucket(bucket);
     const created: Drive[] = [];
     let volumes: PoolVolumes[] = [];
@@ -186,10 +187,11 @@ export class Buckets {
       v: RECORD_VERSION,
       name: bucket,
       created: this.#clock.now(),
-      versioning: 'Unversioned',
+      // Object lock forces versioning on, for good (see `setVersioning`).
+      versioning: opts.objectLock ? 'Enabled' : 'Unversioned',
       tags: '',
       location: opts.location ?? '',
-      configs: {},
+      configs: opts.objectLock ? { 'object-lock': encodeLockConfig({ enabled: true }) } : {},
     };
     try {
       const written = await this.#records.update(
@@ -243,6 +245,7 @@ export class Buckets {
     }
     const copy = data === undefined ? undefined : Uint8Array.from(data);
     await this.#change(bucket, (rec) => {
+      if (kind === 'object-lock') checkLockConfigChange(rec.versioning, rec.configs[kind], copy);
       if (copy === undefined) delete rec.configs[kind];
       else rec.configs[kind] = copy;
     });
@@ -265,10 +268,11 @@ export class Buckets {
     return out;
   }
 
-  /** Removes the bucket; `isEmpty` is asked first unless `force`. */
+  /** Removes the bucket; `isEmpty` is asked first unless `force` (never forced for a bucket with object lock). */
   async delete(bucket: string, opts: { force?: boolean }, isEmpty: () => Promise<boolean>): Promise<void> {
-    await this.info(bucket);
-    if (!opts.force && !(await isEmpty())) throw new SvcError('BucketNotEmpty');
+    const rec = await this.#record(bucket);
+    const force = opts.force === true && !decodeLockConfig(rec.configs['object-lock']);
+    if (!force && !(await isEmpty())) throw new SvcError('BucketNotEmpty');
     await this.#deleteVolumes(bucket);
     this.#cache.delete(bucket);
     const written = await this.#records.delete(bucketRecordPath(bucket));
@@ -279,6 +283,9 @@ export class Buckets {
 
   async setVersioning(bucket: string, status: 'Enabled' | 'Suspended'): Promise<void> {
     await this.#change(bucket, (rec) => {
+      if (status !== 'Enabled' && decodeLockConfig(rec.configs['object-lock'])) {
+        throw new SvcError('InvalidBucketState', 'An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.');
+      }
       rec.versioning = status;
     });
   }

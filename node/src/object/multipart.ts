@@ -17,12 +17,15 @@ import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import { compareKeys } from '../util/key-order.ts';
 import type { ErasureSet, StagedShards } from './erasure-set.ts';
+import type { Governance } from './governance.ts';
 import { commonPrefixOf } from './listing.ts';
 import type { NamespaceLocker } from './ns-lock.ts';
 import { checkWritePreconditions, storedHeaders, toChecksum, toObjectInfo } from './object-info.ts';
+import { lockOf, newVersionLock, withLock } from './object-lock.ts';
 import { hashOrder } from './placement.ts';
 import type { Pool, Pools } from './pools.ts';
 import { majority, readQuorum, type VersionGroup, writeQuorum } from './quorum.ts';
+import { decryptedSizeOf, effectiveSse, encryptPart, openObjectKey, sealNewKey, SSE_META, sseEtag, sseOf, storedSize } from './sse.ts';
 import type {
   BucketMetadata,
   CompletePart,
@@ -60,6 +63,7 @@ export interface MultipartOptions {
   pools: Pools;
   clock: Clock;
   locker: NamespaceLocker;
+  governance: Governance;
   /** The bucket's metadata (NoSuchBucket when absent). */
   bucketInfo: (bucket: string) => Promise<BucketMetadata>;
   /** The pool a new version of `bucket/key` goes to. */
@@ -70,6 +74,7 @@ export class Multipart {
   readonly #pools: Pools;
   readonly #clock: Clock;
   readonly #locker: NamespaceLocker;
+  readonly #gov: Governance;
   readonly #bucketInfo: MultipartOptions['bucketInfo'];
   readonly #placement: MultipartOptions['placement'];
 
@@ -77,6 +82,7 @@ export class Multipart {
     this.#pools = opts.pools;
     this.#clock = opts.clock;
     this.#locker = opts.locker;
+    this.#gov = opts.governance;
     this.#bucketInfo = opts.bucketInfo;
     this.#placement = opts.placement;
   }
@@ -109,12 +115,20 @@ export class Multipart {
     };
     if (v.sysMeta.checksumAlgorithm) info.checksumAlgorithm = v.sysMeta.checksumAlgorithm as MultipartUploadInfo['checksumAlgorithm'];
     if (v.sysMeta.checksumType) info.checksumType = v.sysMeta.checksumType as MultipartUploadInfo['checksumType'];
+    const sse = sseOf(v.sysMeta);
+    if (sse) info.sse = sse;
     return info;
   }
 
   async newMultipartUpload(bucket: string, key: string, opts: NewMultipartOptions): Promise<MultipartUploadInfo> {
     await this.#bucketInfo(bucket);
     objectPath(key);
+    const [lockCfg, encryption] = await Promise.all([this.#gov.lockConfig(bucket), this.#gov.encryption(bucket)]);
+    // Refuses lock settings on a bucket without object lock now; the bucket's
+    // default retention is applied when the upload completes (the version's creation).
+    newVersionLock(lockCfg, opts.lock, this.#clock.now());
+    const sse = effectiveSse(opts.sse, encryption);
+    const sealed = sse ? sealNewKey(sse, this.#gov.kms, bucket, key) : undefined;
     const pool = await this.#placement(bucket, key);
     const set = this.#pools.setOf(pool, key);
     const sc = opts.storageClass ?? 'STANDARD';
@@ -128,6 +142,10 @@ export class Multipart {
     if (opts.checksumAlgorithm) sysMeta.checksumAlgorithm = opts.checksumAlgorithm;
     if (opts.checksumType) sysMeta.checksumType = opts.checksumType;
     if (opts.acl) sysMeta.acl = opts.acl;
+    // Every part is encrypted with the upload's object key (sealed here), each with its own part key.
+    if (sealed) Object.assign(sysMeta, sealed.sysMeta);
+    // The retention and legal hold asked for, kept for the completed version.
+    Object.assign(sysMeta, withLock({}, { ...(opts.lock?.mode !== undefined ? { mode: opts.lock.mode, retainUntil: opts.lock.retainUntil! } : {}), ...(opts.lock?.legalHold !== undefined ? { legalHold: opts.lock.legalHold } : {}) }));
     const dist = hashOrder(`${bucket}/${key}`, set.width);
     const v: FileVersion = {
       versionId: UPLOAD_VERSION_ID,
@@ -156,13 +174,15 @@ export class Multipart {
     return this.#uploadInfo(bucket, key, uploadId, v);
   }
 
-  async putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData): Promise<PartInfo> {
+  async putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData, opts: { sseCustomerKey?: Uint8Array } = {}): Promise<PartInfo> {
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000) throw new SvcError('InvalidArgument', 'bad part number');
     await this.#bucketInfo(bucket);
     const { set, dir, group } = await this.#uploadOf(bucket, key, uploadId);
     const up = group.version;
     const e = up.erasure!;
-    const staged = await set.stageShards(data.stream, data.size, {
+    // An encrypted upload: the part is sealed with its own part key (an SSE-C upload needs the client's key on every part).
+    const objectKey = openObjectKey(up.sysMeta, this.#gov.kms, opts.sseCustomerKey, bucket, key);
+    const staged = await set.stageShards(objectKey ? encryptPart(objectKey, partNumber, data.stream) : data.stream, objectKey ? storedSize(data.size) : data.size, {
       data: e.data,
       parity: e.parity,
       distribution: e.distribution,
@@ -170,7 +190,7 @@ export class Multipart {
       partNumber,
       dataDir: up.dataDir,
     });
-    const etag = data.md5Hex();
+    const etag = sseEtag(objectKey, data.md5Hex());
     const now = this.#clock.now();
     const fileId = randomUUID();
     const checksum = data.checksum();
@@ -189,7 +209,7 @@ export class Multipart {
     await Promise.allSettled(set.drives.map((d) => d.delete(SYS_VOL, staged.stagePath, { recursive: true })));
     const ok = rs.filter((r) => r.status === 'fulfilled').length;
     if (ok < wq) throw new SvcError('ErasureWriteQuorum', undefined, { ok, needed: wq });
-    const info: PartInfo = { number: partNumber, size: staged.size, etag, modTime: new Date(now) };
+    const info: PartInfo = { number: partNumber, size: data.size >= 0 ? data.size : decryptedSizeOf(staged.size, objectKey !== undefined), etag, modTime: new Date(now) };
     if (checksum) info.checksum = checksum;
     return info;
   }
@@ -246,8 +266,9 @@ export class Multipart {
     const marker = opts.partNumberMarker ?? 0;
     const after = [...recs.values()].filter((r) => r.n > marker);
     const page = after.slice(0, Math.max(0, opts.maxParts));
+    const encrypted = sseOf(group.version.sysMeta) !== undefined;
     return {
-      parts: page.map(partInfoOf),
+      parts: page.map((r) => partInfoOf(r, encrypted)),
       isTruncated: after.length > page.length,
       nextPartNumberMarker: page.length > 0 ? page[page.length - 1]!.n : marker,
       upload: this.#uploadInfo(bucket, key, uploadId, group.version),
@@ -292,6 +313,9 @@ export class Multipart {
         if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
         checkWritePreconditions(opts.preconditions, res.kind === 'found' ? res.group.version : undefined);
       }
+      const versionId = meta.versioning === 'Enabled' ? randomUUID() : 'null';
+      const lockCfg = await this.#gov.lockConfig(bucket);
+      await this.#gov.guardNullReplace(set, bucket, path, versionId, lockCfg);
       const wq = writeQuorum(e.data, e.parity);
       // Give the chosen part files their final names and drop the rest, per
       // drive. Idempotent: a file already renamed by an earlier attempt stays.
@@ -318,8 +342,13 @@ export class Multipart {
       const etag = `${md5.digest('hex')}-${chosen.length}`;
       const now = this.#clock.now();
       const size = chosen.reduce((a, r) => a + r.s, 0);
+      // The bucket's default retention applies from the completion (unless the upload asked for one).
+      const asked = lockOf(up.sysMeta);
+      const lock = newVersionLock(lockCfg, { ...(asked.mode !== undefined ? { mode: asked.mode, retainUntil: asked.retainUntil! } : {}), ...(asked.legalHold !== undefined ? { legalHold: asked.legalHold } : {}) }, now);
+      const sysMeta: Record<string, string> = withLock(up.sysMeta.acl ? { acl: up.sysMeta.acl } : {}, lock);
+      for (const k of Object.values(SSE_META)) if (up.sysMeta[k] !== undefined) sysMeta[k] = up.sysMeta[k];
       const version: FileVersion = {
-        versionId: meta.versioning === 'Enabled' ? randomUUID() : 'null',
+        versionId,
         modTime: now,
         type: 'object',
         dataDir: up.dataDir,
@@ -329,7 +358,7 @@ export class Multipart {
         etag,
         contentHeaders: up.contentHeaders,
         userMeta: up.userMeta,
-        sysMeta: up.sysMeta.acl ? { acl: up.sysMeta.acl } : {},
+        sysMeta,
         storageClass: up.storageClass,
         tags: up.tags,
         inline: false,
@@ -438,8 +467,9 @@ interface PartMetaRecord {
   c?: { algorithm: string; value: string; type: string };
 }
 
-function partInfoOf(r: PartMetaRecord): PartInfo {
-  const p: PartInfo = { number: r.n, size: r.s, etag: r.e, modTime: new Date(r.t) };
+/** A part as clients see it (`encrypted`: its stored size is ciphertext; the plaintext size is shown). */
+function partInfoOf(r: PartMetaRecord, encrypted: boolean): PartInfo {
+  const p: PartInfo = { number: r.n, size: decryptedSizeOf(r.s, encrypted), etag: r.e, modTime: new Date(r.t) };
   const c = toChecksum(r.c);
   if (c) p.checksum = c;
   return p;

@@ -4,6 +4,8 @@
  */
 import type { FileVersion } from '../storage/drive.ts';
 import { SvcError } from '../util/errors.ts';
+import { lockOf } from './object-lock.ts';
+import { plainPartSizes, sseOf } from './sse.ts';
 import type { ChecksumAlgorithm, ChecksumType, ContentHeaders, ObjectChecksum, ObjectInfo, Preconditions, StorageClass } from './types.ts';
 
 export function toChecksum(c: FileVersion['checksum']): ObjectChecksum | undefined {
@@ -12,22 +14,25 @@ export function toChecksum(c: FileVersion['checksum']): ObjectChecksum | undefin
 }
 
 export function toObjectInfo(bucket: string, key: string, v: FileVersion, isLatest: boolean): ObjectInfo {
+  const sse = v.type === 'object' ? sseOf(v.sysMeta) : undefined;
+  // Clients see plaintext sizes; an encrypted version stores its packages' ciphertext.
+  const sizes = sse ? plainPartSizes(v) : undefined;
   const info: ObjectInfo = {
     bucket,
     name: key,
     versionId: v.versionId,
     isLatest,
     deleteMarker: v.type === 'delete',
-    size: v.size,
+    size: sizes ? sizes.reduce((a, b) => a + b, 0) : v.size,
     etag: v.etag,
     modTime: new Date(v.modTime),
     storageClass: (v.storageClass || 'STANDARD') as StorageClass,
     contentHeaders: { ...v.contentHeaders } as ContentHeaders,
     userMeta: { ...v.userMeta },
     tags: v.tags,
-    parts: v.parts.map((p) => {
+    parts: v.parts.map((p, i) => {
       const c = toChecksum(p.checksum);
-      return { number: p.number, size: p.size, etag: p.etag, modTime: new Date(p.modTime), ...(c ? { checksum: c } : {}) };
+      return { number: p.number, size: sizes ? sizes[i]! : p.size, etag: p.etag, modTime: new Date(p.modTime), ...(c ? { checksum: c } : {}) };
     }),
     dataBlocks: v.erasure?.data ?? 0,
     parityBlocks: v.erasure?.parity ?? 0,
@@ -35,6 +40,14 @@ export function toObjectInfo(bucket: string, key: string, v: FileVersion, isLate
   const c = toChecksum(v.checksum);
   if (c) info.checksum = c;
   if (v.sysMeta.acl) info.acl = v.sysMeta.acl;
+  if (sse) info.sse = sse;
+  const lock = lockOf(v.sysMeta);
+  if (lock.mode !== undefined || lock.legalHold !== undefined) {
+    info.lock = {
+      ...(lock.mode !== undefined ? { mode: lock.mode, retainUntil: new Date(lock.retainUntil!) } : {}),
+      ...(lock.legalHold !== undefined ? { legalHold: lock.legalHold } : {}),
+    };
+  }
   return info;
 }
 

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BLOCK_SIZE } from '../erasure/index.ts';
+import type { Kms } from '../crypto/kms.ts';
 import type { FileVersion } from '../storage/drive.ts';
 import { objectPath } from '../storage/object-path.ts';
 import type { Clock } from '../util/clock.ts';
@@ -24,10 +25,13 @@ import { MrfQueue } from './mrf.ts';
 import { Multipart } from './multipart.ts';
 import { ObjectMover } from './object-move.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
+import { Governance } from './governance.ts';
 import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toObjectInfo, withAcl } from './object-info.ts';
+import { assertRemovable, checkRetentionChange, lockOf, newVersionLock, withLock } from './object-lock.ts';
 import { hashOrder, rankPools } from './placement.ts';
 import { type Located, pickNewest, type Pool, type PoolAdmission, type PoolLookup, type PoolSpec, Pools } from './pools.ts';
 import { resolveRange } from './range.ts';
+import { decryptRange, effectiveSse, encryptPart, type ObjectKey, openObjectKey, sealNewKey, sseEtag, storedSize } from './sse.ts';
 import { SysRecords } from './sys-records.ts';
 import type {
   BucketInfo,
@@ -50,6 +54,7 @@ import type {
   ObjectChecksum,
   ObjectInfo,
   ObjectLayer,
+  ObjectLockChange,
   PartInfo,
   PoolCapacity,
   Preconditions,
@@ -86,6 +91,13 @@ export interface ObjectLayerOptions {
    * cluster can tell its peers to drop their cached copy (`forgetBucket`).
    */
   onBucketMetaChanged?: (bucket: string) => void;
+  /** Key store of SSE-S3 and SSE-KMS (none: those requests are refused, SSE-C still works). */
+  kms?: Kms;
+  /**
+   * How long past its date a retention still holds: the largest clock
+   * difference between nodes (a cluster), 0 on one node (see `object-lock.ts`).
+   */
+  lockGraceMs?: number;
 }
 
 const DRIVE_PROBE_MS = 5_000;
@@ -105,6 +117,8 @@ export class ServerPools implements ObjectLayer {
   readonly #buckets: Buckets;
   readonly #listing: Listing;
   readonly #multipart: Multipart;
+  /** Object lock, default encryption and the key store, shared by the write paths. */
+  readonly governance: Governance;
   readonly #inlineBlock: number | undefined;
   readonly #log: Logger;
   readonly #clock: Clock;
@@ -131,10 +145,17 @@ export class ServerPools implements ObjectLayer {
       onBucketMetaChanged: opts.onBucketMetaChanged,
     });
     this.#listing = new Listing(this.#pools, opts.listQuorum ?? 'optimal');
+    this.governance = new Governance({
+      clock: opts.clock,
+      config: (bucket, kind) => this.#buckets.getConfig(bucket, kind),
+      kms: opts.kms,
+      lockGraceMs: opts.lockGraceMs,
+    });
     this.#multipart = new Multipart({
       pools: this.#pools,
       clock: opts.clock,
       locker: this.#locker,
+      governance: this.governance,
       bucketInfo: (bucket) => this.getBucketInfo(bucket),
       placement: (bucket, key) => this.#placement(bucket, key),
     });
@@ -266,7 +287,7 @@ export class ServerPools implements ObjectLayer {
     this.#buckets.forget(bucket);
   }
 
-  makeBucket(bucket: string, opts: { location?: string } = {}): Promise<void> {
+  makeBucket(bucket: string, opts: { location?: string; objectLock?: boolean } = {}): Promise<void> {
     return this.#buckets.make(bucket, opts);
   }
 
@@ -294,7 +315,9 @@ export class ServerPools implements ObjectLayer {
     return this.#buckets.getConfig(bucket, kind);
   }
 
-  setBucketConfig(bucket: string, kind: string, data: Uint8Array | undefined): Promise<void> {
+  async setBucketConfig(bucket: string, kind: string, data: Uint8Array | undefined): Promise<void> {
+    // A default encryption must be one the key store can serve.
+    if (kind === 'encryption' && data !== undefined) this.governance.checkDefaultEncryption(data);
     return this.#buckets.setConfig(bucket, kind, data);
   }
 
@@ -303,6 +326,11 @@ export class ServerPools implements ObjectLayer {
   async putObject(bucket: string, key: string, data: PutData, opts: PutObjectOptions): Promise<ObjectInfo> {
     const meta = await this.getBucketInfo(bucket);
     const path = objectPath(key);
+    const [lockCfg, encryption] = await Promise.all([this.governance.lockConfig(bucket), this.governance.encryption(bucket)]);
+    const lock = newVersionLock(lockCfg, opts.lock, opts.modTime?.getTime() ?? this.#clock.now());
+    const sse = effectiveSse(opts.sse, encryption);
+    // The erasure layer sees only ciphertext: an encrypted body goes in as its package stream.
+    const sealed = sse ? sealNewKey(sse, this.governance.kms, bucket, key) : undefined;
     if (opts.preconditions) {
       // Early check saves streaming a body that cannot commit; re-checked under the lock.
       const cur = await this.#pools.locate(bucket, key);
@@ -316,7 +344,8 @@ export class ServerPools implements ObjectLayer {
     const dist = hashOrder(`${bucket}/${key}`, set.width);
     const versioned = meta.versioning !== 'Unversioned';
     const versionId = opts.versionId ?? (meta.versioning === 'Enabled' ? randomUUID() : 'null');
-    const staged = await set.stageShards(data.stream, data.size, {
+    const stream = sealed ? encryptPart(sealed.objectKey, 1, data.stream) : data.stream;
+    const staged = await set.stageShards(stream, sealed ? storedSize(data.size) : data.size, {
       data: k,
       parity,
       distribution: dist,
@@ -325,7 +354,7 @@ export class ServerPools implements ObjectLayer {
       dataDir: randomUUID(),
     });
     const modTime = opts.modTime?.getTime() ?? this.#clock.now();
-    const etag = data.md5Hex();
+    const etag = sseEtag(sealed?.objectKey, data.md5Hex());
     const checksum = data.checksum();
     const version: FileVersion = {
       versionId,
@@ -338,13 +367,13 @@ export class ServerPools implements ObjectLayer {
       etag,
       contentHeaders: storedHeaders(opts.contentHeaders),
       userMeta: { ...(opts.userMeta ?? {}) },
-      sysMeta: opts.acl ? { acl: opts.acl } : {},
+      sysMeta: withLock({ ...(opts.acl ? { acl: opts.acl } : {}), ...sealed?.sysMeta }, lock),
       storageClass: sc,
       tags: opts.tags ?? '',
       inline: staged.inline,
     };
     if (checksum) version.checksum = { ...checksum };
-    await this.#commitLocked(set, staged, version, bucket, key, path, opts.preconditions);
+    await this.#commitLocked(set, staged, version, bucket, key, path, opts.preconditions, lockCfg !== undefined);
     return toObjectInfo(bucket, key, version, true);
   }
 
@@ -356,6 +385,7 @@ export class ServerPools implements ObjectLayer {
     key: string,
     path: string,
     pre: Preconditions | undefined,
+    lockEnabled: boolean,
   ): Promise<void> {
     const unlock = await this.#locker.lock(bucket, key);
     try {
@@ -370,6 +400,7 @@ export class ServerPools implements ObjectLayer {
           throw new SvcError('SlowDown', `${bucket}/${key} moved to pool ${now.pool.index} while this write was staged; retry`, { pool: now.pool.index });
         }
       }
+      await this.governance.guardNullReplace(set, bucket, path, version.versionId, lockEnabled ? { enabled: true } : undefined);
       if (pre) {
         const { res } = await set.resolve(bucket, path);
         if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
@@ -412,6 +443,8 @@ export class ServerPools implements ObjectLayer {
 
   async getObjectInfo(bucket: string, key: string, opts: GetObjectOptions): Promise<ObjectInfo> {
     const loc = await this.#getLocated(bucket, key, opts);
+    // A client key is checked when given (HEAD of an SSE-C object); the edge decides where one is required.
+    if (opts.sseCustomerKey !== undefined) openObjectKey(loc.group.version.sysMeta, this.governance.kms, opts.sseCustomerKey, bucket, key);
     const info = toObjectInfo(bucket, key, loc.group.version, await this.#isLatest(loc, bucket, key, opts));
     checkReadPreconditions(opts.preconditions, info);
     return info;
@@ -435,26 +468,29 @@ export class ServerPools implements ObjectLayer {
     try {
       const loc = await this.#locateForRead(bucket, key, opts);
       const v = loc.group.version;
+      const objectKey = openObjectKey(v.sysMeta, this.governance.kms, opts.sseCustomerKey, bucket, key);
       const info = toObjectInfo(bucket, key, v, await this.#isLatest(loc, bucket, key, opts));
       checkReadPreconditions(opts.preconditions, info);
+      // Ranges are in plaintext bytes (`info` sizes); an encrypted version maps them onto its packages.
       let start = 0;
-      let end = v.size - 1;
+      let end = info.size - 1;
       let ranged = false;
       if (opts.partNumber !== undefined) {
-        const idx = v.parts.findIndex((p) => p.number === opts.partNumber);
+        const idx = info.parts.findIndex((p) => p.number === opts.partNumber);
         if (idx < 0) throw new SvcError('InvalidRange', 'no such part', { partNumber: opts.partNumber });
-        start = v.parts.slice(0, idx).reduce((a, p) => a + p.size, 0);
-        end = start + v.parts[idx]!.size - 1;
+        start = info.parts.slice(0, idx).reduce((a, p) => a + p.size, 0);
+        end = start + info.parts[idx]!.size - 1;
         ranged = true;
       }
       if (opts.range) {
-        const r = resolveRange(opts.range, v.size);
+        const r = resolveRange(opts.range, info.size);
         start = r.start;
         end = r.end;
         ranged = true;
       }
       const length = Math.max(0, end - start + 1);
-      const body = Readable.from(loc.set.readRange(bucket, objectPath(key), loc.group, start, length, bucket, key), {
+      const path = objectPath(key);
+      const body = Readable.from(objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key), {
         objectMode: false,
       });
       body.once('close', unlock);
@@ -463,6 +499,18 @@ export class ServerPools implements ObjectLayer {
     } finally {
       if (!handedOver) unlock();
     }
+  }
+
+  /** Plaintext bytes [start, start+length) of an encrypted version: only the packages covering them are read. */
+  #decrypted(loc: Located, path: string, k: ObjectKey, start: number, length: number, bucket: string, key: string): AsyncGenerator<Uint8Array> {
+    const v = loc.group.version;
+    const partStarts: number[] = [];
+    let at = 0;
+    for (const p of v.parts) {
+      partStarts.push(at);
+      at += p.size;
+    }
+    return decryptRange(k, v, start, length, (i, off, len) => loc.set.readRange(bucket, path, loc.group, partStarts[i]! + off, len, bucket, key));
   }
 
   async deleteObject(bucket: string, key: string, opts: DeleteObjectOptions): Promise<DeleteObjectResult> {
@@ -476,12 +524,15 @@ export class ServerPools implements ObjectLayer {
         loc = pickNewest(found, bucket, key);
       } catch (err) {
         // A delete needs only majority: an object whose data lost read quorum
-        // (EC:0 with a drive offline) can still be deleted.
-        if (!hasCode(err, 'ErasureReadQuorum')) throw err;
+        // (EC:0 with a drive offline) can still be deleted — unless the bucket
+        // has object lock, where a version whose lock cannot be read stays.
+        if (!hasCode(err, 'ErasureReadQuorum') || (await this.governance.lockConfig(bucket))) throw err;
       }
       if (opts.preconditions?.ifMatch !== undefined) checkWritePreconditions(opts.preconditions, loc?.group.version);
       if (opts.versionId !== undefined || meta.versioning === 'Unversioned') {
         const vid = opts.versionId ?? 'null';
+        // A permanent delete: refused while the version is locked (`object-lock.ts`).
+        if (loc && loc.group.version.type === 'object') assertRemovable(loc.group.version.sysMeta, this.governance.lockClock(), { bypassGovernance: opts.bypassGovernance === true });
         const pools = loc ? [loc.pool] : this.#pools.list;
         for (const pool of pools) await this.#pools.setOf(pool, key).deleteVersion(bucket, path, vid, bucket, key, loc?.metas);
         return { versionId: vid, deleteMarker: loc?.group.version.type === 'delete' };
@@ -490,6 +541,8 @@ export class ServerPools implements ObjectLayer {
       const pool = loc?.pool ?? (await this.#poolForNew(bucket, found));
       const set = this.#pools.setOf(pool, key);
       const versionId = meta.versioning === 'Enabled' ? randomUUID() : 'null';
+      // A suspended bucket's null marker replaces the null version: not a locked one.
+      await this.governance.guardNullReplace(set, bucket, path, versionId, await this.governance.lockConfig(bucket));
       const marker: FileVersion = {
         versionId,
         modTime: this.#clock.now(),
@@ -539,6 +592,36 @@ export class ServerPools implements ObjectLayer {
     }
   }
 
+  async setObjectLock(bucket: string, key: string, change: ObjectLockChange): Promise<ObjectInfo> {
+    await this.getBucketInfo(bucket);
+    await this.governance.requireLock(bucket);
+    const unlock = await this.#locker.lock(bucket, key);
+    try {
+      const loc = await this.#pools.locate(bucket, key, change.versionId);
+      if (!loc) throw new SvcError(change.versionId !== undefined ? 'NoSuchVersion' : 'NoSuchKey');
+      const cur = loc.group.version;
+      if (cur.type === 'delete') throw new SvcError('MethodNotAllowed', 'A delete marker has no retention or legal hold.');
+      const lock = lockOf(cur.sysMeta);
+      if (change.retention !== undefined) {
+        checkRetentionChange(lock, change.retention ?? undefined, this.governance.lockClock(), change.bypassGovernance === true);
+        if (change.retention === null) {
+          delete lock.mode;
+          delete lock.retainUntil;
+        } else {
+          lock.mode = change.retention.mode;
+          lock.retainUntil = change.retention.retainUntil;
+        }
+      }
+      if (change.legalHold !== undefined) lock.legalHold = change.legalHold;
+      const next: FileVersion = { ...cur, sysMeta: withLock(cur.sysMeta, lock) };
+      delete next.inlineData;
+      await loc.set.updateMetadata(bucket, objectPath(key), next, bucket, key);
+      return toObjectInfo(bucket, key, next, change.versionId === undefined);
+    } finally {
+      unlock();
+    }
+  }
+
   // ---- listing
 
   async listObjects(bucket: string, opts: ListObjectsOptions): Promise<ListObjectsResult> {
@@ -557,8 +640,8 @@ export class ServerPools implements ObjectLayer {
     return this.#multipart.newMultipartUpload(bucket, key, opts);
   }
 
-  putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData): Promise<PartInfo> {
-    return this.#multipart.putObjectPart(bucket, key, uploadId, partNumber, data);
+  putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData, opts: { sseCustomerKey?: Uint8Array } = {}): Promise<PartInfo> {
+    return this.#multipart.putObjectPart(bucket, key, uploadId, partNumber, data, opts);
   }
 
   listObjectParts(bucket: string, key: string, uploadId: string, opts: { partNumberMarker?: number; maxParts: number }): Promise<ListPartsResult> {

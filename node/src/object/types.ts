@@ -67,6 +67,44 @@ export interface ObjectInfo {
   parityBlocks: number;
   /** The version's access control list as the S3 API stored it (opaque here); absent when none was set. */
   acl?: string;
+  /** Server-side encryption of the version; absent for plaintext. `size` and part sizes are plaintext sizes. */
+  sse?: SseInfo;
+  /** Object lock state of the version; absent when it never had a retention or legal hold. */
+  lock?: ObjectLockInfo;
+}
+
+export type SseType = 'SSE-S3' | 'SSE-KMS' | 'SSE-C';
+
+/** How a new version is to be encrypted (the request's headers, or the bucket's default). */
+export type SseRequest =
+  | { type: 'SSE-S3' }
+  | { type: 'SSE-KMS'; keyId?: string; context?: string }
+  /** The client's 256-bit key (checked against its MD5 by the edge). */
+  | { type: 'SSE-C'; key: Uint8Array };
+
+/** How a stored version is encrypted. */
+export interface SseInfo {
+  type: SseType;
+  /** Key-store key that sealed the object key (SSE-S3, SSE-KMS). */
+  keyId?: string;
+  /** SSE-KMS encryption context as the client gave it (base64 JSON). */
+  context?: string;
+}
+
+export type RetentionMode = 'GOVERNANCE' | 'COMPLIANCE';
+
+export interface ObjectLockInfo {
+  mode?: RetentionMode;
+  retainUntil?: Date;
+  legalHold?: 'ON' | 'OFF';
+}
+
+/** Object-lock settings asked for on a new version (PUT, copy, multipart). */
+export interface ObjectLockRequest {
+  mode?: RetentionMode;
+  /** Unix ms; with `mode`. */
+  retainUntil?: number;
+  legalHold?: 'ON' | 'OFF';
 }
 
 export interface BucketInfo {
@@ -139,6 +177,10 @@ export interface PutObjectOptions {
   /** Internal use by copy / data movement: keep this mod time and version id. */
   modTime?: Date;
   versionId?: string;
+  /** Encryption asked for; without it the bucket's default encryption applies. */
+  sse?: SseRequest;
+  /** Retention and legal hold asked for; without a retention the bucket's default retention applies. */
+  lock?: ObjectLockRequest;
 }
 
 export interface GetObjectOptions {
@@ -147,6 +189,8 @@ export interface GetObjectOptions {
   range?: ByteRange;
   partNumber?: number;
   preconditions?: Preconditions;
+  /** The client's key for an SSE-C version. */
+  sseCustomerKey?: Uint8Array;
 }
 
 /** A byte range request as sent: `bytes=a-b`, `bytes=a-`, `bytes=-n`. */
@@ -162,6 +206,17 @@ export interface GetObjectResult {
 export interface DeleteObjectOptions {
   versionId?: string;
   preconditions?: Preconditions;
+  /** The request may remove versions under GOVERNANCE retention (header and permission checked by the edge). */
+  bypassGovernance?: boolean;
+}
+
+/** A change of a version's object lock (PutObjectRetention, PutObjectLegalHold). */
+export interface ObjectLockChange {
+  versionId?: string;
+  /** New retention; null removes it; undefined leaves it. */
+  retention?: { mode: RetentionMode; retainUntil: number } | null;
+  legalHold?: 'ON' | 'OFF';
+  bypassGovernance?: boolean;
 }
 
 export interface DeleteObjectResult {
@@ -211,6 +266,8 @@ export interface MultipartUploadInfo {
   storageClass: StorageClass;
   checksumAlgorithm?: ChecksumAlgorithm;
   checksumType?: ChecksumType;
+  /** Encryption of the upload (every part is encrypted with the upload's object key). */
+  sse?: SseInfo;
 }
 
 export interface NewMultipartOptions extends PutObjectOptions {
@@ -282,7 +339,8 @@ export interface StorageHealth {
 
 export interface ObjectLayer {
   // ---- buckets
-  makeBucket(bucket: string, opts?: { location?: string }): Promise<void>;
+  /** `objectLock`: the bucket is created with object lock enabled (and versioning on, for good). */
+  makeBucket(bucket: string, opts?: { location?: string; objectLock?: boolean }): Promise<void>;
   getBucketInfo(bucket: string): Promise<BucketMetadata>;
   listBuckets(): Promise<BucketInfo[]>;
   deleteBucket(bucket: string, opts?: { force?: boolean }): Promise<void>;
@@ -312,13 +370,20 @@ export interface ObjectLayer {
     opts: { versionId?: string; userMeta?: Record<string, string>; contentHeaders?: ContentHeaders; tags?: string; acl?: string },
   ): Promise<ObjectInfo>;
 
+  /**
+   * Changes a version's retention or legal hold under the namespace lock
+   * (a COMPLIANCE retention is never shortened; GOVERNANCE only with the bypass).
+   */
+  setObjectLock(bucket: string, key: string, change: ObjectLockChange): Promise<ObjectInfo>;
+
   // ---- listing
   listObjects(bucket: string, opts: ListObjectsOptions): Promise<ListObjectsResult>;
   listObjectVersions(bucket: string, opts: ListVersionsOptions): Promise<ListVersionsResult>;
 
   // ---- multipart
   newMultipartUpload(bucket: string, key: string, opts: NewMultipartOptions): Promise<MultipartUploadInfo>;
-  putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData): Promise<PartInfo>;
+  /** `sseCustomerKey`: the client's key of an SSE-C upload (every part must give it). */
+  putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData, opts?: { sseCustomerKey?: Uint8Array }): Promise<PartInfo>;
   listObjectParts(
     bucket: string,
     key: string,

@@ -88,6 +88,18 @@ export const ERRORS = {
   MaxVersionsExceeded: { status: 400, message: 'You have exceeded the limit on the number of versions you can create on this object.' },
   ConditionalRequestConflict: { status: 409, message: 'A conflicting conditional operation is currently in progress against this resource.' },
 
+  // ---- data governance: object lock, lifecycle, server-side encryption
+  InvalidBucketState: { status: 409, message: 'The request is not valid with the current state of the bucket.' },
+  ObjectLockConfigurationNotFoundError: { status: 404, message: 'Object Lock configuration does not exist for this bucket.' },
+  NoSuchObjectLockConfiguration: { status: 404, message: 'The specified object does not have an ObjectLock configuration.' },
+  NoSuchLifecycleConfiguration: { status: 404, message: 'The lifecycle configuration does not exist.' },
+  ServerSideEncryptionConfigurationNotFoundError: { status: 404, message: 'The server side encryption configuration was not found.' },
+  InvalidEncryptionAlgorithmError: { status: 400, message: 'The encryption request you specified is not valid. The valid value is AES256.' },
+  'KMS.NotFoundException': { status: 400, message: 'The key store has no such key.' },
+  XSvcKMSNotConfigured: { status: 501, message: 'Server-side encryption with SSE-S3 or SSE-KMS needs a key store; set SVC_KMS_SECRET_KEY or SVC_KMS_SECRET_KEY_FILE.' },
+  XSvcKMSNotReady: { status: 503, message: 'The key store is not available yet; retry later.' },
+  XSvcObjectTampered: { status: 500, message: 'The object\'s encrypted data failed authentication: it was modified or corrupted.' },
+
   // ---- erasure / storage (spec: Errors)
   ErasureWriteQuorum: { status: 503, message: 'Storage resources are insufficient for the write operation.' },
   ErasureReadQuorum: { status: 503, message: 'Storage resources are insufficient for the read operation.' },

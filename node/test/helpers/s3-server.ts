@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createS3Handler } from '../../src/api/s3/index.ts';
-import type { ObjectLayer } from '../../src/object/types.ts';
+import type { Kms } from '../../src/crypto/kms.ts';
+import type { ServerPools } from '../../src/object/index.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { buildEngine } from './engine.ts';
@@ -30,6 +31,12 @@ export interface S3ServerOptions {
   region?: string;
   /** Virtual-host domains (`<bucket>.<domain>`). */
   domains?: string[];
+  /** The engine's own clock (object times, retention, lifecycle), apart from the one that checks signatures. */
+  engineClock?: Clock;
+  /** Key store for SSE-S3 / SSE-KMS. */
+  kms?: Kms;
+  /** Reuse this directory for the drives (a restart over the same data); it is then not removed on stop. */
+  root?: string;
 }
 
 export interface S3Server {
@@ -38,7 +45,9 @@ export interface S3Server {
   secretKey: string;
   region: string;
   /** The engine behind the API, for assertions that bypass HTTP. */
-  objectLayer: ObjectLayer;
+  objectLayer: ServerPools;
+  /** Directory holding the drives (`d0`, `d1`, …). */
+  root: string;
   stop(): Promise<void>;
 }
 
@@ -46,11 +55,13 @@ export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
   const accessKey = opts.accessKey ?? 'svcadmin';
   const secretKey = opts.secretKey ?? 'svcadmin-secret';
   const region = opts.region ?? 'us-east-1';
-  const root = await mkdtemp(join(tmpdir(), 'svc-s3-'));
+  const root = opts.root ?? (await mkdtemp(join(tmpdir(), 'svc-s3-')));
   const engine = await buildEngine(root, {
     drives: opts.drives ?? 4,
     standardParity: opts.standardParity ?? Math.min(2, Math.floor((opts.drives ?? 4) / 2)),
     rrsParity: opts.rrsParity ?? 1,
+    ...(opts.engineClock ? { clock: opts.engineClock } : {}),
+    ...(opts.kms ? { kms: opts.kms } : {}),
   });
   const handler = createS3Handler({
     objectLayer: engine,
@@ -72,11 +83,12 @@ export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
     secretKey,
     region,
     objectLayer: engine,
+    root,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await engine.close();
-      await rm(root, { recursive: true, force: true });
+      if (opts.root === undefined) await rm(root, { recursive: true, force: true });
     },
   };
 }

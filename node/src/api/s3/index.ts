@@ -44,6 +44,16 @@ import {
   handlePutBucketPolicy,
   handlePutPublicAccessBlock,
 } from './handlers/policy.ts';
+import { handleDeleteBucketEncryption, handleGetBucketEncryption, handlePutBucketEncryption } from './handlers/encryption.ts';
+import { handleDeleteBucketLifecycle, handleGetBucketLifecycle, handlePutBucketLifecycle } from './handlers/lifecycle.ts';
+import {
+  handleGetObjectLegalHold,
+  handleGetObjectLockConfiguration,
+  handleGetObjectRetention,
+  handlePutObjectLegalHold,
+  handlePutObjectLockConfiguration,
+  handlePutObjectRetention,
+} from './handlers/object-lock.ts';
 import { handlePostObject } from './handlers/post-object.ts';
 import { handleListObjectsV1, handleListObjectsV2, handleListObjectVersions } from './handlers/listing.ts';
 import {
@@ -130,6 +140,14 @@ const HANDLERS: { [K in S3Operation]: Handler<Extract<S3Endpoint, { op: K }>> } 
   GetPublicAccessBlock: handleGetPublicAccessBlock,
   PutPublicAccessBlock: handlePutPublicAccessBlock,
   DeletePublicAccessBlock: handleDeletePublicAccessBlock,
+  GetObjectLockConfiguration: handleGetObjectLockConfiguration,
+  PutObjectLockConfiguration: handlePutObjectLockConfiguration,
+  GetBucketLifecycle: handleGetBucketLifecycle,
+  PutBucketLifecycle: handlePutBucketLifecycle,
+  DeleteBucketLifecycle: handleDeleteBucketLifecycle,
+  GetBucketEncryption: handleGetBucketEncryption,
+  PutBucketEncryption: handlePutBucketEncryption,
+  DeleteBucketEncryption: handleDeleteBucketEncryption,
   ListObjectsV1: handleListObjectsV1,
   ListObjectsV2: handleListObjectsV2,
   ListObjectVersions: handleListObjectVersions,
@@ -147,6 +165,10 @@ const HANDLERS: { [K in S3Operation]: Handler<Extract<S3Endpoint, { op: K }>> } 
   GetObjectAcl: handleGetObjectAcl,
   PutObjectAcl: handlePutObjectAcl,
   GetObjectAttributes: handleGetObjectAttributes,
+  GetObjectRetention: handleGetObjectRetention,
+  PutObjectRetention: handlePutObjectRetention,
+  GetObjectLegalHold: handleGetObjectLegalHold,
+  PutObjectLegalHold: handlePutObjectLegalHold,
   CreateMultipartUpload: handleCreateMultipartUpload,
   UploadPart: handleUploadPart,
   UploadPartCopy: handleUploadPartCopy,

@@ -46,6 +46,14 @@ export type S3Endpoint =
   | Op<'GetPublicAccessBlock'>
   | Op<'PutPublicAccessBlock'>
   | Op<'DeletePublicAccessBlock'>
+  | Op<'GetObjectLockConfiguration'>
+  | Op<'PutObjectLockConfiguration'>
+  | Op<'GetBucketLifecycle'>
+  | Op<'PutBucketLifecycle'>
+  | Op<'DeleteBucketLifecycle'>
+  | Op<'GetBucketEncryption'>
+  | Op<'PutBucketEncryption'>
+  | Op<'DeleteBucketEncryption'>
   | Op<'ListObjectsV1'>
   | Op<'ListObjectsV2'>
   | Op<'ListObjectVersions'>
@@ -63,6 +71,10 @@ export type S3Endpoint =
   | Op<'GetObjectAcl'>
   | Op<'PutObjectAcl'>
   | Op<'GetObjectAttributes'>
+  | Op<'GetObjectRetention'>
+  | Op<'PutObjectRetention'>
+  | Op<'GetObjectLegalHold'>
+  | Op<'PutObjectLegalHold'>
   | Op<'CreateMultipartUpload'>
   | Op<'UploadPart', Part>
   | Op<'UploadPartCopy', Part & { copySource: string }>
@@ -74,9 +86,6 @@ export type S3Operation = S3Endpoint['op'];
 
 /** Bucket subresources S3 has and svc does not serve (answered NotImplemented, not mistaken for listings). */
 const UNSUPPORTED_SUBRESOURCES = [
-  'lifecycle',
-  'encryption',
-  'object-lock',
   'replication',
   'website',
   'logging',
@@ -87,8 +96,6 @@ const UNSUPPORTED_SUBRESOURCES = [
   'analytics',
   'metrics',
   'inventory',
-  'legal-hold',
-  'retention',
   'restore',
   'select',
   'torrent',
@@ -162,6 +169,9 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('cors')) return { op: 'PutBucketCors', ...base };
         if (has('ownershipControls')) return { op: 'PutBucketOwnershipControls', ...base };
         if (has('publicAccessBlock')) return { op: 'PutPublicAccessBlock', ...base };
+        if (has('object-lock')) return { op: 'PutObjectLockConfiguration', ...base };
+        if (has('lifecycle')) return { op: 'PutBucketLifecycle', ...base };
+        if (has('encryption')) return { op: 'PutBucketEncryption', ...base };
         return { op: 'CreateBucket', ...base };
       case 'HEAD':
         return { op: 'HeadBucket', ...base };
@@ -171,6 +181,9 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('cors')) return { op: 'DeleteBucketCors', ...base };
         if (has('ownershipControls')) return { op: 'DeleteBucketOwnershipControls', ...base };
         if (has('publicAccessBlock')) return { op: 'DeletePublicAccessBlock', ...base };
+        if (has('lifecycle')) return { op: 'DeleteBucketLifecycle', ...base };
+        if (has('encryption')) return { op: 'DeleteBucketEncryption', ...base };
+        if (has('object-lock')) throw new SvcError('MethodNotAllowed', 'Object Lock cannot be removed from a bucket.');
         return { op: 'DeleteBucket', ...base };
       case 'POST':
         if (has('delete')) return { op: 'DeleteObjects', ...base };
@@ -186,6 +199,9 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('cors')) return { op: 'GetBucketCors', ...base };
         if (has('ownershipControls')) return { op: 'GetBucketOwnershipControls', ...base };
         if (has('publicAccessBlock')) return { op: 'GetPublicAccessBlock', ...base };
+        if (has('object-lock')) return { op: 'GetObjectLockConfiguration', ...base };
+        if (has('lifecycle')) return { op: 'GetBucketLifecycle', ...base };
+        if (has('encryption')) return { op: 'GetBucketEncryption', ...base };
         if (has('versions')) return { op: 'ListObjectVersions', ...base };
         if (has('uploads')) return { op: 'ListMultipartUploads', ...base };
         if (query.get('list-type') === '2') return { op: 'ListObjectsV2', ...base };
@@ -196,13 +212,15 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
     }
   }
 
-  for (const sub of ['legal-hold', 'retention', 'restore', 'select', 'torrent']) {
+  for (const sub of ['restore', 'select', 'torrent']) {
     if (has(sub)) throw new SvcError('NotImplemented', `The object subresource '${sub}' is not supported by this server.`);
   }
   switch (m) {
     case 'PUT': {
       if (has('tagging')) return { op: 'PutObjectTagging', ...base };
       if (has('acl')) return { op: 'PutObjectAcl', ...base };
+      if (has('retention')) return { op: 'PutObjectRetention', ...base };
+      if (has('legal-hold')) return { op: 'PutObjectLegalHold', ...base };
       if (has('partNumber') || has('uploadId')) {
         const uploadId = query.get('uploadId');
         if (!uploadId) throw new SvcError('InvalidArgument', 'uploadId is required with partNumber.');
@@ -217,6 +235,8 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
       if (has('uploadId')) return { op: 'ListParts', ...base, uploadId: query.get('uploadId')! };
       if (has('tagging')) return { op: 'GetObjectTagging', ...base };
       if (has('acl')) return { op: 'GetObjectAcl', ...base };
+      if (has('retention')) return { op: 'GetObjectRetention', ...base };
+      if (has('legal-hold')) return { op: 'GetObjectLegalHold', ...base };
       if (has('attributes')) return { op: 'GetObjectAttributes', ...base };
       return { op: 'GetObject', ...base };
     case 'HEAD':

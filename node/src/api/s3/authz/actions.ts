@@ -46,6 +46,14 @@ export const ACTIONS: { [K in S3Operation]: ActionSpec } = {
   GetPublicAccessBlock: { action: 's3:GetBucketPublicAccessBlock', level: 'bucket' },
   PutPublicAccessBlock: { action: 's3:PutBucketPublicAccessBlock', level: 'bucket' },
   DeletePublicAccessBlock: { action: 's3:PutBucketPublicAccessBlock', level: 'bucket' },
+  GetObjectLockConfiguration: { action: 's3:GetBucketObjectLockConfiguration', level: 'bucket' },
+  PutObjectLockConfiguration: { action: 's3:PutBucketObjectLockConfiguration', level: 'bucket' },
+  GetBucketLifecycle: { action: 's3:GetLifecycleConfiguration', level: 'bucket' },
+  PutBucketLifecycle: { action: 's3:PutLifecycleConfiguration', level: 'bucket' },
+  DeleteBucketLifecycle: { action: 's3:PutLifecycleConfiguration', level: 'bucket' },
+  GetBucketEncryption: { action: 's3:GetEncryptionConfiguration', level: 'bucket' },
+  PutBucketEncryption: { action: 's3:PutEncryptionConfiguration', level: 'bucket' },
+  DeleteBucketEncryption: { action: 's3:PutEncryptionConfiguration', level: 'bucket' },
   ListObjectsV1: { action: 's3:ListBucket', level: 'bucket', acl: { on: 'bucket', permission: 'READ' } },
   ListObjectsV2: { action: 's3:ListBucket', level: 'bucket', acl: { on: 'bucket', permission: 'READ' } },
   ListObjectVersions: { action: 's3:ListBucketVersions', level: 'bucket', acl: { on: 'bucket', permission: 'READ' } },
@@ -64,6 +72,10 @@ export const ACTIONS: { [K in S3Operation]: ActionSpec } = {
   GetObjectAcl: { action: versioned('s3:GetObjectAcl', 's3:GetObjectVersionAcl'), level: 'object', acl: { on: 'object', permission: 'READ_ACP' } },
   PutObjectAcl: { action: versioned('s3:PutObjectAcl', 's3:PutObjectVersionAcl'), level: 'object', acl: { on: 'object', permission: 'WRITE_ACP' } },
   GetObjectAttributes: { action: versioned('s3:GetObjectAttributes', 's3:GetObjectVersionAttributes'), level: 'object', acl: { on: 'object', permission: 'READ' } },
+  GetObjectRetention: { action: 's3:GetObjectRetention', level: 'object' },
+  PutObjectRetention: { action: 's3:PutObjectRetention', level: 'object' },
+  GetObjectLegalHold: { action: 's3:GetObjectLegalHold', level: 'object' },
+  PutObjectLegalHold: { action: 's3:PutObjectLegalHold', level: 'object' },
   CreateMultipartUpload: { action: 's3:PutObject', level: 'object', acl: { on: 'bucket', permission: 'WRITE' } },
   UploadPart: { action: 's3:PutObject', level: 'object', acl: { on: 'bucket', permission: 'WRITE' } },
   UploadPartCopy: { action: 's3:PutObject', level: 'object', acl: { on: 'bucket', permission: 'WRITE' } },
@@ -89,6 +101,8 @@ const HEADER_KEYS = [
   'x-amz-copy-source',
   'x-amz-metadata-directive',
   'x-amz-server-side-encryption',
+  'x-amz-server-side-encryption-aws-kms-key-id',
+  'x-amz-server-side-encryption-customer-algorithm',
   'x-amz-storage-class',
   'x-amz-grant-read',
   'x-amz-grant-write',
@@ -143,6 +157,17 @@ export function conditionContext(f: RequestFacts): ConditionContext {
     const v = f.req.headers[h];
     if (v !== undefined) m.set(`s3:${h}`, Array.isArray(v) ? v : [v]);
   }
+  // object lock keys (s3:object-lock-*), from the write's headers
+  const lockMode = f.req.headers['x-amz-object-lock-mode'];
+  const lockUntil = f.req.headers['x-amz-object-lock-retain-until-date'];
+  if (typeof lockMode === 'string') set('s3:object-lock-mode', lockMode);
+  if (typeof lockUntil === 'string') {
+    set('s3:object-lock-retain-until-date', lockUntil);
+    const t = Date.parse(lockUntil);
+    if (Number.isFinite(t)) set('s3:object-lock-remaining-retention-days', String(Math.max(0, Math.ceil((t - f.now) / 86_400_000))));
+  }
+  const hold = f.req.headers['x-amz-object-lock-legal-hold'];
+  if (typeof hold === 'string') set('s3:object-lock-legal-hold', hold);
   const tagging = f.req.headers['x-amz-tagging'];
   if (typeof tagging === 'string') {
     const tags = new URLSearchParams(tagging);

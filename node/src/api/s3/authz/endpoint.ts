@@ -10,6 +10,7 @@ import { parseCopySource } from '../copy-source.ts';
 import { cannedAcl, type Owner } from './acl.ts';
 import { DEFAULT_OWNERSHIP, NO_PUBLIC_ACCESS_BLOCK } from './bucket-settings.ts';
 import type { RequestFacts } from './actions.ts';
+import { authorizeGovernance } from './governance.ts';
 import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity, storedPolicy } from './authorize.ts';
 
 /** The object layer's per-bucket configuration API (the documents this edge owns). */
@@ -81,6 +82,7 @@ export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
     security,
     object: () => ctx.layer.getObjectInfo(ep.bucket, ep.key, versionId ? { versionId } : {}),
   });
+  await authorizeGovernance(facts, ep.bucket, ep.key, security);
   if (ep.op === 'CopyObject' || ep.op === 'UploadPartCopy') {
     const src = parseCopySource(ep.copySource);
     await authorize({

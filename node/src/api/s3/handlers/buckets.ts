@@ -55,9 +55,10 @@ export async function handleCreateBucket(ctx: S3Context): Promise<void> {
     if (err instanceof SvcError && err.code === 'AccessControlListNotSupported') throw new SvcError('InvalidBucketAclWithObjectOwnership');
     throw err;
   }
-  if (hdr(ctx.req, 'x-amz-bucket-object-lock-enabled') === 'true') {
-    throw new SvcError('NotImplemented', 'Object lock is not supported by this server.');
-  }
+  const lockHeader = hdr(ctx.req, 'x-amz-bucket-object-lock-enabled');
+  if (lockHeader !== undefined && !/^(true|false)$/i.test(lockHeader.trim())) throw new SvcError('InvalidArgument', 'x-amz-bucket-object-lock-enabled must be true or false.');
+  // Object lock: versioning on for good, retention and legal hold available.
+  const objectLock = lockHeader?.trim().toLowerCase() === 'true';
   const body = await readSmallBody(ctx.req.headers, ctx.req, ctx.auth, MAX_CONFIG_BODY);
   let location = '';
   if (body.length > 0) {
@@ -68,7 +69,7 @@ export async function handleCreateBucket(ctx: S3Context): Promise<void> {
     throw new SvcError('IllegalLocationConstraintException', `The ${location} location constraint is incompatible for the region specific endpoint this request was sent to (${ctx.region}).`);
   }
   try {
-    await ctx.layer.makeBucket(ctx.ep.bucket, { location });
+    await ctx.layer.makeBucket(ctx.ep.bucket, { location, ...(objectLock ? { objectLock } : {}) });
   } catch (err) {
     // One tenant: every existing bucket is the caller's own. AWS answers that
     // with 200 (and changes nothing) in us-east-1, BucketAlreadyOwnedByYou elsewhere;

@@ -2,7 +2,7 @@
  * Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort,
  * ListParts, ListMultipartUploads.
  */
-import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, ObjectInfo, PartInfo } from '../../../object/types.ts';
+import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, ObjectInfo, PartInfo, SseInfo } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { checksumHeaderName, compositeChecksum, fullObjectChecksum, parseChecksumAlgorithm, supportsFullObject } from '../checksum.ts';
 import { hdr, owner, quoteEtag, type S3Context, sendEmpty, sendXml, unquoteEtag } from '../context.ts';
@@ -23,6 +23,8 @@ import {
 import { parseXml, type XmlNode, xmlList, xmlText } from '../xml.ts';
 import { requestedObjectAcl } from './acl.ts';
 import { checksumXml, parseCopySource } from './objects.ts';
+import { requestedLock } from './object-lock.ts';
+import { customerKey, requestedSse, requireCustomerKey, sseResponseHeaders } from '../sse-headers.ts';
 import { MAX_OBJECT_TAGS } from './tagging.ts';
 
 type Ctx<N extends S3Endpoint['op']> = S3Context<Extract<S3Endpoint, { op: N }>>;
@@ -37,7 +39,8 @@ function checksumTypeHeader(v: string | undefined): ChecksumType | undefined {
 export async function handleCreateMultipartUpload(ctx: S3Context): Promise<void> {
   const req = ctx.req;
   const acl = await requestedObjectAcl(ctx);
-  if (hdr(req, 'x-amz-server-side-encryption') !== undefined) throw new SvcError('NotImplemented', 'Server-side encryption is not supported by this server.');
+  const sse = requestedSse(req);
+  const lock = requestedLock(req);
   const storageClass = parseStorageClass(req);
   const algRaw = hdr(req, 'x-amz-checksum-algorithm');
   const algorithm = algRaw !== undefined ? parseChecksumAlgorithm(algRaw) : undefined;
@@ -59,8 +62,10 @@ export async function handleCreateMultipartUpload(ctx: S3Context): Promise<void>
     ...(tagging !== undefined ? { tags: normaliseTags(tagging, MAX_OBJECT_TAGS) } : {}),
     ...(algorithm ? { checksumAlgorithm: algorithm, checksumType: type } : {}),
     ...(acl ? { acl } : {}),
+    ...(sse ? { sse } : {}),
+    ...(lock ? { lock } : {}),
   });
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = sseResponseHeaders(upload.sse, customerKey(req));
   if (algorithm) {
     headers['x-amz-checksum-algorithm'] = algorithm;
     headers['x-amz-checksum-type'] = type!;
@@ -68,10 +73,10 @@ export async function handleCreateMultipartUpload(ctx: S3Context): Promise<void>
   sendXml(ctx, 200, 'InitiateMultipartUploadResult', { Bucket: ctx.ep.bucket, Key: ctx.ep.key, UploadId: upload.uploadId }, headers);
 }
 
-/** The upload's algorithm (to compute part checksums when the client sends none). */
-async function uploadChecksum(ctx: S3Context, uploadId: string): Promise<{ alg?: ChecksumAlgorithm; type?: ChecksumType }> {
+/** The upload's algorithm (to compute part checksums when the client sends none) and encryption. */
+async function uploadChecksum(ctx: S3Context, uploadId: string): Promise<{ alg?: ChecksumAlgorithm; type?: ChecksumType; sse?: SseInfo }> {
   const r = await ctx.layer.listObjectParts(ctx.ep.bucket, ctx.ep.key, uploadId, { maxParts: 1 });
-  return { alg: r.upload.checksumAlgorithm, type: r.upload.checksumType };
+  return { alg: r.upload.checksumAlgorithm, type: r.upload.checksumType, ...(r.upload.sse ? { sse: r.upload.sse } : {}) };
 }
 
 function partChecksumHeaders(c: ObjectChecksum | undefined): Record<string, string> {
@@ -79,24 +84,29 @@ function partChecksumHeaders(c: ObjectChecksum | undefined): Record<string, stri
 }
 
 export async function handleUploadPart(ctx: Ctx<'UploadPart'>): Promise<void> {
-  const { alg } = await uploadChecksum(ctx, ctx.ep.uploadId);
+  const { alg, sse } = await uploadChecksum(ctx, ctx.ep.uploadId);
+  // An SSE-C upload takes the client's key with every part (checked against the upload's key).
+  const key = customerKey(ctx.req);
   const data = buildPutData(ctx.req.headers, ctx.req, ctx.auth, {
     maxSize: MAX_PUT_SIZE,
     ...(alg ? { defaultChecksum: alg } : {}),
   });
-  const part = await ctx.layer.putObjectPart(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, ctx.ep.partNumber, data);
+  const part = await ctx.layer.putObjectPart(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, ctx.ep.partNumber, data, key ? { sseCustomerKey: key.key } : {});
   const c = part.checksum ?? data.checksum();
   if (alg && c && c.algorithm !== alg) {
     throw new SvcError('InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${alg.toLowerCase()}, actual checksum Type: ${c.algorithm.toLowerCase()}.`);
   }
-  sendEmpty(ctx, 200, { etag: quoteEtag(part.etag), ...partChecksumHeaders(c) });
+  sendEmpty(ctx, 200, { etag: quoteEtag(part.etag), ...partChecksumHeaders(c), ...sseResponseHeaders(sse, key) });
 }
 
 export async function handleUploadPartCopy(ctx: Ctx<'UploadPartCopy'>): Promise<void> {
   const src = parseCopySource(ctx.ep.copySource);
   const pre = parsePreconditions(ctx.req, 'x-amz-copy-source-');
-  const { alg } = await uploadChecksum(ctx, ctx.ep.uploadId);
-  const srcInfo = await ctx.layer.getObjectInfo(src.bucket, src.key, src.versionId ? { versionId: src.versionId } : {});
+  const { alg, sse } = await uploadChecksum(ctx, ctx.ep.uploadId);
+  const srcKey = customerKey(ctx.req, true);
+  const destKey = customerKey(ctx.req);
+  const srcInfo = await ctx.layer.getObjectInfo(src.bucket, src.key, { ...(src.versionId ? { versionId: src.versionId } : {}), ...(srcKey ? { sseCustomerKey: srcKey.key } : {}) });
+  requireCustomerKey(srcInfo, srcKey);
   checkPreconditions(pre, srcInfo.etag, srcInfo.modTime, true);
   const rangeRaw = hdr(ctx.req, 'x-amz-copy-source-range');
   let start = 0;
@@ -115,17 +125,19 @@ export async function handleUploadPartCopy(ctx: Ctx<'UploadPartCopy'>): Promise<
   const got = await ctx.layer.getObject(src.bucket, src.key, {
     versionId: srcInfo.versionId,
     ...(rangeRaw !== undefined && srcInfo.size > 0 ? { range: { start, end } } : {}),
+    ...(srcKey ? { sseCustomerKey: srcKey.key } : {}),
   });
   const data = streamPutData(got.body, Math.max(0, size), alg, 'COMPOSITE');
   let part: PartInfo;
   try {
-    part = await ctx.layer.putObjectPart(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, ctx.ep.partNumber, data);
+    part = await ctx.layer.putObjectPart(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, ctx.ep.partNumber, data, destKey ? { sseCustomerKey: destKey.key } : {});
   } finally {
     got.body.destroy();
   }
   const c = part.checksum ?? data.checksum();
   sendXml(ctx, 200, 'CopyPartResult', { ETag: quoteEtag(part.etag), LastModified: part.modTime, ...checksumXml(c, false) }, {
     ...(srcInfo.versionId !== 'null' ? { 'x-amz-copy-source-version-id': srcInfo.versionId } : {}),
+    ...sseResponseHeaders(sse, destKey),
   });
 }
 
@@ -220,7 +232,7 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
 }
 
 function sendCompleteResult(ctx: Ctx<'CompleteMultipartUpload'>, info: ObjectInfo, checksum: ObjectChecksum | undefined): void {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = sseResponseHeaders(info.sse, customerKey(ctx.req));
   if (info.versionId && info.versionId !== 'null') headers['x-amz-version-id'] = info.versionId;
   sendXml(
     ctx,

@@ -24,6 +24,11 @@ import {
 import { parseXml, type XmlNode, xmlList, xmlRawText, xmlText } from '../xml.ts';
 import { requestedObjectAcl } from './acl.ts';
 import { parseCopySource } from '../copy-source.ts';
+import { authorize } from '../authz/authorize.ts';
+import { bucketSecurity, requestFacts } from '../authz/endpoint.ts';
+import { type CustomerKey, customerKey, readCustomerKey, requestedSse, requireCustomerKey, sseResponseHeaders } from '../sse-headers.ts';
+import { expirationHeader } from './lifecycle.ts';
+import { bypassRequested, lockResponseHeaders, requestedLock } from './object-lock.ts';
 
 export { parseCopySource };
 import { MAX_OBJECT_TAGS } from './tagging.ts';
@@ -90,8 +95,35 @@ function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string>
   return h;
 }
 
+/**
+ * The answer headers a read adds for governance: encryption (with the SSE-C
+ * key's MD5), the object lock state the caller may see
+ * (`s3:GetObjectRetention`, `s3:GetObjectLegalHold`), `x-amz-expiration`.
+ */
+async function governanceHeaders(ctx: S3Context, info: ObjectInfo, key: CustomerKey | undefined): Promise<Record<string, string>> {
+  const h: Record<string, string> = { ...sseResponseHeaders(info.sse, key), ...(await expirationHeader(ctx, info)) };
+  if (info.lock) {
+    const lock = lockResponseHeaders(info);
+    const facts = requestFacts(ctx);
+    const security = await bucketSecurity(ctx);
+    const may = (action: string) => authorize({ facts, bucket: ctx.ep.bucket, key: ctx.ep.key, action, security }).then(
+      () => true,
+      () => false,
+    );
+    if (!(await may('s3:GetObjectRetention'))) {
+      delete lock['x-amz-object-lock-mode'];
+      delete lock['x-amz-object-lock-retain-until-date'];
+    }
+    if (lock['x-amz-object-lock-legal-hold'] !== undefined && !(await may('s3:GetObjectLegalHold'))) delete lock['x-amz-object-lock-legal-hold'];
+    Object.assign(h, lock);
+  }
+  return h;
+}
+
 function getOptions(ctx: S3Context): GetObjectOptions {
   const opts: GetObjectOptions = {};
+  const key = readCustomerKey(ctx.req);
+  if (key) opts.sseCustomerKey = key.key;
   const versionId = versionIdParam(ctx);
   if (versionId) opts.versionId = versionId;
   const pn = ctx.ep.query.get('partNumber');
@@ -148,10 +180,10 @@ function putOptions(req: IncomingMessage): PutObjectOptions {
   if (sc) opts.storageClass = sc;
   const tagging = hdr(req, 'x-amz-tagging');
   if (tagging !== undefined) opts.tags = normaliseTags(tagging, MAX_OBJECT_TAGS);
-  if (hdr(req, 'x-amz-server-side-encryption') !== undefined || hdr(req, 'x-amz-server-side-encryption-customer-algorithm') !== undefined) {
-    throw new SvcError('NotImplemented', 'Server-side encryption is not supported by this server.');
-  }
-  if (hdr(req, 'x-amz-object-lock-mode') !== undefined) throw new SvcError('NotImplemented', 'Object lock is not supported by this server.');
+  const sse = requestedSse(req);
+  if (sse) opts.sse = sse;
+  const lock = requestedLock(req);
+  if (lock) opts.lock = lock;
   return opts;
 }
 
@@ -171,7 +203,13 @@ export async function handlePutObject(ctx: S3Context): Promise<void> {
   if (pre) opts.preconditions = pre;
   const data = buildPutData(ctx.req.headers, ctx.req, ctx.auth, { maxSize: MAX_PUT_SIZE });
   const info = await ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts);
-  sendEmpty(ctx, 200, { etag: quoteEtag(info.etag), ...versionHeaders(info), ...checksumHeaders(info.checksum ?? data.checksum()) });
+  sendEmpty(ctx, 200, {
+    etag: quoteEtag(info.etag),
+    ...versionHeaders(info),
+    ...checksumHeaders(info.checksum ?? data.checksum()),
+    ...sseResponseHeaders(info.sse, customerKey(ctx.req)),
+    ...(await expirationHeader(ctx, info)),
+  });
 }
 
 // ============ GetObject / HeadObject ============
@@ -205,7 +243,13 @@ export async function handleGetObject(ctx: S3Context): Promise<void> {
     }
     throw err;
   }
-  const headers = objectHeaders(ctx, info);
+  let headers: Record<string, string>;
+  try {
+    headers = { ...objectHeaders(ctx, info), ...(await governanceHeaders(ctx, info, customerKey(ctx.req))) };
+  } catch (err) {
+    body.destroy();
+    throw err;
+  }
   let status = 200;
   let length = info.size;
   const partial = result.range !== undefined && (opts.range !== undefined || opts.partNumber !== undefined);
@@ -224,6 +268,8 @@ export async function handleHeadObject(ctx: S3Context): Promise<void> {
   const opts = getOptions(ctx);
   const { range, ...infoOpts } = opts;
   const info = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, infoOpts));
+  const key = customerKey(ctx.req);
+  requireCustomerKey(info, key);
   try {
     checkPreconditions(parsePreconditions(ctx.req), info.etag, info.modTime);
   } catch (err) {
@@ -252,7 +298,7 @@ export async function handleHeadObject(ctx: S3Context): Promise<void> {
     length = r.end - r.start + 1;
     headers['content-range'] = `bytes ${r.start}-${r.end}/${info.size}`;
   }
-  Object.assign(headers, checksumModeHeaders(ctx, info, opts.partNumber, range !== undefined));
+  Object.assign(headers, checksumModeHeaders(ctx, info, opts.partNumber, range !== undefined), await governanceHeaders(ctx, info, key));
   headers['content-length'] = String(length);
   ctx.res.writeHead(status, headers);
   ctx.res.end();
@@ -267,6 +313,8 @@ export async function handleDeleteObject(ctx: S3Context): Promise<void> {
     const r = await ctx.layer.deleteObject(ctx.ep.bucket, ctx.ep.key, {
       ...(versionId ? { versionId } : {}),
       ...(im !== undefined ? { preconditions: { ifMatch: im } } : {}),
+      // the permission for the bypass was checked with the request (authz/governance.ts)
+      bypassGovernance: bypassRequested(ctx.req),
     });
     const h: Record<string, string> = {};
     if (r.versionId && r.versionId !== 'null') h['x-amz-version-id'] = r.versionId;
@@ -298,15 +346,17 @@ export async function handleDeleteObjects(ctx: S3Context): Promise<void> {
     return { key, versionId: xmlText(o, 'VersionId') };
   });
   await ctx.layer.getBucketInfo(ctx.ep.bucket);
+  const bypass = bypassRequested(ctx.req);
   const deleted: XmlNode[] = [];
   const errors: XmlNode[] = [];
   for (const t of targets) {
     try {
       if (Buffer.byteLength(t.key) > MAX_KEY_BYTES) throw new SvcError('KeyTooLongError');
       await ctx.authorizeKey(t.key, t.versionId ? 's3:DeleteObjectVersion' : 's3:DeleteObject');
+      if (bypass) await ctx.authorizeKey(t.key, 's3:BypassGovernanceRetention');
       let r: { versionId?: string; deleteMarker: boolean };
       try {
-        r = await ctx.layer.deleteObject(ctx.ep.bucket, t.key, t.versionId ? { versionId: t.versionId } : {});
+        r = await ctx.layer.deleteObject(ctx.ep.bucket, t.key, { ...(t.versionId ? { versionId: t.versionId } : {}), bypassGovernance: bypass });
       } catch (err) {
         if (err instanceof SvcError && (err.code === 'NoSuchKey' || err.code === 'NoSuchVersion')) r = { deleteMarker: false };
         else throw err;
@@ -354,14 +404,20 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
   const algHeader = hdr(ctx.req, 'x-amz-checksum-algorithm');
   const requestedAlg = algHeader !== undefined ? parseChecksumAlgorithm(algHeader) : undefined;
   if (algHeader !== undefined && !requestedAlg) throw new SvcError('InvalidRequest', `Invalid x-amz-checksum-algorithm: ${algHeader}.`);
+  // The source is read with its own SSE-C key; the copy is encrypted as its own headers (or the bucket's default) say.
+  const srcKey = customerKey(ctx.req, true);
+  const destSse = requestedSse(ctx.req);
+  const destLock = requestedLock(ctx.req);
 
-  const srcOpts: GetObjectOptions = src.versionId ? { versionId: src.versionId } : {};
+  const srcOpts: GetObjectOptions = { ...(src.versionId ? { versionId: src.versionId } : {}), ...(srcKey ? { sseCustomerKey: srcKey.key } : {}) };
   const sameObject = src.bucket === ctx.ep.bucket && src.key === ctx.ep.key;
   const srcInfo = await ctx.layer.getObjectInfo(src.bucket, src.key, srcOpts);
+  requireCustomerKey(srcInfo, srcKey);
   checkPreconditions(srcPre, srcInfo.etag, srcInfo.modTime, true);
   const classChanges = storageClass !== undefined && storageClass !== srcInfo.storageClass;
+  const encryptionChanges = destSse !== undefined || srcInfo.sse?.type === 'SSE-C' || destLock !== undefined;
 
-  if (sameObject && !src.versionId && !classChanges && !requestedAlg) {
+  if (sameObject && !src.versionId && !classChanges && !requestedAlg && !encryptionChanges) {
     if (metaDirective === 'COPY' && tagDirective === 'COPY') {
       throw new SvcError(
         'InvalidRequest',
@@ -385,7 +441,7 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
   if (srcInfo.size > MAX_PUT_SIZE) {
     throw new SvcError('InvalidRequest', 'The specified copy source is larger than the maximum allowable size for a copy source: 5368709120.');
   }
-  const got = await ctx.layer.getObject(src.bucket, src.key, { versionId: srcInfo.versionId });
+  const got = await ctx.layer.getObject(src.bucket, src.key, { versionId: srcInfo.versionId, ...(srcKey ? { sseCustomerKey: srcKey.key } : {}) });
   // keep a whole-object checksum of the same algorithm, or compute the one asked for
   const alg = requestedAlg ?? srcInfo.checksum?.algorithm;
   const data = streamPutData(got.body, got.info.size, alg);
@@ -395,6 +451,8 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
     contentHeaders: newHeaders ?? srcInfo.contentHeaders,
     tags: newTags ?? srcInfo.tags,
     ...(acl ? { acl } : {}),
+    ...(destSse ? { sse: destSse } : {}),
+    ...(destLock ? { lock: destLock } : {}),
   };
   if (destPre) opts.preconditions = destPre;
   let info: ObjectInfo;
@@ -406,6 +464,7 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
   sendXml(ctx, 200, 'CopyObjectResult', { ETag: quoteEtag(info.etag), LastModified: info.modTime, ...checksumXml(info.checksum, false) }, {
     ...versionHeaders(info),
     'x-amz-copy-source-version-id': srcInfo.versionId,
+    ...sseResponseHeaders(info.sse, customerKey(ctx.req)),
   });
 }
 
@@ -419,7 +478,11 @@ export async function handleGetObjectAttributes(ctx: S3Context): Promise<void> {
   const wanted = new Set(raw.split(',').map((s) => s.trim()));
   for (const w of wanted) if (!ATTRIBUTES.includes(w)) throw new SvcError('InvalidArgument', `Invalid attribute name specified: ${w}.`);
   const versionId = versionIdParam(ctx);
-  const info = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, versionId ? { versionId } : {}));
+  const key = readCustomerKey(ctx.req);
+  const info = await withDeleteMarkerHeaders(ctx, () =>
+    ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, { ...(versionId ? { versionId } : {}), ...(key ? { sseCustomerKey: key.key } : {}) }),
+  );
+  requireCustomerKey(info, key);
   const maxParts = Math.min(Number(hdr(ctx.req, 'x-amz-max-parts') ?? 1000) || 1000, 1000);
   const marker = Number(hdr(ctx.req, 'x-amz-part-number-marker') ?? 0) || 0;
   const body: XmlNode = {};
