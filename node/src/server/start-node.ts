@@ -12,6 +12,7 @@
 import { createS3Handler } from '../api/s3/index.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
+import { RPC_TOKEN_VALIDITY_MS } from '../cluster/rpc-auth.ts';
 import { codecFallbackReason, codecKernel } from '../erasure/index.ts';
 import { createObjectLayer } from '../object/index.ts';
 import type { DataMovement } from '../object/movement/data-movement.ts';
@@ -25,6 +26,7 @@ import { startCapacitySampler } from './capacity.ts';
 import { createNodeDataMovement } from './data-movement.ts';
 import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
+import { createKms, watchKms } from './kms.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
 export interface StartNodeDeps {
@@ -49,6 +51,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   log.info({ event: 'startup_codec', kernel: codecKernel(), fallback }, `erasure codec kernel: ${codecKernel()}`);
   if (fallback !== null) log.warn({ event: 'codec_native_unavailable', reason: fallback }, 'native erasure codec unavailable; the TypeScript kernel is much slower');
 
+  // The key store first: a malformed SVC_KMS_SECRET_KEY stops start-up before any disk is touched.
+  const kms = createKms(config.kms, clock);
   const cluster = await createClusterNode({ config, clock, logger: log });
   let layer: ServerPools | undefined;
   let server: RunningServer | undefined;
@@ -79,6 +83,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       buildServices: async (ctx) => {
         deploymentId = ctx.deploymentId;
         await cluster.initLocalDrives();
+        const stopKms = kms ? await watchKms(kms, ctx.readiness, clock, log) : undefined;
         const built = await createObjectLayer({
           deploymentId: ctx.deploymentId,
           pools: cluster.poolSpecs(ctx.formats),
@@ -86,6 +91,10 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           ...(config.storageClass.inlineBlock !== undefined ? { inlineBlock: config.storageClass.inlineBlock } : {}),
           locker: cluster.namespaceLocker,
           onBucketMetaChanged: (bucket) => void cluster.notifyBucketMetaChanged(bucket),
+          ...(kms ? { kms } : {}),
+          // Nodes' clocks may differ by up to the internode token window: a
+          // retention holds that much longer in a cluster (object-lock.ts).
+          lockGraceMs: ctx.local.flat().every(Boolean) ? 0 : RPC_TOKEN_VALIDITY_MS,
           logger: log,
           clock,
         });
@@ -123,6 +132,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           close: async () => {
             // Workers first (a running root heal is persisted), then the layer.
             await healing.close();
+            stopKms?.();
             await dm.close();
             await built.close();
           },

@@ -76,6 +76,14 @@ export interface StorageClassConfig {
   readonly inlineBlock: number | undefined;
 }
 
+/** The local key store of SSE-S3 / SSE-KMS (`crypto/kms.ts`); both unset: none. */
+export interface KmsConfig {
+  /** `SVC_KMS_SECRET_KEY`: `<key-id>:<base64 of 32 bytes>`. */
+  readonly secretKey: string | undefined;
+  /** `SVC_KMS_SECRET_KEY_FILE`: a file of such lines, read (and re-read) at run time. */
+  readonly secretKeyFile: string | undefined;
+}
+
 export interface Config {
   /** Volume expressions, one per pool, exactly as typed. */
   readonly volumes: readonly string[];
@@ -102,6 +110,7 @@ export interface Config {
   readonly obs: ObsConfig;
   /** Pace of the heal and scanner workers. */
   readonly heal: HealConfig;
+  readonly kms: KmsConfig;
   /** Base directory for relative volume paths. */
   readonly cwd: string;
 }
@@ -163,6 +172,8 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_ACCESS_KEY_FILE', 'file holding the root access key'],
   ['SVC_SECRET_KEY', `root secret key (default ${DEFAULT_SECRET_KEY}); not together with SVC_SECRET_KEY_FILE`],
   ['SVC_SECRET_KEY_FILE', 'file holding the root secret key'],
+  ['SVC_KMS_SECRET_KEY', 'key store for SSE-S3/SSE-KMS: <key-id>:<base64 of 32 random bytes>; not together with SVC_KMS_SECRET_KEY_FILE'],
+  ['SVC_KMS_SECRET_KEY_FILE', 'file of key lines <key-id>:<base64> (first = default), re-read every 10 s; unreadable: readiness kms_not_ready'],
   ['SVC_OBS_ENDPOINT', 'base OTLP endpoint for traces, metrics and logs'],
   ['SVC_OBS_TRACE_ENDPOINT', 'OTLP endpoint override for traces'],
   ['SVC_OBS_METRIC_ENDPOINT', 'OTLP endpoint override for metrics'],
@@ -431,9 +442,26 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     credentials: Object.freeze(loadCredentials(env, input.readFile, warnings)),
     obs: Object.freeze(obs),
     heal: Object.freeze(parseHealConfig(env)),
+    kms: Object.freeze(parseKmsConfig(env)),
     cwd: input.cwd,
   };
   return { config: Object.freeze(config), warnings };
+}
+
+/**
+ * `SVC_KMS_SECRET_KEY` / `SVC_KMS_SECRET_KEY_FILE`: at most one. A key given
+ * directly is checked at start-up (a bad key stops it); a key file is read at
+ * run time, so one that is not there yet leaves the node up and not ready
+ * (`kms_not_ready`) until it appears.
+ */
+export function parseKmsConfig(env: Env): KmsConfig {
+  const secretKey = nonEmpty(env.SVC_KMS_SECRET_KEY);
+  const secretKeyFile = nonEmpty(env.SVC_KMS_SECRET_KEY_FILE);
+  if (secretKey !== undefined && secretKeyFile !== undefined) {
+    throw new SvcError('InvalidConfig', 'Set either SVC_KMS_SECRET_KEY or SVC_KMS_SECRET_KEY_FILE, not both.', { variable: 'SVC_KMS_SECRET_KEY' });
+  }
+  // The key's format is checked by the key store, built before any disk is touched (server/kms.ts).
+  return { secretKey, secretKeyFile };
 }
 
 /** `SVC_DOMAIN`: comma-separated host names, lower-cased, without port or trailing dot. */

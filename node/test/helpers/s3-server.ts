@@ -48,7 +48,8 @@ export interface S3Server {
   objectLayer: ServerPools;
   /** Directory holding the drives (`d0`, `d1`, …). */
   root: string;
-  stop(): Promise<void>;
+  /** Stops the server; its drives are removed unless `keepData` (or they were given as `root`). */
+  stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
 export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
@@ -84,11 +85,11 @@ export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
     region,
     objectLayer: engine,
     root,
-    async stop() {
+    async stop(o = {}) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await engine.close();
-      if (opts.root === undefined) await rm(root, { recursive: true, force: true });
+      if (opts.root === undefined && !o.keepData) await rm(root, { recursive: true, force: true });
     },
   };
 }

@@ -33,10 +33,11 @@ export interface CustomerKey {
  * undefined when none is given. All three headers or none.
  */
 export function customerKey(req: IncomingMessage, copySource = false): CustomerKey | undefined {
-  const p = copySource ? COPY_PREFIX : '';
-  const alg = hdr(req, p + C_ALG);
-  const key = hdr(req, p + C_KEY);
-  const md5 = hdr(req, p + C_MD5);
+  // x-amz-server-side-encryption-customer-* → x-amz-copy-source-server-side-encryption-customer-*
+  const name = (h: string) => (copySource ? COPY_PREFIX + h.slice('x-amz-'.length) : h);
+  const alg = hdr(req, name(C_ALG));
+  const key = hdr(req, name(C_KEY));
+  const md5 = hdr(req, name(C_MD5));
   if (alg === undefined && key === undefined && md5 === undefined) return undefined;
   if (alg === undefined || key === undefined || md5 === undefined) {
     throw new SvcError('InvalidArgument', 'Requests specifying Server Side Encryption with Customer provided keys must provide the encryption algorithm, the key and the MD5 of the key.');

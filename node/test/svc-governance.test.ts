@@ -1,0 +1,136 @@
+/**
+ * Data governance with the real `svc server` process: a restart keeps
+ * encrypted objects (SSE-C, SSE-S3, SSE-KMS, bucket default) readable and
+ * locked versions locked; a configured key file that is not there leaves the
+ * node up and not ready (`kms_not_ready`) until it appears; a malformed key
+ * stops start-up before any disk is touched.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutBucketEncryptionCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DAY_MS, kmsKeyLine, s3Error } from './helpers/governance.ts';
+import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+
+const dirs: string[] = [];
+const runs: SvcRun[] = [];
+afterAll(async () => {
+  for (const r of runs) await r.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function drives(n: number): string {
+  const base = tempDir('governance');
+  dirs.push(base);
+  for (let i = 1; i <= n; i++) mkdirSync(join(base, `d${i}`));
+  return base;
+}
+
+async function start(base: string, env: Record<string, string>): Promise<{ run: SvcRun; s3: S3Client; url: string }> {
+  const run = await runSvc(['server', `${base}/d{1...4}`], env);
+  runs.push(run);
+  expect(await run.started).toBe(true);
+  const url = `http://127.0.0.1:${run.port}`;
+  const s3 = new S3Client({ endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin' } });
+  return { run, s3, url };
+}
+
+async function readyBody(url: string): Promise<{ status: number; body: { ready: boolean; details: Record<string, { ready: boolean; detail?: string }>; degradedReasons: string[] } }> {
+  const r = await fetch(`${url}/health/ready`);
+  return { status: r.status, body: (await r.json()) as never };
+}
+
+const text = async (r: { Body?: { transformToString(): Promise<string> } }) => r.Body!.transformToString();
+
+describe('svc server: encryption and object lock across a restart', () => {
+  it('keeps every encrypted object readable and every lock in force', async () => {
+    const base = drives(4);
+    const env = { SVC_KMS_SECRET_KEY: kmsKeyLine('node-key') };
+    const customer = randomBytes(32).toString('base64');
+    const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: customer };
+    let { run, s3, url } = await start(base, env);
+    const r0 = await readyBody(url);
+    expect(r0.status).toBe(200);
+    expect(r0.body.details.kms).toMatchObject({ ready: true });
+    await s3.send(new CreateBucketCommand({ Bucket: 'enc' }));
+    await s3.send(new CreateBucketCommand({ Bucket: 'worm', ObjectLockEnabledForBucket: true }));
+    await s3.send(new PutBucketEncryptionCommand({ Bucket: 'enc', ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] } }));
+    const big = randomBytes(3 * 1024 * 1024 + 5);
+    await s3.send(new PutObjectCommand({ Bucket: 'enc', Key: 'default', Body: big }));
+    await s3.send(new PutObjectCommand({ Bucket: 'enc', Key: 'kms', Body: 'kms body', ServerSideEncryption: 'aws:kms' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'enc', Key: 'ssec', Body: 'customer body', ...ssec }));
+    const locked = await s3.send(
+      new PutObjectCommand({ Bucket: 'worm', Key: 'k', Body: 'kept', ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: new Date(Date.now() + DAY_MS) }),
+    );
+    s3.destroy();
+    expect(await run.stop()).toBe(0);
+
+    ({ run, s3, url } = await start(base, env));
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'enc', Key: 'default' }));
+    expect(got.ServerSideEncryption).toBe('AES256');
+    expect(Buffer.from(await got.Body!.transformToByteArray()).equals(big)).toBe(true);
+    expect(await text(await s3.send(new GetObjectCommand({ Bucket: 'enc', Key: 'kms' })))).toBe('kms body');
+    expect(await text(await s3.send(new GetObjectCommand({ Bucket: 'enc', Key: 'ssec', ...ssec })))).toBe('customer body');
+    expect((await s3Error(s3.send(new GetObjectCommand({ Bucket: 'enc', Key: 'ssec' })))).status).toBe(400);
+    expect((await s3Error(s3.send(new DeleteObjectCommand({ Bucket: 'worm', Key: 'k', VersionId: locked.VersionId, BypassGovernanceRetention: true })))).code).toBe('AccessDenied');
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'worm', Key: 'k', VersionId: locked.VersionId }))).ObjectLockMode).toBe('COMPLIANCE');
+    // the drives hold no plaintext of the default-encrypted object
+    const sample = big.subarray(1000, 1064);
+    const hits: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (readFileSync(p).includes(sample)) hits.push(p);
+      }
+    };
+    walk(base);
+    expect(hits).toEqual([]);
+    s3.destroy();
+  });
+});
+
+describe('svc server: the key store', () => {
+  it('a key file that is not there yet: up, not ready (kms_not_ready), ready once it appears', async () => {
+    const base = drives(4);
+    const keyFile = join(base, 'keys');
+    const { s3, url } = await start(base, { SVC_KMS_SECRET_KEY_FILE: keyFile, SVC_STARTUP_READINESS_MAX_WAIT_SECS: '1' });
+    const before = await readyBody(url);
+    expect(before.status).toBe(503);
+    expect(before.body.degradedReasons).toContain('kms_not_ready');
+    expect(before.body.details.kms).toMatchObject({ ready: false });
+    expect(before.body.details.kms!.detail).toContain('ENOENT');
+    writeFileSync(keyFile, `# svc keys\n${kmsKeyLine('file-key')}\n`);
+    let ready = before;
+    for (let i = 0; i < 40 && ready.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      ready = await readyBody(url);
+    }
+    expect(ready.status).toBe(200);
+    expect(ready.body.details.kms!.detail).toContain('file-key');
+    await s3.send(new CreateBucketCommand({ Bucket: 'kms-bucket' }));
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'kms-bucket', Key: 'k', Body: 'x', ServerSideEncryption: 'AES256' }));
+    expect(put.ServerSideEncryption).toBe('AES256');
+    s3.destroy();
+  });
+
+  it('a malformed SVC_KMS_SECRET_KEY stops start-up before any disk is touched; both variables are refused', async () => {
+    const base = drives(4);
+    const bad = await runSvc(['server', `${base}/d{1...4}`], { SVC_KMS_SECRET_KEY: 'no-key-here' });
+    expect(await bad.exited).not.toBe(0);
+    expect(bad.stdout() + bad.stderr()).toContain('SVC_KMS_SECRET_KEY');
+    expect(readdirSync(join(base, 'd1'))).toEqual([]);
+    const both = await runSvc(['server', `${base}/d{1...4}`], { SVC_KMS_SECRET_KEY: kmsKeyLine('a'), SVC_KMS_SECRET_KEY_FILE: join(base, 'k') });
+    expect(await both.exited).not.toBe(0);
+    expect(both.stdout() + both.stderr()).toContain('not both');
+  });
+});
