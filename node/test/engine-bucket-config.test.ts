@@ -9,10 +9,14 @@ import { pack, unpack } from 'msgpackr';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bucketRecordPath } from '../src/object/buckets.ts';
 import { BUCKET_CONFIG_KINDS } from '../src/object/index.ts';
+import { decodeLockConfig, encodeLockConfig } from '../src/object/object-lock.ts';
+import { encodeBucketEncryption } from '../src/object/sse.ts';
 import { codeOf } from './helpers/error-code.ts';
 import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
 
 const enc = (s: string) => new Uint8Array(Buffer.from(s));
+/** Kinds the object layer stores as given; `object-lock` and `encryption` have rules of their own (below). */
+const OPAQUE = BUCKET_CONFIG_KINDS.filter((k) => k !== 'object-lock' && k !== 'encryption');
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : Buffer.from(b).toString());
 
 describe('bucket configuration documents', () => {
@@ -32,11 +36,11 @@ describe('bucket configuration documents', () => {
     const l = fx.layer;
     await l.makeBucket('cfg');
     for (const kind of BUCKET_CONFIG_KINDS) expect(await l.getBucketConfig('cfg', kind)).toBeUndefined();
-    for (const kind of BUCKET_CONFIG_KINDS) await l.setBucketConfig('cfg', kind, enc(`<${kind}/>`));
+    for (const kind of OPAQUE) await l.setBucketConfig('cfg', kind, enc(`<${kind}/>`));
     await l.setBucketConfig('cfg', 'policy', enc('{"Version":"2012-10-17"}'));
     // A fresh layer (a restart) reads them back from the drives.
     const again = await fx.open(2);
-    for (const kind of BUCKET_CONFIG_KINDS) {
+    for (const kind of OPAQUE) {
       expect(dec(await again.getBucketConfig('cfg', kind))).toBe(kind === 'policy' ? '{"Version":"2012-10-17"}' : `<${kind}/>`);
     }
     await again.setBucketConfig('cfg', 'cors', undefined);
@@ -48,11 +52,17 @@ describe('bucket configuration documents', () => {
     const l = fx.layer;
     await l.makeBucket('mix');
     await l.setBucketVersioning('mix', 'Enabled');
-    await l.setBucketConfig('mix', 'object-lock', enc('lock'));
+    await l.setBucketConfig('mix', 'object-lock', encodeLockConfig({ enabled: true }));
     await l.setBucketTags('mix', 'a=1');
     const r = await fx.open(2);
     expect(await r.getBucketInfo('mix')).toMatchObject({ versioning: 'Enabled', tags: 'a=1' });
-    expect(dec(await r.getBucketConfig('mix', 'object-lock'))).toBe('lock');
+    expect(decodeLockConfig(await r.getBucketConfig('mix', 'object-lock'))).toEqual({ enabled: true });
+    // documents with rules: object lock stays once set, junk is refused, default encryption needs a key store
+    expect(await codeOf(r.setBucketConfig('mix', 'object-lock', undefined))).toBe('InvalidBucketState');
+    expect(await codeOf(r.setBucketVersioning('mix', 'Suspended'))).toBe('InvalidBucketState');
+    expect(await codeOf(r.setBucketConfig('mix', 'object-lock', enc('lock')))).toBe('InvalidArgument');
+    expect(await codeOf(r.setBucketConfig('mix', 'encryption', enc('sse')))).toBe('InvalidArgument');
+    expect(await codeOf(r.setBucketConfig('mix', 'encryption', encodeBucketEncryption({ algorithm: 'AES256' })))).toBe('XSvcKMSNotConfigured');
   });
 
   it('a v1 record reads, and its next change upgrades it to v2 keeping every field', async () => {
@@ -81,7 +91,7 @@ describe('bucket configuration documents', () => {
     const raw = unpack((await l.sysRecords.read(bucketRecordPath('fut')))!) as Record<string, unknown>;
     await l.sysRecords.write(bucketRecordPath('fut'), pack({ ...raw, quota: { hard: 1024 } }));
     const r = await fx.open(2);
-    await r.setBucketConfig('fut', 'encryption', enc('sse'));
+    await r.setBucketConfig('fut', 'notification', enc('n'));
     const stored = unpack((await r.sysRecords.read(bucketRecordPath('fut')))!) as Record<string, unknown>;
     expect(stored.quota).toEqual({ hard: 1024 });
     await r.sysRecords.write(bucketRecordPath('fut'), pack({ ...stored, v: 3 }));

@@ -14,7 +14,8 @@ import type { ServerPools } from '../src/object/server-pools.ts';
 import type { ObjectLayer } from '../src/object/types.ts';
 import { newPoolFormats, writeFormatFile } from '../src/storage/format.ts';
 import { LocalDrive, type LocalDriveOptions } from '../src/storage/local-drive.ts';
-import { systemClock } from '../src/util/clock.ts';
+import type { Kms } from '../src/crypto/kms.ts';
+import { type Clock, systemClock } from '../src/util/clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
 
 export const DEPLOYMENT_ID = '8a3e1f0c-5b2d-4c6e-9f71-0d2b3c4e5f60';
@@ -43,6 +44,10 @@ export interface FixtureOptions {
   driveHooks?: (index: number) => LocalDriveOptions['hooks'];
   /** Write a format.json on every drive and give the layer the slot ids (drive membership checked). */
   formatted?: boolean;
+  /** Key store for SSE-S3 / SSE-KMS (the same one after `reopen`). */
+  kms?: Kms;
+  /** The engine's clock (default the system clock). */
+  clock?: Clock;
 }
 
 export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
@@ -84,7 +89,8 @@ export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
       ...(o.listQuorum ?? opts.listQuorum ? { listQuorum: o.listQuorum ?? opts.listQuorum! } : {}),
       ...(o.commitHooks ?? opts.commitHooks ? { commitHooks: o.commitHooks ?? opts.commitHooks! } : {}),
       logger: silentLogger,
-      clock: systemClock,
+      clock: opts.clock ?? systemClock,
+      ...(opts.kms ? { kms: opts.kms } : {}),
     })) as ObjectLayer & { mrf: ServerPools['mrf'] };
   const drives = await mkDrives(opts.driveHooks);
   const fx: Fixture = {

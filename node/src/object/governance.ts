@@ -43,8 +43,13 @@ export class Governance {
 
   /** A bucket default encryption document must name what the key store has (a configured store, a known key). */
   checkDefaultEncryption(raw: Uint8Array): void {
-    const c = decodeBucketEncryption(raw);
-    if (!c) throw new SvcError('MalformedXML', 'Unknown default encryption algorithm.');
+    let c: ReturnType<typeof decodeBucketEncryption>;
+    try {
+      c = decodeBucketEncryption(raw);
+    } catch {
+      c = undefined;
+    }
+    if (!c) throw new SvcError('InvalidArgument', 'not a default encryption document (AES256 or aws:kms)');
     if (!this.kms) throw new SvcError('XSvcKMSNotConfigured');
     if (c.kmsKeyId !== undefined) this.kms.key(c.kmsKeyId);
     else this.kms.defaultKey();

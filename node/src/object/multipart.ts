@@ -375,24 +375,27 @@ export class Multipart {
     }
   }
 
-  /** Every open upload on `pool` at quorum: its id parts and its upload record. */
-  async *#uploadsOn(pool: Pool): AsyncGenerator<{ uuid: string; version: FileVersion }> {
-    for (const set of pool.sets) {
-      const hashes = new Set<string>();
-      for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, MULTIPART_DIR)))) {
-        if (r.status === 'fulfilled') for (const h of r.value) if (h.endsWith('/')) hashes.add(h.slice(0, -1));
+  /** Every open upload held by one erasure set at read quorum: its id part and its upload record. */
+  async *#uploadsIn(set: ErasureSet): AsyncGenerator<{ uuid: string; version: FileVersion }> {
+    const hashes = new Set<string>();
+    for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, MULTIPART_DIR)))) {
+      if (r.status === 'fulfilled') for (const h of r.value) if (h.endsWith('/')) hashes.add(h.slice(0, -1));
+    }
+    for (const h of hashes) {
+      const ups = new Set<string>();
+      for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, `${MULTIPART_DIR}/${h}`)))) {
+        if (r.status === 'fulfilled') for (const u of r.value) if (u.endsWith('/')) ups.add(u.slice(0, -1));
       }
-      for (const h of hashes) {
-        const ups = new Set<string>();
-        for (const r of await Promise.allSettled(set.drives.map((d) => d.listDir(SYS_VOL, `${MULTIPART_DIR}/${h}`)))) {
-          if (r.status === 'fulfilled') for (const u of r.value) if (u.endsWith('/')) ups.add(u.slice(0, -1));
-        }
-        for (const u of ups) {
-          const { res } = await set.resolve(SYS_VOL, `${MULTIPART_DIR}/${h}/${u}`);
-          if (res.kind === 'found') yield { uuid: u, version: res.group.version };
-        }
+      for (const u of ups) {
+        const { res } = await set.resolve(SYS_VOL, `${MULTIPART_DIR}/${h}/${u}`);
+        if (res.kind === 'found') yield { uuid: u, version: res.group.version };
       }
     }
+  }
+
+  /** Every open upload on `pool` at quorum. */
+  async *#uploadsOn(pool: Pool): AsyncGenerator<{ uuid: string; version: FileVersion }> {
+    for (const set of pool.sets) yield* this.#uploadsIn(set);
   }
 
   /** Uploads still open on `pool` (a drained pool waits for them; see object/movement/). */
@@ -400,6 +403,20 @@ export class Multipart {
     let n = 0;
     for await (const _ of this.#uploadsOn(pool)) n++;
     return n;
+  }
+
+  /**
+   * The uploads held by one erasure set (every bucket, or one), at read
+   * quorum. The lifecycle sweep of a scanned set uses it.
+   */
+  async uploadsInSet(pool: Pool, set: ErasureSet, bucket?: string): Promise<MultipartUploadInfo[]> {
+    const out: MultipartUploadInfo[] = [];
+    for await (const { uuid, version: v } of this.#uploadsIn(set)) {
+      const b = v.sysMeta.bucket ?? '';
+      if (bucket !== undefined && b !== bucket) continue;
+      out.push(this.#uploadInfo(b, v.sysMeta.key ?? '', encodeUploadId(pool.index, uuid, v.modTime), v));
+    }
+    return out;
   }
 
   async listMultipartUploads(bucket: string, opts: ListUploadsOptions): Promise<ListUploadsResult> {

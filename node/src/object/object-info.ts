@@ -51,6 +51,25 @@ export function toObjectInfo(bucket: string, key: string, v: FileVersion, isLate
   return info;
 }
 
+/** A delete marker to write (`'null'` in an unversioned or suspended bucket). */
+export function newDeleteMarker(versionId: string, modTime: number): FileVersion {
+  return {
+    versionId,
+    modTime,
+    type: 'delete',
+    dataDir: '',
+    size: 0,
+    parts: [],
+    etag: '',
+    contentHeaders: {},
+    userMeta: {},
+    sysMeta: {},
+    storageClass: '',
+    tags: '',
+    inline: false,
+  };
+}
+
 /** System metadata with the version's ACL replaced ('' removes it). */
 export function withAcl(sysMeta: Record<string, string>, acl: string): Record<string, string> {
   const { acl: _old, ...rest } = sysMeta;

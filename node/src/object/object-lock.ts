@@ -177,7 +177,13 @@ export function decodeLockConfig(raw: Uint8Array | undefined): BucketLockConfig 
  */
 export function checkLockConfigChange(versioning: string, current: Uint8Array | undefined, next: Uint8Array | undefined): void {
   const had = decodeLockConfig(current) !== undefined;
-  if (next === undefined || decodeLockConfig(next) === undefined) {
+  let wanted: BucketLockConfig | undefined;
+  try {
+    wanted = next === undefined ? undefined : decodeLockConfig(next);
+  } catch {
+    throw new SvcError('InvalidArgument', 'not an object-lock configuration document');
+  }
+  if (wanted === undefined) {
     if (had || next !== undefined) throw new SvcError('InvalidBucketState', 'Object Lock cannot be disabled or removed once it is enabled on a bucket.');
     return;
   }

@@ -20,13 +20,15 @@ import { Buckets } from './buckets.ts';
 import { poolCapacity, probeDrives, storageHealth } from './capacity.ts';
 import type { CommitHooks, ErasureSet, StagedShards } from './erasure-set.ts';
 import type { ListQuorum } from './list-merge.ts';
+import { applyLifecycle, type LifecycleOutcome } from './lifecycle/apply.ts';
+import type { LifecycleConfig } from './lifecycle/rules.ts';
 import { Listing } from './listing.ts';
 import { MrfQueue } from './mrf.ts';
 import { Multipart } from './multipart.ts';
 import { ObjectMover } from './object-move.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
 import { Governance } from './governance.ts';
-import { checkReadPreconditions, checkWritePreconditions, storedHeaders, toObjectInfo, withAcl } from './object-info.ts';
+import { checkReadPreconditions, checkWritePreconditions, newDeleteMarker, storedHeaders, toObjectInfo, withAcl } from './object-info.ts';
 import { assertRemovable, checkRetentionChange, lockOf, newVersionLock, withLock } from './object-lock.ts';
 import { hashOrder, rankPools } from './placement.ts';
 import { type Located, pickNewest, type Pool, type PoolAdmission, type PoolLookup, type PoolSpec, Pools } from './pools.ts';
@@ -543,21 +545,7 @@ export class ServerPools implements ObjectLayer {
       const versionId = meta.versioning === 'Enabled' ? randomUUID() : 'null';
       // A suspended bucket's null marker replaces the null version: not a locked one.
       await this.governance.guardNullReplace(set, bucket, path, versionId, await this.governance.lockConfig(bucket));
-      const marker: FileVersion = {
-        versionId,
-        modTime: this.#clock.now(),
-        type: 'delete',
-        dataDir: '',
-        size: 0,
-        parts: [],
-        etag: '',
-        contentHeaders: {},
-        userMeta: {},
-        sysMeta: {},
-        storageClass: '',
-        tags: '',
-        inline: false,
-      };
+      const marker = newDeleteMarker(versionId, this.#clock.now());
       await set.writeMarker(bucket, path, marker, bucket, key);
       return { versionId, deleteMarker: true };
     } finally {
@@ -664,6 +652,22 @@ export class ServerPools implements ObjectLayer {
 
   listMultipartUploads(bucket: string, opts: ListUploadsOptions): Promise<ListUploadsResult> {
     return this.#multipart.listMultipartUploads(bucket, opts);
+  }
+
+  // ---- lifecycle (executed by the scanner: lifecycle/executor.ts)
+
+  /** Applies lifecycle rules to one object under its lock, from a fresh quorum read (see `lifecycle/apply.ts`). */
+  async applyLifecycle(bucket: string, key: string, config: LifecycleConfig, now: number): Promise<LifecycleOutcome> {
+    const meta = await this.getBucketInfo(bucket);
+    return applyLifecycle({ pools: this.#pools, locker: this.#locker, governance: this.governance, logger: this.#log }, bucket, key, config, meta.versioning, now);
+  }
+
+  /** The multipart uploads one erasure set holds (every bucket). */
+  uploadsInSet(pool: number, set: number): Promise<MultipartUploadInfo[]> {
+    const p = this.#pools.list[pool];
+    const s = p?.sets[set];
+    if (!p || !s) throw new SvcError('InvalidArgument', `no set ${pool}/${set}`);
+    return this.#multipart.uploadsInSet(p, s);
   }
 
   // ---- operations

@@ -806,6 +806,7 @@ export class LocalDrive implements Drive {
 
   async deleteVersion(vol: string, path: string, versionId: string): Promise<void> {
     await this.#checkRoot();
+    await this.#hook('delete-version:start');
     try {
       const current = await this.#readVersions(vol, path);
       // Deleting a version also deletes its superseded copies (a base id
@@ -820,6 +821,7 @@ export class LocalDrive implements Drive {
         await fsp.rm(join(dir, XL_META), { force: true });
         await this.#fsyncDir(dir);
       } else await this.#writeVersions(vol, path, rest, false);
+      await this.#hook('delete-version:meta-written');
       const shared = new Set(rest.map((v) => v.dataDir));
       for (const v of victims) {
         if (v.dataDir === '' || shared.has(v.dataDir)) continue;

@@ -36,6 +36,18 @@ describe('parseEndpoint', () => {
       ['GET', '/b/k?acl', 'GetObjectAcl'],
       ['PUT', '/b/k?acl', 'PutObjectAcl'],
       ['GET', '/b/k?attributes', 'GetObjectAttributes'],
+      ['GET', '/b?object-lock', 'GetObjectLockConfiguration'],
+      ['PUT', '/b?object-lock', 'PutObjectLockConfiguration'],
+      ['GET', '/b?lifecycle', 'GetBucketLifecycle'],
+      ['PUT', '/b?lifecycle', 'PutBucketLifecycle'],
+      ['DELETE', '/b?lifecycle', 'DeleteBucketLifecycle'],
+      ['GET', '/b?encryption', 'GetBucketEncryption'],
+      ['PUT', '/b?encryption', 'PutBucketEncryption'],
+      ['DELETE', '/b?encryption', 'DeleteBucketEncryption'],
+      ['GET', '/b/k?retention', 'GetObjectRetention'],
+      ['PUT', '/b/k?retention&versionId=v', 'PutObjectRetention'],
+      ['GET', '/b/k?legal-hold', 'GetObjectLegalHold'],
+      ['PUT', '/b/k?legal-hold', 'PutObjectLegalHold'],
       ['POST', '/b/k?uploads', 'CreateMultipartUpload'],
       ['PUT', '/b/k?partNumber=3&uploadId=u1', 'UploadPart'],
       ['POST', '/b/k?uploadId=u1', 'CompleteMultipartUpload'],
@@ -76,7 +88,8 @@ describe('parseEndpoint', () => {
     expect(code(() => ep('PUT', '/b/k?partNumber=0&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=10001&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=1'))).toBe('InvalidArgument');
-    expect(code(() => ep('GET', '/b?lifecycle'))).toBe('NotImplemented');
+    expect(code(() => ep('GET', '/b?replication'))).toBe('NotImplemented');
+    expect(code(() => ep('DELETE', '/b?object-lock'))).toBe('MethodNotAllowed');
     expect(code(() => ep('GET', '/b?list-type=1'))).toBe('InvalidArgument');
     expect(code(() => ep('PATCH', '/b/k'))).toBe('MethodNotAllowed');
     expect(code(() => ep('PUT', '/'))).toBe('MethodNotAllowed');
