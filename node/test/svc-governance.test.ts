@@ -14,12 +14,23 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   PutBucketEncryptionCommand,
+  PutBucketLifecycleConfigurationCommand,
   PutObjectCommand,
+  PutObjectLockConfigurationCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { BucketGovernanceReport, KmsStatusReport } from '../src/object/admin/governance-admin.ts';
+import { admin } from './helpers/admin.ts';
 import { DAY_MS, kmsKeyLine, s3Error } from './helpers/governance.ts';
-import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { type CommandRun, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+
+/** The real `svc` command (its admin client), with a private HOME. */
+function svcCli(args: string[], env: Record<string, string>): Promise<CommandRun> {
+  const home = tempDir('cli-home');
+  dirs.push(home);
+  return runSvcCommand(args, { HOME: home, ...env });
+}
 
 const dirs: string[] = [];
 const runs: SvcRun[] = [];
@@ -63,6 +74,20 @@ describe('svc server: encryption and object lock across a restart', () => {
     expect(r0.body.details.kms).toMatchObject({ ready: true });
     await s3.send(new CreateBucketCommand({ Bucket: 'enc' }));
     await s3.send(new CreateBucketCommand({ Bucket: 'worm', ObjectLockEnabledForBucket: true }));
+    await s3.send(
+      new PutObjectLockConfigurationCommand({ Bucket: 'worm', ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: 30 } } } }),
+    );
+    await s3.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: 'enc',
+        LifecycleConfiguration: {
+          Rules: [
+            { ID: 'logs', Status: 'Enabled', Filter: { Prefix: 'logs/' }, Expiration: { Days: 7 } },
+            { ID: 'old', Status: 'Enabled', Filter: {}, NoncurrentVersionExpiration: { NoncurrentDays: 30, NewerNoncurrentVersions: 2 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 3 } },
+          ],
+        },
+      }),
+    );
     await s3.send(new PutBucketEncryptionCommand({ Bucket: 'enc', ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] } }));
     const big = randomBytes(3 * 1024 * 1024 + 5);
     await s3.send(new PutObjectCommand({ Bucket: 'enc', Key: 'default', Body: big }));
@@ -95,6 +120,29 @@ describe('svc server: encryption and object lock across a restart', () => {
     };
     walk(base);
     expect(hits).toEqual([]);
+
+    // admin visibility: the route the console reads, and `svc bucket info` / `svc admin kms`
+    const creds = { accessKey: 'svcadmin', secretKey: 'svcadmin' };
+    const gov = (await admin(url, creds, { method: 'GET', path: 'v3/bucket/governance' })).json() as BucketGovernanceReport;
+    const byName = Object.fromEntries(gov.buckets.map((b) => [b.name, b]));
+    expect(byName.worm).toMatchObject({ versioning: 'Enabled', objectLock: { enabled: true, defaultRetention: { mode: 'GOVERNANCE', days: 30 } } });
+    expect(byName.enc).toMatchObject({ versioning: 'Unversioned', objectLock: { enabled: false }, encryption: { algorithm: 'AES256' } });
+    expect(byName.enc!.lifecycle?.rules.map((r) => r.id)).toEqual(['logs', 'old']);
+    expect(byName.enc!.lifecycle?.rules[1]).toMatchObject({ noncurrentVersionExpiration: { noncurrentDays: 30, newerNoncurrentVersions: 2 }, abortIncompleteMultipartUpload: { daysAfterInitiation: 3 } });
+    const one = await admin(url, creds, { method: 'GET', path: 'v3/bucket/governance', query: { bucket: 'missing-bucket' } });
+    expect(one.status).toBe(404);
+    const kms = (await admin(url, creds, { method: 'GET', path: 'v3/kms/status' })).json() as KmsStatusReport;
+    expect(kms).toMatchObject({ configured: true, ready: true, source: 'env', defaultKeyId: 'node-key', keyIds: ['node-key'] });
+    const cliEnv = { SVC_ENDPOINT: url, SVC_ACCESS_KEY: 'svcadmin', SVC_SECRET_KEY: 'svcadmin' };
+    const info = await svcCli(['bucket', 'info', 'enc'], cliEnv);
+    expect(info.code, info.err).toBe(0);
+    for (const text of ['SSE-S3 (AES256)', 'Unversioned', 'prefix "logs/"', 'expire current after 7d', 'delete noncurrent after 30d (keep 2 newest)', 'abort uploads after 3d']) {
+      expect(info.out).toContain(text);
+    }
+    const all = await svcCli(['bucket', 'info'], cliEnv);
+    expect(all.out).toContain('on, default GOVERNANCE 30 day(s)');
+    const k = await svcCli(['admin', 'kms'], cliEnv);
+    expect(k.out).toContain('node-key');
     s3.destroy();
   });
 });

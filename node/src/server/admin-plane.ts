@@ -14,6 +14,7 @@
  * expansion order (for `http://node{1...4}:9000/d{1...2}`, node1). A
  * pool-scoped mutation received by any other node is forwarded to it.
  */
+import { governanceReport, kmsReport } from '../object/admin/governance-admin.ts';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { rootAuthorizer } from '../api/admin/authorize.ts';
@@ -382,6 +383,13 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     backgroundHeal: { status: () => backgroundHealStatus(healDeps) },
     replacement: { status: () => replacementStatus(healDeps, clock.now(), firstSeen) },
     cluster: { snapshot, info, capabilities },
+    governance: {
+      buckets: (bucket) => {
+        movement();
+        return governanceReport(layer!, bucket);
+      },
+      kms: () => kmsReport(layer?.governance.kms?.status()),
+    },
   };
 
   const core = createAdminCore({

@@ -51,6 +51,18 @@ export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
   ReplacementRecovery: { method: 'GET', path: 'v4/heal/replacement-recovery', status: 200 },
   ClusterSnapshot: { method: 'GET', path: 'v4/cluster/snapshot', status: 200 },
   RuntimeCapabilities: { method: 'GET', path: 'v4/runtime/capabilities', status: 200 },
+  BucketGovernance: {
+    method: 'GET',
+    path: 'v3/bucket/governance',
+    status: 200,
+    note: 'Every bucket, or `?bucket=<name>` for one (`NoSuchBucket` when absent). Per bucket: `versioning`, `objectLock` (`enabled`, `defaultRetention`), `encryption` (absent: none), `lifecycle.rules` (absent: none). `svc bucket info` shows it.',
+  },
+  KmsStatus: {
+    method: 'GET',
+    path: 'v3/kms/status',
+    status: 200,
+    note: 'Without SVC_KMS_SECRET_KEY / SVC_KMS_SECRET_KEY_FILE: `{"configured":false}`. Configured: `ready`, `source` (`env` or `file`), `file`, `defaultKeyId`, `keyIds`, `loadedAt`, `lastError` (never key material). `svc admin kms` shows it.',
+  },
 };
 
 export function exampleQuery(e: RouteExample, pools: readonly string[]): Record<string, string> {

@@ -103,6 +103,10 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
         return s.cluster.capabilities();
       case 'ServerInfo':
         return s.cluster.info();
+      case 'BucketGovernance':
+        return s.governance.buckets(ep.bucket);
+      case 'KmsStatus':
+        return s.governance.kms();
     }
   };
 

@@ -7,6 +7,7 @@
  */
 import { SvcError } from '../../util/errors.ts';
 import { safeDecode } from '../s3/auth/sigv4.ts';
+import { validateBucketName } from '../s3/validate.ts';
 import type { AdminAction } from './authorize.ts';
 import {
   HEAL_QUERY_KEYS,
@@ -38,7 +39,9 @@ export type AdminOp =
   | 'ReplacementRecovery'
   | 'ClusterSnapshot'
   | 'RuntimeCapabilities'
-  | 'ServerInfo';
+  | 'ServerInfo'
+  | 'BucketGovernance'
+  | 'KmsStatus';
 
 export interface AdminRoute {
   readonly op: AdminOp;
@@ -70,11 +73,14 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   { op: 'ReplacementRecovery', method: 'GET', path: 'v4/heal/replacement-recovery', query: { kind: 'status', keys: [] }, action: 'admin:Heal', poolScoped: false, summary: 'recovery state of replaced drives' },
   { op: 'ClusterSnapshot', method: 'GET', path: 'v4/cluster/snapshot', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'nodes, pools, sets and every drive' },
   { op: 'RuntimeCapabilities', method: 'GET', path: 'v4/runtime/capabilities', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'what this build and this layout can do' },
+  { op: 'BucketGovernance', method: 'GET', path: 'v3/bucket/governance', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'per bucket: versioning, object lock, default encryption, lifecycle rules' },
+  { op: 'KmsStatus', method: 'GET', path: 'v3/kms/status', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'the SSE key store: configured, ready, key ids' },
 ];
 
 /** A request parsed against the table with its parameters validated. */
 export type AdminEndpoint =
-  | { readonly op: 'PoolsList' | 'RebalanceStart' | 'RebalanceStatus' | 'RebalanceStop' | 'BackgroundHealStatus' | 'ReplacementRecovery' | 'ClusterSnapshot' | 'RuntimeCapabilities' | 'ServerInfo'; readonly route: AdminRoute }
+  | { readonly op: 'PoolsList' | 'RebalanceStart' | 'RebalanceStatus' | 'RebalanceStop' | 'BackgroundHealStatus' | 'ReplacementRecovery' | 'ClusterSnapshot' | 'RuntimeCapabilities' | 'ServerInfo' | 'KmsStatus'; readonly route: AdminRoute }
+  | { readonly op: 'BucketGovernance'; readonly route: AdminRoute; readonly bucket: string | undefined }
   | { readonly op: 'PoolsStatus' | 'DecommissionCancel' | 'DecommissionClear'; readonly route: AdminRoute; readonly pool: number }
   | { readonly op: 'DecommissionStatus'; readonly route: AdminRoute; readonly pool: number | undefined }
   | { readonly op: 'DecommissionStart'; readonly route: AdminRoute; readonly pools: readonly number[] }
@@ -127,6 +133,11 @@ export function parseAdminEndpoint(
       return { op: route.op, route, pools: poolBatch(q, layout.cmdlines) };
     case 'Heal':
       return { op: route.op, route, heal: parseHealRequest(safeDecode(rest), q, body, layout) };
+    case 'BucketGovernance': {
+      const bucket = q.get('bucket');
+      if (bucket !== undefined) validateBucketName(bucket);
+      return { op: route.op, route, bucket };
+    }
     default:
       return { op: route.op, route };
   }

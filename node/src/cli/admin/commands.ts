@@ -7,7 +7,8 @@
  *   svc rebalance start|status|stop [ALIAS] [--watch]   (`svc expand ...` is the same group)
  *   svc heal start|status|stop [ALIAS] [--bucket B] [--prefix P] [--scan-mode normal|deep]
  *                               [--remove] [--recreate] [--dry-run] [--client-token T] [--watch]
- *   svc admin info [ALIAS]           svc admin snapshot [ALIAS]
+ *   svc admin info [ALIAS]           svc admin snapshot [ALIAS]       svc admin kms [ALIAS]
+ *   svc bucket info [ALIAS] [BUCKET]  (versioning, object lock, encryption, lifecycle)
  *
  * Every command takes `--json` (print the server's JSON). Exit codes: 0 ok,
  * 1 the server said no, 2 usage, 3 the server is unreachable. Errors say
@@ -25,8 +26,10 @@ import type {
   ServerInfoMessage,
 } from '../../object/admin/types.ts';
 import { AdminClient, DEFAULT_REGION, ServerError, UnreachableError } from './client.ts';
-import { readAliases, removeAlias, setAlias, takeTarget, UsageError } from './config.ts';
+import { envTarget, readAliases, removeAlias, setAlias, takeTarget, UsageError } from './config.ts';
 import { table } from './format.ts';
+import type { BucketGovernanceReport, KmsStatusReport } from '../../object/admin/governance-admin.ts';
+import { bucketGovernanceView, kmsView } from './governance-views.ts';
 import { decommissionView, type DrainRates, healView, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
 import { watch } from './watch.ts';
 
@@ -96,6 +99,13 @@ async function run(io: AdminIo, json: boolean, alias: () => string, body: () => 
 function clientFor(args: readonly string[], io: AdminIo): { client: AdminClient; rest: string[] } {
   const { target, rest } = takeTarget(args, io.env);
   return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION), rest };
+}
+
+/** The SVC_ENDPOINT server, all arguments left as they are. */
+function envClient(args: readonly string[], io: AdminIo): { client: AdminClient; rest: string[] } {
+  const target = envTarget(io.env);
+  if (target === undefined) throw new UsageError(`no alias "${args[0]}", and SVC_ENDPOINT, SVC_ACCESS_KEY and SVC_SECRET_KEY are not set; add an alias with svc alias set NAME URL ACCESS_KEY SECRET_KEY`);
+  return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION), rest: [...args] };
 }
 
 function poolQuery(pool: string | undefined, byId: boolean | undefined): Record<string, string> {
@@ -369,6 +379,26 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
     });
   view<ServerInfoMessage>('info', 'servers, drives online/offline, usage', 'v3/info', infoView);
   view<ClusterSnapshot>('snapshot', 'nodes, pools, sets and every drive with its format slot', 'v4/cluster/snapshot', snapshotView);
+  view<KmsStatusReport>('kms', 'the SSE key store: configured, ready, key ids', 'v3/kms/status', kmsView);
+
+  // ---- bucket governance
+  const bucket = program.command('bucket').description('per-bucket data governance settings');
+  bucket
+    .command('info')
+    .description('versioning, object lock (default retention), default encryption and lifecycle rules of every bucket, or of one')
+    .argument('[args...]', '[ALIAS] [BUCKET]')
+    .option('--json', "print the server's JSON")
+    .addHelpText('after', `\n${TARGET_HELP}`)
+    .action(async (args: string[], o: JsonOpt) =>
+      run(io, !!o.json, aliasOf, async () => {
+        // One argument: an alias when one has that name, else a bucket of the SVC_ENDPOINT server.
+        const lone = args.length === 1 && readAliases(io.env).aliases[args[0]!] === undefined;
+        const { client, rest } = lone ? envClient(args, io) : cli(args);
+        if (rest.length > 1) throw new UsageError('bucket info takes at most one bucket');
+        const r = await client.json<BucketGovernanceReport>('GET', 'v3/bucket/governance', rest[0] !== undefined ? { bucket: rest[0] } : {});
+        json(o, r.raw, r.value, bucketGovernanceView);
+      }),
+    );
 }
 
 function intervalMs(s: string): number {

@@ -24,6 +24,7 @@ import type {
   RuntimeCapabilities,
   ServerInfoMessage,
 } from './types.ts';
+import type { BucketGovernanceReport, KmsStatusReport } from './governance-admin.ts';
 
 export interface PoolAdmin {
   /** Every configured pool (`pools/list`). */
@@ -72,6 +73,12 @@ export interface ClusterAdmin {
   capabilities(): RuntimeCapabilities;
 }
 
+/** Data governance settings (object lock, encryption, lifecycle) and the key store. */
+export interface GovernanceAdmin {
+  buckets(bucket?: string): Promise<BucketGovernanceReport>;
+  kms(): KmsStatusReport;
+}
+
 export interface AdminServices {
   readonly pools: PoolAdmin;
   readonly rebalance: RebalanceAdmin;
@@ -79,6 +86,7 @@ export interface AdminServices {
   readonly backgroundHeal: BackgroundHealAdmin;
   readonly replacement: ReplacementRecoveryAdmin;
   readonly cluster: ClusterAdmin;
+  readonly governance: GovernanceAdmin;
 }
 
 // ---- worker ports (implemented by the data-movement and heal workers)
