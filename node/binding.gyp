@@ -8,7 +8,8 @@
         "native/xxh64.c",
         "native/crc64nvme.c",
         "native/mbhash.c",
-        "native/mbhash_napi.c"
+        "native/mbhash_napi.c",
+        "native/gcm.c"
       ],
       "defines": ["NAPI_VERSION=8"],
       "cflags_c": ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-fno-strict-aliasing"],

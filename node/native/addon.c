@@ -185,6 +185,69 @@ static napi_value crc64nvme(napi_env env, napi_callback_info info) {
   return result;
 }
 
+#define GCM_PACKAGE (64 * 1024)
+
+/* Set at load: the cipher may be called (never into unresolved OpenSSL symbols otherwise). */
+static int gcm_ok = 0;
+
+/* gcmSeal(key, nonce, firstSeq, finalLast, plain, out): bytes written into out. */
+static napi_value gcm_seal(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint8_t *key, *nonce, *plain, *out;
+  size_t key_len, nonce_len, plain_len, out_len;
+  int64_t first;
+  bool final_last;
+  if (!gcm_ok) {
+    napi_throw_error(env, NULL, "gcmSeal: the package cipher is not available in this process");
+    return NULL;
+  }
+  if (argc < 6 || !get_bytes(env, argv[0], &key, &key_len) || key_len != 32 || !get_bytes(env, argv[1], &nonce, &nonce_len) || nonce_len != 12 ||
+      !get_int(env, argv[2], &first) || first < 0 || first > UINT32_MAX || napi_get_value_bool(env, argv[3], &final_last) != napi_ok ||
+      !get_bytes(env, argv[4], &plain, &plain_len) || !get_bytes(env, argv[5], &out, &out_len)) {
+    napi_throw_type_error(env, NULL, "gcmSeal(key32, nonce12, firstSeq, finalLast, plain, out)");
+    return NULL;
+  }
+  long r = svc_gcm_seal(key, nonce, (uint32_t)first, final_last, plain, plain_len, GCM_PACKAGE, out, out_len);
+  if (r < 0) {
+    napi_throw_range_error(env, NULL, "gcmSeal: bad sizes or cipher failure");
+    return NULL;
+  }
+  napi_value result;
+  CHECK(napi_create_int64(env, r, &result));
+  return result;
+}
+
+/* gcmOpen(key, nonce, firstSeq, lastOfStream, cipher, out): bytes written, or -1 - seq of the package that failed. */
+static napi_value gcm_open(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint8_t *key, *nonce, *cipher, *out;
+  size_t key_len, nonce_len, cipher_len, out_len;
+  int64_t first, last;
+  if (!gcm_ok) {
+    napi_throw_error(env, NULL, "gcmOpen: the package cipher is not available in this process");
+    return NULL;
+  }
+  if (argc < 6 || !get_bytes(env, argv[0], &key, &key_len) || key_len != 32 || !get_bytes(env, argv[1], &nonce, &nonce_len) || nonce_len != 12 ||
+      !get_int(env, argv[2], &first) || first < 0 || first > UINT32_MAX || !get_int(env, argv[3], &last) || last < 0 || last > UINT32_MAX ||
+      !get_bytes(env, argv[4], &cipher, &cipher_len) || !get_bytes(env, argv[5], &out, &out_len)) {
+    napi_throw_type_error(env, NULL, "gcmOpen(key32, nonce12, firstSeq, lastOfStream, cipher, out)");
+    return NULL;
+  }
+  uint32_t failed = 0;
+  long r = svc_gcm_open(key, nonce, (uint32_t)first, (uint32_t)last, cipher, cipher_len, GCM_PACKAGE, out, out_len, &failed);
+  if (r == -1) {
+    napi_throw_range_error(env, NULL, "gcmOpen: bad sizes or cipher failure");
+    return NULL;
+  }
+  napi_value result;
+  CHECK(napi_create_int64(env, r == -2 ? -1 - (int64_t)failed : r, &result));
+  return result;
+}
+
 /* affineCheck(): the GFNI matrices verified by software emulation (for tests). */
 static napi_value affine_check(napi_env env, napi_callback_info info) {
   napi_value result;
@@ -197,7 +260,9 @@ static napi_value init(napi_env env, napi_value exports) {
   svc_crc64nvme_init();
   const svc_gf_kernel *list;
   int n = svc_gf_kernels(&list);
-  napi_value kernel, kernels, crc_kernel;
+  napi_value kernel, kernels, crc_kernel, gcm;
+  gcm_ok = svc_gcm_available() == 1;
+  CHECK(napi_get_boolean(env, gcm_ok, &gcm));
   CHECK(napi_create_string_utf8(env, svc_crc64nvme_kernel(), NAPI_AUTO_LENGTH, &crc_kernel));
   CHECK(napi_create_string_utf8(env, list[0].name, NAPI_AUTO_LENGTH, &kernel));
   CHECK(napi_create_array_with_length(env, (size_t)n, &kernels));
@@ -215,6 +280,9 @@ static napi_value init(napi_env env, napi_value exports) {
       {"xxh64Many", NULL, xxh64_many, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crc64nvme", NULL, crc64nvme, NULL, NULL, NULL, napi_enumerable, NULL},
       {"crc64nvmeKernel", NULL, NULL, NULL, NULL, crc_kernel, napi_enumerable, NULL},
+      {"gcm", NULL, NULL, NULL, NULL, gcm, napi_enumerable, NULL},
+      {"gcmSeal", NULL, gcm_seal, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"gcmOpen", NULL, gcm_open, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK(napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
   CHECK(svc_mbhash_register(env, exports));

@@ -1,6 +1,7 @@
 /*
  * svc native addon: GF(2^8) matrix kernels for the Reed-Solomon codec, XXH64
- * for bitrot hashes, CRC-64/NVME for S3 checksums. Plain C, Node-API only.
+ * for bitrot hashes, CRC-64/NVME for S3 checksums, the SSE package cipher
+ * (through the OpenSSL the node binary exports). Plain C, Node-API.
  */
 #ifndef SVC_NATIVE_H
 #define SVC_NATIVE_H
@@ -37,5 +38,19 @@ uint64_t svc_crc64nvme(const uint8_t *p, size_t len, uint64_t prev);
 void svc_crc64nvme_init(void);
 /* `pclmul` or `table`. */
 const char *svc_crc64nvme_kernel(void);
+
+/*
+ * The package cipher (AES-256-GCM over fixed-size packages, see gcm.c).
+ * svc_gcm_available: 1 when built with OpenSSL. Seal: writes the packages of
+ * `plain` (all full but the last when `final_last`) to `out`; returns the
+ * bytes written, -1 on bad sizes. Open: whole packages from `cipher` to
+ * plaintext in `out`; returns the bytes written, -1 on bad sizes, -2 when a
+ * package fails its checks or authentication (`*failed_seq` names it).
+ */
+int svc_gcm_available(void);
+long svc_gcm_seal(const uint8_t key[32], const uint8_t nonce[12], uint32_t first_seq, int final_last, const uint8_t *plain,
+                  size_t plain_len, size_t package_size, uint8_t *out, size_t out_len);
+long svc_gcm_open(const uint8_t key[32], const uint8_t nonce[12], uint32_t first_seq, uint32_t last_of_stream, const uint8_t *cipher,
+                  size_t cipher_len, size_t package_size, uint8_t *out, size_t out_len, uint32_t *failed_seq);
 
 #endif

@@ -1,7 +1,11 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { decryptedSize, decryptPackages, encryptedSize, encryptStream, FULL_PACKAGE, PACKAGE_OVERHEAD, PACKAGE_SIZE, packageRange } from './package-cipher.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type CipherKernel, cipherKernel, decryptedSize, decryptPackages, encryptedSize, encryptStream, FULL_PACKAGE, PACKAGE_OVERHEAD, PACKAGE_SIZE, packageRange } from './package-cipher.ts';
+
+const execFileAsync = promisify(execFile);
 
 async function collect(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const out: Buffer[] = [];
@@ -13,19 +17,139 @@ async function* chunks(b: Buffer, size: number): AsyncGenerator<Uint8Array> {
   for (let i = 0; i < b.length; i += size) yield b.subarray(i, Math.min(b.length, i + size));
 }
 
-async function encrypt(key: Buffer, plain: Buffer, chunk = 10_000): Promise<Buffer> {
-  return collect(encryptStream(key, chunks(plain, chunk)));
+let kernel: CipherKernel = 'node';
+
+async function encrypt(key: Buffer, plain: Buffer, chunk = 10_000, k: CipherKernel = kernel): Promise<Buffer> {
+  return collect(encryptStream(key, chunks(plain, chunk), k));
 }
 
 /** Decrypts plaintext [start, end] of `cipher` the way a ranged GET does: only the packages covering it. */
-async function decryptRange(key: Buffer, cipher: Buffer, plain: number, start: number, end: number, chunk = 7_777): Promise<Buffer> {
+async function decryptRange(key: Buffer, cipher: Buffer, plain: number, start: number, end: number, chunk = 7_777, k: CipherKernel = kernel): Promise<Buffer> {
   const span = packageRange(start, end, plain);
   const part = cipher.subarray(span.offset, span.offset + span.length);
-  return collect(decryptPackages(key, chunks(part, chunk), { first: span.first, last: span.last, plain, skip: start - span.first * PACKAGE_SIZE, length: end - start + 1 }));
+  return collect(decryptPackages(key, chunks(part, chunk), { first: span.first, last: span.last, plain, skip: start - span.first * PACKAGE_SIZE, length: end - start + 1 }, k));
 }
 
-describe('package cipher', () => {
+// node:crypto always; the native kernel too where the addon was built with it (CI requires it).
+const KERNELS: CipherKernel[] = cipherKernel === 'native' ? ['node', 'native'] : ['node'];
+
+/** Encrypts with a pinned stream nonce (to compare kernels byte for byte). */
+async function encryptPinned(key: Buffer, nonce: Buffer, plain: Buffer, chunk: number, k: CipherKernel): Promise<Buffer> {
+  return collect(encryptStream(key, chunks(plain, chunk), k, nonce));
+}
+
+/** The `package` detail of the error decrypting all of `cipher` throws, or 'ok'. */
+async function failure(key: Buffer, cipher: Buffer, plain: number, k: CipherKernel): Promise<unknown> {
+  try {
+    await decryptRange(key, cipher, plain, 0, plain - 1, 40_000, k);
+    return 'ok';
+  } catch (err) {
+    const e = err as { code?: string; details?: { package?: number } };
+    return `${e.code}:${e.details?.package}`;
+  }
+}
+
+describe('package cipher kernels', () => {
+  it('the native kernel is built (CI builds it), and both kernels read what the other wrote', async () => {
+    if (process.env.SVC_REQUIRE_NATIVE === '1') expect(cipherKernel).toBe('native');
+    if (cipherKernel !== 'native') return;
+    const key = randomBytes(32);
+    for (const n of [0, 5, PACKAGE_SIZE, 3 * PACKAGE_SIZE + 9]) {
+      const plain = randomBytes(n);
+      for (const [w, r] of [['native', 'node'], ['node', 'native']] as const) {
+        const cipher = await encrypt(key, plain, 50_000, w);
+        if (n > 0) expect((await decryptRange(key, cipher, n, 0, n - 1, 30_000, r)).equals(plain)).toBe(true);
+      }
+    }
+  });
+
+  it.runIf(cipherKernel === 'native')('native and node:crypto write the same bytes and refuse the same tampering (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 * PACKAGE_SIZE + 500 }),
+        fc.integer({ min: 1, max: 2 * FULL_PACKAGE }),
+        fc.nat(),
+        async (n, chunk, flipAt) => {
+          const key = randomBytes(32);
+          const nonce = randomBytes(12);
+          const plain = randomBytes(n);
+          const native = await encryptPinned(key, nonce, plain, chunk, 'native');
+          const node = await encryptPinned(key, nonce, plain, chunk, 'node');
+          expect(native.equals(node)).toBe(true);
+          const flipped = Buffer.from(native);
+          flipped[flipAt % flipped.length]! ^= 1 << (flipAt % 8);
+          const verdict = await failure(key, flipped, n, 'native');
+          expect(verdict).toMatch(/^XSvcObjectTampered:\d+$/);
+          expect(await failure(key, flipped, n, 'node')).toBe(verdict);
+          expect(await failure(randomBytes(32), native, n, 'native')).toBe('XSvcObjectTampered:0');
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it.runIf(cipherKernel === 'native')('without AES-NI/PCLMUL (OpenSSL portable code) both kernels still write the same bytes', async () => {
+    // OPENSSL_ia32cap masks the CPU features OpenSSL may use in the child: the
+    // portable AES and GHASH code must produce what the accelerated code did here.
+    const key = randomBytes(32);
+    const nonce = randomBytes(12);
+    // The same plaintext on both sides, computed (too large for an argument).
+    const plain = Buffer.alloc(2 * PACKAGE_SIZE + 77);
+    for (let i = 0; i < plain.length; i++) plain[i] = (i * 131 + (i >> 9)) & 0xff;
+    const here = await encryptPinned(key, nonce, plain, 100_000, 'native');
+    const script = `
+      import { encryptStream, cipherKernel } from ${JSON.stringify(new URL('./package-cipher.ts', import.meta.url).href)};
+      const [key, nonce] = process.argv.slice(1).map((h) => Buffer.from(h, 'hex'));
+      const plain = Buffer.alloc(${plain.length});
+      for (let i = 0; i < plain.length; i++) plain[i] = (i * 131 + (i >> 9)) & 0xff;
+      const out = {};
+      for (const k of ['native', 'node']) {
+        const parts = [];
+        async function* one() { yield plain; }
+        for await (const c of encryptStream(key, one(), k, nonce)) parts.push(Buffer.from(c));
+        out[k] = Buffer.concat(parts).toString('hex');
+      }
+      process.stdout.write(JSON.stringify({ kernel: cipherKernel, ...out }));
+    `;
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ['--input-type=module', '-e', script, key.toString('hex'), nonce.toString('hex')],
+      { env: { ...process.env, OPENSSL_ia32cap: '~0x200000200000000' }, maxBuffer: 16 * 1024 * 1024 },
+    );
+    const child = JSON.parse(stdout) as { kernel: string; native: string; node: string };
+    expect(child.kernel).toBe('native');
+    expect(child.native).toBe(here.toString('hex'));
+    expect(child.node).toBe(here.toString('hex'));
+  });
+
+  it('a huge source chunk is sealed and opened in bounded steps (at most 1 MiB of plaintext each)', async () => {
+    const key = randomBytes(32);
+    const plain = randomBytes(5 * 1024 * 1024 + 3);
+    const outs: number[] = [];
+    const parts: Buffer[] = [];
+    for await (const c of encryptStream(key, chunks(plain, plain.length))) {
+      outs.push(c.length);
+      parts.push(Buffer.from(c));
+    }
+    expect(Math.max(...outs)).toBeLessThanOrEqual(16 * FULL_PACKAGE);
+    const cipher = Buffer.concat(parts);
+    const span = packageRange(0, plain.length - 1, plain.length);
+    const sizes: number[] = [];
+    const back: Buffer[] = [];
+    for await (const c of decryptPackages(key, chunks(cipher, cipher.length), { first: span.first, last: span.last, plain: plain.length, skip: 0, length: plain.length })) {
+      sizes.push(c.length);
+      back.push(Buffer.from(c));
+    }
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(16 * PACKAGE_SIZE);
+    expect(Buffer.concat(back).equals(plain)).toBe(true);
+  });
+});
+
+describe.each(KERNELS)('package cipher (%s kernel)', (k) => {
   const key = randomBytes(32);
+  beforeAll(() => {
+    kernel = k;
+  });
 
   it('sizes: one package at least, 32 bytes per package', () => {
     expect(encryptedSize(0)).toBe(PACKAGE_OVERHEAD);
@@ -45,7 +169,7 @@ describe('package cipher', () => {
       const cipher = await encrypt(key, plain, 1 + (n % 50_000));
       expect(cipher.length).toBe(encryptedSize(n));
       if (n > 16) expect(cipher.includes(Buffer.from('secret-plaintext-'))).toBe(false);
-      if (n > 0) expect(await decryptRange(key, cipher, n, 0, n - 1)).toEqual(plain);
+      if (n > 0) expect((await decryptRange(key, cipher, n, 0, n - 1)).equals(plain)).toBe(true);
     }
   });
 

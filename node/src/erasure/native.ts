@@ -38,6 +38,12 @@ export interface NativeAddon {
   readonly crc64nvmeKernel: string;
   /** CRC-64/NVME of `buf` continuing from `prev` (0n to start). */
   crc64nvme(buf: Uint8Array, prev: bigint): bigint;
+  /** True when the SSE package cipher was built in (OpenSSL headers found at build time). */
+  readonly gcm?: boolean;
+  /** Seals packages `firstSeq…` of `plain` into `out` (see crypto/package-cipher.ts); returns the bytes written. */
+  gcmSeal(key: Uint8Array, nonce: Uint8Array, firstSeq: number, finalLast: boolean, plain: Uint8Array, out: Uint8Array): number;
+  /** Opens whole packages into `out`: the plaintext bytes, or -1 - seq of the package that failed. */
+  gcmOpen(key: Uint8Array, nonce: Uint8Array, firstSeq: number, lastOfStream: number, cipher: Uint8Array, out: Uint8Array): number;
 }
 
 const require = createRequire(import.meta.url);
