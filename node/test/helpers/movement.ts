@@ -36,8 +36,8 @@ export interface VersionView {
   md5: string;
 }
 
-/** Every version of every key of `bucket`, newest first per key, read back in full. */
-export async function snapshotBucket(layer: ObjectLayer, bucket: string): Promise<VersionView[]> {
+/** Every version of every key of `bucket`, newest first per key, read back in full (SSE-C keys with `customerKeys`). */
+export async function snapshotBucket(layer: ObjectLayer, bucket: string, customerKeys: Record<string, Uint8Array> = {}): Promise<VersionView[]> {
   const out: VersionView[] = [];
   let keyMarker: string | undefined;
   let versionIdMarker: string | undefined;
@@ -46,7 +46,8 @@ export async function snapshotBucket(layer: ObjectLayer, bucket: string): Promis
     for (const v of page.versions) {
       let md5 = '';
       if (!v.deleteMarker) {
-        const r = await layer.getObject(bucket, v.name, { versionId: v.versionId });
+        const customer = customerKeys[v.name];
+        const r = await layer.getObject(bucket, v.name, { versionId: v.versionId, ...(customer ? { sseCustomerKey: customer } : {}) });
         const h = createHash('md5');
         for await (const c of r.body) h.update(c as Buffer);
         md5 = h.digest('hex');

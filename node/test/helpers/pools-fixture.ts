@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createObjectLayer } from '../../src/object/index.ts';
 import type { ServerPools } from '../../src/object/server-pools.ts';
 import { LocalDrive, type LocalDriveOptions } from '../../src/storage/local-drive.ts';
+import type { Kms } from '../../src/crypto/kms.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { mountTmpfs, unmountUnder } from './tmpfs.ts';
@@ -57,6 +58,8 @@ export interface PoolsFixtureOptions {
   sharedTmpfsBytes?: number;
   /** Per-drive test hooks for every `open` that names none (e.g. a slow drive: a delay at a commit step). */
   driveHooks?: (pool: number, drive: number) => LocalDriveOptions['hooks'];
+  /** Key store for SSE-S3 / SSE-KMS. */
+  kms?: Kms;
 }
 
 export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs.length, fo: PoolsFixtureOptions = {}): Promise<PoolsFixture> {
@@ -98,6 +101,7 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
       logger: silentLogger,
       clock: extra.clock ?? systemClock,
       ...(extra.onBucketMetaChanged ? { onBucketMetaChanged: extra.onBucketMetaChanged } : {}),
+      ...(fo.kms ? { kms: fo.kms } : {}),
     });
   };
   const fx: PoolsFixture = {

@@ -1,0 +1,65 @@
+/**
+ * Decommission moves encrypted and locked versions, never drops them: after
+ * a pool is drained, SSE-S3 and SSE-C versions read back (SSE-C only with
+ * its key), each version keeps its retention and legal hold, and a locked
+ * version still refuses a permanent delete on its new pool.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DataMovement } from '../src/object/movement/data-movement.ts';
+import { putDataFromBuffer } from '../src/object/put-data.ts';
+import { bytes } from './engine-helpers.ts';
+import { codeOf } from './helpers/error-code.ts';
+import { DAY_MS, kmsKeyLine, testKms } from './helpers/governance.ts';
+import { movementOver, objectJournals, snapshotBucket, waitForEntry } from './helpers/movement.ts';
+import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
+
+let fx: PoolsFixture | undefined;
+let dm: DataMovement | undefined;
+afterEach(async () => {
+  await dm?.close();
+  dm = undefined;
+  await fx?.cleanup();
+  fx = undefined;
+});
+
+describe('decommission of encrypted and locked versions', { timeout: 180_000 }, () => {
+  it('moves them exactly: readable (SSE-C with its key only), retention and legal hold kept and enforced on the new pool', async () => {
+    fx = await makePoolsFixture(
+      [
+        { drives: 2, standardParity: 1 },
+        { drives: 2, standardParity: 1 },
+      ],
+      2,
+      { kms: testKms(kmsKeyLine('k1')) },
+    );
+    const layer = fx.layer;
+    layer.setPoolAdmission(1, false, 'setup');
+    await layer.makeBucket('worm', { objectLock: true });
+    const until = Date.now() + 30 * DAY_MS;
+    const customer = randomBytes(32);
+    const s3 = await layer.putObject('worm', 'enc', putDataFromBuffer(bytes(300 * 1024, 1)), { sse: { type: 'SSE-S3' }, lock: { mode: 'COMPLIANCE', retainUntil: until } });
+    const c = await layer.putObject('worm', 'cust', putDataFromBuffer(bytes(5000, 2)), { sse: { type: 'SSE-C', key: customer }, lock: { legalHold: 'ON' } });
+    await layer.putObject('worm', 'gov', putDataFromBuffer(bytes(100, 3)), { lock: { mode: 'GOVERNANCE', retainUntil: until } });
+    layer.setPoolAdmission(1, true);
+    const before = await snapshotBucket(layer, 'worm', { cust: customer });
+
+    const cmdlines = fx.roots.map((r, i) => `${fx!.base}/p${i}/d{0...${r.length - 1}}`);
+    dm = movementOver(layer, cmdlines);
+    await dm.start();
+    await dm.decommission.start([0]);
+    const done = await waitForEntry(layer, cmdlines[0]!, (e) => e !== null && e.state !== 'active' && e.state !== 'queued', 120_000);
+    expect(done).toMatchObject({ state: 'completed', lastError: null, objectsDecommissionedFailed: 0 });
+    for (const r of fx.roots[0]!) expect(await objectJournals(r)).toEqual([]);
+
+    expect(await snapshotBucket(layer, 'worm', { cust: customer })).toEqual(before);
+    const enc = await layer.getObjectInfo('worm', 'enc', {});
+    expect(enc.sse?.type).toBe('SSE-S3');
+    expect(enc.lock).toMatchObject({ mode: 'COMPLIANCE', retainUntil: new Date(until) });
+    expect((await layer.getObjectInfo('worm', 'cust', { sseCustomerKey: customer })).lock?.legalHold).toBe('ON');
+    expect(await codeOf(layer.getObject('worm', 'cust', {}))).toBeDefined();
+    // Still locked where they now live.
+    expect(await codeOf(layer.deleteObject('worm', 'enc', { versionId: s3.versionId! }))).toBe('AccessDenied');
+    expect(await codeOf(layer.deleteObject('worm', 'cust', { versionId: c.versionId! }))).toBe('AccessDenied');
+  });
+});
