@@ -55,7 +55,8 @@ static void package_iv(const uint8_t nonce[12], uint32_t seq, uint8_t iv[12]) {
 long svc_gcm_seal(const uint8_t key[32], const uint8_t nonce[12], uint32_t first_seq, int final_last, const uint8_t *plain,
                   size_t plain_len, size_t package_size, uint8_t *out, size_t out_len) {
   size_t packages = plain_len == 0 ? 1 : (plain_len + package_size - 1) / package_size;
-  if (!final_last && plain_len % package_size != 0) return -1;
+  /* only the stream's final package may be short or empty */
+  if (!final_last && (plain_len == 0 || plain_len % package_size != 0)) return -1;
   if (out_len < plain_len + packages * (HEADER + TAG)) return -1;
   EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
   if (ctx == NULL) return -1;
