@@ -5,11 +5,12 @@
  * select, never anything else, and abort only the incomplete uploads they
  * select. A version under object lock is kept.
  *
- * The background scanner is not part of this build yet (it arrives with the
- * healing work). `scannerCycle` below calls the executor's hooks the way a
- * scanner cycle does. It walks one drive's namespace and hands over each
- * object's version journal, then ends the set. The executor, the rules and
- * their application under the lock are the product code.
+ * `scannerCycle` below calls the executor's hooks the way a scanner cycle
+ * does, one deterministic cycle at a time: it walks one drive's namespace
+ * and hands over each object's version journal, then ends the set. The
+ * executor, the rules and their application under the lock are the product
+ * code; s3-lifecycle-scanner.test.ts proves the same on the node's real
+ * scanner (`startHealing`), by its cycles alone.
  */
 import { join } from 'node:path';
 import {

@@ -2,13 +2,16 @@
  * Healing, composed over one object layer: the engine (`Healer`), the
  * background heal of the read-repair queue, the admin heal sequences, the
  * drive-replacement monitor and the scanner, started in that order and
- * stopped in reverse (a graceful stop persists running root heals).
+ * stopped in reverse (a graceful stop persists running root heals). The
+ * lifecycle executor rides the scanner as its hook: bucket lifecycle rules
+ * are applied on scanner cycles (lag: docs/governance.md).
  */
 import type { Clock } from '../../util/clock.ts';
 import type { HealConfig } from '../../util/heal-config.ts';
 import { SPEED_TRANQUILITY } from '../../util/heal-config.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { HealingDrives, HealWorker } from '../admin/services.ts';
+import { LifecycleExecutor } from '../lifecycle/executor.ts';
 import { Scanner, type ScannerProgress } from '../scanner/scanner.ts';
 import { readUsage, type UsageReport } from '../scanner/usage.ts';
 import type { ServerPools } from '../server-pools.ts';
@@ -46,6 +49,8 @@ export interface Healing {
   readonly sequences: HealSequences;
   readonly drives: DriveHealer;
   readonly scanner: Scanner;
+  /** Lifecycle rules, applied on the scanner's cycles. */
+  readonly lifecycle: LifecycleExecutor;
   /** The admin route's worker ports. */
   readonly healWorker: HealWorker;
   readonly healingDrives: HealingDrives;
@@ -74,6 +79,7 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     rebuildConcurrency: config.healSpeed === 'fastest' ? 4 : config.healSpeed === 'fast' ? 2 : 1,
   });
   drives.attach(sequences);
+  const lifecycle = new LifecycleExecutor({ layer, logger });
   const scanner = new Scanner({
     healer,
     background,
@@ -86,6 +92,7 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     tranquility: SPEED_TRANQUILITY[config.scannerSpeed],
     deepSample: config.scannerDeepSample,
     onCycle: () => drives.check(),
+    hooks: [lifecycle],
   });
   background.start();
   drives.worker.start();
@@ -101,6 +108,7 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     sequences,
     drives,
     scanner,
+    lifecycle,
     healWorker: sequences,
     healingDrives: { healing: () => drives.healing() },
     local: () => ({ node: o.node, background: background.progress(), scanner: scanner.progress(), healing: [...drives.healing()], sequences: sequences.running().length }),

@@ -19,19 +19,10 @@
 import type { FileVersion } from '../../storage/drive.ts';
 import { toSvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { ScannerHook } from '../scanner/scanner.ts';
 import type { BucketMetadata, MultipartUploadInfo } from '../types.ts';
 import { type LifecycleOutcome, versionFacts } from './apply.ts';
 import { decodeLifecycle, hasObjectRules, hasUploadRules, type LifecycleConfig, selectUpload, selectVersions } from './rules.ts';
-
-/** What a scanner calls on its hooks (see the scanner's `hooks` option). */
-export interface ScannerHook {
-  /** A cycle starts, at the scanner's clock. */
-  beginCycle(now: number): void;
-  /** An object the scanner visited: its versions as the drives voted them, newest first. */
-  visitObject(bucket: string, key: string, versions: readonly FileVersion[]): Promise<void>;
-  /** Every object of `pool`/`set` was visited this cycle. */
-  endSet(pool: number, set: number): Promise<void>;
-}
 
 /** What the executor needs of the object layer (`ServerPools`). */
 export interface LifecycleLayer {

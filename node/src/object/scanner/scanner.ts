@@ -23,9 +23,15 @@
  * `intervalMs`; within a cycle the Worker sleeps `tranquility` × the time
  * each object took. Every cycle also looks at this node's drives for
  * replacements (the drive healer's check).
+ *
+ * Hooks (`hooks`, the lifecycle executor on a node) ride the same walk:
+ * `beginCycle` at the cycle's start time, `visitObject` for every object of
+ * a user bucket with the versions the drives voted (newest first), `endSet`
+ * after each set that was walked. A hook's failure is logged and never
+ * stops the cycle.
  */
 import { createHash } from 'node:crypto';
-import { SYS_VOL } from '../../storage/drive.ts';
+import { type FileVersion, SYS_VOL } from '../../storage/drive.ts';
 import type { Clock } from '../../util/clock.ts';
 import { scannerCycle, scannerObject } from '../../util/diagnostics.ts';
 import { toSvcError } from '../../util/errors.ts';
@@ -65,6 +71,18 @@ export interface ScannerOptions {
   deepSample?: number;
   /** Called once per cycle (the drive healer's replacement check). */
   onCycle?: () => Promise<void>;
+  /** Work done on the scanner's walk (lifecycle). */
+  hooks?: readonly ScannerHook[];
+}
+
+/** What the scanner calls on its hooks, in walk order. */
+export interface ScannerHook {
+  /** A cycle starts, at the scanner's clock. */
+  beginCycle(now: number): void;
+  /** An object of a user bucket the scanner visited: its versions as the drives voted them, newest first. */
+  visitObject(bucket: string, key: string, versions: readonly FileVersion[]): Promise<void>;
+  /** Every object of `pool`/`set` was visited this cycle. */
+  endSet(pool: number, set: number): Promise<void>;
 }
 
 type Result = 'success' | 'partial' | 'error';
@@ -115,6 +133,7 @@ export class Scanner {
       this.#skipped = 0;
       this.#lastError = undefined;
       this.#usage = [];
+      for (const hk of this.#o.hooks ?? []) hk.beginCycle(this.#cycleStart);
       await this.#o.onCycle?.().catch((err: unknown) => this.#o.logger.warn({ event: 'scanner_drive_check_failed', err }, 'drive replacement check failed'));
       this.#gen = this.#cycle(signal);
     }
@@ -188,6 +207,7 @@ export class Scanner {
         this.#skipped++;
         continue;
       }
+      for (const hk of this.#o.hooks ?? []) await hk.endSet(set.pool, set.index).catch((err: unknown) => this.#hookFailed(err));
       usage.scannedAt = this.#o.clock.now();
       this.#usage.push(usage);
     }
@@ -200,6 +220,10 @@ export class Scanner {
     if (scannerObject.hasSubscribers) scannerObject.publish({ bucket, object: e.name });
     const reads = e.metas.map(classifySlot);
     const vote = voteObject(reads);
+    if (bucket !== SYS_VOL) {
+      const versions = vote.authoritative.map((g) => g.version);
+      for (const hk of this.#o.hooks ?? []) await hk.visitObject(bucket, e.name, versions).catch((err: unknown) => this.#hookFailed(err));
+    }
     const n = reads.length;
     for (const [i, g] of vote.authoritative.entries()) {
       u.versions++;
@@ -234,6 +258,10 @@ export class Scanner {
         this.#o.background.enqueue({ bucket, object: e.name, pool, set: si, reason: 'scanner-bitrot', slots: bad }, true);
       }
     }
+  }
+
+  #hookFailed(err: unknown): void {
+    this.#o.logger.warn({ event: 'scanner_hook_failed', err: toSvcError(err).message }, 'scanner hook failed; retried next cycle');
   }
 
   /** One object in `every`, a different one each cycle. */
