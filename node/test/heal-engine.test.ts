@@ -25,9 +25,13 @@ afterEach(async () => {
 
 const NORMAL = { dryRun: false, remove: false, deep: false };
 
-function healerOf(f: Fixture): Healer {
+function healerDeps(f: Fixture) {
   const l = f.layer as unknown as ServerPools;
-  return new Healer({ pools: l.pools, locker: l.locker, records: l.sysRecords, clock: systemClock, logger: silentLogger });
+  return { pools: l.pools, locker: l.locker, records: l.sysRecords, clock: systemClock, logger: silentLogger };
+}
+
+function healerOf(f: Fixture): Healer {
+  return new Healer(healerDeps(f));
 }
 
 /** Every file under a drive (path → size), the way a test compares drives. */
@@ -262,6 +266,32 @@ describe('object heal engine', () => {
     expect(rr.outcome).toBe('removed');
     expect(readdirSync(join(fx.roots[5]!, 'b'))).not.toContain('gone');
     await expect(get(fx.layer, 'b', 'gone')).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+
+  it('remove never takes a dangling version under object lock (legal hold, retention); an unlocked one beside it goes', async () => {
+    fx = await makeFixture({ drives: 6, standardParity: 2 });
+    await fx.layer.makeBucket('lk', { objectLock: true });
+    const future = Date.now() + 30 * 86_400_000;
+    await put(fx.layer, 'lk', 'held', bytes(5000), { lock: { legalHold: 'ON' } });
+    await put(fx.layer, 'lk', 'retained', bytes(5000), { lock: { mode: 'COMPLIANCE', retainUntil: future } });
+    await put(fx.layer, 'lk', 'governed', bytes(5000), { lock: { mode: 'GOVERNANCE', retainUntil: future } });
+    await put(fx.layer, 'lk', 'free', bytes(5000));
+    // Every copy but drive 5's lost: below read quorum for good.
+    for (const k of ['held', 'retained', 'governed', 'free']) for (let i = 0; i < 5; i++) await rm(join(fx.roots[i]!, 'lk', k), { recursive: true });
+    const h = healerOf(fx);
+    for (const k of ['held', 'retained', 'governed']) {
+      const r = await h.healObjectAnywhere('lk', k, { ...NORMAL, remove: true });
+      expect(r.outcome, k).toBe('dangling');
+      expect(r.detail, k).toMatch(/under object lock kept/);
+      expect(journal(fx, 5, 'lk', k), k).toHaveLength(1);
+    }
+    const rr = await h.healObjectAnywhere('lk', 'free', { ...NORMAL, remove: true });
+    expect(rr.outcome).toBe('removed');
+    expect(readdirSync(join(fx.roots[5]!, 'lk')).sort()).toEqual(['governed', 'held', 'retained']);
+    // Once the lock is gone (retention past, at the lock clock), remove takes it.
+    const later = new Healer({ ...healerDeps(fx), lockClock: () => ({ now: future + 1, graceMs: 0 }) });
+    expect((await later.healObjectAnywhere('lk', 'retained', { ...NORMAL, remove: true })).outcome).toBe('removed');
+    expect((await later.healObjectAnywhere('lk', 'held', { ...NORMAL, remove: true })).outcome).toBe('dangling');
   });
 
   it('heals a bucket volume missing on a drive and the .svc.sys records', async () => {

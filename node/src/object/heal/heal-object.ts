@@ -28,6 +28,7 @@ import { hasCode, SvcError, toSvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BadShardReason, ErasureSet, StagedShards } from '../erasure-set.ts';
 import { MemberDrive } from '../member-drive.ts';
+import { type LockClock, removalBlocked } from '../object-lock.ts';
 import type { NamespaceLocker } from '../ns-lock.ts';
 import type { VersionGroup } from '../quorum.ts';
 import { classifySlot, type DriveState, type ObjectVote, planVersion, type ShardCheck, type SlotRead, type VersionPlan, voteObject, worse } from './plan.ts';
@@ -37,6 +38,23 @@ import type { HealDrive, HealObjectOptions, HealResult } from './types.ts';
 export interface HealEngine {
   readonly locker: NamespaceLocker;
   readonly logger: Logger;
+  /** The object-lock clock (server time plus the cluster's skew allowance): `remove` never takes a locked version. */
+  lockClock(): LockClock;
+}
+
+/**
+ * Ids of the dangling versions object lock protects (a legal hold, or a
+ * retention still running at the lock clock; heal never bypasses
+ * GOVERNANCE). Any copy's lock counts: the copies of a dangling version
+ * could not be voted, so the strictest one decides.
+ */
+function lockedIds(groups: readonly VersionGroup[], clock: LockClock): Set<string> {
+  const out = new Set<string>();
+  for (const g of groups) {
+    const copies = [g.version, ...g.perSlot.filter((c): c is FileVersion => c !== undefined)];
+    if (copies.some((c) => removalBlocked(c.sysMeta, clock) !== undefined)) for (const c of copies) out.add(c.versionId);
+  }
+  return out;
 }
 
 function uuidOf(d: Drive): string {
@@ -158,17 +176,20 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
     groups: [...vote.dangling.groups, ...lost.map((p) => p.group)],
     copies: [...vote.dangling.copies, ...lost.flatMap((p) => p.group.perSlot.flatMap((c, slot) => (c ? [{ slot, id: c.versionId }] : [])))],
   };
+  const locked = dangling.groups.length > 0 ? lockedIds(dangling.groups, engine.lockClock()) : new Set<string>();
+  const removable = dangling.copies.filter((c) => !locked.has(c.id));
+  const lockNote = locked.size > 0 ? `; version(s) under object lock kept: ${[...new Set(dangling.groups.filter((g) => locked.has(g.version.versionId)).map((g) => g.version.versionId))].join(', ')}` : '';
   const danglingNote =
     dangling.groups.length > 0
-      ? `${dangling.groups.length} dangling version(s) (below read quorum for good: ${lost.map((p) => `${p.group.version.versionId}: ${p.refusal}`).concat(vote.dangling.groups.map((g) => `${g.version.versionId}: ${g.votes} of ${g.quorum} copies`)).join('; ')})`
+      ? `${dangling.groups.length} dangling version(s) (below read quorum for good: ${lost.map((p) => `${p.group.version.versionId}: ${p.refusal}`).concat(vote.dangling.groups.map((g) => `${g.version.versionId}: ${g.votes} of ${g.quorum} copies`)).join('; ')})${lockNote}`
       : '';
   const targets = work.reduce((a, p) => a + p.dataTargets.length + p.metaTargets.length, 0);
-  const hasWork = targets > 0 || vote.stale.length > 0 || (opts.remove && dangling.copies.length > 0);
+  const hasWork = targets > 0 || vote.stale.length > 0 || (opts.remove && removable.length > 0);
 
   if (opts.dryRun || !hasWork) {
     if (work.length === 0 && dangling.groups.length > 0) {
       result.outcome = 'dangling';
-      result.detail = `${danglingNote}; removed only with remove=true`;
+      result.detail = opts.remove && !opts.dryRun ? danglingNote : `${danglingNote}; removed only with remove=true`;
     } else if (hasWork || dangling.groups.length > 0) {
       result.outcome = opts.dryRun && hasWork ? 'would-heal' : dangling.groups.length > 0 ? 'dangling' : 'ok';
       result.detail = [
@@ -292,7 +313,7 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
   }
 
   if (opts.remove) {
-    for (const { slot, id } of dangling.copies) {
+    for (const { slot, id } of removable) {
       await drives[slot]!.deleteVersion(vol, path, id).catch((err: unknown) => {
         if (!hasCode(err, 'FileNotFound')) fail(slot, err);
       });
@@ -305,7 +326,7 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
       continue;
     }
     if (before[s] === 'offline') continue;
-    if (work.length === 0) after[s] = opts.remove ? 'missing' : before[s]!;
+    if (work.length === 0) after[s] = opts.remove && locked.size === 0 ? 'missing' : before[s]!;
     else after[s] = 'ok';
   }
   result.after = healDrives(set, after);
@@ -313,7 +334,7 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
     result.outcome = 'failed';
     result.detail = [...failed].map(([s, err]) => `${drives[s]!.endpoint}: ${err instanceof Error ? err.message : String(err)}`).join('; ');
   } else if (work.length === 0) {
-    result.outcome = opts.remove ? 'removed' : 'dangling';
+    result.outcome = opts.remove && removable.length > 0 ? 'removed' : 'dangling';
     result.detail = danglingNote;
   } else {
     result.outcome = 'healed';

@@ -14,6 +14,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { ErasureSet } from '../erasure-set.ts';
 import { volumesOnDrives } from '../namespace-walk.ts';
 import type { NamespaceLocker } from '../ns-lock.ts';
+import type { LockClock } from '../object-lock.ts';
 import type { Pools } from '../pools.ts';
 import type { SysRecords } from '../sys-records.ts';
 import { type BucketHealOptions, healBucket, healSysRecords, type MetaHealDeps } from './heal-bucket.ts';
@@ -26,6 +27,8 @@ export interface HealerOptions {
   records: SysRecords;
   clock: Clock;
   logger: Logger;
+  /** The object layer's lock clock (server time plus the cluster's skew allowance); default the clock, no allowance. */
+  lockClock?: () => LockClock;
 }
 
 export class Healer implements MetaHealDeps {
@@ -34,6 +37,7 @@ export class Healer implements MetaHealDeps {
   readonly records: SysRecords;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly #lockClock: () => LockClock;
 
   constructor(o: HealerOptions) {
     this.pools = o.pools;
@@ -41,6 +45,12 @@ export class Healer implements MetaHealDeps {
     this.records = o.records;
     this.clock = o.clock;
     this.logger = o.logger;
+    this.#lockClock = o.lockClock ?? (() => ({ now: o.clock.now(), graceMs: 0 }));
+  }
+
+  /** `remove` never takes a version object lock protects (heal-object). */
+  lockClock(): LockClock {
+    return this.#lockClock();
   }
 
   /** The task was queued now (metrics: queue delay starts). */

@@ -62,7 +62,7 @@ export interface Healing {
 
 export async function startHealing(o: HealingOptions): Promise<Healing> {
   const { layer, clock, logger, config } = o;
-  const healer = new Healer({ pools: layer.pools, locker: layer.locker, records: layer.sysRecords, clock, logger });
+  const healer = new Healer({ pools: layer.pools, locker: layer.locker, records: layer.sysRecords, clock, logger, lockClock: () => layer.governance.lockClock() });
   const background = new BackgroundHeal({ healer, mrf: layer.mrf, clock, logger, tranquility: SPEED_TRANQUILITY[config.healSpeed] });
   const drives = new DriveHealer({ pools: layer.pools, clock, logger, selfId: o.node });
   const sequences = new HealSequences({
