@@ -3,7 +3,8 @@
  * encrypted objects (SSE-C, SSE-S3, SSE-KMS, bucket default) readable and
  * locked versions locked; a configured key file that is not there leaves the
  * node up and not ready (`kms_not_ready`) until it appears; a malformed key
- * stops start-up before any disk is touched.
+ * stops start-up before any disk is touched; the node's own scanner applies
+ * a lifecycle rule with nothing but its cycles.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
   PutObjectCommand,
@@ -181,4 +183,31 @@ describe('svc server: the key store', () => {
     expect(await both.exited).not.toBe(0);
     expect(both.stdout() + both.stderr()).toContain('not both');
   });
+});
+
+describe('svc server: lifecycle on the node scanner', () => {
+  it('a rule whose date has passed expires what it selects on the scanner cycles, nothing else', async () => {
+    const base = drives(4);
+    const { s3 } = await start(base, { SVC_SCANNER_INTERVAL: '1s', SVC_SCANNER_SPEED: 'fastest' });
+    await s3.send(new CreateBucketCommand({ Bucket: 'lc-node' }));
+    await s3.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: 'lc-node',
+        LifecycleConfiguration: { Rules: [{ ID: 'old', Status: 'Enabled', Filter: { Prefix: 'old/' }, Expiration: { Date: new Date('2024-01-01T00:00:00Z') } }] },
+      }),
+    );
+    for (const k of ['old/a', 'old/b', 'oldx', 'keep/a']) await s3.send(new PutObjectCommand({ Bucket: 'lc-node', Key: k, Body: k }));
+    const keys = async () => ((await s3.send(new ListObjectsV2Command({ Bucket: 'lc-node' }))).Contents ?? []).map((c) => c.Key!).sort();
+    let left = await keys();
+    const end = Date.now() + 120_000;
+    while (left.some((k) => k.startsWith('old/')) && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 250));
+      left = await keys();
+    }
+    expect(left).toEqual(['keep/a', 'oldx']);
+    // A few more cycles take nothing the rule does not select.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await keys()).toEqual(['keep/a', 'oldx']);
+    s3.destroy();
+  }, 180_000);
 });
