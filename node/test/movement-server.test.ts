@@ -234,8 +234,12 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     const w = new Workload(() => [s3]);
     for (let i = 0; i < 120; i++) await w.putPlain(s3, `k${String(i).padStart(3, '0')}`, 250_000);
     const keysOn = async (pool: number) => (await objectJournals(srv.roots(pool)[0]!)).filter((k) => k.startsWith('plain/')).map((k) => k.slice('plain/'.length));
-    expect((await keysOn(0)).length).toBeGreaterThan(30);
-    expect((await keysOn(1)).length).toBeGreaterThan(30);
+    // Placement follows sampled free space, so the split between a and b varies from run to
+    // run; what the refusals below rely on is that a and b together hold most of the data.
+    const [onA0, onB0] = [(await keysOn(0)).length, (await keysOn(1)).length];
+    expect(onA0).toBeGreaterThan(0);
+    expect(onB0).toBeGreaterThan(0);
+    expect(onA0 + onB0).toBeGreaterThan(60);
 
     // c cannot take a and b (~30 MB) with 30 % to spare; nor can every pool go.
     const before = await srv.decommissionStatus();
