@@ -9,14 +9,7 @@
 
 #include "mbhash.h"
 #include "svc_native.h"
-
-#define CHECK(call)                                                     \
-  do {                                                                  \
-    if ((call) != napi_ok) {                                            \
-      napi_throw_error(env, "ERR_SVC_NATIVE", "Node-API call failed: " #call); \
-      return NULL;                                                      \
-    }                                                                   \
-  } while (0)
+#include "napi_check.h"
 
 static int get_bytes(napi_env env, napi_value v, uint8_t **data, size_t *len) {
   bool is_ta = false;

@@ -16,14 +16,7 @@
 #include <string.h>
 
 #include "mbhash.h"
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    if ((call) != napi_ok) {                                                   \
-      napi_throw_error(env, "ERR_SVC_NATIVE", "Node-API call failed: " #call); \
-      return NULL;                                                             \
-    }                                                                          \
-  } while (0)
+#include "napi_check.h"
 
 static int typed(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *len) {
   bool is_ta = false;
