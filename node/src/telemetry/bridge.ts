@@ -89,6 +89,32 @@ interface RequestState {
   span: Span | undefined;
 }
 
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Tracing-channel handlers for spans started in the `start` store: the span
+ * ends when the traced promise settles; `onError` marks it (and may count).
+ */
+function spanEndingHandlers<M extends { error?: unknown }>(spans: WeakMap<M, Span>, onError: (msg: M, span: Span | undefined) => void) {
+  return {
+    start() {},
+    end() {},
+    asyncStart() {},
+    asyncEnd(msg: M) {
+      const span = spans.get(msg);
+      if (span) {
+        spans.delete(msg);
+        span.end();
+      }
+    },
+    error(msg: M) {
+      onError(msg, spans.get(msg));
+    },
+  };
+}
+
 function errorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : err instanceof Error ? err.name : 'Error';
@@ -294,26 +320,11 @@ export function startBridge(opts: BridgeOptions): () => void {
     undo.push(() => startStore.unbindStore(contextStorage));
   }
   if (tracer || countRpcError) {
-    const handlers = {
-      start() {},
-      end() {},
-      asyncStart() {},
-      asyncEnd(msg: RpcClientMessage) {
-        const span = rpcSpans.get(msg);
-        if (span) {
-          rpcSpans.delete(msg);
-          span.end();
-        }
-      },
-      error(msg: RpcClientMessage) {
-        countRpcError?.(msg);
-        const span = rpcSpans.get(msg);
-        if (span) {
-          span.setAttribute('error.type', errorCode(msg.error));
-          span.setStatus({ code: SpanStatusCode.ERROR, message: msg.error instanceof Error ? msg.error.message : String(msg.error) });
-        }
-      },
-    };
+    const handlers = spanEndingHandlers(rpcSpans, (msg, span) => {
+      countRpcError?.(msg);
+      span?.setAttribute('error.type', errorCode(msg.error));
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(msg.error) });
+    });
     rpcClient.subscribe(handlers);
     undo.push(() => rpcClient.unsubscribe(handlers));
   }
@@ -336,25 +347,12 @@ export function startBridge(opts: BridgeOptions): () => void {
       driveSpans.set(msg, span);
       return trace.setSpan(parent, span);
     });
-    const handlers = {
-      start() {},
-      end() {},
-      asyncStart() {},
-      asyncEnd(msg: DriveIoMessage) {
-        const span = driveSpans.get(msg);
-        if (span) {
-          driveSpans.delete(msg);
-          span.end();
-        }
-      },
-      error(msg: DriveIoMessage) {
-        const span = driveSpans.get(msg);
-        if (!span) return;
-        const code = errorCode(msg.error);
-        span.setAttribute('error.type', code);
-        if (!ROUTINE_CODES.has(code)) span.setStatus({ code: SpanStatusCode.ERROR, message: msg.error instanceof Error ? msg.error.message : String(msg.error) });
-      },
-    };
+    const handlers = spanEndingHandlers(driveSpans, (msg, span) => {
+      if (!span) return;
+      const code = errorCode(msg.error);
+      span.setAttribute('error.type', code);
+      if (!ROUTINE_CODES.has(code)) span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(msg.error) });
+    });
     driveIo.subscribe(handlers);
     undo.push(() => {
       startStore.unbindStore(contextStorage);
