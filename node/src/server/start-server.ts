@@ -378,11 +378,19 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
 
   const waitReason = await tryFormat();
   if (waitReason === undefined) {
-    await finishStartup().catch(async (err: unknown) => {
-      await services?.close?.();
-      throw err;
-    });
-    await bindListeners();
+    // Until the listeners are bound nothing else keeps the process alive: the
+    // IAM retry's timers are unref'd, so a node whose peers cannot serve IAM
+    // yet would otherwise leave an empty event loop and exit mid start-up.
+    const holdOpen = setInterval(() => undefined, 60_000);
+    try {
+      await finishStartup().catch(async (err: unknown) => {
+        await services?.close?.();
+        throw err;
+      });
+      await bindListeners();
+    } finally {
+      clearInterval(holdOpen);
+    }
   } else {
     log.warn({ event: 'startup_format_wait', reason: waitReason }, 'format quorum not reached yet; serving degraded and retrying');
     readiness.update({ storageRead: false, storageWrite: false }, { storage: waitReason });
