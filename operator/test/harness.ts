@@ -64,15 +64,24 @@ export class Clusters {
 
   /** Edits the spec as a GitOps tool would (merge patch of spec only). */
   async editSpec(name: string, edit: (spec: SvcClusterSpec) => SvcClusterSpec): Promise<SvcCluster> {
-    const c = await this.get(name);
-    return (await this.#objects.patch(
-      { apiVersion: c.apiVersion, kind: c.kind, metadata: { name, namespace: NS, resourceVersion: c.metadata.resourceVersion }, spec: edit(structuredClone(c.spec)) } as never,
-      undefined,
-      undefined,
-      'gitops',
-      undefined,
-      PatchStrategy.MergePatch,
-    )) as unknown as SvcCluster;
+    // The patch carries the resourceVersion read (optimistic concurrency); when the
+    // operator's status write lands in between, the API answers 409 and a GitOps tool
+    // reads again and retries, as here.
+    for (let attempt = 1; ; attempt++) {
+      const c = await this.get(name);
+      try {
+        return (await this.#objects.patch(
+          { apiVersion: c.apiVersion, kind: c.kind, metadata: { name, namespace: NS, resourceVersion: c.metadata.resourceVersion }, spec: edit(structuredClone(c.spec)) } as never,
+          undefined,
+          undefined,
+          'gitops',
+          undefined,
+          PatchStrategy.MergePatch,
+        )) as unknown as SvcCluster;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 409 || attempt >= 10) throw err;
+      }
+    }
   }
 
   async delete(name: string): Promise<void> {
