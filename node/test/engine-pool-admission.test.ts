@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { putDataFromBuffer, putDataFromStream } from '../src/object/put-data.ts';
 import { bytes, get, put } from './engine-helpers.ts';
+import { ManualClock } from '../src/util/clock.ts';
 import { codeOf } from './helpers/error-code.ts';
 import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
+import { canMountTmpfs } from './helpers/tmpfs.ts';
 
 describe('pool admission', () => {
   let fx: PoolsFixture;
@@ -100,5 +102,31 @@ describe('pool admission', () => {
     fx.layer.setPoolAdmission(0, false);
     fx.layer.setPoolAdmission(1, false);
     expect(await codeOf(put(fx.layer, 'b', 'x', bytes(10)))).toBe('SlowDown');
+  });
+});
+
+describe.skipIf(!canMountTmpfs())('placement within one free-space sample', () => {
+  let fx: PoolsFixture | undefined;
+  afterEach(async () => fx?.cleanup());
+
+  it('a burst of new objects on a frozen clock takes turns between two equal pools instead of piling onto one', async () => {
+    // Each drive its own 16 MiB tmpfs: both pools have 32 MiB usable at EC:2.
+    fx = await makePoolsFixture(
+      [
+        { drives: 4, standardParity: 2 },
+        { drives: 4, standardParity: 2 },
+      ],
+      2,
+      { tmpfsBytes: 16 * 1024 * 1024 },
+    );
+    // The clock never moves: every placement below uses the first sample of each pool's free space.
+    const l = await fx.open(2, { clock: new ManualClock(Date.parse('2026-01-01T00:00:00Z')) });
+    await l.makeBucket('burst');
+    const roots = fx.roots;
+    for (let i = 0; i < 24; i++) await put(l, 'burst', `k${i}`, bytes(512 * 1024, i));
+    const on = [0, 1].map((p) => Array.from({ length: 24 }, (_, i) => i).filter((i) => existsSync(join(roots[p]![0]!, 'burst', `k${i}`, 'xl.meta'))).length);
+    expect(on[0]! + on[1]!).toBe(24);
+    // 12 MiB in all, 1 MiB apart at most once the first few make up for pool 0's system records.
+    expect(Math.abs(on[0]! - on[1]!)).toBeLessThanOrEqual(4);
   });
 });

@@ -57,25 +57,32 @@ describe.skipIf(!enabled)('expansion then rebalance through a real svc server', 
 
     // … │ Started │ 44 % │ [███░…] 20 % │ 112 │ 4.8 MiB │ 2.3 MiB/s │ 2s │ 8s │
     const runningRow = /│ Started +│ +[\d.]+ % │ \[.*\] +[\d.]+ % │ +[1-9]\d* │ +[\d.]+ (KiB|MiB) │ +[\d.]+ (KiB|MiB)\/s │ +[\d.]+(ms|s|m) │ +[\d.]+(ms|s|m|h) │/;
+    // Two watchers at once: the JSON status every 50 ms, and the CLI (its own process, which takes
+    // a while to start on a loaded machine) until it shows the run with progress and an ETA. Run
+    // one after the other in one loop, a slow CLI start could swallow the whole run.
     let during: RebalanceStatus | undefined;
     let cliDuring = '';
-    let end: RebalanceStatus;
-    for (;;) {
-      const st = await s.rebalanceStatus();
-      if (st.status === 'running' && during === undefined && st.pools[0]!.progress.objects > 0 && st.pools[0]!.progress.eta > 0) during = st;
-      if (st.status === 'running' && cliDuring === '') {
-        // The command is its own process: ask it until it shows the run with progress and an ETA
-        // (the JSON answer above may be the last one before the run ends).
+    const watchJson = async (): Promise<RebalanceStatus> => {
+      for (;;) {
+        const st = await s.rebalanceStatus();
+        if (st.status === 'running' && during === undefined && st.pools[0]!.progress.objects > 0 && st.pools[0]!.progress.eta > 0) during = st;
+        if (st.status !== 'running') return st;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    let finished = false;
+    const watchCli = async (): Promise<void> => {
+      while (!finished && cliDuring === '') {
         const out = (await runSvcCommand(['rebalance', 'status'], env)).out;
         const row = out.split('\n').find((l) => l.includes(s.volumes[0]!));
         if (out.includes(`Rebalance ${id}: running`) && row !== undefined && runningRow.test(row)) cliDuring = out;
       }
-      if (st.status !== 'running') {
-        end = st;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    };
+    const cli = watchCli();
+    const end = await watchJson().finally(() => {
+      finished = true;
+    });
+    await cli;
     expect(during, 'a running status with progress and an ETA').toBeDefined();
     expect(during!.id).toBe(id);
     expect(during!.pools[0]).toMatchObject({ status: 'Started', participating: true, stopping: false });

@@ -234,12 +234,11 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     const w = new Workload(() => [s3]);
     for (let i = 0; i < 120; i++) await w.putPlain(s3, `k${String(i).padStart(3, '0')}`, 250_000);
     const keysOn = async (pool: number) => (await objectJournals(srv.roots(pool)[0]!)).filter((k) => k.startsWith('plain/')).map((k) => k.slice('plain/'.length));
-    // Placement follows sampled free space, so the split between a and b varies from run to
-    // run; what the refusals below rely on is that a and b together hold most of the data.
+    // Placement counts each new object against the pool's sampled free space, so a and b take
+    // turns (c has less room throughout); the refusals below rely on a and b holding the data.
     const [onA0, onB0] = [(await keysOn(0)).length, (await keysOn(1)).length];
-    expect(onA0).toBeGreaterThan(0);
-    expect(onB0).toBeGreaterThan(0);
-    expect(onA0 + onB0).toBeGreaterThan(60);
+    expect(onA0).toBeGreaterThan(40);
+    expect(onB0).toBeGreaterThan(40);
 
     // c cannot take a and b (~30 MB) with 30 % to spare; nor can every pool go.
     const before = await srv.decommissionStatus();

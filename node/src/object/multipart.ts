@@ -68,6 +68,8 @@ export interface MultipartOptions {
   bucketInfo: (bucket: string) => Promise<BucketMetadata>;
   /** The pool a new version of `bucket/key` goes to. */
   placement: (bucket: string, key: string) => Promise<Pool>;
+  /** Counts a part's bytes against the pool's sampled free space (placement of later new objects). */
+  reserve?: (pool: number, bytes: number) => void;
 }
 
 export class Multipart {
@@ -77,6 +79,7 @@ export class Multipart {
   readonly #gov: Governance;
   readonly #bucketInfo: MultipartOptions['bucketInfo'];
   readonly #placement: MultipartOptions['placement'];
+  readonly #reserve: NonNullable<MultipartOptions['reserve']>;
 
   constructor(opts: MultipartOptions) {
     this.#pools = opts.pools;
@@ -85,6 +88,7 @@ export class Multipart {
     this.#gov = opts.governance;
     this.#bucketInfo = opts.bucketInfo;
     this.#placement = opts.placement;
+    this.#reserve = opts.reserve ?? (() => {});
   }
 
   async #uploadOf(
@@ -177,7 +181,8 @@ export class Multipart {
   async putObjectPart(bucket: string, key: string, uploadId: string, partNumber: number, data: PutData, opts: { sseCustomerKey?: Uint8Array } = {}): Promise<PartInfo> {
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000) throw new SvcError('InvalidArgument', 'bad part number');
     await this.#bucketInfo(bucket);
-    const { set, dir, group } = await this.#uploadOf(bucket, key, uploadId);
+    const { pool, set, dir, group } = await this.#uploadOf(bucket, key, uploadId);
+    this.#reserve(pool.index, data.size);
     const up = group.version;
     const e = up.erasure!;
     // An encrypted upload: the part is sealed with its own part key (an SSE-C upload needs the client's key on every part).
