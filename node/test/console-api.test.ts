@@ -5,17 +5,28 @@
  * refused; wrong keys get a clear message and then a rate limit; the secret
  * key never appears in anything the console sends; the pages' caching and
  * Content-Security-Policy; path prefixes behind a proxy; downloads that can
- * never run as pages; errors that say what to do.
+ * never run as pages; errors that say what to do; a bucket's data
+ * protection settings as the admin API reports them.
  */
-import { HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  PutBucketEncryptionCommand,
+  PutBucketLifecycleConfigurationCommand,
+  PutObjectCommand,
+  PutObjectLockConfigurationCommand,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../src/api/console/console-handler.ts';
+import type { BucketGovernance } from '../src/api/console/wire.ts';
 import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, ConsoleClient, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
+import { kmsKeyLine } from './helpers/governance.ts';
 
 let node: ConsoleNode;
 let root: string;
 beforeAll(async () => {
-  node = await startConsoleNode(1);
+  node = await startConsoleNode(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key') });
   root = `${node.console}/svc/console/`;
 }, 60_000);
 afterAll(async () => {
@@ -209,6 +220,44 @@ describe('console security', () => {
     const wrongMethod = await c.call('PATCH', 'api/buckets');
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('GET, POST');
+  });
+
+  it("shows a bucket's object lock, default encryption and lifecycle rules; a plain bucket has none", async () => {
+    await node.s3.send(new CreateBucketCommand({ Bucket: 'gov-worm', ObjectLockEnabledForBucket: true }));
+    await node.s3.send(new PutObjectLockConfigurationCommand({ Bucket: 'gov-worm', ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Years: 2 } } } }));
+    await node.s3.send(new PutBucketEncryptionCommand({ Bucket: 'gov-worm', ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] } }));
+    await node.s3.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: 'gov-worm',
+        LifecycleConfiguration: {
+          Rules: [
+            { ID: 'old-logs', Status: 'Enabled', Filter: { And: { Prefix: 'logs/', Tags: [{ Key: 'env', Value: 'dev' }] } }, NoncurrentVersionExpiration: { NoncurrentDays: 30, NewerNoncurrentVersions: 2 } },
+            { ID: 'uploads', Status: 'Disabled', Filter: { Prefix: '' }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 3 } },
+          ],
+        },
+      }),
+    );
+    await node.s3.send(new CreateBucketCommand({ Bucket: 'gov-plain' }));
+    const c = new ConsoleClient(root);
+    await c.signIn();
+    const worm = await c.call('GET', 'api/buckets/gov-worm/governance');
+    expect(worm.status, worm.text).toBe(200);
+    expect(worm.json<BucketGovernance>()).toEqual({
+      name: 'gov-worm',
+      versioning: 'Enabled',
+      objectLock: { enabled: true, defaultRetention: { mode: 'COMPLIANCE', years: 2 } },
+      encryption: { algorithm: 'AES256' },
+      lifecycle: {
+        rules: [
+          { id: 'old-logs', status: 'Enabled', filter: { prefix: 'logs/', tags: [{ key: 'env', value: 'dev' }] }, noncurrentVersionExpiration: { noncurrentDays: 30, newerNoncurrentVersions: 2 } },
+          { id: 'uploads', status: 'Disabled', filter: { prefix: '' }, abortIncompleteMultipartUpload: { daysAfterInitiation: 3 } },
+        ],
+      },
+    });
+    expect((await c.call('GET', 'api/buckets/gov-plain/governance')).json()).toEqual({ name: 'gov-plain', versioning: 'Unversioned', objectLock: { enabled: false } });
+    const missing = await c.call('GET', 'api/buckets/gov-none/governance');
+    expect(missing.status).toBe(404);
+    expect(missing.json()).toMatchObject({ code: 'NoSuchBucket' });
   });
 
   it('the cookie follows the public prefix (X-Forwarded-Prefix); multipart uploads go through', async () => {

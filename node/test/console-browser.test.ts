@@ -4,7 +4,8 @@
  * proxy the test starts: sign in (keyboard only), see a 4-drive node's pool
  * and drives, create a bucket, upload a 20 MiB file (in parts) with a
  * progress bar, browse and page through folders, download it byte-exact,
- * share a link, take a drive away and see it offline and the node degraded,
+ * share a link, see a bucket's object lock, encryption and lifecycle rules,
+ * take a drive away and see it offline and the node degraded,
  * then start and watch a decommission on a two-pool node. Along the way:
  * no page shows anything without a session, a cross-site form post changes
  * nothing, the secret key is nowhere in the browser, the pages fit a phone.
@@ -19,11 +20,20 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  PutBucketEncryptionCommand,
+  PutBucketLifecycleConfigurationCommand,
+  PutObjectCommand,
+  PutObjectLockConfigurationCommand,
+} from '@aws-sdk/client-s3';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../console-ui/src/format.ts';
 import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
+import { kmsKeyLine } from './helpers/governance.ts';
 import { type PrefixProxy, startPrefixProxy } from './helpers/prefix-proxy.ts';
 import { REPO } from './svc-process.ts';
 
@@ -138,7 +148,7 @@ describe.skipIf(!HAVE_CHROMIUM).each(FLOWS)('web console in Chromium ($flow)', (
   beforeAll(async () => {
     mkdirSync(join(tmp, flow), { recursive: true });
     writeFileSync(bigPath, big);
-    [single, two] = await Promise.all([startConsoleNode(1), startConsoleNode(2)]);
+    [single, two] = await Promise.all([startConsoleNode(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key') }), startConsoleNode(2)]);
     if (prefix !== '') [proxy, twoProxy] = await Promise.all([startPrefixProxy(prefix, single.console), startPrefixProxy(prefix, two.console)]);
     root = prefix === '' ? `${single.console}/svc/console/` : `${proxy!.origin}${prefix}/svc/console/`;
     browser = await launch();
@@ -285,6 +295,41 @@ describe.skipIf(!HAVE_CHROMIUM).each(FLOWS)('web console in Chromium ($flow)', (
     await shot(page, flow, 'object');
     const shared = Buffer.from(await (await fetch(url)).arrayBuffer());
     expect(sha256(shared)).toBe(sha256(big));
+  });
+
+  it("shows a bucket's data protection: object lock (versioning locked on), default encryption, lifecycle rules", async () => {
+    await single.s3.send(new CreateBucketCommand({ Bucket: 'vault', ObjectLockEnabledForBucket: true }));
+    await single.s3.send(new PutObjectLockConfigurationCommand({ Bucket: 'vault', ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: 30 } } } }));
+    await single.s3.send(new PutBucketEncryptionCommand({ Bucket: 'vault', ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: 'console-key' } }] } }));
+    await single.s3.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: 'vault',
+        LifecycleConfiguration: { Rules: [{ ID: 'tidy', Status: 'Enabled', Filter: { Prefix: 'tmp/' }, Expiration: { Days: 7 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }] },
+      }),
+    );
+    await page.goto(`${root}#/buckets/vault`);
+    await page.locator('#governance').waitFor();
+    expect(await page.locator('#gov-lock').innerText()).toBe('On: new versions kept 30 days (GOVERNANCE)');
+    expect(await page.locator('#gov-encryption').innerText()).toBe('SSE-KMS, key console-key');
+    expect(await page.locator('#gov-lifecycle').innerText()).toBe('1 rule');
+    const rule = page.locator('#lifecycle-table tbody tr');
+    expect(await rule.count()).toBe(1);
+    const cells = (await rule.locator('td').allInnerTexts()).map((t) => t.trim());
+    expect(cells[0]).toBe('tidy');
+    expect(cells[1]).toMatch(/Enabled$/);
+    expect(cells.slice(2)).toEqual(['prefix tmp/', 'expire current versions after 7 days\nabort unfinished uploads after 1 day']);
+    // Object lock keeps versioning on: the switch is off limits.
+    await expect.poll(() => page.locator('#versioning-state').innerText()).toBe('Enabled (object lock keeps it on)');
+    expect(await page.locator('#versioning-toggle').isDisabled()).toBe(true);
+    await shot(page, flow, 'bucket-governance');
+    // A plain bucket: nothing set.
+    await page.goto(`${root}#/buckets/photos`);
+    await page.locator('#governance').waitFor();
+    expect(await page.locator('#gov-lock').innerText()).toBe('Off');
+    expect(await page.locator('#gov-encryption').innerText()).toBe('None');
+    expect(await page.locator('#gov-lifecycle').innerText()).toBe('No rules');
+    expect(await page.locator('#lifecycle-table').count()).toBe(0);
+    expect(await page.locator('#versioning-toggle').isDisabled()).toBe(false);
   });
 
   it('starts a heal of a bucket and follows it to its result', async () => {

@@ -1,14 +1,16 @@
 /**
  * One bucket: browse it folder by folder (S3 common prefixes) a page at a
  * time, upload files with a progress bar each (large ones in parts),
- * download, delete, open an object's details, switch versioning.
+ * download, delete, open an object's details, switch versioning; see its
+ * data protection (object lock, default encryption, lifecycle rules).
  */
-import type { BucketDetails, ObjectListing, UploadResult } from '../../../src/api/console/wire.ts';
+import type { BucketDetails, BucketGovernance, ObjectListing, UploadResult } from '../../../src/api/console/wire.ts';
 import { api, apiUrl } from '../api.js';
 import { announce, h, replaceContent } from '../dom.js';
 import { formatBytes, formatPercent, plural } from '../format.js';
+import { describeActions, describeEncryption, describeFilter, describeObjectLock } from '../governance.js';
 import { href, type Route } from '../router.js';
-import { badge, confirmDialog, errorBox, loading, pageHeader, section, table, time } from '../ui.js';
+import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time } from '../ui.js';
 import { uploadFile } from '../upload.js';
 
 const PAGE_SIZES = [25, 100, 500, 1000];
@@ -29,6 +31,29 @@ function leaf(name: string, prefix: string): string {
   return name.slice(prefix.length) || name;
 }
 
+/** Object lock, default encryption and lifecycle rules (set with S3 clients; shown here). */
+function governanceView(g: BucketGovernance): HTMLElement {
+  const rules = g.lifecycle?.rules ?? [];
+  return h(
+    'div',
+    { id: 'governance' },
+    facts([
+      ['Object lock', h('span', { id: 'gov-lock' }, describeObjectLock(g.objectLock))],
+      ['Default encryption', h('span', { id: 'gov-encryption' }, describeEncryption(g.encryption))],
+      ['Lifecycle', h('span', { id: 'gov-lifecycle' }, rules.length === 0 ? 'No rules' : plural(rules.length, 'rule'))],
+    ]),
+    rules.length === 0
+      ? null
+      : table(
+          `Lifecycle rules of ${g.name}`,
+          ['Rule', 'Status', 'Applies to', 'Does'],
+          rules.map((r) => [r.id || '(no id)', badge(r.status === 'Enabled' ? 'ok' : 'info', r.status), describeFilter(r.filter), h('ul', { class: 'plain-list' }, ...describeActions(r).map((a) => h('li', null, a)))]),
+          { id: 'lifecycle-table' },
+        ),
+    h('p', { class: 'hint' }, 'Set with S3 clients (PutObjectLockConfiguration, PutBucketEncryption, PutBucketLifecycleConfiguration); lifecycle rules run on the scanner cycle.'),
+  );
+}
+
 export function renderBucket(main: HTMLElement, route: Route): void {
   if (route.page !== 'bucket') return;
   const { bucket, prefix } = route;
@@ -37,6 +62,7 @@ export function renderBucket(main: HTMLElement, route: Route): void {
   const uploads = h('ul', { class: 'uploads', id: 'uploads', 'aria-label': 'Uploads' });
   const versioningState = h('span', { id: 'versioning-state' }, '…');
   const versioningBox = h('input', { type: 'checkbox', id: 'versioning-toggle', disabled: true });
+  const governance = h('div', { id: 'governance-box' }, loading('the data protection settings'));
   // continuation tokens of the pages before this one (page 1 has '')
   const tokens: string[] = [''];
   let page = 0;
@@ -208,13 +234,26 @@ export function renderBucket(main: HTMLElement, route: Route): void {
       result,
     ),
     section('Contents', 'contents-title', listing),
+    section('Data protection', 'governance-title', governance),
   );
-  void api<BucketDetails>('GET', `buckets/${encodeURIComponent(bucket)}`).then(
-    (d) => {
+  const details = api<BucketDetails>('GET', `buckets/${encodeURIComponent(bucket)}`);
+  const gov = api<BucketGovernance>('GET', `buckets/${encodeURIComponent(bucket)}/governance`);
+  void gov.then(
+    (g) => replaceContent(governance, governanceView(g)),
+    (err: unknown) => replaceContent(governance, errorBox(err)),
+  );
+  void details.then(
+    async (d) => {
       versioning = d.versioning;
       versioningState.textContent = d.versioning;
       versioningBox.checked = d.versioning === 'Enabled';
-      versioningBox.disabled = false;
+      // Object lock keeps versioning on for good: nothing to switch.
+      const locked = await gov.then(
+        (g) => g.objectLock.enabled,
+        () => false,
+      );
+      versioningBox.disabled = locked;
+      if (locked) versioningState.textContent = `${d.versioning} (object lock keeps it on)`;
     },
     (err: unknown) => {
       versioningState.textContent = 'unknown';

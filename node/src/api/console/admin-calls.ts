@@ -4,6 +4,8 @@
  * API gives them; refusals become `UpstreamError` with its code and message.
  */
 import type {
+  BucketGovernance,
+  BucketGovernanceReport,
   ClusterSnapshot,
   PoolStatus,
   RebalanceStatus,
@@ -46,6 +48,13 @@ export const adminCalls = {
   poolsList: (up: Upstream, c: SessionCredentials) => json<PoolStatus[]>(up, c, 'GET', 'v3/pools/list'),
   rebalanceStatus: (up: Upstream, c: SessionCredentials) => json<RebalanceStatus>(up, c, 'GET', 'v3/rebalance/status'),
   backgroundHeal: (up: Upstream, c: SessionCredentials) => json<BackgroundHealView>(up, c, 'POST', 'v3/background-heal/status'),
+  /** One bucket's object lock, default encryption and lifecycle rules. */
+  governance: async (up: Upstream, c: SessionCredentials, bucket: string): Promise<BucketGovernance> => {
+    const r = await json<BucketGovernanceReport>(up, c, 'GET', 'v3/bucket/governance', { bucket });
+    const b = r.buckets.find((x) => x.name === bucket);
+    if (b === undefined) throw new UpstreamError(502, 'InternalError', `the admin API's governance report does not name bucket ${bucket}`);
+    return b;
+  },
   replacement: (up: Upstream, c: SessionCredentials) => json<ReplacementRecoveryStatus>(up, c, 'GET', 'v4/heal/replacement-recovery'),
   decommission: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/decommission', byId(pool)).then(() => undefined),
   cancel: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/cancel', byId(pool)).then(() => undefined),

@@ -402,6 +402,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'GET', pattern: 'buckets', auth: 'session', handler: async (ctx) => s3.listBuckets(up(ctx), cred(ctx)) },
   { method: 'POST', pattern: 'buckets', auth: 'session', handler: createBucket },
   { method: 'GET', pattern: 'buckets/:bucket', auth: 'session', handler: bucketDetails },
+  { method: 'GET', pattern: 'buckets/:bucket/governance', auth: 'session', handler: async (ctx) => adminCalls.governance(up(ctx), cred(ctx), bucketParam(ctx)) },
   { method: 'DELETE', pattern: 'buckets/:bucket', auth: 'session', handler: async (ctx) => s3.deleteBucket(up(ctx), cred(ctx), bucketParam(ctx)) },
   {
     method: 'PUT',

@@ -18,6 +18,8 @@ import type {
 } from '../../object/admin/types.ts';
 
 export type { ConsoleErrorBody } from './console-errors.ts';
+/** `GET buckets/:bucket/governance`: object lock, default encryption and lifecycle rules, as the admin API gives them. */
+export type { BucketGovernance, LifecycleRuleView } from '../../object/admin/types.ts';
 
 // ---- session
 

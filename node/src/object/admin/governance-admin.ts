@@ -10,30 +10,10 @@ import { hasCode } from '../../util/errors.ts';
 import { decodeLifecycle, type LifecycleRule } from '../lifecycle/rules.ts';
 import { decodeLockConfig } from '../object-lock.ts';
 import { decodeBucketEncryption } from '../sse.ts';
-import type { BucketMetadata, RetentionMode, VersioningStatus } from '../types.ts';
+import type { BucketMetadata } from '../types.ts';
+import type { BucketGovernance, BucketGovernanceReport, LifecycleRuleView } from './types.ts';
 
-export interface BucketGovernance {
-  name: string;
-  versioning: VersioningStatus;
-  objectLock: { enabled: boolean; defaultRetention?: { mode: RetentionMode; days?: number; years?: number } };
-  /** Default encryption of new versions; absent: none. */
-  encryption?: { algorithm: 'AES256' | 'aws:kms'; kmsKeyId?: string };
-  /** Lifecycle rules as configured (dates RFC 3339); absent: none. */
-  lifecycle?: { rules: LifecycleRuleView[] };
-}
-
-export interface LifecycleRuleView {
-  id: string;
-  status: 'Enabled' | 'Disabled';
-  filter: { prefix?: string; tags?: { key: string; value: string }[]; sizeGreaterThan?: number; sizeLessThan?: number };
-  expiration?: { days?: number; date?: string; expiredObjectDeleteMarker?: boolean };
-  noncurrentVersionExpiration?: { noncurrentDays: number; newerNoncurrentVersions?: number };
-  abortIncompleteMultipartUpload?: { daysAfterInitiation: number };
-}
-
-export interface BucketGovernanceReport {
-  buckets: BucketGovernance[];
-}
+export type { BucketGovernance, BucketGovernanceReport, LifecycleRuleView } from './types.ts';
 
 export interface KmsStatusReport {
   configured: boolean;

@@ -478,3 +478,28 @@ export interface RuntimeCapabilities {
   telemetry: { otlpExport: boolean; signals: { metrics: boolean; traces: boolean; logs: boolean } };
   forwarding: { poolLeader: 'first-endpoint'; internodeRpc: boolean };
 }
+
+// ---- data governance (GET v3/bucket/governance; built in governance-admin.ts)
+
+export interface BucketGovernance {
+  name: string;
+  versioning: 'Enabled' | 'Suspended' | 'Unversioned';
+  objectLock: { enabled: boolean; defaultRetention?: { mode: 'GOVERNANCE' | 'COMPLIANCE'; days?: number; years?: number } };
+  /** Default encryption of new versions; absent: none. */
+  encryption?: { algorithm: 'AES256' | 'aws:kms'; kmsKeyId?: string };
+  /** Lifecycle rules as configured (dates RFC 3339); absent: none. */
+  lifecycle?: { rules: LifecycleRuleView[] };
+}
+
+export interface LifecycleRuleView {
+  id: string;
+  status: 'Enabled' | 'Disabled';
+  filter: { prefix?: string; tags?: { key: string; value: string }[]; sizeGreaterThan?: number; sizeLessThan?: number };
+  expiration?: { days?: number; date?: string; expiredObjectDeleteMarker?: boolean };
+  noncurrentVersionExpiration?: { noncurrentDays: number; newerNoncurrentVersions?: number };
+  abortIncompleteMultipartUpload?: { daysAfterInitiation: number };
+}
+
+export interface BucketGovernanceReport {
+  buckets: BucketGovernance[];
+}
