@@ -28,7 +28,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { LifecycleExecutor } from '../src/object/lifecycle/executor.ts';
+import type { LifecycleActionMessage } from '../src/util/diagnostics.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { decodeXlMeta } from '../src/storage/xl-meta.ts';
 import { silentLogger } from '../src/util/logger.ts';
@@ -39,13 +41,21 @@ let srv: S3Server;
 let s3: S3Client;
 let executor: LifecycleExecutor;
 const clock = new OffsetClock();
+/** What the executor published for telemetry (`svc.lifecycle.actions`), summed by outcome. */
+const published = new Map<string, number>();
+const onAction = (msg: unknown) => {
+  const a = msg as LifecycleActionMessage;
+  published.set(a.outcome, (published.get(a.outcome) ?? 0) + a.count);
+};
 
 beforeAll(async () => {
   srv = await start({ engineClock: clock });
   s3 = clientOf(srv);
   executor = new LifecycleExecutor({ layer: srv.objectLayer, logger: silentLogger });
+  subscribe('svc:lifecycle:action', onAction);
 });
 afterAll(async () => {
+  unsubscribe('svc:lifecycle:action', onAction);
   await srv?.stop();
 });
 
@@ -127,6 +137,8 @@ describe('lifecycle executed by scanner cycles (injected clock)', () => {
     expect(uploads.Uploads?.map((u) => u.UploadId)).toEqual([upKept.UploadId]);
     expect(upSelected.UploadId).not.toBe(upKept.UploadId);
     expect(executor.progress().lastCycle).toMatchObject({ versionsDeleted: 3, uploadsAborted: 1, errors: 0 });
+    // The same counts went to telemetry.
+    expect(Object.fromEntries(published)).toEqual({ version_deleted: 3, upload_aborted: 1 });
 
     // Another cycle finds nothing more to do.
     await scannerCycle();

@@ -51,6 +51,8 @@ import {
   httpRequestEnd,
   httpRequestOperation,
   httpRequestStart,
+  lifecycleAction,
+  type LifecycleActionMessage,
   processStart,
   type ProcessStartMessage,
   readinessEvaluated,
@@ -167,6 +169,10 @@ export function startBridge(opts: BridgeOptions): () => void {
       const c = msg as ScannerCycleMessage;
       m.cycles.add(1, { result: c.result });
       m.cycleDuration.record(c.durationSeconds);
+    });
+    sub(lifecycleAction, (msg) => {
+      const a = msg as LifecycleActionMessage;
+      m.lifecycle.add(a.count, { outcome: a.outcome });
     });
     const running = new Map<string, { attrs: Attributes; n: number }>();
     const runningOf = (type: string, set: string) => {
@@ -393,6 +399,7 @@ interface Instruments {
   adminRequests: ObservableCounter;
   adminDuration: Histogram;
   rpcErrors: Counter;
+  lifecycle: Counter;
 }
 
 function makeInstruments(meter: Meter): Instruments {
@@ -424,5 +431,9 @@ function makeInstruments(meter: Meter): Instruments {
       advice: { explicitBucketBoundaries: S3_DURATION_BUCKETS },
     }),
     rpcErrors: meter.createCounter(METRIC.rpcErrors, { description: 'Failed internode RPC calls, by method, peer and error', unit: '{error}' }),
+    lifecycle: meter.createCounter(METRIC.lifecycleActions, {
+      description: 'What lifecycle rules did on scanner cycles, by outcome (versions deleted, delete markers added or removed, locked versions kept, uploads aborted, errors)',
+      unit: '{action}',
+    }),
   };
 }

@@ -2,7 +2,8 @@
  * Metric names (SPEC.md "Telemetry" for the `svc_*` ones; OpenTelemetry
  * naming for the request and RPC metrics, which the collector's Prometheus
  * exporter renders as `svc_s3_requests_total`,
- * `svc_s3_request_duration_seconds_bucket`, …) and histogram buckets.
+ * `svc_s3_request_duration_seconds_bucket`, …; `svc.lifecycle.actions` as
+ * `svc_lifecycle_actions_total{outcome}`) and histogram buckets.
  */
 export const METRIC = {
   readinessReady: 'svc_runtime_readiness_ready',
@@ -20,6 +21,7 @@ export const METRIC = {
   adminRequests: 'svc.admin.requests',
   adminDuration: 'svc.admin.request.duration',
   rpcErrors: 'svc.rpc.client.errors',
+  lifecycleActions: 'svc.lifecycle.actions',
   logRecordsDropped: 'svc.log.records.dropped',
 } as const;
 

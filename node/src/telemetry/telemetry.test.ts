@@ -30,6 +30,8 @@ import {
   healTaskQueued,
   healTaskStarted,
   httpRequestOperation,
+  type LifecycleActionMessage,
+  lifecycleAction,
   type ScannerCycleMessage,
   type ScannerObjectMessage,
   scannerCycle,
@@ -146,6 +148,16 @@ describe('the SPEC metrics over OTLP/HTTP', () => {
     readiness.update({ storageRead: true, storageWrite: true });
     healTaskFinished.publish({ type: 'object', set, result: 'error' } satisfies HealTaskFinishedMessage);
     await receiver.waitFor(() => receiver.latest(METRIC.readinessReady)?.value === 1 && receiver.latest(METRIC.healRunning)?.value === 0, 10_000, 'recovery');
+  });
+
+  it('lifecycle outcomes arrive as one counter labelled by outcome', async () => {
+    const { receiver } = await setup({ SVC_OBS_TRACES_EXPORT_ENABLED: 'false', SVC_OBS_LOGS_EXPORT_ENABLED: 'false' });
+    lifecycleAction.publish({ outcome: 'version_deleted', count: 3 } satisfies LifecycleActionMessage);
+    lifecycleAction.publish({ outcome: 'version_deleted', count: 2 } satisfies LifecycleActionMessage);
+    lifecycleAction.publish({ outcome: 'upload_aborted', count: 1 } satisfies LifecycleActionMessage);
+    const deleted = await receiver.waitFor(() => receiver.latest(METRIC.lifecycleActions, { outcome: 'version_deleted' }), 10_000, 'lifecycle metric');
+    expect(deleted).toMatchObject({ type: 'sum', monotonic: true, value: 5, unit: '{action}' });
+    await receiver.waitFor(() => receiver.latest(METRIC.lifecycleActions, { outcome: 'upload_aborted' })?.value === 1, 10_000, 'aborted uploads');
   });
 
   it('http/json encoding carries the same metrics', async () => {

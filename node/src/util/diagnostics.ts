@@ -154,6 +154,18 @@ export interface ScannerCycleMessage {
 export const scannerObject = dc.channel('svc:scanner:object');
 export const scannerCycle = dc.channel('svc:scanner:cycle');
 
+// ---- lifecycle (published by object/lifecycle/executor.ts on scanner cycles)
+
+/** What lifecycle did (the `outcome` label of `svc.lifecycle.actions`). */
+export type LifecycleActionOutcome = 'version_deleted' | 'delete_marker_added' | 'delete_marker_removed' | 'kept_locked' | 'upload_aborted' | 'error';
+
+export interface LifecycleActionMessage {
+  readonly outcome: LifecycleActionOutcome;
+  readonly count: number;
+}
+
+export const lifecycleAction = dc.channel('svc:lifecycle:action');
+
 // ---- heal workers (published by the heal workers of issue 11)
 
 /** What a heal task heals (the `type` label of the heal metrics). */

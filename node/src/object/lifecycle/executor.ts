@@ -18,6 +18,7 @@
  */
 import type { FileVersion } from '../../storage/drive.ts';
 import { toSvcError } from '../../util/errors.ts';
+import { type LifecycleActionMessage, type LifecycleActionOutcome, lifecycleAction } from '../../util/diagnostics.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ScannerHook } from '../scanner/scanner.ts';
 import type { BucketMetadata, MultipartUploadInfo } from '../types.ts';
@@ -50,6 +51,16 @@ export interface LifecycleProgress {
   lastCycle?: LifecycleCounters & { startedAt: number };
   lastError?: string;
 }
+
+/** The counters exported as `svc.lifecycle.actions{outcome}` (objects applied is a count of visits, not an action). */
+const OUTCOME: Partial<Record<keyof LifecycleCounters, LifecycleActionOutcome>> = {
+  versionsDeleted: 'version_deleted',
+  markersAdded: 'delete_marker_added',
+  markersRemoved: 'delete_marker_removed',
+  keptLocked: 'kept_locked',
+  uploadsAborted: 'upload_aborted',
+  errors: 'error',
+};
 
 function zero(): LifecycleCounters {
   return { objectsApplied: 0, versionsDeleted: 0, markersAdded: 0, markersRemoved: 0, keptLocked: 0, uploadsAborted: 0, errors: 0 };
@@ -108,6 +119,8 @@ export class LifecycleExecutor implements ScannerHook {
   #count(k: keyof LifecycleCounters, n = 1): void {
     this.#cycle[k] += n;
     this.#p.total[k] += n;
+    const outcome = OUTCOME[k];
+    if (outcome !== undefined && n > 0 && lifecycleAction.hasSubscribers) lifecycleAction.publish({ outcome, count: n } satisfies LifecycleActionMessage);
   }
 
   #failed(what: string, err: unknown, fields: Record<string, unknown>): void {
