@@ -11,9 +11,9 @@
  * Without the addon (or a build without these functions) every `MbHash`
  * is a plain node:crypto hash: same digests, one stream at a time.
  *
- * Not yet wired into the PUT path: the per-process service that batches
- * arriving chunks of all concurrent uploads into these calls is the next
- * step (see docs/s3-api.md, Performance).
+ * The PUT path reaches these through `hash-service.ts`, the per-process
+ * service that batches the arriving chunks of all concurrent uploads into
+ * one `mbUpdateAsync` call (see docs/s3-api.md, Performance).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { SvcError } from '../util/errors.ts';

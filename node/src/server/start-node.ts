@@ -13,6 +13,7 @@ import { createS3Handler } from '../api/s3/index.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
 import { RPC_TOKEN_VALIDITY_MS } from '../cluster/rpc-auth.ts';
+import { hashService } from '../erasure/hash-service.ts';
 import { codecFallbackReason, codecKernel } from '../erasure/index.ts';
 import { createObjectLayer } from '../object/index.ts';
 import type { DataMovement } from '../object/movement/data-movement.ts';
@@ -49,6 +50,11 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   const { logger: log, clock } = deps;
   const fallback = codecFallbackReason();
   log.info({ event: 'startup_codec', kernel: codecKernel(), fallback }, `erasure codec kernel: ${codecKernel()}`);
+  const hashing = hashService.describe();
+  log.info(
+    { event: 'startup_upload_hashing', ...hashing },
+    `upload hashing: multi-buffer ${hashing.mode} (${hashing.kernel}); large concurrent signed uploads ${hashing.signedUploadsInLanes ? 'in the SIMD lanes' : 'on OpenSSL'}`,
+  );
   if (fallback !== null) log.warn({ event: 'codec_native_unavailable', reason: fallback }, 'native erasure codec unavailable; the TypeScript kernel is much slower');
 
   // The key store first: a malformed SVC_KMS_SECRET_KEY stops start-up before any disk is touched.

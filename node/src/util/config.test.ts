@@ -82,6 +82,10 @@ describe('config', () => {
     for (const q of ['disk', 'reduced', 'optimal', 'auto']) expect(load({ SVC_LIST_OBJECTS_QUORUM: q }).config.listObjectsQuorum).toBe(q);
     expect(load({ SVC_LIST_OBJECTS_QUORUM: 'paranoid' }).config.listObjectsQuorum).toBe('strict');
   });
+  it('multi-buffer hashing: auto, on or off; anything else refuses to start', () => {
+    for (const v of ['auto', 'on', 'off', '']) expect(() => load({ SVC_HASH_MULTIBUFFER: v })).not.toThrow();
+    expect(msg(() => load({ SVC_HASH_MULTIBUFFER: 'yes' }))).toContain('SVC_HASH_MULTIBUFFER: "yes": expected auto, on or off');
+  });
   it('booleans', () => {
     expect(load({ SVC_HEALTH_ENDPOINT_ENABLE: 'false' }).config.healthEndpointEnable).toBe(false);
     expect(load({ SVC_CONSOLE_ENABLE: 'off' }).config.consoleEnable).toBe(false);

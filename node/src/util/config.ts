@@ -166,6 +166,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_REBALANCE_MAX_ATTEMPTS', 'rebalance attempts per object (default 3)'],
   ['SVC_DECOMMISSION_BUCKET_CONCURRENCY', 'buckets drained in parallel (default 4)'],
   ['SVC_DECOMMISSION_ENTRY_CONCURRENCY', `entries drained in parallel (default 8, hard cap ${DECOMMISSION_ENTRY_HARD_CAP})`],
+  ['SVC_HASH_MULTIBUFFER', 'multi-buffer (SIMD) hashing of upload bodies: auto (default: when enough uploads run at once and it is faster here), on, off'],
   ['SVC_LIST_OBJECTS_QUORUM', 'listing quorum: disk, reduced, optimal (default), auto; anything else means strict'],
   ['SVC_STARTUP_READINESS_MAX_WAIT_SECS', 'seconds start-up waits for readiness before continuing degraded (default 120)'],
   ['SVC_ACCESS_KEY', `root access key (default ${DEFAULT_ACCESS_KEY}, with a warning); not together with SVC_ACCESS_KEY_FILE`],
@@ -378,6 +379,8 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     });
   }
 
+  const hashMode = env.SVC_HASH_MULTIBUFFER ?? '';
+  if (!['', 'auto', 'on', 'off'].includes(hashMode)) throw invalid('SVC_HASH_MULTIBUFFER', `"${hashMode}": expected auto, on or off`);
   let entryConcurrency = parseInteger('SVC_DECOMMISSION_ENTRY_CONCURRENCY', env.SVC_DECOMMISSION_ENTRY_CONCURRENCY, 1) ?? 8;
   if (entryConcurrency > DECOMMISSION_ENTRY_HARD_CAP) {
     warnings.push({

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChecksumAlgorithm, ChecksumType, ObjectChecksum, PutData } from '../../object/types.ts';
+import { hashService } from '../../erasure/hash-service.ts';
 import { SvcError } from '../../util/errors.ts';
 import { decodeAwsChunked } from './auth/chunked.ts';
 import type { AuthContext } from './auth/sigv4.ts';
@@ -140,8 +141,6 @@ export function buildPutData(
   const md5Expected = parseContentMd5(header(headers, 'content-md5'));
   const sha256Expected = auth.payload.kind === 'sha256' ? auth.payload.hex : undefined;
 
-  const md5 = createHash('md5');
-  const sha = sha256Expected !== undefined ? createHash('sha256') : undefined;
   const ck: Checksummer | undefined = plan ? createChecksummer(plan.algorithm) : undefined;
   let md5Hex: string | undefined;
   let result: ObjectChecksum | undefined;
@@ -162,22 +161,30 @@ export function buildPutData(
 
   async function* verified(): AsyncGenerator<Uint8Array> {
     let n = 0;
-    for await (const piece of clientGone(source)) {
-      n += piece.byteLength;
-      if (n > opts.maxSize || (size >= 0 && n > size)) {
-        throw size >= 0 && n > size
-          ? new SvcError('IncompleteBody', 'The body is longer than the declared length.')
-          : new SvcError('EntityTooLarge');
+    // MD5 and SHA-256 through the process's hashing service (batched with other uploads when that
+    // pays). Opened here, when the body is first read, so a body never read holds no place in it.
+    const hasher = hashService.body({ sha256: sha256Expected !== undefined, size });
+    try {
+      for await (const piece of clientGone(source)) {
+        n += piece.byteLength;
+        if (n > opts.maxSize || (size >= 0 && n > size)) {
+          throw size >= 0 && n > size
+            ? new SvcError('IncompleteBody', 'The body is longer than the declared length.')
+            : new SvcError('EntityTooLarge');
+        }
+        // Resolves once the previous piece is hashed; this one hashes while the consumer encodes it.
+        await hasher.update(piece);
+        ck?.update(piece);
+        yield piece;
       }
-      md5.update(piece);
-      sha?.update(piece);
-      ck?.update(piece);
-      yield piece;
+      if (size >= 0 && n !== size) throw new SvcError('IncompleteBody', undefined, { expected: size, received: n });
+    } finally {
+      hasher.close();
     }
-    if (size >= 0 && n !== size) throw new SvcError('IncompleteBody', undefined, { expected: size, received: n });
-    const gotMd5 = md5.digest('hex');
+    const digests = await hasher.finish();
+    const gotMd5 = digests.md5;
     if (md5Expected !== undefined && gotMd5 !== md5Expected) throw new SvcError('BadDigest');
-    if (sha && sha.digest('hex') !== sha256Expected) throw new SvcError('XAmzContentSHA256Mismatch');
+    if (sha256Expected !== undefined && digests.sha256 !== sha256Expected) throw new SvcError('XAmzContentSHA256Mismatch');
     if (plan && ck) {
       const value = ck.digest().toString('base64');
       let expected = plan.expected;
