@@ -8,7 +8,8 @@ import { systemClock } from '../util/clock.ts';
 import { type Config, type ConfigWarning, loadConfig } from '../util/config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
 import { createLogger, type LogDestination, type Logger } from '../util/logger.ts';
-import { startTelemetry, type Telemetry } from '../telemetry/telemetry.ts';
+import { anySignal } from '../telemetry/endpoints.ts';
+import type { Telemetry } from '../telemetry/telemetry.ts';
 import { RemoteLogStream } from './remote-log-stream.ts';
 import { RotatingLogFile } from './rotating-log-file.ts';
 
@@ -36,7 +37,7 @@ interface LogSetup {
 }
 
 /** Log destination (stdout, rotating files or a remote endpoint), telemetry, and the logger writing to both. */
-function openLogging(config: Config, version: string): LogSetup {
+async function openLogging(config: Config, version: string): Promise<LogSetup> {
   const o = config.obs;
   let destination: LogDestination | number = 1;
   let remote: RemoteLogStream | undefined;
@@ -63,7 +64,10 @@ function openLogging(config: Config, version: string): LogSetup {
     destination = remote;
   }
   const r = remote;
-  const telemetry = startTelemetry({ obs: o, address: config.address, version, ...(r ? { droppedLogRecords: () => r.dropped } : {}) });
+  // The OpenTelemetry SDK is loaded only when something is exported: it is most of an idle node's memory.
+  const telemetry = anySignal(o)
+    ? (await import('../telemetry/telemetry.ts')).startTelemetry({ obs: o, address: config.address, version, ...(r ? { droppedLogRecords: () => r.dropped } : {}) })
+    : undefined;
   const log = createLogger(o.loggerLevel, destination, { mixin: telemetry?.logMixin, also: telemetry?.logStream ? [telemetry.logStream] : [] });
   telemetry?.setLogger(log);
   return { log, telemetry, remote };
@@ -87,7 +91,7 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
       cwd: process.cwd(),
       readFile: (p) => readFileSync(p, 'utf8'),
     }));
-    logging = openLogging(config, opts.version);
+    logging = await openLogging(config, opts.version);
   } catch (err) {
     await closeLogging(logging);
     const e = toSvcError(err);

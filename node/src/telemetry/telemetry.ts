@@ -29,6 +29,7 @@ import { PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler } from '@opentelemetry/sdk-trace';
 import type { ListenAddress, ObsConfig } from '../util/config.ts';
+import { type Signal, signalUrl } from './endpoints.ts';
 import type { Logger } from '../util/logger.ts';
 import { startBridge } from './bridge.ts';
 import { ChannelContextManager } from './context-manager.ts';
@@ -43,19 +44,7 @@ const EXPORT_TIMEOUT_MS = 10_000;
 /** Exports in flight per signal; more are refused at once instead of piling up. */
 const MAX_EXPORTS_IN_FLIGHT = 4;
 
-export type Signal = 'metrics' | 'traces' | 'logs';
-
-const SIGNAL_PATH: Record<Signal, string> = { metrics: '/v1/metrics', traces: '/v1/traces', logs: '/v1/logs' };
-
-/** The OTLP URL of a signal, or undefined when it is off (no endpoint, or toggled off). */
-export function signalUrl(obs: ObsConfig, signal: Signal): string | undefined {
-  const enabled = { metrics: obs.metricsExportEnabled, traces: obs.tracesExportEnabled, logs: obs.logsExportEnabled }[signal];
-  if (!enabled) return undefined;
-  const specific = { metrics: obs.metricEndpoint, traces: obs.traceEndpoint, logs: obs.logEndpoint }[signal];
-  if (specific !== undefined) return specific;
-  if (obs.endpoint === undefined) return undefined;
-  return `${obs.endpoint.replace(/\/+$/, '')}${SIGNAL_PATH[signal]}`;
-}
+export { anySignal, type Signal, signalUrl } from './endpoints.ts';
 
 /** The node's endpoint (`service.instance.id`): the listen address, with the host name for a wildcard bind. */
 export function nodeEndpoint(address: ListenAddress): string {
