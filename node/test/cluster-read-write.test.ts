@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
 
 const supported = canUseMountNamespaces();
@@ -43,6 +43,10 @@ describe.skipIf(!supported)('4-node cluster: reads and writes through any node, 
   }, 60_000);
   afterAll(async () => {
     await cluster?.close();
+  });
+  // A failure under load (e.g. a lock timeout) is diagnosed from what the nodes logged.
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail' && cluster) console.log(await cluster.warnings());
   });
 
   it('survives node loss within parity and keeps every acknowledged object', async () => {

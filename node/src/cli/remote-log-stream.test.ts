@@ -56,6 +56,8 @@ describe('RemoteLogStream', () => {
     await ep.restart();
     s.write(`${JSON.stringify({ level: 'info', n: 'back' })}\n`);
     await waitFor(() => ep.lines.some((l) => l['n'] === 'back'), 10_000);
+    // The endpoint has the line before the stream has its answer: the notice follows the answer.
+    await waitFor(() => notices.length === 2);
     expect(notices[1]).toMatch(/answers again; 5000 log records dropped/);
     await s.close();
   });

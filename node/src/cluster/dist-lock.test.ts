@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, ManualClock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
-import { silentLogger } from '../util/logger.ts';
+import { createLogger, type Logger, silentLogger } from '../util/logger.ts';
 import { DistLocker, lockQuorum } from './dist-lock.ts';
 import { LOCK_VALIDITY_MS, LockServer, lockRpcService } from './lock-server.ts';
 import { RemoteLocker } from './remote-locker.ts';
@@ -44,13 +44,13 @@ async function lockCluster(n: number, serverClock: ManualClock) {
     });
   }
   /** A DistLocker for one holder node, with its own clock. */
-  const locker = (owner: string, clock: Clock) => {
+  const locker = (owner: string, clock: Clock, logger: Logger = silentLogger) => {
     const lockers = nodes.map((node) => {
       const peer = new PeerClient({ origin: node.origin, nodeId: owner, auth, clock, logger: silentLogger });
       closers.push(() => peer.close());
       return new RemoteLocker(peer);
     });
-    return new DistLocker({ lockers, owner, clock, logger: silentLogger, retryMinMs: 1, retryMaxMs: 2 });
+    return new DistLocker({ lockers, owner, clock, logger, retryMinMs: 1, retryMaxMs: 2 });
   };
   const kill = async (i: number) => {
     const node = nodes[i]!;
@@ -120,6 +120,24 @@ describe('LockServer', () => {
     expect(s.size()).toBe(1);
   });
 
+  it('a lock request that arrives after its own release (a timed-out attempt, delivered late) is refused, for the validity period', async () => {
+    const clock = new ManualClock(1_000);
+    const s = new LockServer({ clock, logger: silentLogger });
+    const late = { uid: 'late', owner: 'n1', resources: ['b/x'] };
+    // The sender gave up on its request and released; the release overtook the request.
+    expect(await s.unlock(late)).toBe(false);
+    expect(await s.lock(late)).toBe(false);
+    expect(await s.runlock({ ...late, uid: 'late-r' })).toBe(false);
+    expect(await s.rlock({ ...late, uid: 'late-r' })).toBe(false);
+    // Nothing lingers: another holder gets the resource at once.
+    expect(await s.lock({ uid: 'next', owner: 'n2', resources: ['b/x'] })).toBe(true);
+    expect(await s.unlock({ uid: 'next', owner: 'n2', resources: ['b/x'] })).toBe(true);
+    // After the validity period the early release is forgotten.
+    await clock.advance(LOCK_VALIDITY_MS + 1);
+    s.sweep();
+    expect(await s.lock(late)).toBe(true);
+  });
+
   it("drops a restarted node's earlier grants when its new incarnation asks, and only those", async () => {
     const s = new LockServer({ clock: new ManualClock(1_000), logger: silentLogger });
     expect(await s.lock({ uid: 'old-w', owner: 'n1:9000#aaaa', resources: ['b/x'] })).toBe(true);
@@ -145,6 +163,17 @@ describe('DistLocker over real lock servers', () => {
     expect(n1.quorum).toEqual({ read: 2, write: 3 });
 
     const w = await n1.acquire(['bkt/obj'], { write: true });
+    // The timeout names what each locker answered last.
+    const lines: Record<string, unknown>[] = [];
+    const logged = c.locker('n2', clock, createLogger('warn', { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) }));
+    expect(await refused(logged.acquire(['bkt/obj'], { write: true, timeoutMs: 0 }))).toBe('SlowDown');
+    expect(lines.find((l) => l['event'] === 'lock_timeout')).toMatchObject({
+      resources: ['bkt/obj'],
+      write: true,
+      granted: 0,
+      quorum: 3,
+      lockers: Object.fromEntries(c.nodes.map((n) => [n.origin, 'refused'])),
+    });
     expect(await refused(n2.acquire(['bkt/obj'], { write: true, timeoutMs: 0 }))).toBe('SlowDown');
     expect(await refused(n2.acquire(['bkt/obj'], { write: false, timeoutMs: 0 }))).toBe('SlowDown');
     const other = await n2.acquire(['bkt/other'], { write: true, timeoutMs: 0 });

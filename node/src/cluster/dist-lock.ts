@@ -119,7 +119,8 @@ export class DistLocker {
         this.lockers.map((l) => (opts.write ? l.lock(args) : l.rlock(args)).then((ok) => (ok ? 'granted' : 'refused'), () => 'failed' as const)),
       );
       const granted = answers.filter((a) => a === 'granted').length;
-      if (granted >= quorum) return this.#held(args, opts.write, quorum);
+      // Released later on every locker that did not refuse (one that failed to answer may have granted).
+      if (granted >= quorum) return this.#held(args, opts.write, quorum, this.lockers.filter((_, i) => answers[i] !== 'refused'));
 
       // Undo partial grants; a locker that failed to answer may still have
       // granted, so it is told too (otherwise its grant lingers until expiry).
@@ -129,6 +130,10 @@ export class DistLocker {
         this.lockers.filter((_, i) => answers[i] !== 'refused'),
       );
       if (this.#clock.now() >= deadline) {
+        // Which locker said what on the last attempt: a refusal is a holder elsewhere (or a grant
+        // whose release was lost, until it expires); a failure is a locker that did not answer.
+        const byLocker = Object.fromEntries(this.lockers.map((l, i) => [l.id, `${answers[i]}${l.isOnline() ? '' : ' (offline)'}`]));
+        this.#logger.warn({ event: 'lock_timeout', resources, write: opts.write, granted, quorum, lockers: byLocker }, 'timed out waiting for a namespace lock');
         throw new SvcError('SlowDown', 'timed out waiting for a namespace lock', { resources, granted, quorum });
       }
       const delay = this.#retryMinMs + Math.floor(this.#random() * (this.#retryMaxMs - this.#retryMinMs));
@@ -136,7 +141,7 @@ export class DistLocker {
     }
   }
 
-  #held(args: LockArgs, write: boolean, quorum: number): HeldLock {
+  #held(args: LockArgs, write: boolean, quorum: number, holders: readonly Locker[]): HeldLock {
     const lost = new AbortController();
     let released = false;
     let refreshing = false;
@@ -165,7 +170,7 @@ export class DistLocker {
         if (released) return;
         released = true;
         stopRefresh();
-        await this.#releaseOn(args, write, this.lockers);
+        await this.#releaseOn(args, write, holders);
       },
     };
   }

@@ -61,6 +61,14 @@ export class LockServer implements Locker {
   readonly #logger: Logger;
   readonly #validityMs: number;
   readonly #table = new Map<string, Entry>();
+  /**
+   * Uids released before they were granted here (time of the release): a
+   * lock request that timed out at its sender, which then sent the release,
+   * can still arrive after that release on another connection. Without this
+   * it would be granted with nobody to refresh or release it, blocking the
+   * resource for the whole validity period. Kept for the validity period.
+   */
+  readonly #releasedEarly = new Map<string, number>();
   /** Latest incarnation seen per node (owners `<node>#<incarnation>`). */
   readonly #incarnations = new Map<string, string>();
   #stopSweep: (() => void) | undefined;
@@ -116,6 +124,7 @@ export class LockServer implements Locker {
   async lock(args: LockArgs): Promise<boolean> {
     const { uid, resources, owner } = checkArgs(args);
     this.#noteIncarnation(owner);
+    if (this.#releasedEarly.has(uid)) return false;
     const entries = resources.map((r) => this.#entry(r));
     for (const e of entries) {
       if (e.writer !== undefined && e.writer.uid !== uid) return false;
@@ -129,6 +138,7 @@ export class LockServer implements Locker {
   async rlock(args: LockArgs): Promise<boolean> {
     const { uid, resources, owner } = checkArgs(args);
     this.#noteIncarnation(owner);
+    if (this.#releasedEarly.has(uid)) return false;
     const entries = resources.map((r) => this.#entry(r));
     if (entries.some((e) => e.writer !== undefined)) return false;
     const now = this.#clock.now();
@@ -147,6 +157,7 @@ export class LockServer implements Locker {
         this.#gc(r, e);
       }
     }
+    if (!released) this.#releasedEarly.set(uid, this.#clock.now());
     return released;
   }
 
@@ -160,6 +171,7 @@ export class LockServer implements Locker {
         this.#gc(r, e);
       }
     }
+    if (!released) this.#releasedEarly.set(uid, this.#clock.now());
     return released;
   }
 
@@ -195,9 +207,11 @@ export class LockServer implements Locker {
     return this.#table.size;
   }
 
-  /** Drops every grant not refreshed within the validity period. */
+  /** Drops every grant not refreshed within the validity period (and early releases as old). */
   sweep(): void {
     for (const r of [...this.#table.keys()]) this.#entry(r);
+    const cutoff = this.#clock.now() - this.#validityMs;
+    for (const [uid, at] of this.#releasedEarly) if (at < cutoff) this.#releasedEarly.delete(uid);
   }
 
   /** The entry of `r` with expired grants removed (created empty when absent). */

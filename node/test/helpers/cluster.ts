@@ -210,6 +210,16 @@ export class TestCluster {
     return readFile(this.logPath(k), 'utf8').catch(() => '');
   }
 
+  /** The last `n` warning and error records of every node, for a failed test's output. */
+  async warnings(n = 40): Promise<string> {
+    const out: string[] = [];
+    for (let k = 1; k <= this.#opts.nodes; k++) {
+      const lines = (await this.logs(k)).split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l));
+      out.push(`--- node ${k}: last ${Math.min(n, lines.length)} of ${lines.length} warnings/errors`, ...lines.slice(-n));
+    }
+    return out.join('\n');
+  }
+
   /** Resident set size of node K in bytes (from /proc; the child execs into node). */
   async rssBytes(k: number): Promise<number> {
     const pid = this.#procs.get(k)?.child.pid;
