@@ -7,8 +7,6 @@
  * x-amz-content-sha256 among them are refused and leave nothing behind.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   CompleteMultipartUploadCommand,
   CreateBucketCommand,
@@ -16,40 +14,31 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mbHashKernels } from '../src/erasure/mb-hash.ts';
 import { errorCode, signedRequest } from './helpers/sigv4-signer.ts';
-import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
 
-const ACCESS = 'lanes-admin';
-const SECRET = 'lanes-admin-secret';
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 describe.skipIf(mbHashKernels.length === 0)('upload hashing in the multi-buffer lanes (real svc server)', () => {
-  let run: SvcRun;
+  let node: ConsoleNode;
   let s3: S3Client;
-  let base: string;
   let endpoint: string;
 
   beforeAll(async () => {
-    base = tempDir('lanes');
-    for (let d = 1; d <= 4; d++) mkdirSync(join(base, `d${d}`), { recursive: true });
-    run = await runSvc(['server', `${base}/d{1...4}`], { SVC_ACCESS_KEY: ACCESS, SVC_SECRET_KEY: SECRET, SVC_CONSOLE_ENABLE: 'false', SVC_HASH_MULTIBUFFER: 'on' });
-    if (!(await run.started)) throw new Error(`svc did not start: ${run.stderr()}`);
-    expect(run.logs().find((r) => r['event'] === 'startup_upload_hashing')).toMatchObject({ mode: 'on', kernel: mbHashKernels[0], signedUploadsInLanes: true });
-    endpoint = `http://127.0.0.1:${run.port}`;
-    s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET } });
+    node = await startConsoleNode(1, { SVC_HASH_MULTIBUFFER: 'on' });
+    expect(node.run.logs().find((r) => r['event'] === 'startup_upload_hashing')).toMatchObject({ mode: 'on', kernel: mbHashKernels[0], signedUploadsInLanes: true });
+    ({ s3, s3Url: endpoint } = node);
     await s3.send(new CreateBucketCommand({ Bucket: 'lanes' }));
   }, 60_000);
   afterAll(async () => {
-    s3?.destroy();
-    await run?.stop();
-    if (base) rmSync(base, { recursive: true, force: true });
+    await node?.stop();
   });
 
   const status = async (p: Promise<unknown>) =>
@@ -68,7 +57,7 @@ describe.skipIf(mbHashKernels.length === 0)('upload hashing in the multi-buffer 
         (e: unknown) => (e as Error).name,
       ),
       // a signed payload hash of other bytes
-      signedRequest(endpoint, { accessKey: ACCESS, secretKey: SECRET }, { method: 'PUT', path: '/lanes/bad-sha', headers: { 'x-amz-content-sha256': sha256('declared'), 'content-length': '100000' }, body: randomBytes(100_000) }).then((r) => errorCode(r.body)),
+      signedRequest(endpoint, { accessKey: CONSOLE_ACCESS_KEY, secretKey: CONSOLE_SECRET_KEY }, { method: 'PUT', path: '/lanes/bad-sha', headers: { 'x-amz-content-sha256': sha256('declared'), 'content-length': '100000' }, body: randomBytes(100_000) }).then((r) => errorCode(r.body)),
     ];
     const puts = bodies.map((body, i) => s3.send(new PutObjectCommand({ Bucket: 'lanes', Key: `obj-${i}`, Body: body })));
     const [results, refusals] = await Promise.all([Promise.all(puts), Promise.all(bad)]);

@@ -119,16 +119,11 @@ export class DistLocker {
         this.lockers.map((l) => (opts.write ? l.lock(args) : l.rlock(args)).then((ok) => (ok ? 'granted' : 'refused'), () => 'failed' as const)),
       );
       const granted = answers.filter((a) => a === 'granted').length;
-      // Released later on every locker that did not refuse (one that failed to answer may have granted).
-      if (granted >= quorum) return this.#held(args, opts.write, quorum, this.lockers.filter((_, i) => answers[i] !== 'refused'));
-
-      // Undo partial grants; a locker that failed to answer may still have
-      // granted, so it is told too (otherwise its grant lingers until expiry).
-      await this.#releaseOn(
-        args,
-        opts.write,
-        this.lockers.filter((_, i) => answers[i] !== 'refused'),
-      );
+      // A release goes to every locker that did not refuse: one that failed to answer may still
+      // have granted (otherwise its grant lingers until expiry).
+      const holders = this.lockers.filter((_, i) => answers[i] !== 'refused');
+      if (granted >= quorum) return this.#held(args, opts.write, quorum, holders);
+      await this.#releaseOn(args, opts.write, holders);
       if (this.#clock.now() >= deadline) {
         // Which locker said what on the last attempt: a refusal is a holder elsewhere (or a grant
         // whose release was lost, until it expires); a failure is a locker that did not answer.

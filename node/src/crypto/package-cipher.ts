@@ -51,7 +51,7 @@ const KEY_BYTES = 32;
 /** Ciphertext size of a stream of `plain` bytes. */
 export function encryptedSize(plain: number): number {
   if (!Number.isSafeInteger(plain) || plain < 0) throw new SvcError('InternalError', `invalid plaintext size ${plain}`);
-  return plain + PACKAGE_OVERHEAD * Math.max(1, Math.ceil(plain / PACKAGE_SIZE));
+  return plain + PACKAGE_OVERHEAD * packageCount(plain);
 }
 
 /** Plaintext size of a stream of `cipher` ciphertext bytes; `FileCorrupt` when no stream has that size. */
@@ -174,7 +174,7 @@ function nativeSelfTest(addon: NativeAddon): boolean {
 function sealRun(k: CipherKernel, key: StreamKey, nonce: Buffer, seq: number, final: boolean, plain: Uint8Array, out: Buffer, at: number): number {
   if (k === 'native' && nativeGcm) return nativeGcm.gcmSeal(key.raw, nonce, seq, final, plain, out.subarray(at));
   let n = 0;
-  const packages = Math.max(1, Math.ceil(plain.length / PACKAGE_SIZE));
+  const packages = packageCount(plain.length);
   for (let i = 0; i < packages; i++) {
     const body = plain.subarray(i * PACKAGE_SIZE, Math.min(plain.length, (i + 1) * PACKAGE_SIZE));
     n += sealPackage(key.object, nonce, seq + i, final && i === packages - 1, body, out, at + n);

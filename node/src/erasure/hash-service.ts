@@ -18,8 +18,9 @@
  * - a new upload joins the lanes only while at least `MIN_STREAMS - 1`
  *   others are hashing and its body is not small (`LANE_MIN_BYTES`); a lone
  *   or small upload stays on OpenSSL, on the event loop, as before;
- * - the batcher sends one addon call per batch, once a chunk of every
- *   lane-hashed body waits (up to 8) or a millisecond has passed. Each
+ * - the batcher makes one pool-thread trip per batch (MD5 and SHA-256 side
+ *   by side), once a chunk of every lane-hashed body waits (up to 8) or a
+ *   millisecond has passed. Each
  *   stream has at most one chunk in flight; `update` resolves once the
  *   previous chunk is hashed, so a body's next piece waits for its last
  *   hash while the erasure encoder works on the piece itself.
@@ -27,7 +28,7 @@
  * `SVC_HASH_MULTIBUFFER=on|off|auto` (default `auto`): `on` sends every
  * upload through the lanes (tests, benchmarks), `off` never.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { SvcError } from '../util/errors.ts';
 import { type MbAlg, MbHash, mbHashKernels, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
@@ -135,7 +136,7 @@ export class HashService {
 
   /** What this process does with upload hashing (calibrates now in `auto`): for the start-up log. */
   describe(): { mode: HashMode; kernel: string; signedUploadsInLanes: boolean } {
-    const signedUploadsInLanes = this.mode === 'on' || (this.mode === 'auto' && this.lanesWin('md5') && this.lanesWin('sha256'));
+    const signedUploadsInLanes = this.mode === 'on' || (this.mode === 'auto' && this.#bothWin());
     return { mode: this.mode, kernel: mbHashKernels[0] ?? 'none', signedUploadsInLanes };
   }
 
@@ -159,43 +160,48 @@ export class HashService {
   #useLanes(othersOpen: number, opts: { sha256: boolean; size: number }): boolean {
     if (this.mode === 'off') return false;
     if (this.mode === 'on') return true;
-    return opts.sha256 && othersOpen >= MIN_STREAMS - 1 && (opts.size < 0 || opts.size >= LANE_MIN_BYTES) && this.lanesWin('md5') && this.lanesWin('sha256');
+    return opts.sha256 && othersOpen >= MIN_STREAMS - 1 && (opts.size < 0 || opts.size >= LANE_MIN_BYTES) && this.#bothWin();
+  }
+
+  #bothWin(): boolean {
+    return this.lanesWin('md5') && this.lanesWin('sha256');
   }
 
   /** A hasher for one body of `size` bytes (-1: not known). */
   body(opts: { sha256: boolean; size: number }): BodyHasher {
-    const others = this.#open;
+    const inLanes = this.#useLanes(this.#open, opts);
     this.#open++;
-    const md5Lanes = this.#useLanes(others, opts);
-    const shaLanes = opts.sha256 && md5Lanes;
-    if (md5Lanes || shaLanes) this.#stats.laneStreams++;
-    else this.#stats.sslStreams++;
-    const md5: MbHash | Hash = md5Lanes ? new MbHash('md5') : createHash('md5');
-    const sha: MbHash | Hash | undefined = !opts.sha256 ? undefined : shaLanes ? new MbHash('sha256') : createHash('sha256');
-    const lanes = [md5, sha].filter((h): h is MbHash => h instanceof MbHash);
-    if (lanes.length > 0) this.#laneOpen++;
+    if (inLanes) this.#laneOpen++;
+    this.#stats[inLanes ? 'laneStreams' : 'sslStreams']++;
+    const algs: MbAlg[] = opts.sha256 ? ['md5', 'sha256'] : ['md5'];
+    // Both digests on one path: the lanes (one batched chunk per update) or OpenSSL on this thread.
+    const lanes = inLanes ? algs.map((a) => new MbHash(a)) : [];
+    const ssl = inLanes ? [] : algs.map((a) => createHash(a));
+    const [md5, sha] = inLanes ? lanes : ssl;
     let pending: Promise<void> | undefined;
     let closed = false;
     const close = () => {
       if (closed) return;
       closed = true;
       this.#open--;
-      if (lanes.length > 0) this.#laneOpen--;
+      if (inLanes) this.#laneOpen--;
     };
     return {
       update: async (chunk) => {
         if (closed) throw new SvcError('InternalError', 'body hasher used after it was closed');
+        if (!inLanes) {
+          for (const h of ssl) h.update(chunk);
+          return;
+        }
         if (pending !== undefined) await pending;
-        if (!(md5 instanceof MbHash)) md5.update(chunk);
-        if (sha !== undefined && !(sha instanceof MbHash)) sha.update(chunk);
-        pending = lanes.length > 0 ? this.#submit(lanes.map((h) => [h, chunk] as const)) : undefined;
+        pending = this.#submit(lanes.map((h) => [h, chunk] as const));
         // A body abandoned mid-way never awaits its last chunk: its failure must not go unhandled.
-        pending?.catch(() => undefined);
+        pending.catch(() => undefined);
       },
       finish: async () => {
         try {
           if (pending !== undefined) await pending;
-          const md5Hex = md5.digest().toString('hex');
+          const md5Hex = md5!.digest().toString('hex');
           return sha === undefined ? { md5: md5Hex } : { md5: md5Hex, sha256: sha.digest().toString('hex') };
         } finally {
           close();
@@ -233,7 +239,7 @@ export class HashService {
     }, GATHER_MS);
   }
 
-  /** One addon call for everything queued; then the next, when due. */
+  /** One pool-thread trip for everything queued; then the next, when due. */
   async #batch(): Promise<void> {
     this.#running = true;
     const jobs = this.#queue;

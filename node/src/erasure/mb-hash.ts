@@ -140,15 +140,24 @@ interface Plan {
   bytes: number;
 }
 
-/** The addon calls of one batch, per algorithm: tail-completing blocks first, then the bodies. */
-function batches(plans: Plan[]): { alg: number; states: Uint32Array[]; datas: Uint8Array[] }[] {
-  const out: { alg: number; states: Uint32Array[]; datas: Uint8Array[] }[] = [];
+interface AddonBatch {
+  alg: number;
+  states: Uint32Array[];
+  datas: Uint8Array[];
+}
+
+/**
+ * The addon calls of one batch, per algorithm: the tail-completing blocks
+ * (`firsts`, one block each, run first) and then the bodies.
+ */
+function batches(plans: Plan[]): { firsts: AddonBatch[]; bodies: AddonBatch[] } {
+  const out: { firsts: AddonBatch[]; bodies: AddonBatch[] } = { firsts: [], bodies: [] };
   for (const alg of ['md5', 'sha256'] as const) {
     const mine = plans.filter((p) => p.hash.alg === alg);
     const firsts = mine.filter((p) => p.first !== undefined);
     const bodies = mine.filter((p) => p.body.length > 0);
-    if (firsts.length > 0) out.push({ alg: ALG[alg].id, states: firsts.map((p) => p.hash.state), datas: firsts.map((p) => p.first!) });
-    if (bodies.length > 0) out.push({ alg: ALG[alg].id, states: bodies.map((p) => p.hash.state), datas: bodies.map((p) => p.body) });
+    if (firsts.length > 0) out.firsts.push({ alg: ALG[alg].id, states: firsts.map((p) => p.hash.state), datas: firsts.map((p) => p.first!) });
+    if (bodies.length > 0) out.bodies.push({ alg: ALG[alg].id, states: bodies.map((p) => p.hash.state), datas: bodies.map((p) => p.body) });
   }
   return out;
 }
@@ -170,7 +179,8 @@ function plansOf(items: readonly (readonly [MbHash, Uint8Array])[]): Plan[] | nu
 export function mbUpdate(items: readonly (readonly [MbHash, Uint8Array])[], kernel?: string): void {
   const plans = plansOf(items);
   if (plans === null) return;
-  for (const b of batches(plans)) addon!.mbHashBlocks(b.alg, b.states, b.datas, kernel);
+  const { firsts, bodies } = batches(plans);
+  for (const b of [...firsts, ...bodies]) addon!.mbHashBlocks(b.alg, b.states, b.datas, kernel);
   for (const p of plans) p.hash.commit(p);
 }
 
@@ -183,9 +193,11 @@ export async function mbUpdateAsync(items: readonly (readonly [MbHash, Uint8Arra
   if (plans === null) return;
   for (const p of plans) p.hash.busy = true;
   try {
-    for (const b of batches(plans)) {
-      await new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(b.alg, b.states, b.datas, (err) => (err ? reject(err) : resolve())));
-    }
+    const { firsts, bodies } = batches(plans);
+    // At most one 64-byte block per stream: here, before its body (a pool trip costs more).
+    for (const b of firsts) addon!.mbHashBlocks(b.alg, b.states, b.datas);
+    // MD5 and SHA-256 states are distinct: both algorithms' bodies run at once.
+    await Promise.all(bodies.map((b) => new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(b.alg, b.states, b.datas, (err) => (err ? reject(err) : resolve())))));
     for (const p of plans) p.hash.commit(p);
   } finally {
     for (const p of plans) p.hash.busy = false;

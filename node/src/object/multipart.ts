@@ -149,7 +149,7 @@ export class Multipart {
     // Every part is encrypted with the upload's object key (sealed here), each with its own part key.
     if (sealed) Object.assign(sysMeta, sealed.sysMeta);
     // The retention and legal hold asked for, kept for the completed version.
-    Object.assign(sysMeta, withLock({}, { ...(opts.lock?.mode !== undefined ? { mode: opts.lock.mode, retainUntil: opts.lock.retainUntil! } : {}), ...(opts.lock?.legalHold !== undefined ? { legalHold: opts.lock.legalHold } : {}) }));
+    Object.assign(sysMeta, withLock({}, opts.lock ?? {}));
     const dist = hashOrder(`${bucket}/${key}`, set.width);
     const v: FileVersion = {
       versionId: UPLOAD_VERSION_ID,
@@ -348,8 +348,7 @@ export class Multipart {
       const now = this.#clock.now();
       const size = chosen.reduce((a, r) => a + r.s, 0);
       // The bucket's default retention applies from the completion (unless the upload asked for one).
-      const asked = lockOf(up.sysMeta);
-      const lock = newVersionLock(lockCfg, { ...(asked.mode !== undefined ? { mode: asked.mode, retainUntil: asked.retainUntil! } : {}), ...(asked.legalHold !== undefined ? { legalHold: asked.legalHold } : {}) }, now);
+      const lock = newVersionLock(lockCfg, lockOf(up.sysMeta), now);
       const sysMeta: Record<string, string> = withLock(up.sysMeta.acl ? { acl: up.sysMeta.acl } : {}, lock);
       for (const k of Object.values(SSE_META)) if (up.sysMeta[k] !== undefined) sysMeta[k] = up.sysMeta[k];
       const version: FileVersion = {

@@ -38,8 +38,8 @@ export interface AdminHealDeps {
 }
 
 async function allLocal(d: AdminHealDeps): Promise<LocalHealInfo[]> {
-  const infos = await Promise.all(d.nodes.map((n) => (n === d.selfId ? Promise.resolve(d.local()) : d.isOnline(n) ? d.peer(n) : Promise.resolve(undefined))));
   const mine = d.local();
+  const infos = await Promise.all(d.nodes.map((n) => (n === d.selfId ? Promise.resolve(mine) : d.isOnline(n) ? d.peer(n) : Promise.resolve(undefined))));
   if (d.nodes.length === 0 && mine) infos.push(mine);
   return infos.filter((i): i is LocalHealInfo => i !== undefined);
 }

@@ -170,12 +170,11 @@ export class LocalDrive implements Drive {
 
   async diskInfo(): Promise<DiskInfo> {
     try {
-      await this.#checkRoot();
+      const root = await this.#checkRoot();
       const s = await fsp.statfs(this.root);
       const total = s.blocks * s.bsize;
       const free = s.bavail * s.bsize;
       const fmt = await this.#formatIdentity();
-      const root = await fsp.stat(this.root);
       return { id: fmt.id, format: fmt.state, mountId: `${root.dev}:${root.ino}`, endpoint: this.endpoint, online: true, total, free, used: total - s.bfree * s.bsize };
     } catch (err) {
       if (hasCode(err, 'DiskNotFound')) return { id: this.#id, endpoint: this.endpoint, online: false, total: 0, used: 0, free: 0 };
@@ -229,15 +228,12 @@ export class LocalDrive implements Drive {
     return join(base, path);
   }
 
-  async #checkRoot(): Promise<void> {
-    let ok = false;
-    try {
-      ok = (await fsp.stat(this.root)).isDirectory();
-    } catch {
-      ok = false;
-    }
-    this.#online = ok;
-    if (!ok) throw new SvcError('DiskNotFound', undefined, { endpoint: this.endpoint });
+  /** The root's stat, or `DiskNotFound` (and offline) when it is not a directory any more. */
+  async #checkRoot(): Promise<Stats> {
+    const st = await fsp.stat(this.root).catch(() => undefined);
+    this.#online = st?.isDirectory() === true;
+    if (!this.#online) throw new SvcError('DiskNotFound', undefined, { endpoint: this.endpoint });
+    return st!;
   }
 
   /** Maps a filesystem error to the drive's error codes. */
@@ -559,6 +555,8 @@ export class LocalDrive implements Drive {
     if (!e || version.inline || version.dataDir === '') return version.parts.map(() => 'ok');
     const full = shardSize(e.blockSize, e.data);
     const out: PartState[] = [];
+    // A missing part on a wiped drive is the drive's absence: the root is checked once per call.
+    let rootChecked = false;
     for (const part of version.parts) {
       const p = this.#filePath(vol, `${path === '' ? '' : `${path}/`}${version.dataDir}/part.${part.number}`);
       const dataBytes = shardFileDataSize(part.size, e.blockSize, e.data);
@@ -568,7 +566,8 @@ export class LocalDrive implements Drive {
       } catch (err) {
         const code = errno(err);
         if (code === 'ENOENT' || code === 'ENOTDIR') {
-          await this.#checkRoot();
+          if (!rootChecked) await this.#checkRoot();
+          rootChecked = true;
           out.push('missing');
           continue;
         }

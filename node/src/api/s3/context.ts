@@ -11,6 +11,7 @@ import type { BucketSecurity } from './authz/authorize.ts';
 import type { Principal } from './authz/principal.ts';
 import type { S3Endpoint } from './router.ts';
 import { toXml, type XmlNode } from './xml.ts';
+import { SvcError } from '../../util/errors.ts';
 
 export interface S3Context<E extends S3Endpoint = S3Endpoint> {
   req: IncomingMessage;
@@ -34,6 +35,14 @@ export interface S3Context<E extends S3Endpoint = S3Endpoint> {
 }
 
 export type Handler<E extends S3Endpoint = S3Endpoint> = (ctx: S3Context<E>) => Promise<void>;
+
+/** `versionId` of the query: absent, or a non-empty id (`InvalidArgument` for an empty one). */
+export function versionIdParam(ctx: S3Context): string | undefined {
+  const v = ctx.ep.query.get('versionId');
+  if (v === undefined) return undefined;
+  if (v === '') throw new SvcError('InvalidArgument', 'Version id cannot be the empty string.');
+  return v;
+}
 
 /** A request header as one string. */
 export function hdr(req: IncomingMessage, name: string): string | undefined {

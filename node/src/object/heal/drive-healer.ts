@@ -102,6 +102,9 @@ interface Slot {
   member: MemberDrive;
 }
 
+/** A slot's tracker id (and key of the active trackers). */
+const slotKey = (s: { pool: number; set: number; slot: number }) => `${s.pool}-${s.set}-${s.slot}`;
+
 export class DriveHealer implements SetFormatHealer {
   readonly worker: Worker<{ replacements: number; healing: string[] }>;
   readonly #o: DriveHealerOptions;
@@ -167,7 +170,7 @@ export class DriveHealer implements SetFormatHealer {
     for (const s of this.#slots((x) => localDriveOf(x.member.inner) !== undefined)) {
       const info = await s.member.diskInfo().catch(() => undefined);
       if (info === undefined) continue;
-      const key = `${s.pool}-${s.set}-${s.slot}`;
+      const key = slotKey(s);
       const mountChanged = info.mountId !== undefined && this.#mounts.has(key) && this.#mounts.get(key) !== info.mountId;
       if (info.mountId !== undefined) this.#mounts.set(key, info.mountId);
       if (mountChanged) {
@@ -192,24 +195,7 @@ export class DriveHealer implements SetFormatHealer {
     if (this.#sequences === undefined) return;
     // One automatic rebuild at a time per node (the next replaced drive waits for the next check).
     if ([...this.#active.values()].some((t) => this.#autoTokens.has(t.healer) || t.healer === 'auto')) return;
-    const now = this.#o.clock.now();
-    const tracker: DriveTracker = {
-      v: 1,
-      id: `${s.pool}-${s.set}-${s.slot}`,
-      endpoint: s.member.endpoint,
-      pool: s.pool,
-      set: s.set,
-      slot: s.slot,
-      driveId: s.member.expectedId!,
-      state: 'pending',
-      reason,
-      healer: 'auto',
-      detectedAt: prior?.detectedAt ?? now,
-      updatedAt: now,
-      objectsScanned: 0,
-      objectsHealed: 0,
-      bytesHealed: 0,
-    };
+    const tracker = this.#tracker(s, { driveId: s.member.expectedId!, state: 'pending', reason, healer: 'auto' }, prior);
     this.#replacements++;
     this.#o.logger.warn({ event: 'drive_replacement_detected', endpoint: s.member.endpoint, pool: s.pool, set: s.set, slot: s.slot, reason }, 'replaced drive detected; rebuilding it');
     this.#active.set(tracker.id, tracker);
@@ -304,25 +290,8 @@ export class DriveHealer implements SetFormatHealer {
       },
     };
     const inner = s.member.inner;
-    const now = this.#o.clock.now();
-    const prior = this.#active.get(`${s.pool}-${s.set}-${s.slot}`);
-    const tracker: DriveTracker = {
-      v: 1,
-      id: `${s.pool}-${s.set}-${s.slot}`,
-      endpoint: s.member.endpoint,
-      pool: s.pool,
-      set: s.set,
-      slot: s.slot,
-      driveId: fmt.erasure.this,
-      state: 'healing',
-      reason: prior?.reason ?? reason,
-      healer,
-      detectedAt: prior?.detectedAt ?? now,
-      updatedAt: now,
-      objectsScanned: 0,
-      objectsHealed: 0,
-      bytesHealed: 0,
-    };
+    const prior = this.#active.get(slotKey(s));
+    const tracker = this.#tracker(s, { driveId: fmt.erasure.this, state: 'healing', reason: prior?.reason ?? reason, healer }, prior);
     await inner.writeAll(SYS_VOL, FORMAT_FILE, Buffer.from(`${JSON.stringify(fmt, null, 2)}\n`));
     const local = localDriveOf(inner);
     if (local !== undefined) {
@@ -340,29 +309,56 @@ export class DriveHealer implements SetFormatHealer {
     this.#o.logger.info({ event: 'drive_format_healed', endpoint: s.member.endpoint, pool: s.pool, set: s.set, slot: s.slot, healer }, 'format written into the replaced drive\'s slot');
   }
 
+  /** A new tracker of slot `s` (its detection time kept from `prior`). */
+  #tracker(s: Slot, f: Pick<DriveTracker, 'driveId' | 'state' | 'reason' | 'healer'>, prior?: DriveTracker): DriveTracker {
+    const now = this.#o.clock.now();
+    return {
+      v: 1,
+      id: slotKey(s),
+      endpoint: s.member.endpoint,
+      pool: s.pool,
+      set: s.set,
+      slot: s.slot,
+      ...f,
+      detectedAt: prior?.detectedAt ?? now,
+      updatedAt: now,
+      objectsScanned: 0,
+      objectsHealed: 0,
+      bytesHealed: 0,
+    };
+  }
+
+  /**
+   * The slots of (`pool`, `set`) that `healer` is rebuilding, in slot order:
+   * looked up among the few active trackers (this runs once per healed
+   * batch), not by listing every drive of the cluster.
+   */
   #mine(pool: number, set: number, healer: string): [Slot, DriveTracker][] {
-    return this.#slots((s) => s.pool === pool && s.set === set).flatMap((s) => {
-      const t = this.#active.get(`${s.pool}-${s.set}-${s.slot}`);
-      return t && t.healer === healer && t.state === 'healing' ? [[s, t] as [Slot, DriveTracker]] : [];
-    });
+    const out: [Slot, DriveTracker][] = [];
+    for (const t of this.#active.values()) {
+      if (t.pool === pool && t.set === set && t.healer === healer && t.state === 'healing') out.push([{ pool, set, slot: t.slot, member: this.#o.pools.member(pool, set, t.slot) }, t]);
+    }
+    return out.sort((a, b) => a[0].slot - b[0].slot);
+  }
+
+  /** Copies a rebuild's counters into tracker `t`. */
+  #count(t: DriveTracker, progress: { objects: number; healed: number; bytes: number }): void {
+    t.objectsScanned = progress.objects;
+    t.objectsHealed = progress.healed;
+    t.bytesHealed = progress.bytes;
+    t.updatedAt = this.#o.clock.now();
   }
 
   async setProgress(pool: number, set: number, healer: string, progress: { objects: number; healed: number; bytes: number }): Promise<void> {
     for (const [s, t] of this.#mine(pool, set, healer)) {
-      t.objectsScanned = progress.objects;
-      t.objectsHealed = progress.healed;
-      t.bytesHealed = progress.bytes;
-      t.updatedAt = this.#o.clock.now();
+      this.#count(t, progress);
       if (t.updatedAt - (this.#lastWrite.get(t.id) ?? 0) >= PROGRESS_EVERY_MS) await this.#writeTracker(s, t);
     }
   }
 
   async setHealed(pool: number, set: number, healer: string, progress: { objects: number; healed: number; bytes: number; ok: boolean }): Promise<void> {
     for (const [s, t] of this.#mine(pool, set, healer)) {
-      t.objectsScanned = progress.objects;
-      t.objectsHealed = progress.healed;
-      t.bytesHealed = progress.bytes;
-      t.updatedAt = this.#o.clock.now();
+      this.#count(t, progress);
       t.finishedAt = t.updatedAt;
       t.state = progress.ok ? 'completed' : 'failed';
       if (!progress.ok) t.lastError = 'some objects could not be healed (refused or failed); see the heal results and heal again';

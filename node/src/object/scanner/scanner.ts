@@ -39,7 +39,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { BackgroundHeal } from '../heal/background.ts';
 import type { Healer } from '../heal/healer.ts';
 import { classifySlot, voteObject } from '../heal/plan.ts';
-import { type NamespaceEntry, walkSet } from '../namespace-walk.ts';
+import { type NamespaceEntry, SYS_SKIP, walkSet } from '../namespace-walk.ts';
 import { sleepUnlessAborted, Worker, type WorkResult } from '../worker.ts';
 import { type BucketUsage, emptyBucketUsage, type SetUsage, type UsageRecord, usageRecordPath } from './usage.ts';
 
@@ -191,7 +191,7 @@ export class Scanner {
       for (const b of [SYS_VOL, ...buckets]) {
         const u = emptyBucketUsage();
         try {
-          for await (const e of walkSet(set, b, b === SYS_VOL ? { skip: ['tmp/', 'multipart/'] } : {})) {
+          for await (const e of walkSet(set, b, b === SYS_VOL ? { skip: SYS_SKIP } : {})) {
             if (signal.aborted) return 'partial';
             this.#p.current = { pool: set.pool, set: set.index, bucket: b, object: e.name };
             await this.#visit(set.pool, set.index, b, e, u);

@@ -105,11 +105,7 @@ export function mergeUsage(records: readonly UsageRecord[], poolCount: number): 
     const pool = out.pools[s.pool];
     for (const [b, u] of Object.entries(s.buckets)) {
       addUsage((out.buckets[b] ??= emptyBucketUsage()), u);
-      out.objects += u.objects;
-      out.versions += u.versions;
-      out.deleteMarkers += u.deleteMarkers;
-      out.size += u.size;
-      out.rawSize += u.rawSize;
+      addUsage(out, u);
       if (pool) {
         pool.objects += u.objects;
         pool.versions += u.versions;

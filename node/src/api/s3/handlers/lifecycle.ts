@@ -155,21 +155,22 @@ export async function handleDeleteBucketLifecycle(ctx: S3Context): Promise<void>
   sendEmpty(ctx, 204);
 }
 
-/** Parsed configurations by stored bytes (a GET must not re-parse the document). */
-const parsed = new Map<string, LifecycleConfig>();
+/** Each bucket's last parsed configuration with its bytes (a GET must not re-parse the document). */
+const parsed = new Map<string, { raw: Buffer; c: LifecycleConfig }>();
 
 /** `x-amz-expiration` of a current version (GET, HEAD, PUT answers), when a rule expires it. */
 export async function expirationHeader(ctx: S3Context, info: Pick<ObjectInfo, 'name' | 'modTime' | 'size' | 'tags' | 'isLatest' | 'deleteMarker'>): Promise<Record<string, string>> {
   if (!info.isLatest || info.deleteMarker) return {};
   const raw = await ctx.layer.getBucketConfig(ctx.ep.bucket, 'lifecycle').catch(() => undefined);
   if (!raw) return {};
-  const cacheKey = `${ctx.ep.bucket}\0${Buffer.from(raw).toString('base64')}`;
-  let c = parsed.get(cacheKey);
-  if (!c) {
-    c = decodeLifecycle(raw)!;
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  let hit = parsed.get(ctx.ep.bucket);
+  if (hit === undefined || !hit.raw.equals(bytes)) {
+    hit = { raw: bytes, c: decodeLifecycle(raw)! };
     if (parsed.size > 256) parsed.clear();
-    parsed.set(cacheKey, c);
+    parsed.set(ctx.ep.bucket, hit);
   }
+  const c = hit.c;
   const e = expiryOf(c, info.name, { modTime: info.modTime.getTime(), size: info.size, tags: info.tags });
   if (!e) return {};
   // S3's format: expiry-date="<RFC 1123 date>", rule-id="<id>" (the id URL-encoded)

@@ -11,7 +11,7 @@ import { decodeLockConfig, encodeLockConfig, type BucketLockConfig, type Default
 import type { ObjectInfo, ObjectLockRequest, RetentionMode } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { bypassRequested } from '../authz/governance.ts';
-import { hdr, type S3Context, sendEmpty, sendXml } from '../context.ts';
+import { hdr, type S3Context, sendEmpty, sendXml, versionIdParam } from '../context.ts';
 import { readSmallBody } from '../put-data.ts';
 import { parseXml, type XmlNode, xmlList, xmlText } from '../xml.ts';
 
@@ -67,12 +67,6 @@ export function lockResponseHeaders(info: Pick<ObjectInfo, 'lock'>): Record<stri
   return h;
 }
 
-function versionIdOf(ctx: S3Context): string | undefined {
-  const v = ctx.ep.query.get('versionId');
-  if (v === '') throw new SvcError('InvalidArgument', 'Version id cannot be the empty string.');
-  return v;
-}
-
 // ============ bucket configuration ============
 
 export async function handleGetObjectLockConfiguration(ctx: S3Context): Promise<void> {
@@ -114,7 +108,7 @@ export async function handlePutObjectLockConfiguration(ctx: S3Context): Promise<
 
 export async function handleGetObjectRetention(ctx: S3Context): Promise<void> {
   await requireLockBucket(ctx);
-  const versionId = versionIdOf(ctx);
+  const versionId = versionIdParam(ctx);
   const info = await ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, versionId ? { versionId } : {});
   if (!info.lock?.mode || !info.lock.retainUntil) throw new SvcError('NoSuchObjectLockConfiguration');
   sendXml(ctx, 200, 'Retention', { Mode: info.lock.mode, RetainUntilDate: info.lock.retainUntil });
@@ -125,7 +119,7 @@ export async function handlePutObjectRetention(ctx: S3Context): Promise<void> {
   const mode = xmlText(doc, 'Mode');
   const until = xmlText(doc, 'RetainUntilDate');
   if ((mode === undefined) !== (until === undefined)) throw new SvcError('MalformedXML', 'Retention needs both Mode and RetainUntilDate, or neither (to remove it).');
-  const versionId = versionIdOf(ctx);
+  const versionId = versionIdParam(ctx);
   await ctx.layer.setObjectLock(ctx.ep.bucket, ctx.ep.key, {
     ...(versionId ? { versionId } : {}),
     retention: mode === undefined ? null : { mode: parseMode(mode, 'xml'), retainUntil: parseDate(until!, 'xml') },
@@ -136,7 +130,7 @@ export async function handlePutObjectRetention(ctx: S3Context): Promise<void> {
 
 export async function handleGetObjectLegalHold(ctx: S3Context): Promise<void> {
   await requireLockBucket(ctx);
-  const versionId = versionIdOf(ctx);
+  const versionId = versionIdParam(ctx);
   const info = await ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, versionId ? { versionId } : {});
   if (!info.lock?.legalHold) throw new SvcError('NoSuchObjectLockConfiguration', 'The specified object does not have a legal hold configuration.');
   sendXml(ctx, 200, 'LegalHold', { Status: info.lock.legalHold });
@@ -144,7 +138,7 @@ export async function handleGetObjectLegalHold(ctx: S3Context): Promise<void> {
 
 export async function handlePutObjectLegalHold(ctx: S3Context): Promise<void> {
   const doc = parseXml(await readSmallBody(ctx.req.headers, ctx.req, ctx.auth, MAX_BODY), 'LegalHold');
-  const versionId = versionIdOf(ctx);
+  const versionId = versionIdParam(ctx);
   await ctx.layer.setObjectLock(ctx.ep.bucket, ctx.ep.key, { ...(versionId ? { versionId } : {}), legalHold: parseHold(xmlText(doc, 'Status'), 'xml') });
   sendEmpty(ctx, 200);
 }

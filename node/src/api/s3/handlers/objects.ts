@@ -9,7 +9,7 @@ import { resolveRange } from '../../../object/range.ts';
 import type { GetObjectOptions, ObjectChecksum, ObjectInfo, PutObjectOptions } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
-import { hdr, quoteEtag, type S3Context, sendEmpty, sendXml } from '../context.ts';
+import { hdr, quoteEtag, type S3Context, sendEmpty, sendXml, versionIdParam } from '../context.ts';
 import { buildPutData, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
 import { MAX_KEY_BYTES } from '../router.ts';
 import {
@@ -52,12 +52,6 @@ export function checksumXml(c: ObjectChecksum | undefined, withType = true): Xml
   return node;
 }
 
-function versionIdParam(ctx: S3Context): string | undefined {
-  const v = ctx.ep.query.get('versionId');
-  if (v === undefined) return undefined;
-  if (v === '') throw new SvcError('InvalidArgument', 'Version id cannot be the empty string.');
-  return v;
-}
 
 /** Headers describing an object on GET/HEAD. */
 function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string> {
