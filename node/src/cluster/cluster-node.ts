@@ -376,6 +376,8 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     },
     close: async () => {
       stopLockWatch?.();
+      // Releases reach the other lockers before the clients to them close.
+      await locker.close();
       lockServer.stop();
       await peers.close();
       await Promise.all([...localDrives.values()].map((d) => d.flush().catch(() => undefined)));

@@ -190,6 +190,21 @@ describe('DistLocker over real lock servers', () => {
     await w2.release();
   });
 
+  it('closing releases what the node still holds and waits for releases on their way', async () => {
+    const clock = new ManualClock(1_000_000);
+    const c = await lockCluster(4, clock);
+    const n1 = c.locker('n1', clock);
+    await n1.acquire(['bkt/kept'], { write: true });
+    const dropped = await n1.acquire(['bkt/dropped'], { write: false });
+    // Fire and forget, as the namespace locker releases.
+    void dropped.release();
+    await n1.close();
+    expect(c.nodes.map((n) => n.locks.size())).toEqual([0, 0, 0, 0]);
+    // Another node gets both at once.
+    const n2 = c.locker('n2', clock);
+    await (await n2.acquire(['bkt/kept', 'bkt/dropped'], { write: true, timeoutMs: 0 })).release();
+  });
+
   it('waits for a lock released by its holder', async () => {
     const clock = new ManualClock(1_000_000);
     const c = await lockCluster(3, clock);

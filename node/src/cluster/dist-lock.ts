@@ -82,6 +82,9 @@ export class DistLocker {
   readonly #retryMinMs: number;
   readonly #retryMaxMs: number;
   readonly #random: () => number;
+  /** Locks this node holds now, and releases on their way to the lockers (see `close`). */
+  readonly #holding = new Set<HeldLock>();
+  readonly #releasing = new Set<Promise<void>>();
 
   constructor(opts: DistLockerOptions) {
     this.lockers = opts.lockers;
@@ -150,13 +153,14 @@ export class DistLocker {
           lost.abort(new SvcError(write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'namespace lock lost'));
           released = true;
           stopRefresh();
+          this.#holding.delete(held);
           return this.#releaseOn(args, write, this.lockers);
         })
         .finally(() => {
           refreshing = false;
         });
     });
-    return {
+    const held: HeldLock = {
       uid: args.uid,
       resources: args.resources,
       write,
@@ -165,9 +169,29 @@ export class DistLocker {
         if (released) return;
         released = true;
         stopRefresh();
-        await this.#releaseOn(args, write, holders);
+        this.#holding.delete(held);
+        const sent = this.#releaseOn(args, write, holders);
+        this.#releasing.add(sent);
+        try {
+          await sent;
+        } finally {
+          this.#releasing.delete(sent);
+        }
       },
     };
+    this.#holding.add(held);
+    return held;
+  }
+
+  /**
+   * A node closing down: releases what it still holds and waits for every
+   * release on its way, so none is cut off when the node's RPC clients close.
+   * A grant whose release never arrived would block its resource on the
+   * other lockers until it expires (a minute), longer than a lock wait.
+   */
+  async close(): Promise<void> {
+    await Promise.all([...this.#holding].map((h) => h.release()));
+    await Promise.all([...this.#releasing]);
   }
 
   async #refresh(args: LockArgs, quorum: number): Promise<boolean> {
