@@ -30,9 +30,23 @@ function tree(dir: string, out = new Map<string, number>()): Map<string, number>
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (!e.isDirectory()) out.set(p, statSync(p).size);
-    else if (!p.endsWith('/.svc.sys/usage')) tree(p, out);
+    // Usage snapshots and the staging area under .svc.sys/tmp belong to background work (the
+    // scanner, start-up writes finishing), not to what an admin request changed.
+    else if (!p.endsWith('/.svc.sys/usage') && !p.endsWith('/.svc.sys/tmp')) tree(p, out);
   }
   return out;
+}
+
+/** The tree once start-up writes have settled: two reads 100 ms apart agree. */
+async function settledTree(dir: string): Promise<Map<string, number>> {
+  let last = tree(dir);
+  for (let i = 0; i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = tree(dir);
+    if (JSON.stringify([...now]) === JSON.stringify([...last])) return now;
+    last = now;
+  }
+  throw new Error('the data tree never settled');
 }
 
 /** Numbers that move between two calls on a live machine (free space, memory, clocks). */
@@ -125,7 +139,7 @@ describe('admin API, single node with two pools', () => {
   });
 
   it('refuses every parameter-rule violation with a JSON error and changes nothing', async () => {
-    const before = tree(s.base);
+    const before = await settledTree(s.base);
     const cases: [string, Parameters<typeof admin>[2], number, string, RegExp?][] = [
       ['unknown key on a mutation', { method: 'POST', path: 'v3/pools/decommission', query: { pool: '1', 'by-id': 'true', force: 'yes' } }, 400, 'InvalidArgument', /unknown query parameter "force"/],
       ['by-id=maybe', { method: 'POST', path: 'v3/pools/cancel', query: { pool: '1', 'by-id': 'maybe' } }, 400, 'InvalidArgument', /by-id/],
@@ -190,7 +204,7 @@ describe('admin API, single node with two pools', () => {
   });
 
   it('answers 403 to anonymous, wrongly signed and expired requests, and they change nothing', async () => {
-    const before = tree(s.base);
+    const before = await settledTree(s.base);
     for (const req of [
       { method: 'GET', path: 'v3/pools/list' },
       { method: 'POST', path: 'v3/pools/clear', query: { pool: '1', 'by-id': 'true' } },
