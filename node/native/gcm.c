@@ -91,6 +91,10 @@ done:
 long svc_gcm_open(const uint8_t key[32], const uint8_t nonce[12], uint32_t first_seq, uint32_t last_of_stream, const uint8_t *cipher,
                   size_t cipher_len, size_t package_size, uint8_t *out, size_t out_len, uint32_t *failed_seq) {
   const size_t full = package_size + HEADER + TAG;
+  /* out == cipher: open in place, the plaintext left at the start of the buffer; otherwise
+   * the two must not overlap */
+  const int in_place = out == cipher;
+  if (!in_place && (uintptr_t)out < (uintptr_t)cipher + cipher_len && (uintptr_t)cipher < (uintptr_t)out + out_len) return -1;
   EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
   if (ctx == NULL) return -1;
   long result = -1;
@@ -110,12 +114,16 @@ long svc_gcm_open(const uint8_t key[32], const uint8_t nonce[12], uint32_t first
     if (h[0] != VERSION || h[1] != (seq == last_of_stream ? FINAL : 0) || h[2] != 0 || h[3] != 0 || memcmp(h + 4, nonce, 12) != 0) goto fail;
     uint8_t iv[12];
     package_iv(nonce, seq, iv);
+    /* In place: each body is opened where it lies (OpenSSL allows in == out), then moved down
+     * over the headers and tags already read; the move never reaches a byte not yet opened. */
+    uint8_t *dst = in_place ? out + at + HEADER : out + wrote;
     int l;
     if (EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv) != 1) goto fail;
     if (EVP_DecryptUpdate(ctx, NULL, &l, h, HEADER) != 1) goto fail;
-    if (n > 0 && EVP_DecryptUpdate(ctx, out + wrote, &l, h + HEADER, (int)n) != 1) goto fail;
+    if (n > 0 && EVP_DecryptUpdate(ctx, dst, &l, h + HEADER, (int)n) != 1) goto fail;
     if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG, (void *)(h + HEADER + n)) != 1) goto fail;
-    if (EVP_DecryptFinal_ex(ctx, out + wrote + n, &l) != 1) goto fail;
+    if (EVP_DecryptFinal_ex(ctx, dst + n, &l) != 1) goto fail;
+    if (in_place && n > 0) memmove(out + wrote, dst, n);
     wrote += n;
     at += len;
     seq++;

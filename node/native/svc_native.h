@@ -46,6 +46,8 @@ const char *svc_crc64nvme_kernel(void);
  * bytes written, -1 on bad sizes. Open: whole packages from `cipher` to
  * plaintext in `out`; returns the bytes written, -1 on bad sizes, -2 when a
  * package fails its checks or authentication (`*failed_seq` names it).
+ * `out == cipher` opens in place, the plaintext left at the buffer's start;
+ * otherwise the two must not overlap (-1).
  */
 int svc_gcm_available(void);
 long svc_gcm_seal(const uint8_t key[32], const uint8_t nonce[12], uint32_t first_seq, int final_last, const uint8_t *plain,

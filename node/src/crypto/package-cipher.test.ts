@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { nativeAddon } from '../erasure/native.ts';
 import { type CipherKernel, cipherKernel, decryptedSize, decryptPackages, encryptedSize, encryptStream, FULL_PACKAGE, PACKAGE_OVERHEAD, PACKAGE_SIZE, packageRange } from './package-cipher.ts';
 
 const execFileAsync = promisify(execFile);
@@ -13,8 +14,12 @@ async function collect(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
   return Buffer.concat(out);
 }
 
-async function* chunks(b: Buffer, size: number): AsyncGenerator<Uint8Array> {
-  for (let i = 0; i < b.length; i += size) yield b.subarray(i, Math.min(b.length, i + size));
+/** `b` in chunks of `size`; `fresh`: each a copy of its own (what an in-place reader may overwrite). */
+async function* chunks(b: Buffer, size: number, fresh = false): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < b.length; i += size) {
+    const c = b.subarray(i, Math.min(b.length, i + size));
+    yield fresh ? Buffer.from(c) : c;
+  }
 }
 
 let kernel: CipherKernel = 'node';
@@ -24,10 +29,20 @@ async function encrypt(key: Buffer, plain: Buffer, chunk = 10_000, k: CipherKern
 }
 
 /** Decrypts plaintext [start, end] of `cipher` the way a ranged GET does: only the packages covering it. */
-async function decryptRange(key: Buffer, cipher: Buffer, plain: number, start: number, end: number, chunk = 7_777, k: CipherKernel = kernel): Promise<Buffer> {
+async function decryptRange(
+  key: Buffer,
+  cipher: Buffer,
+  plain: number,
+  start: number,
+  end: number,
+  chunk = 7_777,
+  k: CipherKernel = kernel,
+  inPlace = false,
+): Promise<Buffer> {
   const span = packageRange(start, end, plain);
   const part = cipher.subarray(span.offset, span.offset + span.length);
-  return collect(decryptPackages(key, chunks(part, chunk), { first: span.first, last: span.last, plain, skip: start - span.first * PACKAGE_SIZE, length: end - start + 1 }, k));
+  const want = { first: span.first, last: span.last, plain, skip: start - span.first * PACKAGE_SIZE, length: end - start + 1 };
+  return collect(decryptPackages(key, chunks(part, chunk, inPlace), want, k, inPlace));
 }
 
 // node:crypto always; the native kernel too where the addon was built with it (CI requires it).
@@ -61,6 +76,20 @@ describe('package cipher kernels', () => {
         if (n > 0) expect((await decryptRange(key, cipher, n, 0, n - 1, 30_000, r)).equals(plain)).toBe(true);
       }
     }
+  });
+
+  it.runIf(cipherKernel === 'native')('the native open works in place only when out is the cipher buffer itself, never on a partial overlap', async () => {
+    const addon = nativeAddon!;
+    const key = randomBytes(32);
+    const plain = randomBytes(3 * PACKAGE_SIZE + 5);
+    const cipher = await encrypt(key, plain, 50_000, 'native');
+    const nonce = cipher.subarray(4, 16);
+    const buf = Buffer.from(cipher);
+    expect(addon.gcmOpen(key, nonce, 0, 3, buf, buf)).toBe(plain.length);
+    expect(buf.subarray(0, plain.length).equals(plain)).toBe(true);
+    const shifted = Buffer.from(cipher);
+    expect(() => addon.gcmOpen(key, nonce, 0, 3, shifted, shifted.subarray(16))).toThrow(RangeError);
+    expect(shifted.equals(cipher)).toBe(true);
   });
 
   it.runIf(cipherKernel === 'native')('native and node:crypto write the same bytes and refuse the same tampering (property)', async () => {
@@ -180,6 +209,7 @@ describe.each(KERNELS)('package cipher (%s kernel)', (k) => {
       fc.asyncProperty(fc.integer({ min: 0, max: plain.length - 1 }), fc.integer({ min: 0, max: plain.length - 1 }), fc.integer({ min: 1, max: 100_000 }), async (a, b, chunk) => {
         const [s, e] = a <= b ? [a, b] : [b, a];
         expect((await decryptRange(key, cipher, plain.length, s, e, chunk)).equals(plain.subarray(s, e + 1))).toBe(true);
+        expect((await decryptRange(key, cipher, plain.length, s, e, chunk, kernel, true)).equals(plain.subarray(s, e + 1))).toBe(true);
       }),
       { numRuns: 60 },
     );
@@ -204,6 +234,33 @@ describe.each(KERNELS)('package cipher (%s kernel)', (k) => {
     const other = await encrypt(key, plain);
     const mixed = Buffer.concat([cipher.subarray(0, FULL_PACKAGE), other.subarray(FULL_PACKAGE)]);
     await expect(decryptRange(key, mixed, plain.length, 0, plain.length - 1)).rejects.toMatchObject({ code: 'XSvcObjectTampered' });
+  });
+
+  it('in place: runs are opened in the chunks themselves (no copy) and still refuse tampering', async () => {
+    const plain = randomBytes(40 * PACKAGE_SIZE + 77);
+    const cipher = await encrypt(key, plain, 65_000);
+    const given: Uint8Array[] = [];
+    async function* owned(): AsyncGenerator<Uint8Array> {
+      for await (const c of chunks(cipher, 3 * FULL_PACKAGE + 100, true)) {
+        given.push(c);
+        yield c;
+      }
+    }
+    const span = { first: 0, last: 40, plain: plain.length, skip: 0, length: plain.length };
+    const out: Uint8Array[] = [];
+    for await (const b of decryptPackages(key, owned(), span, kernel, true)) out.push(b);
+    expect(Buffer.concat(out).equals(plain)).toBe(true);
+    // The first run is the first chunk's three packages, opened where they lay.
+    // (compared as booleans: a failing toBe would print both 200 KB buffers)
+    expect(out[0]!.buffer === given[0]!.buffer, 'the first run opened in its own chunk').toBe(true);
+    expect(out[0]!.byteOffset).toBe(given[0]!.byteOffset);
+    expect(Buffer.from(given[0]!.subarray(0, 3 * PACKAGE_SIZE)).equals(plain.subarray(0, 3 * PACKAGE_SIZE))).toBe(true);
+    const flipped = Buffer.from(cipher);
+    flipped[7 * FULL_PACKAGE + 100]! ^= 1;
+    await expect(decryptRange(key, flipped, plain.length, 0, plain.length - 1, 200_000, kernel, true)).rejects.toMatchObject({
+      code: 'XSvcObjectTampered',
+      details: { package: 7 },
+    });
   });
 
   it('two encryptions of the same plaintext under one key differ (random stream nonce)', async () => {

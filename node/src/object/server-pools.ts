@@ -526,7 +526,9 @@ export class ServerPools implements ObjectLayer {
       partStarts.push(at);
       at += p.size;
     }
-    return decryptRange(k, v, start, length, (i, off, len) => loc.set.readRange(bucket, path, loc.group, partStarts[i]! + off, len, bucket, key));
+    // Shard-file reads hand out fresh chunks, decrypted where they lie; inline
+    // data is a view of the version's metadata and is left alone.
+    return decryptRange(k, v, start, length, (i, off, len) => loc.set.readRange(bucket, path, loc.group, partStarts[i]! + off, len, bucket, key), !v.inline);
   }
 
   async deleteObject(bucket: string, key: string, opts: DeleteObjectOptions): Promise<DeleteObjectResult> {

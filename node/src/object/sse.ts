@@ -157,7 +157,8 @@ export function sseEtag(k: ObjectKey | undefined, md5Hex: string): string {
  * Reads plaintext bytes [start, start + length) of an encrypted version:
  * per part it touches, only the packages covering the range are read
  * (`read(partIndex, cipherOffset, cipherLength)` gives their ciphertext,
- * offsets relative to the part) and authenticated.
+ * offsets relative to the part) and authenticated. `owned`: the chunks `read`
+ * yields are fresh and may be decrypted where they lie (no output buffers).
  */
 export async function* decryptRange(
   k: ObjectKey,
@@ -165,6 +166,7 @@ export async function* decryptRange(
   start: number,
   length: number,
   read: (partIndex: number, offset: number, length: number) => AsyncIterable<Uint8Array>,
+  owned = false,
 ): AsyncGenerator<Uint8Array> {
   const plain = plainPartSizes(v);
   const end = start + length; // exclusive
@@ -176,13 +178,19 @@ export async function* decryptRange(
       const from = Math.max(start, partStart) - partStart;
       const to = Math.min(end, partEnd) - partStart; // exclusive
       const span = packageRange(from, to - 1, size);
-      yield* decryptPackages(partKey(k.key, v.parts[i]!.number), read(i, span.offset, span.length), {
-        first: span.first,
-        last: span.last,
-        plain: size,
-        skip: from - span.first * PACKAGE_SIZE,
-        length: to - from,
-      });
+      yield* decryptPackages(
+        partKey(k.key, v.parts[i]!.number),
+        read(i, span.offset, span.length),
+        {
+          first: span.first,
+          last: span.last,
+          plain: size,
+          skip: from - span.first * PACKAGE_SIZE,
+          length: to - from,
+        },
+        undefined,
+        owned,
+      );
     }
     partStart = partEnd;
   }
