@@ -3,16 +3,23 @@
  * keeps rising across restarts (a per-process counter would read 1 after
  * every restart and `increase()` would never see a crash loop).
  *
- * The count lives in `.svc.sys/node-starts.json` on the first of this node's
- * local drives that takes the write, beside `format.json` (drive-local state,
- * never an object). It is bumped in start-up step 2, once the local drive
- * roots are known to exist, so starts that fail later (format quorum, a
- * layout mismatch) are counted too. A drive that refuses the write costs
- * nothing but a warning: the node then reports 1 for this process.
+ * The count lives in `.svc.sys/node-starts.json` on the node's local drives,
+ * beside `format.json` (drive-local state, never an object). A start reads
+ * every drive, counts on from the highest, and writes the new count (fsync'd,
+ * renamed into place) to each drive that already has a `.svc.sys` folder, or
+ * to the first drive when none has one yet (a new deployment). Drives this
+ * node never used stay untouched (a start refused for a layout mismatch
+ * leaves them as they were), and replacing any drive, the first one
+ * included, keeps the count: the others carry it, and the new drive takes it
+ * at the first start after it was formatted.
+ * It is bumped in start-up step 2, once the local drive roots are known to
+ * exist, so starts that fail later (format quorum, a layout mismatch) are
+ * counted too. A drive that cannot be read or written costs a warning; with
+ * no drive taking the write the count is still reported for this process.
  */
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SYS_VOL } from '../storage/drive.ts';
 import { type ProcessStartMessage, processStart } from '../util/diagnostics.ts';
@@ -25,17 +32,20 @@ interface StartCountRecord {
   starts: number;
 }
 
-async function bump(root: string): Promise<number> {
+/** The count on `root`, 0 when it has none (or an unreadable record, which the next write replaces). */
+async function readCount(root: string): Promise<number> {
+  try {
+    const rec = JSON.parse(await readFile(join(root, SYS_VOL, START_COUNT_FILE), 'utf8')) as Partial<StartCountRecord>;
+    return Number.isSafeInteger(rec.starts) && rec.starts! > 0 ? rec.starts! : 0;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof SyntaxError) return 0;
+    throw err;
+  }
+}
+
+async function writeCount(root: string, starts: number): Promise<void> {
   const dir = join(root, SYS_VOL);
   const file = join(dir, START_COUNT_FILE);
-  let previous = 0;
-  try {
-    const rec = JSON.parse(await readFile(file, 'utf8')) as Partial<StartCountRecord>;
-    if (Number.isSafeInteger(rec.starts) && rec.starts! > 0) previous = rec.starts!;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !(err instanceof SyntaxError)) throw err;
-  }
-  const starts = previous + 1;
   await mkdir(dir, { recursive: true });
   const tmp = `${file}.tmp-${randomUUID()}`;
   try {
@@ -51,20 +61,31 @@ async function bump(root: string): Promise<number> {
     await rm(tmp, { force: true });
     throw err;
   }
-  return starts;
 }
 
-/** Counts this process start on the first local drive root that takes it; publishes `svc:process:start`. */
+/** Counts this process start on the node's local drive roots; publishes `svc:process:start`. */
 export async function countStart(roots: readonly string[], log: Logger): Promise<number> {
-  let starts = 1;
-  for (const root of roots) {
-    try {
-      starts = await bump(root);
-      break;
-    } catch (err) {
-      log.warn({ event: 'start_count_failed', drive: root, err: String(err) }, 'could not record the process start on this drive');
-    }
-  }
+  const warn = (root: string, err: unknown, what: string) => log.warn({ event: 'start_count_failed', drive: root, err: String(err) }, what);
+  const previous = await Promise.all(
+    roots.map((root) =>
+      readCount(root).catch((err: unknown) => {
+        warn(root, err, 'could not read the start count on this drive');
+        return 0;
+      }),
+    ),
+  );
+  const starts = Math.max(0, ...previous) + 1;
+  const used = (await Promise.all(roots.map(async (root) => ((await stat(join(root, SYS_VOL)).catch(() => undefined))?.isDirectory() ? root : undefined)))).filter(
+    (r) => r !== undefined,
+  );
+  const targets = used.length > 0 ? used : roots.slice(0, 1);
+  await Promise.all(
+    targets.map((root) =>
+      writeCount(root, starts).catch((err: unknown) => {
+        warn(root, err, 'could not record the process start on this drive');
+      }),
+    ),
+  );
   if (processStart.hasSubscribers) processStart.publish({ starts } satisfies ProcessStartMessage);
   return starts;
 }
