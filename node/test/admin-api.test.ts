@@ -12,6 +12,7 @@ import { ADMIN_ROUTES } from '../src/api/admin/routes.ts';
 import type { PoolStatus, RebalanceStatus } from '../src/object/admin/types.ts';
 import { admin, keyShape, shapeMismatches, startTwoPoolServer, type TwoPoolServer, unsigned } from './helpers/admin.ts';
 import { docHeading, exampleQuery, parseDoc, ROUTE_EXAMPLES, sanitize } from './helpers/admin-doc.ts';
+import { until } from './helpers/heal-server.ts';
 import { REPO } from './svc-process.ts';
 
 let s: TwoPoolServer;
@@ -40,13 +41,17 @@ function tree(dir: string, out = new Map<string, number>()): Map<string, number>
 /** The tree once start-up writes have settled: two reads 100 ms apart agree. */
 async function settledTree(dir: string): Promise<Map<string, number>> {
   let last = tree(dir);
-  for (let i = 0; i < 50; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    const now = tree(dir);
-    if (JSON.stringify([...now]) === JSON.stringify([...last])) return now;
-    last = now;
-  }
-  throw new Error('the data tree never settled');
+  return until(
+    'the data tree to settle',
+    () => {
+      const now = tree(dir);
+      const same = JSON.stringify([...now]) === JSON.stringify([...last]);
+      last = now;
+      return same ? now : undefined;
+    },
+    5_000,
+    100,
+  );
 }
 
 /** Numbers that move between two calls on a live machine (free space, memory, clocks). */

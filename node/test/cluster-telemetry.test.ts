@@ -87,6 +87,8 @@ describe.skipIf(!supported)('4-node cluster telemetry over OTLP (real processes)
     const peerDrive = () => inTrace().filter((s) => s.name === 'drive createFile' && peers.includes(String(s.resource['svc.node.endpoint'])));
     await receiver.waitFor(() => peerDrive().length >= 6, 20_000, 'six peer drive spans').catch(() => undefined);
     const peerDriveWrites = peerDrive();
+    // Fewer than six passes, but says so: a steady drop shows in the test output.
+    if (peerDriveWrites.length < 6) console.warn(`only ${peerDriveWrites.length} of 6 peer drive spans (a peer drive skipped under load)`);
     expect(peerDriveWrites.length, 'peer drive spans').toBeGreaterThanOrEqual(3);
     const serverIds = new Set(peerServers.map((s) => s.spanId));
     expect(peerDriveWrites.every((s) => serverIds.has(s.parentSpanId))).toBe(true);

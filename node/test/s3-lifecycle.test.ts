@@ -28,9 +28,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { LifecycleExecutor } from '../src/object/lifecycle/executor.ts';
-import type { LifecycleActionMessage } from '../src/util/diagnostics.ts';
+import { type LifecycleActionMessage, lifecycleAction } from '../src/util/diagnostics.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { decodeXlMeta } from '../src/storage/xl-meta.ts';
 import { silentLogger } from '../src/util/logger.ts';
@@ -52,10 +51,10 @@ beforeAll(async () => {
   srv = await start({ engineClock: clock });
   s3 = clientOf(srv);
   executor = new LifecycleExecutor({ layer: srv.objectLayer, logger: silentLogger });
-  subscribe('svc:lifecycle:action', onAction);
+  lifecycleAction.subscribe(onAction);
 });
 afterAll(async () => {
-  unsubscribe('svc:lifecycle:action', onAction);
+  lifecycleAction.unsubscribe(onAction);
   await srv?.stop();
 });
 

@@ -9,6 +9,7 @@ import { CustomObjectsApi, KubernetesObjectApi, PatchStrategy } from '@kubernete
 import { parse } from 'yaml';
 import { GENERATED_FILES } from '../src/crd/generated-files.ts';
 import { GROUP, PLURAL, type SvcCluster, type SvcClusterSpec, VERSION } from '../src/crd/svccluster.ts';
+import { statusCode } from '../src/kube/kube.ts';
 import { readyForWait } from '../src/reconcile/conditions.ts';
 import { crdAdmission } from './crd-admission.ts';
 import { FakeApiServer } from './fake-apiserver/server.ts';
@@ -79,7 +80,7 @@ export class Clusters {
           PatchStrategy.MergePatch,
         )) as unknown as SvcCluster;
       } catch (err) {
-        if ((err as { code?: unknown }).code !== 409 || attempt >= 10) throw err;
+        if (statusCode(err) !== 409 || attempt >= 10) throw err;
       }
     }
   }

@@ -151,10 +151,8 @@ export class DistLocker {
           if (ok || released) return;
           this.#logger.warn({ event: 'lock_lost', resources: args.resources, uid: args.uid, write }, 'namespace lock lost: refresh quorum failed');
           lost.abort(new SvcError(write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'namespace lock lost'));
-          released = true;
-          stopRefresh();
-          this.#holding.delete(held);
-          return this.#releaseOn(args, write, this.lockers);
+          // The normal release: to the lockers that granted it, and awaited by `close()`.
+          return held.release();
         })
         .finally(() => {
           refreshing = false;

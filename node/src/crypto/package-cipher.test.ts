@@ -42,7 +42,7 @@ async function decryptRange(
   const span = packageRange(start, end, plain);
   const part = cipher.subarray(span.offset, span.offset + span.length);
   const want = { first: span.first, last: span.last, plain, skip: start - span.first * PACKAGE_SIZE, length: end - start + 1 };
-  return collect(decryptPackages(key, chunks(part, chunk, inPlace), want, k, inPlace));
+  return collect(decryptPackages(key, chunks(part, chunk, inPlace), want, { kernel: k, inPlace }));
 }
 
 // node:crypto always; the native kernel too where the addon was built with it (CI requires it).
@@ -248,7 +248,7 @@ describe.each(KERNELS)('package cipher (%s kernel)', (k) => {
     }
     const span = { first: 0, last: 40, plain: plain.length, skip: 0, length: plain.length };
     const out: Uint8Array[] = [];
-    for await (const b of decryptPackages(key, owned(), span, kernel, true)) out.push(b);
+    for await (const b of decryptPackages(key, owned(), span, { kernel, inPlace: true })) out.push(b);
     expect(Buffer.concat(out).equals(plain)).toBe(true);
     // The first run is the first chunk's three packages, opened where they lay.
     // (compared as booleans: a failing toBe would print both 200 KB buffers)

@@ -144,7 +144,8 @@ function sealPackage(key: KeyObject, streamNonce: Uint8Array, seq: number, final
 /**
  * Seals two packages (one full, one short and final) natively and with
  * node:crypto under a fixed key and nonce: the native kernel is used only
- * when the bytes agree and it opens them again and refuses a flipped tag.
+ * when the bytes agree and it opens them again (into another buffer and in
+ * place) and refuses a flipped tag.
  */
 function nativeSelfTest(addon: NativeAddon): boolean {
   try {
@@ -160,6 +161,9 @@ function nativeSelfTest(addon: NativeAddon): boolean {
     if (addon.gcmSeal(key, nonce, 0, true, plain, got) !== expected.length || !got.equals(expected)) return false;
     const back = Buffer.alloc(plain.length);
     if (addon.gcmOpen(key, nonce, 0, 1, got, back) !== plain.length || !back.equals(plain)) return false;
+    // In place, as GETs open packages in the chunks their shard reads hand out.
+    const inPlace = Buffer.from(got);
+    if (addon.gcmOpen(key, nonce, 0, 1, inPlace, inPlace) !== plain.length || !inPlace.subarray(0, plain.length).equals(plain)) return false;
     got[got.length - 1]! ^= 1;
     return addon.gcmOpen(key, nonce, 0, 1, got, back) === -2;
   } catch {
@@ -187,7 +191,7 @@ function sealRun(k: CipherKernel, key: StreamKey, nonce: Buffer, seq: number, fi
  * `lastOfStream` into `out`; returns the plaintext bytes, or throws
  * `XSvcObjectTampered` naming the package that failed.
  */
-function openRun(k: CipherKernel, key: StreamKey, nonce: Uint8Array, seq: number, lastOfStream: number, cipher: Uint8Array, out: Buffer): number {
+function openRun(k: CipherKernel, key: StreamKey, nonce: Uint8Array, seq: number, lastOfStream: number, cipher: Uint8Array, out: Uint8Array): number {
   if (k === 'native' && nativeGcm) {
     const r = nativeGcm.gcmOpen(key.raw, nonce, seq, lastOfStream, cipher, out);
     if (r < 0) throw tampered(-1 - r);
@@ -270,17 +274,14 @@ export async function* encryptStream(
   yield out;
 }
 
-function asBuffer(u: Uint8Array): Buffer {
-  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-}
-
 /**
  * Decrypts packages `first..last` of a stream of `plain` plaintext bytes from
  * their ciphertext (the span `packageRange` names), yielding plaintext bytes
  * [skip, skip + length) of that span. Whole packages within a source chunk
  * are opened in runs of at most `MAX_RUN` straight from the chunk; one split
  * across chunks is gathered first, in a buffer of its own.
- * `inPlace` says the chunks are this stream's to overwrite: each run is
+ * `opts.kernel` picks the cipher kernel (the default one unless a test or
+ * bench compares them); `opts.inPlace` says the chunks are this stream's to overwrite: each run is
  * opened in its own ciphertext and the plaintext yielded from there, with no
  * output buffer (at 1 MiB a fresh buffer's page faults and the GC work it
  * brings cost about as much as the AES work; `npm run bench sse`).
@@ -291,9 +292,9 @@ export async function* decryptPackages(
   rawKey: Uint8Array,
   source: AsyncIterable<Uint8Array>,
   span: { first: number; last: number; plain: number; skip: number; length: number },
-  kernel: CipherKernel = cipherKernel,
-  inPlace = false,
+  opts: { kernel?: CipherKernel; inPlace?: boolean } = {},
 ): AsyncGenerator<Uint8Array> {
+  const { kernel = cipherKernel, inPlace = false } = opts;
   const key = streamKey(rawKey);
   const lastOfStream = packageCount(span.plain) - 1;
   const lastLen = span.plain - lastOfStream * PACKAGE_SIZE + PACKAGE_OVERHEAD;
@@ -303,7 +304,7 @@ export async function* decryptPackages(
   let nonce: Buffer | undefined;
   const need = (s: number) => (s < lastOfStream ? FULL_PACKAGE : lastLen);
   /** Opens a run of whole packages from `seq` (into itself when `ours`) and returns what is wanted of them. */
-  const open = (cipher: Buffer, count: number, ours: boolean): Buffer | undefined => {
+  const open = (cipher: Uint8Array, count: number, ours: boolean): Uint8Array | undefined => {
     // Every package of a stream carries its nonce; the first one read sets what the rest must carry.
     nonce ??= Buffer.from(cipher.subarray(4, HEADER));
     const out = ours ? cipher : Buffer.allocUnsafe(cipher.length - count * PACKAGE_OVERHEAD);
@@ -320,7 +321,7 @@ export async function* decryptPackages(
   };
   // A package split across source chunks, gathered here: a fresh buffer
   // each time, as the plaintext opened in it is handed out.
-  let gather: Buffer | undefined;
+  let gather = Buffer.alloc(0);
   let gathered = 0;
   for await (const chunk of source) {
     let pos = 0;
@@ -330,7 +331,7 @@ export async function* decryptPackages(
         let count = 0;
         let bytes = 0;
         while (count < MAX_RUN && seq + count <= span.last && chunk.length - pos - bytes >= need(seq + count)) bytes += need(seq + count++);
-        const body = open(asBuffer(chunk).subarray(pos, pos + bytes), count, inPlace);
+        const body = open(chunk.subarray(pos, pos + bytes), count, inPlace);
         pos += bytes;
         if (body) yield body;
         continue;
@@ -338,12 +339,12 @@ export async function* decryptPackages(
       const n = need(seq);
       if (gathered === 0) gather = Buffer.allocUnsafe(n);
       const take = Math.min(n - gathered, chunk.length - pos);
-      gather!.set(chunk.subarray(pos, pos + take), gathered);
+      gather.set(chunk.subarray(pos, pos + take), gathered);
       gathered += take;
       pos += take;
       if (gathered < n) break;
       gathered = 0;
-      const body = open(gather!, 1, true);
+      const body = open(gather, 1, true);
       if (body) yield body;
     }
     if (left === 0) return;

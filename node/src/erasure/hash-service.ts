@@ -30,10 +30,11 @@
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { type HashMode, parseHashMode } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import { type MbAlg, MbHash, mbHashKernels, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
 
-export type HashMode = 'auto' | 'on' | 'off';
+export { type HashMode, parseHashMode };
 
 /** Uploads hashing at once before a new one joins the lanes (below three, the kernel runs scalar code). */
 export const MIN_STREAMS = 3;
@@ -55,14 +56,8 @@ const GATHER_MS = 1;
 /** Lanes must beat OpenSSL by this factor to be used in `auto` mode. */
 const WIN_FACTOR = 1.5;
 
-export function parseHashMode(v: string | undefined): HashMode {
-  if (v === undefined || v === '' || v === 'auto') return 'auto';
-  if (v === 'on' || v === 'off') return v;
-  throw new SvcError('InvalidArgument', `SVC_HASH_MULTIBUFFER=${v}: expected auto, on or off`);
-}
-
 /** MiB per second of one OpenSSL stream and of four multi-buffer lanes together, on this CPU. */
-export function calibrate(alg: MbAlg): { openssl: number; lanes4: number } {
+function calibrate(alg: MbAlg): { openssl: number; lanes4: number } {
   const chunk = Buffer.alloc(64 * 1024, 0x5a);
   const rounds = 16; // 1 MiB per stream
   const time = (fn: () => void) => {
@@ -101,8 +96,12 @@ export interface HashServiceStats {
 
 /** Hashes of one upload body: MD5 always, SHA-256 when asked. Feed with `update`, read with `finish`. */
 export interface BodyHasher {
-  /** Queues `chunk` (unchanged until the next `update` or `finish` resolves) after the previous one is hashed. */
-  update(chunk: Uint8Array): Promise<void>;
+  /**
+   * Hashes `chunk`: on OpenSSL at once (undefined); in the lanes, queued after the previous
+   * chunk, the promise settling once that one is hashed (`chunk` unchanged until the next
+   * `update` or `finish` resolves).
+   */
+  update(chunk: Uint8Array): Promise<void> | undefined;
   /** Waits for the last chunk; the digests as hex. Ends the stream. */
   finish(): Promise<{ md5: string; sha256?: string }>;
   /** Ends the stream without digests (an aborted body). Idempotent; `finish` calls it. */
@@ -110,7 +109,7 @@ export interface BodyHasher {
 }
 
 export class HashService {
-  readonly mode: HashMode;
+  #mode: HashMode = 'auto';
   readonly #wins = new Map<MbAlg, boolean>();
   readonly #stats: HashServiceStats = { batches: 0, chunks: 0, laneStreams: 0, sslStreams: 0 };
   #queue: Job[] = [];
@@ -122,7 +121,16 @@ export class HashService {
   #laneOpen = 0;
 
   constructor(mode: HashMode) {
-    this.mode = mbHashKernels.length === 0 ? 'off' : mode;
+    this.configure(mode);
+  }
+
+  /** The mode asked for; `off` where the addon has no multi-buffer kernel. */
+  get mode(): HashMode {
+    return this.#mode;
+  }
+
+  configure(mode: HashMode): void {
+    this.#mode = mbHashKernels.length === 0 ? 'off' : mode;
   }
 
   stats(): HashServiceStats {
@@ -187,16 +195,18 @@ export class HashService {
       if (inLanes) this.#laneOpen--;
     };
     return {
-      update: async (chunk) => {
-        if (closed) throw new SvcError('InternalError', 'body hasher used after it was closed');
+      update: (chunk) => {
+        if (closed) return Promise.reject(new SvcError('InternalError', 'body hasher used after it was closed'));
         if (!inLanes) {
           for (const h of ssl) h.update(chunk);
-          return;
+          return undefined;
         }
-        if (pending !== undefined) await pending;
-        pending = this.#submit(lanes.map((h) => [h, chunk] as const));
-        // A body abandoned mid-way never awaits its last chunk: its failure must not go unhandled.
-        pending.catch(() => undefined);
+        return (async () => {
+          if (pending !== undefined) await pending;
+          pending = this.#submit(lanes.map((h) => [h, chunk] as const));
+          // A body abandoned mid-way never awaits its last chunk: its failure must not go unhandled.
+          pending.catch(() => undefined);
+        })();
       },
       finish: async () => {
         try {
@@ -259,16 +269,7 @@ export class HashService {
 }
 
 /**
- * The process's service, in the mode `SVC_HASH_MULTIBUFFER` asks for (the
- * server's configuration refuses any other value before it serves; other
- * processes that load this module get `auto`).
+ * The process's service: `auto` until the server applies its configured
+ * `SVC_HASH_MULTIBUFFER` (`configure`, at start-up).
  */
-export const hashService = new HashService(
-  (() => {
-    try {
-      return parseHashMode(process.env.SVC_HASH_MULTIBUFFER);
-    } catch {
-      return 'auto';
-    }
-  })(),
-);
+export const hashService = new HashService('auto');

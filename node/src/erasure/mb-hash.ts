@@ -196,8 +196,12 @@ export async function mbUpdateAsync(items: readonly (readonly [MbHash, Uint8Arra
     const { firsts, bodies } = batches(plans);
     // At most one 64-byte block per stream: here, before its body (a pool trip costs more).
     for (const b of firsts) addon!.mbHashBlocks(b.alg, b.states, b.datas);
-    // MD5 and SHA-256 states are distinct: both algorithms' bodies run at once.
-    await Promise.all(bodies.map((b) => new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(b.alg, b.states, b.datas, (err) => (err ? reject(err) : resolve())))));
+    // MD5 and SHA-256 states are distinct: both algorithms' bodies run at once. All settle before
+    // the streams are freed: one failing must not free a stream the other still writes.
+    const runs = await Promise.allSettled(
+      bodies.map((b) => new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(b.alg, b.states, b.datas, (err) => (err ? reject(err) : resolve())))),
+    );
+    for (const r of runs) if (r.status === 'rejected') throw r.reason;
     for (const p of plans) p.hash.commit(p);
   } finally {
     for (const p of plans) p.hash.busy = false;

@@ -476,7 +476,10 @@ export class ErasureSet {
    * verified shards (data shards first), decoding only when a data shard is
    * missing or bad. A failing shard is replaced by the next drive and the
    * object queued for read-repair; fewer than K good shards throws
-   * ErasureReadQuorum from the stream.
+   * ErasureReadQuorum from the stream. Every chunk handed out is memory no
+   * one else holds (fresh file reads, views of them, or a fresh decode) but,
+   * for an inline version, a view of its metadata: SSE GETs decrypt the
+   * others where they lie (`decryptRange`'s `owned`), so keep it that way.
    */
   async *readRange(
     vol: string,

@@ -69,7 +69,7 @@ export interface MultipartOptions {
   /** The pool a new version of `bucket/key` goes to. */
   placement: (bucket: string, key: string) => Promise<Pool>;
   /** Counts a part's bytes against the pool's sampled free space (placement of later new objects). */
-  reserve?: (pool: number, bytes: number) => void;
+  reserve: (pool: number, bytes: number) => void;
 }
 
 export class Multipart {
@@ -79,7 +79,7 @@ export class Multipart {
   readonly #gov: Governance;
   readonly #bucketInfo: MultipartOptions['bucketInfo'];
   readonly #placement: MultipartOptions['placement'];
-  readonly #reserve: NonNullable<MultipartOptions['reserve']>;
+  readonly #reserve: MultipartOptions['reserve'];
 
   constructor(opts: MultipartOptions) {
     this.#pools = opts.pools;
@@ -88,7 +88,7 @@ export class Multipart {
     this.#gov = opts.governance;
     this.#bucketInfo = opts.bucketInfo;
     this.#placement = opts.placement;
-    this.#reserve = opts.reserve ?? (() => {});
+    this.#reserve = opts.reserve;
   }
 
   async #uploadOf(

@@ -188,8 +188,7 @@ export async function* decryptRange(
           skip: from - span.first * PACKAGE_SIZE,
           length: to - from,
         },
-        undefined,
-        owned,
+        { inPlace: owned },
       );
     }
     partStart = partEnd;

@@ -5,7 +5,7 @@
  * recovery tracker, read from the drive itself, plus drives waiting without
  * one), and the data usage server info shows.
  */
-import { type DriveTracker, decodeTracker, TRACKER_FILE } from '../object/heal/drive-healer.ts';
+import { type DriveTracker, decodeTracker, slotKey, TRACKER_FILE } from '../object/heal/drive-healer.ts';
 import type { LocalHealInfo } from '../object/heal/index.ts';
 import type { UsageReport } from '../object/scanner/usage.ts';
 import {
@@ -146,7 +146,7 @@ export async function replacementStatus(d: AdminHealDeps, now: number, firstSeen
       if (!(r.online && r.format === 'unformatted')) return;
       if (!firstSeen.has(r.endpoint)) firstSeen.set(r.endpoint, now);
       instances.push({
-        id: `${r.pool}-${r.set}-${r.slot}`,
+        id: slotKey(r),
         endpoint: r.endpoint,
         pool: r.pool,
         set: r.set,

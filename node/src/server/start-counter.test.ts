@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processStart } from '../util/diagnostics.ts';
-import { silentLogger } from '../util/logger.ts';
+import { createLogger, silentLogger } from '../util/logger.ts';
 import { countStart, START_COUNT_FILE } from './start-counter.ts';
 
 const dirs: string[] = [];
@@ -71,7 +71,7 @@ describe('start counter', () => {
     rmSync(join(roots[0]!, '.svc.sys', START_COUNT_FILE));
     mkdirSync(join(roots[0]!, '.svc.sys', START_COUNT_FILE));
     const warnings: { event?: string; drive?: string }[] = [];
-    const log = { ...silentLogger, warn: (o: { event?: string; drive?: string }) => warnings.push(o) } as unknown as typeof silentLogger;
+    const log = createLogger('warn', { write: (l: string) => warnings.push(JSON.parse(l) as { event?: string; drive?: string }) });
     expect(await countStart(roots, log)).toBe(2);
     expect(onDisk(roots[1]!)).toBe(2);
     expect(warnings.map((w) => [w.event, w.drive])).toEqual([

@@ -17,11 +17,10 @@
  * counted too. A drive that cannot be read or written costs a warning; with
  * no drive taking the write the count is still reported for this process.
  */
-import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SYS_VOL } from '../storage/drive.ts';
+import { writeSysFile } from '../storage/format.ts';
 import { type ProcessStartMessage, processStart } from '../util/diagnostics.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -43,41 +42,28 @@ async function readCount(root: string): Promise<number> {
   }
 }
 
-async function writeCount(root: string, starts: number): Promise<void> {
-  const dir = join(root, SYS_VOL);
-  const file = join(dir, START_COUNT_FILE);
-  await mkdir(dir, { recursive: true });
-  const tmp = `${file}.tmp-${randomUUID()}`;
-  try {
-    const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
-    try {
-      await fh.writeFile(`${JSON.stringify({ starts } satisfies StartCountRecord)}\n`);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, file);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+function writeCount(root: string, starts: number): Promise<void> {
+  return writeSysFile(root, START_COUNT_FILE, `${JSON.stringify({ starts } satisfies StartCountRecord)}\n`);
 }
 
 /** Counts this process start on the node's local drive roots; publishes `svc:process:start`. */
 export async function countStart(roots: readonly string[], log: Logger): Promise<number> {
   const warn = (root: string, err: unknown, what: string) => log.warn({ event: 'start_count_failed', drive: root, err: String(err) }, what);
-  const previous = await Promise.all(
-    roots.map((root) =>
-      readCount(root).catch((err: unknown) => {
-        warn(root, err, 'could not read the start count on this drive');
-        return 0;
-      }),
-    ),
+  // One look per drive: is it in use (has its .svc.sys folder), and what count does it hold.
+  const drives = await Promise.all(
+    roots.map(async (root) => {
+      const used = (await stat(join(root, SYS_VOL)).catch(() => undefined))?.isDirectory() === true;
+      const starts = used
+        ? await readCount(root).catch((err: unknown) => {
+            warn(root, err, 'could not read the start count on this drive');
+            return 0;
+          })
+        : 0;
+      return { root, used, starts };
+    }),
   );
-  const starts = Math.max(0, ...previous) + 1;
-  const used = (await Promise.all(roots.map(async (root) => ((await stat(join(root, SYS_VOL)).catch(() => undefined))?.isDirectory() ? root : undefined)))).filter(
-    (r) => r !== undefined,
-  );
+  const starts = Math.max(0, ...drives.map((d) => d.starts)) + 1;
+  const used = drives.filter((d) => d.used).map((d) => d.root);
   const targets = used.length > 0 ? used : roots.slice(0, 1);
   await Promise.all(
     targets.map((root) =>

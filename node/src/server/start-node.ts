@@ -50,6 +50,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   const { logger: log, clock } = deps;
   const fallback = codecFallbackReason();
   log.info({ event: 'startup_codec', kernel: codecKernel(), fallback }, `erasure codec kernel: ${codecKernel()}`);
+  hashService.configure(config.hashMode);
   const hashing = hashService.describe();
   log.info(
     { event: 'startup_upload_hashing', ...hashing },

@@ -162,6 +162,16 @@ export async function writeFormatFile(root: string, format: FormatFile): Promise
     throw err;
   });
   if (!st.isDirectory()) throw new SvcError('VolumeNotFound', `drive path ${root} is not a directory`, { path: root });
+  await writeSysFile(root, FORMAT_FILE, `${JSON.stringify(format, null, 2)}\n`);
+}
+
+/**
+ * Publishes `text` as `.svc.sys/<name>` on a local drive atomically and
+ * durably: a temp file beside it, fsync'd, renamed into place, then `.svc.sys`
+ * fsync'd (and the root, when `.svc.sys` was just created). Drive-local state
+ * (the format, the node's start count), never an object.
+ */
+export async function writeSysFile(root: string, name: string, text: string): Promise<void> {
   const sysDir = join(root, SYS_VOL);
   let created = false;
   try {
@@ -170,16 +180,16 @@ export async function writeFormatFile(root: string, format: FormatFile): Promise
   } catch (err) {
     if (errno(err) !== 'EEXIST') throw err;
   }
-  const tmp = join(sysDir, `${FORMAT_FILE}.tmp-${randomUUID()}`);
+  const tmp = join(sysDir, `${name}.tmp-${randomUUID()}`);
   try {
     const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
     try {
-      await fh.writeFile(`${JSON.stringify(format, null, 2)}\n`);
+      await fh.writeFile(text);
       await fh.sync();
     } finally {
       await fh.close();
     }
-    await rename(tmp, formatPath(root));
+    await rename(tmp, join(sysDir, name));
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;

@@ -40,7 +40,8 @@ import {
 } from '../util/diagnostics.ts';
 import { silentLogger } from '../util/logger.ts';
 import { METRIC, SPEC_METRICS } from './names.ts';
-import { signalUrl, startTelemetry, type Telemetry } from './telemetry.ts';
+import { signalUrl } from './endpoints.ts';
+import { startTelemetry, type Telemetry } from './telemetry.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

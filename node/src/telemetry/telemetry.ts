@@ -44,8 +44,6 @@ const EXPORT_TIMEOUT_MS = 10_000;
 /** Exports in flight per signal; more are refused at once instead of piling up. */
 const MAX_EXPORTS_IN_FLIGHT = 4;
 
-export { anySignal, type Signal, signalUrl } from './endpoints.ts';
-
 /** The node's endpoint (`service.instance.id`): the listen address, with the host name for a wildcard bind. */
 export function nodeEndpoint(address: ListenAddress): string {
   const host = address.host === '' || address.host === '0.0.0.0' || address.host === '::' ? hostname() : address.host;

@@ -99,6 +99,8 @@ export interface Config {
   readonly rebalanceMaxAttempts: number;
   readonly decommissionBucketConcurrency: number;
   readonly decommissionEntryConcurrency: number;
+  /** SVC_HASH_MULTIBUFFER: multi-buffer hashing of upload bodies (`erasure/hash-service.ts`). */
+  readonly hashMode: HashMode;
   /** Raw SVC_LIST_OBJECTS_QUORUM and its meaning (unknown values mean strict). */
   readonly listObjectsQuorum: ListQuorum;
   readonly startupReadinessMaxWaitSecs: number;
@@ -196,6 +198,14 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ...HEAL_CONFIG_VARIABLES,
   ['COMPAT_VOLUMES, COMPAT_ERASURE_SET_DRIVE_COUNT, COMPAT_STORAGE_CLASS_*', 'compatibility spellings, used when the SVC_ name is unset'],
 ];
+
+export type HashMode = 'auto' | 'on' | 'off';
+
+export function parseHashMode(v: string | undefined): HashMode {
+  if (v === undefined || v === '' || v === 'auto') return 'auto';
+  if (v === 'on' || v === 'off') return v;
+  throw invalid('SVC_HASH_MULTIBUFFER', `"${v}": expected auto, on or off`);
+}
 
 function invalid(variable: string, message: string): SvcError {
   return new SvcError('InvalidConfig', `${variable}: ${message}`, { variable });
@@ -379,8 +389,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     });
   }
 
-  const hashMode = env.SVC_HASH_MULTIBUFFER ?? '';
-  if (!['', 'auto', 'on', 'off'].includes(hashMode)) throw invalid('SVC_HASH_MULTIBUFFER', `"${hashMode}": expected auto, on or off`);
+  const hashMode = parseHashMode(env.SVC_HASH_MULTIBUFFER);
   let entryConcurrency = parseInteger('SVC_DECOMMISSION_ENTRY_CONCURRENCY', env.SVC_DECOMMISSION_ENTRY_CONCURRENCY, 1) ?? 8;
   if (entryConcurrency > DECOMMISSION_ENTRY_HARD_CAP) {
     warnings.push({
@@ -440,6 +449,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     rebalanceMaxAttempts: parseInteger('SVC_REBALANCE_MAX_ATTEMPTS', env.SVC_REBALANCE_MAX_ATTEMPTS, 1) ?? 3,
     decommissionBucketConcurrency: parseInteger('SVC_DECOMMISSION_BUCKET_CONCURRENCY', env.SVC_DECOMMISSION_BUCKET_CONCURRENCY, 1) ?? 4,
     decommissionEntryConcurrency: entryConcurrency,
+    hashMode,
     listObjectsQuorum,
     startupReadinessMaxWaitSecs: parseInteger('SVC_STARTUP_READINESS_MAX_WAIT_SECS', env.SVC_STARTUP_READINESS_MAX_WAIT_SECS, 0) ?? 120,
     credentials: Object.freeze(loadCredentials(env, input.readFile, warnings)),

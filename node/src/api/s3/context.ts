@@ -5,13 +5,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ObjectLayer } from '../../object/types.ts';
 import type { Clock } from '../../util/clock.ts';
+import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AuthContext, CredentialLookup } from './auth/sigv4.ts';
 import type { BucketSecurity } from './authz/authorize.ts';
 import type { Principal } from './authz/principal.ts';
 import type { S3Endpoint } from './router.ts';
 import { toXml, type XmlNode } from './xml.ts';
-import { SvcError } from '../../util/errors.ts';
 
 export interface S3Context<E extends S3Endpoint = S3Endpoint> {
   req: IncomingMessage;

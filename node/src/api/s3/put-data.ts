@@ -164,6 +164,7 @@ export function buildPutData(
     // MD5 and SHA-256 through the process's hashing service (batched with other uploads when that
     // pays). Opened here, when the body is first read, so a body never read holds no place in it.
     const hasher = hashService.body({ sha256: sha256Expected !== undefined, size });
+    let digests: { md5: string; sha256?: string };
     try {
       for await (const piece of clientGone(source)) {
         n += piece.byteLength;
@@ -172,16 +173,18 @@ export function buildPutData(
             ? new SvcError('IncompleteBody', 'The body is longer than the declared length.')
             : new SvcError('EntityTooLarge');
         }
-        // Resolves once the previous piece is hashed; this one hashes while the consumer encodes it.
-        await hasher.update(piece);
+        // On OpenSSL hashed right here; in the lanes, waits for the previous piece and hashes this
+        // one while the consumer encodes it.
+        const queued = hasher.update(piece);
+        if (queued !== undefined) await queued;
         ck?.update(piece);
         yield piece;
       }
       if (size >= 0 && n !== size) throw new SvcError('IncompleteBody', undefined, { expected: size, received: n });
+      digests = await hasher.finish();
     } finally {
       hasher.close();
     }
-    const digests = await hasher.finish();
     const gotMd5 = digests.md5;
     if (md5Expected !== undefined && gotMd5 !== md5Expected) throw new SvcError('BadDigest');
     if (sha256Expected !== undefined && digests.sha256 !== sha256Expected) throw new SvcError('XAmzContentSHA256Mismatch');

@@ -103,7 +103,7 @@ interface Slot {
 }
 
 /** A slot's tracker id (and key of the active trackers). */
-const slotKey = (s: { pool: number; set: number; slot: number }) => `${s.pool}-${s.set}-${s.slot}`;
+export const slotKey = (s: { pool: number; set: number; slot: number }) => `${s.pool}-${s.set}-${s.slot}`;
 
 export class DriveHealer implements SetFormatHealer {
   readonly worker: Worker<{ replacements: number; healing: string[] }>;

@@ -52,7 +52,6 @@ export function checksumXml(c: ObjectChecksum | undefined, withType = true): Xml
   return node;
 }
 
-
 /** Headers describing an object on GET/HEAD. */
 function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string> {
   const h: Record<string, string> = {
