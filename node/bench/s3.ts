@@ -11,10 +11,10 @@
  * beside ceilings measured in the same run: the same client against a plain
  * node:http server process (loopback HTTP, no S3, no disk), single-stream
  * MD5 + SHA-256 (node:crypto), the native multi-buffer hash at 8 streams
- * (not yet on the PUT path), the fsync'd small-file create rate and raw
- * disk write/read. Then a streamed 1 GiB PUT and GET against a freshly
- * started server (so the figure is the streaming footprint, not what the
- * concurrent rows left in the heap) with the server's peak RSS. The targets
+ * (what large signed PUTs use where it beats OpenSSL), the fsync'd small-file create rate and raw
+ * disk write/read. Then a streamed 1 GiB PUT and its GET, each against a
+ * freshly started server (so the figure is that transfer's footprint, not
+ * what earlier rows left in the heap) with the server's peak RSS. The targets
  * (about 3× Ceph RGW on this machine kind) are printed as notes (✓ / ✗)
  * next to the per-CPU-second figures.
  */
@@ -154,31 +154,44 @@ function streamBody(bytes: number, chunk: Buffer): Readable {
   });
 }
 
-async function streamed(ctx: SectionContext, server: ServerProcess, s3: S3Client): Promise<void> {
+/**
+ * The streamed 1 GiB PUT, then the GET of it from a server restarted over
+ * the same drives, so each peak is that transfer's own (RSS does not shrink
+ * back after the PUT). `start` launches a fresh server.
+ */
+async function streamed(ctx: SectionContext, start: () => Promise<ServerProcess>, agent: Agent): Promise<void> {
   const chunk = randomBytes(MiB);
   const want = createHash('md5');
   for (let off = 0; off < STREAM_BYTES; off += MiB) want.update(chunk);
-  const idle = processStatusBytes(server.pid, 'VmRSS');
-  const rss = new RssSampler(server.pid);
-  const put = await run(server, 1, 1, () =>
+  const note = (peak: number, idle: number) => `peak RSS ${(peak / MiB).toFixed(0)} MiB (idle ${(idle / MiB).toFixed(0)}), limit < ${RSS_LIMIT / MiB} ${peak < RSS_LIMIT ? '✓' : '✗'}`;
+  const measured = async (op: (server: ServerProcess, s3: S3Client) => Promise<unknown>): Promise<{ run: Run; peak: number; idle: number }> => {
+    const server = await start();
+    const s3 = client(server.port, agent);
+    try {
+      const idle = processStatusBytes(server.pid, 'VmRSS');
+      const rss = new RssSampler(server.pid);
+      const r = await run(server, 1, 1, () => op(server, s3));
+      return { run: r, peak: rss.stop(), idle };
+    } finally {
+      s3.destroy();
+      await server.stop();
+    }
+  };
+  const put = await measured((_, s3) =>
     s3.send(new PutObjectCommand({ Bucket: 'bench', Key: 'stream/1g', Body: streamBody(STREAM_BYTES, chunk), ContentLength: STREAM_BYTES })),
   );
-  const putPeak = rss.stop();
-  const rss2 = new RssSampler(server.pid);
   const got = createHash('md5');
   let n = 0;
-  const get = await run(server, 1, 1, async () => {
+  const get = await measured(async (_, s3) => {
     const r = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: 'stream/1g' }));
     for await (const c of r.Body as AsyncIterable<Uint8Array>) {
       got.update(c);
       n += c.length;
     }
   });
-  const getPeak = rss2.stop();
   if (n !== STREAM_BYTES || got.digest('hex') !== want.digest('hex')) throw new Error('streamed 1 GiB GET returned different bytes');
-  const note = (peak: number) => `peak RSS ${(peak / MiB).toFixed(0)} MiB (idle ${(idle / MiB).toFixed(0)}), limit < ${RSS_LIMIT / MiB} ${peak < RSS_LIMIT ? '✓' : '✗'}`;
-  ctx.row({ name: 'PUT 1 GiB streamed (aws-chunked)', value: STREAM_BYTES / MB / put.cpu, unit: 'MB/cpu-s', note: note(putPeak) });
-  ctx.row({ name: 'GET 1 GiB streamed', value: STREAM_BYTES / MB / get.cpu, unit: 'MB/cpu-s', note: note(getPeak) });
+  ctx.row({ name: 'PUT 1 GiB streamed (aws-chunked)', value: STREAM_BYTES / MB / put.run.cpu, unit: 'MB/cpu-s', note: note(put.peak, put.idle) });
+  ctx.row({ name: 'GET 1 GiB streamed', value: STREAM_BYTES / MB / get.run.cpu, unit: 'MB/cpu-s', note: note(get.peak, get.idle) });
 }
 
 section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives EC:2)', async (ctx) => {
@@ -211,10 +224,8 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
     rows(ctx, svcRun, httpRun, { hash: hash.md5Sha256, createPerDrive: creates / 4, diskWrite: disk.write, diskRead: disk.read });
     s3.destroy();
     await svc.stop();
-    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS);
-    const fresh = client(svc.port, agent);
-    await streamed(ctx, svc, fresh);
-    fresh.destroy();
+    svc = undefined;
+    await streamed(ctx, () => ServerProcess.svc([join(base, 'd{1...4}')], CREDS), agent);
   } finally {
     agent.destroy();
     await http?.stop();

@@ -11,5 +11,7 @@ if (major < 24) {
 }
 // Before any I/O: libuv sizes its worker pool on first use.
 (await import('../src/util/threadpool.ts')).sizeThreadpool();
+// Before the heap grows: a young generation that stays small frees dead socket buffers sooner.
+(await import('../src/util/heap.ts')).capYoungGeneration();
 const { main } = await import('../src/cli/main.ts');
 process.exit(await main(process.argv.slice(2)));

@@ -480,6 +480,9 @@ export class ErasureSet {
    * one else holds (fresh file reads, views of them, or a fresh decode) but,
    * for an inline version, a view of its metadata: SSE GETs decrypt the
    * others where they lie (`decryptRange`'s `owned`), so keep it that way.
+   * With `reuse`, shard files are read into two buffers per reader refilled
+   * in turn (the drive's `reuse`), so a chunk is valid only until the next
+   * one is pulled: for consumers that finish with each chunk first.
    */
   async *readRange(
     vol: string,
@@ -489,7 +492,7 @@ export class ErasureSet {
     length: number,
     bucket: string,
     object: string,
-    opts: { onBadShards?: (reason: BadShardReason, slots: number[]) => void } = {},
+    opts: { onBadShards?: (reason: BadShardReason, slots: number[]) => void; reuse?: boolean } = {},
   ): AsyncGenerator<Uint8Array> {
     const v = group.version;
     const e = v.erasure!;
@@ -536,6 +539,7 @@ export class ErasureSet {
           } else {
             src = await this.drives[slot]!.readFileStream(vol, `${path}/${v.dataDir}/part.${part.number}`, off, len, {
               chunkSize: BITROT_HASH_SIZE + fullShard,
+              reuse: opts.reuse === true,
             });
           }
           return verifyShardStream(src, fullShard, data, block);

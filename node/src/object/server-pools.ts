@@ -506,10 +506,33 @@ export class ServerPools implements ObjectLayer {
       }
       const length = Math.max(0, end - start + 1);
       const path = objectPath(key);
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        unlock();
+      };
+      if (opts.reuseBuffers === true && !objectKey && !loc.group.version.inline) {
+        // The caller reads `chunks`; `body` only cancels (an unstarted generator runs no finally).
+        const chunks = (async function* (src: AsyncGenerator<Uint8Array>) {
+          try {
+            yield* src;
+          } finally {
+            release();
+          }
+        })(loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse: true }));
+        const body = new Readable({ read() {} });
+        body.once('close', () => {
+          release();
+          void chunks.return(undefined);
+        });
+        handedOver = true;
+        return { info, ...(ranged ? { range: { start, end } } : {}), body, chunks };
+      }
       const body = Readable.from(objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key), {
         objectMode: false,
       });
-      body.once('close', unlock);
+      body.once('close', release);
       handedOver = true;
       return ranged ? { info, range: { start, end }, body } : { info, body };
     } finally {

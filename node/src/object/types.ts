@@ -191,6 +191,15 @@ export interface GetObjectOptions {
   preconditions?: Preconditions;
   /** The client's key for an SSE-C version. */
   sseCustomerKey?: Uint8Array;
+  /**
+   * The caller can consume `GetObjectResult.chunks`: chunks read into two
+   * buffers per shard reader that are refilled in turn, instead of a fresh
+   * buffer per read, so a long GET leaves no garbage for the collector
+   * (which otherwise lets about 64 MiB of dead read buffers pile up before
+   * it runs). Only plain stored versions come this way; an encrypted or
+   * inline one still comes as `body` alone.
+   */
+  reuseBuffers?: boolean;
 }
 
 /** A byte range request as sent: `bytes=a-b`, `bytes=a-`, `bytes=-n`. */
@@ -201,6 +210,14 @@ export interface GetObjectResult {
   /** Inclusive resolved range served, or undefined for the whole object. */
   range?: { start: number; end: number };
   body: Readable;
+  /**
+   * Only with `reuseBuffers`, and then the data is read from here, not from
+   * `body`: each chunk is valid until the next one is pulled, so finish with
+   * it (e.g. wait for its socket write to complete) before asking for more.
+   * Iterating to the end or stopping early releases the read lock, as
+   * destroying the unread `body` does.
+   */
+  chunks?: AsyncIterable<Uint8Array>;
 }
 
 export interface DeleteObjectOptions {

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { resolveRange } from '../../../object/range.ts';
 import type { GetObjectOptions, ObjectChecksum, ObjectInfo, PutObjectOptions } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
+import { writeChunks } from '../../../util/write-chunks.ts';
 import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
 import { hdr, quoteEtag, type S3Context, sendEmpty, sendXml, versionIdParam } from '../context.ts';
 import { buildPutData, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
@@ -222,7 +223,8 @@ export async function handleGetObject(ctx: S3Context): Promise<void> {
   // Preconditions are evaluated here, not in the object layer, so a 304 can carry the ETag;
   // the body stream reads nothing until it is piped.
   const pre = parsePreconditions(ctx.req);
-  const result = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObject(ctx.ep.bucket, ctx.ep.key, opts)).catch((err: unknown) => {
+  // `reuseBuffers`: the body is written chunk by chunk below, each write completed before the next read.
+  const result = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObject(ctx.ep.bucket, ctx.ep.key, { ...opts, reuseBuffers: true })).catch((err: unknown) => {
     throw partNumberError(err, opts.partNumber);
   });
   const { info, body } = result;
@@ -254,7 +256,8 @@ export async function handleGetObject(ctx: S3Context): Promise<void> {
   Object.assign(headers, checksumModeHeaders(ctx, info, opts.partNumber, opts.range !== undefined));
   headers['content-length'] = String(length);
   ctx.res.writeHead(status, headers);
-  await pipeline(body, ctx.res);
+  if (result.chunks) await writeChunks(result.chunks, ctx.res);
+  else await pipeline(body, ctx.res);
 }
 
 export async function handleHeadObject(ctx: S3Context): Promise<void> {

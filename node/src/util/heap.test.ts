@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { capYoungGeneration } from './heap.ts';
+
+const heapModule = join(dirname(fileURLToPath(import.meta.url)), 'heap.ts');
+
+/** Largest young-generation size a churn with many survivors reaches in a fresh process, in bytes. */
+function youngPeak(cap: boolean): number {
+  const script = `
+    import { getHeapSpaceStatistics } from 'node:v8';
+    import { capYoungGeneration } from ${JSON.stringify(heapModule)};
+    if (${cap}) capYoungGeneration([], {});
+    const keep = [];
+    let peak = 0;
+    for (let i = 0; i < 2e6; i++) {
+      keep.push({ a: i, b: [i] });
+      if (keep.length > 200000) keep.splice(0, 100000);
+      if (i % 50000 === 0) peak = Math.max(peak, getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);
+    }
+    process.stdout.write(String(peak));`;
+  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
+}
+
+describe('capYoungGeneration', () => {
+  it('keeps the young generation from growing under survivor-heavy churn', () => {
+    const grown = youngPeak(false);
+    const capped = youngPeak(true);
+    expect(grown).toBeGreaterThan(0);
+    expect(capped).toBeLessThan(grown / 2);
+  });
+
+  it('leaves a young-generation size the operator chose alone', () => {
+    expect(capYoungGeneration(['--max-semi-space-size=8'], {})).toBe(false);
+    expect(capYoungGeneration([], { NODE_OPTIONS: '--max-old-space-size=512 --min_semi_space_size=2' })).toBe(false);
+  });
+});
