@@ -220,6 +220,24 @@ describe('SSE-S3 and SSE-KMS', () => {
     expect(await filesContaining(srv.root, 'SSES3-INLINE-MARKER')).toEqual([]);
   });
 
+  it('SSE-S3: slow, concurrent and ranged readers of a multi-block object get the plaintext (decrypted in reused read buffers)', async () => {
+    const body = randomBytes(5 * MiB + 4321);
+    await s3.send(new PutObjectCommand({ Bucket: 'sses3', Key: 'slow', Body: body, ServerSideEncryption: 'AES256' }));
+    const slow = async (range?: string): Promise<Buffer> => {
+      const g = await s3.send(new GetObjectCommand({ Bucket: 'sses3', Key: 'slow', ...(range ? { Range: range } : {}) }));
+      const parts: Uint8Array[] = [];
+      for await (const c of g.Body as AsyncIterable<Uint8Array>) {
+        parts.push(c);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      return Buffer.concat(parts);
+    };
+    const [a, b, r] = await Promise.all([slow(), slow(), slow(`bytes=${2 * MiB - 3}-${4 * MiB + 11}`)]);
+    expect(a.equals(body)).toBe(true);
+    expect(b.equals(body)).toBe(true);
+    expect(r.equals(body.subarray(2 * MiB - 3, 4 * MiB + 12))).toBe(true);
+  });
+
   it('SSE-KMS with a key id from the key store; an unknown key id is refused', async () => {
     const r = await s3.send(new PutObjectCommand({ Bucket: 'sses3', Key: 'kms', Body: big, ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'second' }));
     expect(r.ServerSideEncryption).toBe('aws:kms');

@@ -90,7 +90,7 @@ async function settle<T>(ps: Promise<T>[]): Promise<({ ok: true; value: T } | { 
   return rs.map((r) => (r.status === 'fulfilled' ? { ok: true as const, value: r.value } : { ok: false as const, error: r.reason }));
 }
 
-/** Cuts a stream into fixed-size blocks (the last may be short, none empty). */
+/** Cuts a stream into fixed-size blocks (the last may be short, none empty), copying each chunk before it asks for the next, so a source may refill its buffers (`readRange`'s `reuse`: moves and heals rely on it). */
 async function* blocks(source: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
   let buf = Buffer.allocUnsafe(size);
   let fill = 0;

@@ -208,7 +208,8 @@ export class ObjectMover {
     try {
       let offset = 0;
       for (const part of v.parts) {
-        const staged = await dstSet.stageShards(srcSet.readRange(bucket, path, g, offset, part.size, bucket, key), part.size, {
+        // stageShards copies every chunk into its block buffer before it asks for the next: reused read buffers are safe.
+        const staged = await dstSet.stageShards(srcSet.readRange(bucket, path, g, offset, part.size, bucket, key, { reuse: true }), part.size, {
           data: k,
           parity,
           distribution: dist,

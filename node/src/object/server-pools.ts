@@ -512,7 +512,7 @@ export class ServerPools implements ObjectLayer {
         released = true;
         unlock();
       };
-      if (opts.reuseBuffers === true && !objectKey && !loc.group.version.inline) {
+      if (opts.reuseBuffers === true && !loc.group.version.inline) {
         // The caller reads `chunks`; `body` only cancels (an unstarted generator runs no finally).
         const chunks = (async function* (src: AsyncGenerator<Uint8Array>) {
           try {
@@ -520,7 +520,7 @@ export class ServerPools implements ObjectLayer {
           } finally {
             release();
           }
-        })(loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse: true }));
+        })(objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key, true) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse: true }));
         const body = new Readable({ read() {} });
         body.once('close', () => {
           release();
@@ -541,7 +541,7 @@ export class ServerPools implements ObjectLayer {
   }
 
   /** Plaintext bytes [start, start+length) of an encrypted version: only the packages covering them are read. */
-  #decrypted(loc: Located, path: string, k: ObjectKey, start: number, length: number, bucket: string, key: string): AsyncGenerator<Uint8Array> {
+  #decrypted(loc: Located, path: string, k: ObjectKey, start: number, length: number, bucket: string, key: string, reuse = false): AsyncGenerator<Uint8Array> {
     const v = loc.group.version;
     const partStarts: number[] = [];
     let at = 0;
@@ -549,9 +549,11 @@ export class ServerPools implements ObjectLayer {
       partStarts.push(at);
       at += p.size;
     }
-    // Shard-file reads hand out fresh chunks, decrypted where they lie; inline
-    // data is a view of the version's metadata and is left alone.
-    return decryptRange(k, v, start, length, (i, off, len) => loc.set.readRange(bucket, path, loc.group, partStarts[i]! + off, len, bucket, key), !v.inline);
+    // Shard-file reads hand out chunks that are this read's own (fresh, or
+    // with `reuse` its reused buffers, each done with before the next is
+    // read), decrypted where they lie; inline data is a view of the
+    // version's metadata and is left alone.
+    return decryptRange(k, v, start, length, (i, off, len) => loc.set.readRange(bucket, path, loc.group, partStarts[i]! + off, len, bucket, key, { reuse }), !v.inline);
   }
 
   async deleteObject(bucket: string, key: string, opts: DeleteObjectOptions): Promise<DeleteObjectResult> {

@@ -196,8 +196,9 @@ export interface GetObjectOptions {
    * buffers per shard reader that are refilled in turn, instead of a fresh
    * buffer per read, so a long GET leaves no garbage for the collector
    * (which otherwise lets about 64 MiB of dead read buffers pile up before
-   * it runs). Only plain stored versions come this way; an encrypted or
-   * inline one still comes as `body` alone.
+   * it runs). Versions stored in shard files come this way (an encrypted
+   * one decrypted in those buffers); an inline one still comes as `body`
+   * alone.
    */
   reuseBuffers?: boolean;
 }

@@ -432,7 +432,8 @@ async function rebuildInline(
   };
   let staged: StagedShards;
   try {
-    staged = await set.stageShards(set.readRange(vol, path, src, 0, v.size, vol, key, { onBadShards }), v.size, {
+    // stageShards copies every chunk before it asks for the next: reused read buffers are safe.
+    staged = await set.stageShards(set.readRange(vol, path, src, 0, v.size, vol, key, { onBadShards, reuse: true }), v.size, {
       data: e.data,
       parity: e.parity,
       distribution: e.distribution,
