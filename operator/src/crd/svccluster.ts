@@ -248,6 +248,8 @@ export const OPERATION_PHASES = [
   'Clearing',
   'DeletingWorkload',
   'RollingPods',
+  'RollingBack',
+  'RolledBack',
 ] as const;
 export type OperationPhase = (typeof OPERATION_PHASES)[number];
 

@@ -18,6 +18,8 @@ export interface PodObs {
   readonly ready: boolean;
   /** Waiting reason of the container, e.g. ImagePullBackOff, CrashLoopBackOff. */
   readonly waitingReason?: string | undefined;
+  /** The scheduler reported the pod Unschedulable (condition PodScheduled False). */
+  readonly unschedulable?: boolean | undefined;
   readonly terminating: boolean;
   /** Base URL of the pod's S3 listener through the headless Service. */
   readonly url: string;
@@ -30,6 +32,8 @@ export interface StatefulSetObs {
   readonly readyReplicas: number;
   readonly launchHash?: string | undefined;
   readonly storage?: string | number | undefined;
+  /** StorageClass of the drive claim template (immutable once created). */
+  readonly storageClassName?: string | undefined;
 }
 
 export interface PvcObs {

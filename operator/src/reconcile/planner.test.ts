@@ -140,6 +140,30 @@ describe('planner: pool add (§3.2)', () => {
     expect(cond(p, 'Stalled')?.reason).toBe('ImagePullBackOff');
   });
 
+  it('row 1 failure: new pods the scheduler cannot place stall with Unschedulable, only after the timeout', () => {
+    const { c, hash } = established();
+    const e = edit(c, [...c.spec.pools, pool('p1')]);
+    const next = persisted(e, plan(e));
+    const pods = [...podsFor(c, 'p0', hash), ...podsFor(next, 'p1', next.status!.operation!.target!.hash, { running: false, ready: false, unschedulable: true })];
+    expect(cond(plan(next, { pods }), 'Stalled')?.status).toBe('False');
+    const p = planReconcile(next, observation({ now: later(601_000), pods }), C);
+    expect(cond(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'Unschedulable' });
+    expect(p.status.operation!.phase).toBe('ProvisioningNewPools');
+    expect(deletedPods(p)).toEqual([]);
+  });
+
+  it('row 1 failure: new pods that never run (crash loop) stall with PodsNotRunning after the timeout, naming the cause', () => {
+    const { c, hash } = established();
+    const e = edit(c, [...c.spec.pools, pool('p1')]);
+    const next = persisted(e, plan(e));
+    const pods = [...podsFor(c, 'p0', hash), ...podsFor(next, 'p1', next.status!.operation!.target!.hash, { running: false, ready: false, waitingReason: 'CrashLoopBackOff' })];
+    const p = planReconcile(next, observation({ now: later(601_000), pods }), C);
+    expect(cond(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'PodsNotRunning' });
+    expect(cond(p, 'Stalled')!.message).toContain('prod-p1-0 (CrashLoopBackOff)');
+    expect(p.status.operation!.phase).toBe('ProvisioningNewPools');
+    expect(deletedPods(p)).toEqual([]);
+  });
+
   it('row 1 → 2: new pods running (not ready) start the coordinated restart: template first, then every stale pod at once', () => {
     const { c, hash } = established();
     const e = edit(c, [...c.spec.pools, pool('p1')]);
@@ -174,14 +198,144 @@ describe('planner: pool add (§3.2)', () => {
     expect(cond(p, 'Reconciling')).toMatchObject({ status: 'True', reason: 'RestartingCluster' });
   });
 
-  it('row 2 failure: not ready after readyTimeoutSeconds stalls with WaitingForQuorum and never deletes pods again', () => {
-    const { c, target } = restarting();
+  /** `restarting()` after a pass in which pools/list (from a node on the new arguments) listed p1. */
+  function listedByServer() {
+    const { c, old, target } = restarting();
     const pods = [...podsFor(c, 'p0', target.hash, { ready: false }), ...podsFor(c, 'p1', target.hash, { ready: false })];
+    const p = planReconcile(c, observation({ now: later(30_000), pods, admin: { reachable: true, pools: [adminPool(0, expr(c, 'p0')), adminPool(1, expr(c, 'p1'))] } }), C);
+    expect(p.status.pools!.find((x) => x.name === 'p1')!.index).toBe(1);
+    return { c: persisted(c, p), old, target, pods };
+  }
+
+  it('row 2 failure: not ready after readyTimeoutSeconds once the server listed the new pool stalls with WaitingForQuorum, no rollback, no pod deleted again', () => {
+    const { c, target, pods } = listedByServer();
     const p = planReconcile(c, observation({ now: later(601_000), pods }), C);
     expect(cond(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'WaitingForQuorum' });
+    expect(cond(p, 'Stalled')!.message).toContain('no automatic rollback');
     expect(cond(p, 'Reconciling')?.status).toBe('False');
     expect(deletedPods(p)).toEqual([]);
     expect(p.status.operation!.phase).toBe('RestartingCluster');
+    // The StatefulSets keep the new arguments: nothing goes back.
+    expect(applied(p, 'StatefulSet').map((s) => envOf(s, 'SVC_VOLUMES'))).toEqual([target.volumes, target.volumes]);
+  });
+
+  it('row 2 failure: a pod Ready on the new arguments means the cluster formed: stall, no rollback', () => {
+    const { c, target } = restarting();
+    const pods = [...podsFor(c, 'p0', target.hash, { ready: false }), ...podsFor(c, 'p1', target.hash, { ready: false })];
+    pods[0] = { ...pods[0]!, ready: true };
+    const p = planReconcile(c, observation({ now: later(601_000), pods }), C);
+    expect(cond(p, 'Stalled')?.reason).toBe('WaitingForQuorum');
+    expect(p.status.operation!.phase).toBe('RestartingCluster');
+    expect(deletedPods(p)).toEqual([]);
+  });
+
+  it('row 2 failure, rollback: timed out and the server never listed the new pool restarts the existing pools on the old arguments and parks the new pool', () => {
+    const { c, old, target } = restarting();
+    const pods = [...podsFor(c, 'p0', target.hash, { ready: false }), ...podsFor(c, 'p1', target.hash, { ready: false })];
+    const p = planReconcile(c, observation({ now: later(601_000), pods, admin: { reachable: false, error: 'connect ECONNREFUSED' } }), C);
+    expect(p.status.operation).toMatchObject({ type: 'AddPools', phase: 'RollingBack', target });
+    const sts = applied(p, 'StatefulSet');
+    const p0 = sts.find((s) => s.metadata.name === 'prod-p0')!;
+    const p1 = sts.find((s) => s.metadata.name === 'prod-p1')!;
+    expect(envOf(p0, 'SVC_VOLUMES')).toBe(expr(c, 'p0'));
+    expect((p1 as unknown as { spec: { replicas: number } }).spec.replicas).toBe(0);
+    // The existing pods on the new arguments restart together, once; the new pool's PVCs stay.
+    expect(deletedPods(p).sort()).toEqual(['prod-p0-0', 'prod-p0-1', 'prod-p0-2', 'prod-p0-3']);
+    expect(kinds(p)).not.toContain('deletePvcs');
+    expect(kinds(p)).not.toContain('deleteStatefulSet');
+    expect(p.status.launchConfig!.applied!.hash).toBe(old);
+    expect(p.events.some((e) => e.type === 'Warning' && e.reason === 'RollingBack')).toBe(true);
+    expect(cond(p, 'Reconciling')).toMatchObject({ status: 'True', reason: 'RollingBack' });
+    expect(cond(p, 'Stalled')?.status).toBe('False');
+  });
+
+  /** A rollback of the p1 expansion, in phase RollingBack (decided at +601 s). */
+  function rollingBack() {
+    const { c, old, target } = restarting();
+    const pods = [...podsFor(c, 'p0', target.hash, { ready: false }), ...podsFor(c, 'p1', target.hash, { ready: false })];
+    const next = persisted(c, planReconcile(c, observation({ now: later(601_000), pods }), C));
+    expect(next.status!.operation!.phase).toBe('RollingBack');
+    return { c: next, old, target };
+  }
+
+  it('rollback: existing pods Ready on the old arguments end it in RolledBack, stalled for a human, the new pool Pending', () => {
+    const { c, old } = rollingBack();
+    const p = planReconcile(c, observation({ now: later(700_000), pods: podsFor(c, 'p0', old) }), C);
+    expect(p.status.operation).toMatchObject({ type: 'AddPools', phase: 'RolledBack', observedGeneration: 2 });
+    expect(cond(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'RolledBack' });
+    expect(cond(p, 'SpecValid')?.status).toBe('True');
+    expect(cond(p, 'Ready')?.status).toBe('False');
+    expect(p.status.pools!.find((x) => x.name === 'p1')!.state).toBe('Pending');
+    expect(p.status.launchConfig!.applied!.hash).toBe(old);
+    expect(deletedPods(p)).toEqual([]);
+    // Stays there, touching nothing, while the spec is unchanged.
+    const again = planReconcile(persisted(c, p), observation({ now: later(2_000_000), pods: podsFor(c, 'p0', old) }), C);
+    expect(again.actions).toEqual([]);
+    expect(cond(again, 'Stalled')?.reason).toBe('RolledBack');
+    expect(again.status.operation!.phase).toBe('RolledBack');
+  });
+
+  function rolledBackCluster() {
+    const { c, old } = rollingBack();
+    return { c: persisted(c, planReconcile(c, observation({ now: later(700_000), pods: podsFor(c, 'p0', old) }), C)), old };
+  }
+
+  it('rollback failure: the old arguments not Ready in time either stalls with WaitingForQuorum and deletes nothing more', () => {
+    const { c, old } = rollingBack();
+    const p = planReconcile(c, observation({ now: later(601_000 + 601_000), pods: podsFor(c, 'p0', old, { ready: false }) }), C);
+    expect(cond(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'WaitingForQuorum' });
+    expect(cond(p, 'Stalled')!.message).toContain('previous configuration');
+    expect(p.status.operation!.phase).toBe('RollingBack');
+    expect(deletedPods(p)).toEqual([]);
+  });
+
+  it('rollback: a spec edit (new generation) starts the expansion again from provisioning', () => {
+    const { c, old } = rolledBackCluster();
+    const e = edit(c, c.spec.pools, { restartPolicy: { readyTimeoutSeconds: 1200 } });
+    const p = planReconcile(e, observation({ now: later(800_000), pods: podsFor(c, 'p0', old) }), C);
+    expect(p.status.operation).toMatchObject({ type: 'AddPools', phase: 'ProvisioningNewPools', pools: ['p1'] });
+    expect(p.status.operation!.startedAt).toBe(later(800_000).toISOString());
+    const p1 = applied(p, 'StatefulSet').find((s) => s.metadata.name === 'prod-p1')!;
+    expect((p1 as unknown as { spec: { replicas: number } }).spec.replicas).toBe(4);
+    expect(p.events.map((x) => x.reason)).toEqual(expect.arrayContaining(['RetryingAfterRollback', 'AddPoolsStarted']));
+    expect(cond(p, 'Stalled')?.status).toBe('False');
+  });
+
+  it('rollback: removing the pool from the spec deletes its StatefulSet and keeps its PVCs (Retain), Delete removes them', () => {
+    const { c, old } = rolledBackCluster();
+    const p = planReconcile(edit(c, [pool('p0')]), observation({ now: later(800_000), pods: podsFor(c, 'p0', old), statefulSets: [stsFor(c, 'p0', old), stsFor(c, 'p1')] }), C);
+    expect(p.actions).toContainEqual({ kind: 'deleteStatefulSet', name: 'prod-p1' });
+    expect(kinds(p)).not.toContain('deletePvcs');
+    expect(p.status.operation).toBeUndefined();
+    expect(p.status.pools!.map((x) => x.name)).toEqual(['p0']);
+    expect(cond(p, 'Ready')?.status).toBe('True');
+    const del = planReconcile(edit(c, [pool('p0')], { storage: { pvcRetention: 'Delete' } }), observation({ now: later(800_000), pods: podsFor(c, 'p0', old) }), C);
+    expect(del.actions).toEqual(expect.arrayContaining([{ kind: 'deleteStatefulSet', name: 'prod-p1' }, { kind: 'deletePvcs', pool: 'p1' }]));
+  });
+
+  it('row 2: a new pool removed from the spec during the restart (never listed) rolls back first, then is deleted', () => {
+    const { c, old, target } = restarting();
+    const gone = edit(c, [pool('p0')]);
+    const pods = [...podsFor(c, 'p0', target.hash, { ready: false }), ...podsFor(c, 'p1', target.hash, { ready: false })];
+    let p = plan(gone, { pods, statefulSets: [stsFor(c, 'p0', target.hash), stsFor(c, 'p1', target.hash)] });
+    expect(p.status.operation!.phase).toBe('RollingBack');
+    expect(envOf(applied(p, 'StatefulSet').find((s) => s.metadata.name === 'prod-p0')!, 'SVC_VOLUMES')).toBe(expr(c, 'p0'));
+    expect(deletedPods(p).sort()).toEqual(['prod-p0-0', 'prod-p0-1', 'prod-p0-2', 'prod-p0-3']);
+    expect(p.actions).toContainEqual({ kind: 'deleteStatefulSet', name: 'prod-p1' });
+    expect(kinds(p)).not.toContain('deletePvcs');
+    p = planReconcile(persisted(gone, p), observation({ now: later(60_000), pods: podsFor(c, 'p0', old) }), C);
+    expect(p.status.operation).toBeUndefined();
+    expect(p.events.map((x) => x.reason)).toContain('PoolAddCanceled');
+    expect(p.status.pools!.map((x) => x.name)).toEqual(['p0']);
+  });
+
+  it('a new pool the server listed is never deleted when it leaves the spec: PoolRemovedWithoutDecommission', () => {
+    const { c, pods } = listedByServer();
+    const p = plan(edit(c, [pool('p0')]), { pods });
+    expect(cond(p, 'Stalled')?.reason).toBe('PoolRemovedWithoutDecommission');
+    expect(kinds(p)).not.toContain('deleteStatefulSet');
+    expect(kinds(p)).not.toContain('deletePvcs');
+    expect(deletedPods(p)).toEqual([]);
   });
 
   it('row 3 failure: pools/list disagreeing with the render stalls with TopologyMismatch', () => {
@@ -357,6 +511,52 @@ describe('planner: pool removal (§3.3)', () => {
     expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'rebalanceStop' }]);
   });
 
+  it('row 1 → 2: a rebalance still stopping is waited for; once none is active or stopping the decommission starts', () => {
+    const { c, hash } = decommissioning();
+    const next = persisted(c, plan(c, { pods: allPods(c, hash), admin: adminFor(c, {}, rebalance('Started')) }));
+    const stopping = plan(next, { pods: allPods(c, hash), admin: adminFor(c, {}, rebalance('Started', { pools: [{ id: 0, status: 'Stopped' }, { id: 1, status: 'Started', stopping: true }] })) });
+    expect(stopping.status.operation!.phase).toBe('StoppingRebalance');
+    expect(adminCalls(stopping).map((a) => a.call)).not.toContain('decommissionStart');
+    const p = plan(persisted(next, stopping), { pods: allPods(c, hash), admin: adminFor(c, {}, rebalance('Stopped')) });
+    expect(p.status.operation!.phase).toBe('StartingDecommission');
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'decommissionStart', pool: expr(c, 'p0') }]);
+  });
+
+  it('row 1 failure: a refused stop is retried (no stall)', () => {
+    const { c, hash } = decommissioning();
+    const next = persisted(c, plan(c, { pods: allPods(c, hash), admin: adminFor(c, {}, rebalance('Started')) }));
+    next.status!.operation!.lastError = { action: 'rebalanceStop', code: 'InternalError', message: 'peer unreachable', at: NOW.toISOString() };
+    const p = plan(next, { pods: allPods(c, hash), admin: adminFor(c, {}, rebalance('Started')) });
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'rebalanceStop' }]);
+    expect(p.status.operation!.phase).toBe('StoppingRebalance');
+    expect(cond(p, 'Stalled')?.status).toBe('False');
+    expect(p.requeueAfterMs).toBe(C.pollMs);
+  });
+
+  it('row 2 failure: a rebalance conflict (started between our read and our start) goes back to 1, stops it, then starts the drain', () => {
+    const { c, hash } = decommissioning();
+    let next = persisted(c, plan(c, { pods: allPods(c, hash), admin: adminFor(c) }));
+    expect(next.status!.operation!.phase).toBe('StartingDecommission');
+    // The server's refusal (code and text of the node's admission rule).
+    next.status!.operation!.lastError = {
+      action: 'decommissionStart',
+      code: 'XSvcAdminRebalanceAlreadyStarted',
+      message: 'cannot start decommission while a rebalance is in progress; stop it first (svc rebalance stop)',
+      at: NOW.toISOString(),
+    };
+    const running = adminFor(c, {}, rebalance('Started'));
+    let p = plan(next, { pods: allPods(c, hash), admin: running });
+    expect(p.status.operation!.phase).toBe('StoppingRebalance');
+    expect(p.status.operation!.lastError).toBeUndefined();
+    expect(adminCalls(p)).toEqual([]);
+    next = persisted(next, p);
+    p = plan(next, { pods: allPods(c, hash), admin: running });
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'rebalanceStop' }]);
+    p = plan(persisted(next, p), { pods: allPods(c, hash), admin: adminFor(c, {}, rebalance('Stopped')) });
+    expect(p.status.operation!.phase).toBe('StartingDecommission');
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'decommissionStart', pool: expr(c, 'p0') }]);
+  });
+
   it('row 2 Draining: starts the decommission by exact expression (never by-id) and records the pool index', () => {
     const { c, hash } = decommissioning();
     const p = plan(c, { pods: allPods(c, hash), admin: adminFor(c) });
@@ -419,6 +619,7 @@ describe('planner: pool removal (§3.3)', () => {
     expect(cond(p, 'Stalled')?.reason).toBe('DecommissionFailed');
     expect(p.status.pools!.find((x) => x.name === 'p0')!.state).toBe('DrainFailed');
     expect(adminCalls(p)).toEqual([]);
+    expect(p.status.operation).toBeUndefined();
   });
 
   it('row 3 failure: a drain canceled outside the operator stalls as DrainCanceled', () => {
@@ -426,6 +627,44 @@ describe('planner: pool removal (§3.3)', () => {
     const p = plan(c, { pods: allPods(c, hash), admin: adminFor(c, { canceled: true }) });
     expect(cond(p, 'Stalled')?.reason).toBe('DecommissionCanceled');
     expect(p.status.pools!.find((x) => x.name === 'p0')!.state).toBe('DrainCanceled');
+    expect(p.status.operation).toBeUndefined();
+    // Still stalled on the next pass: nothing restarts the drain by itself.
+    const again = plan(persisted(c, p), { pods: allPods(c, hash), admin: adminFor(c, { canceled: true }) });
+    expect(cond(again, 'Stalled')?.reason).toBe('DecommissionCanceled');
+    expect(again.actions).toEqual([]);
+  });
+
+  it('row 3: after DrainCanceled, decommission: false clears the entry and returns the pool to Active', () => {
+    const { c, hash } = draining();
+    const canceled = persisted(c, plan(c, { pods: allPods(c, hash), admin: adminFor(c, { canceled: true }) }));
+    const back = edit(canceled, [pool('p0'), pool('p1')]);
+    let p = plan(back, { pods: allPods(c, hash), admin: adminFor(c, { canceled: true }) });
+    expect(p.status.operation).toMatchObject({ type: 'CancelDecommission', phase: 'Clearing' });
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'decommissionClear', pool: expr(c, 'p0') }]);
+    p = plan(persisted(back, p), { pods: allPods(c, hash), admin: adminFor(c) });
+    expect(p.status.operation).toBeUndefined();
+    expect(p.status.pools!.find((x) => x.name === 'p0')!.state).toBe('Active');
+  });
+
+  it('row 3: after DecommissionFailed, a new svc.io/retry-decommission value clears and restarts the drain', () => {
+    const d = draining();
+    let c = d.c;
+    const hash = d.hash;
+    for (let attempt = 1; attempt <= MAX_DRAIN_ATTEMPTS; attempt++) {
+      c = persisted(c, plan(c, { pods: allPods(c, hash), admin: adminFor(c, { failed: true }) }));
+      if (attempt < MAX_DRAIN_ATTEMPTS) c = persisted(c, plan(c, { pods: allPods(c, hash), admin: adminFor(c, { startTime: NOW.toISOString() }) }));
+    }
+    expect(c.status!.pools!.find((x) => x.name === 'p0')!.state).toBe('DrainFailed');
+    // The stall outlives the operation: nothing retries until a human says so.
+    const stalled = plan(c, { pods: allPods(c, hash), admin: adminFor(c, { failed: true }) });
+    expect(cond(stalled, 'Stalled')?.reason).toBe('DecommissionFailed');
+    expect(cond(stalled, 'Degraded')).toMatchObject({ status: 'True', reason: 'DecommissionFailed' });
+    expect(stalled.actions).toEqual([]);
+    const retry = { ...c, metadata: { ...c.metadata, annotations: { 'svc.io/retry-decommission': 'try-2' } } };
+    const p = plan(retry, { pods: allPods(c, hash), admin: adminFor(c, { failed: true }) });
+    expect(p.status.operation).toMatchObject({ type: 'RemovePool', phase: 'StartingDecommission', attempt: 1 });
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'decommissionClear', pool: expr(c, 'p0') }]);
+    expect(p.status.pools!.find((x) => x.name === 'p0')!.decommission!.retryToken).toBe('try-2');
   });
 
   it('row 4 failure: a completed drain whose pool index moved is never removed', () => {
@@ -455,6 +694,60 @@ describe('planner: pool removal (§3.3)', () => {
     const next = persisted(c, plan(c, { pods: allPods(c, hash), admin: adminFor(c, { complete: true, startTime: NOW.toISOString() }) }));
     return { c: next, target: next.status!.operation!.target! };
   }
+
+  it('row 5 failure: a restart that took effect but is not Ready in time stalls with WaitingForQuorum, no rollback, no pod deleted again', () => {
+    const { c, target } = restartedWithout();
+    const p = planReconcile(c, observation({ now: later(601_000), pods: podsFor(c, 'p1', target.hash, { ready: false }) }), C);
+    expect(cond(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'WaitingForQuorum' });
+    expect(p.status.operation!.phase).toBe('RestartingWithoutPool');
+    expect(deletedPods(p)).toEqual([]);
+    const p0 = applied(p, 'StatefulSet').find((s) => s.metadata.name === 'prod-p0')!;
+    expect((p0 as unknown as { spec: { replicas: number } }).spec.replicas).toBe(0);
+  });
+
+  it('row 5 failure: one remaining pod restarted is enough to rule out the rollback', () => {
+    const { c, target } = restartedWithout();
+    const old = c.status!.launchConfig!.applied!.hash;
+    const pods = [...podsFor(c, 'p1', old).slice(1), ...podsFor(c, 'p1', target.hash, { ready: false }).slice(0, 1)];
+    const p = planReconcile(c, observation({ now: later(601_000), pods }), C);
+    expect(cond(p, 'Stalled')?.reason).toBe('WaitingForQuorum');
+    expect(p.status.operation!.phase).toBe('RestartingWithoutPool');
+  });
+
+  it('row 5 rollback: no remaining pod restarted within the timeout puts the old configuration back without deleting a pod', () => {
+    const { c, target } = restartedWithout();
+    const old = c.status!.launchConfig!.applied!;
+    const p = planReconcile(c, observation({ now: later(601_000), pods: podsFor(c, 'p1', old.hash) }), C);
+    expect(p.status.operation).toMatchObject({ type: 'RemovePool', phase: 'RollingBack', target });
+    const sts = applied(p, 'StatefulSet');
+    const p0 = sts.find((s) => s.metadata.name === 'prod-p0')!;
+    const p1 = sts.find((s) => s.metadata.name === 'prod-p1')!;
+    expect(envOf(p1, 'SVC_VOLUMES')).toBe(old.volumes);
+    expect(envOf(p0, 'SVC_VOLUMES')).toBe(old.volumes);
+    expect((p0 as unknown as { spec: { replicas: number } }).spec.replicas).toBe(4);
+    expect(deletedPods(p)).toEqual([]);
+    expect(kinds(p)).not.toContain('admin');
+    expect(p.events.some((e) => e.type === 'Warning' && e.reason === 'RollingBack')).toBe(true);
+    expect(cond(p, 'Reconciling')?.reason).toBe('RollingBack');
+  });
+
+  it('row 5 rollback → RolledBack stall (pool Drained); a spec edit re-verifies the drain (row 4) before restarting again', () => {
+    const { c } = restartedWithout();
+    const old = c.status!.launchConfig!.applied!;
+    let next = persisted(c, planReconcile(c, observation({ now: later(601_000), pods: podsFor(c, 'p1', old.hash) }), C));
+    let p = planReconcile(next, observation({ now: later(700_000), pods: allPods(c, old.hash) }), C);
+    expect(p.status.operation!.phase).toBe('RolledBack');
+    expect(cond(p, 'Stalled')).toMatchObject({ status: 'True', reason: 'RolledBack' });
+    expect(p.status.pools!.find((x) => x.name === 'p0')!.state).toBe('Drained');
+    expect(p.status.launchConfig!.applied).toEqual(old);
+    next = edit(persisted(next, p), next.spec.pools, { restartPolicy: { readyTimeoutSeconds: 1200 } });
+    p = planReconcile(next, observation({ now: later(800_000), pods: allPods(c, old.hash), admin: adminFor(c, { complete: true, startTime: NOW.toISOString() }) }), C);
+    expect(p.status.operation!.phase).toBe('Draining');
+    expect(deletedPods(p)).toEqual([]);
+    p = planReconcile(persisted(next, p), observation({ now: later(810_000), pods: allPods(c, old.hash), admin: adminFor(c, { complete: true, startTime: NOW.toISOString() }) }), C);
+    expect(p.status.operation!.phase).toBe('RestartingWithoutPool');
+    expect(deletedPods(p).sort()).toEqual(['prod-p1-0', 'prod-p1-1', 'prod-p1-2', 'prod-p1-3']);
+  });
 
   it('rows 5 → 6 → 7: once the remaining pods are ready, pools/list is verified and the entry cleared', () => {
     const { c, target } = restartedWithout();
@@ -539,6 +832,52 @@ describe('planner: pool removal (§3.3)', () => {
   });
 });
 
+describe('planner: cancel path (§3.3) edge cases', () => {
+  const adminFor = (c: SvcCluster, info: Parameters<typeof adminPool>[2] = {}) => ({ reachable: true, pools: [adminPool(0, expr(c, 'p0'), info), adminPool(1, expr(c, 'p1'))] });
+  function withdrawn(info: Parameters<typeof adminPool>[2]) {
+    const { c, hash } = established([pool('p0'), pool('p1')]);
+    const dec = edit(c, [pool('p0', { decommission: true }), pool('p1')]);
+    const pods = [...podsFor(c, 'p0', hash), ...podsFor(c, 'p1', hash)];
+    const drainingC = persisted(dec, plan(dec, { pods, admin: adminFor(c, info) }));
+    expect(drainingC.status!.operation!.phase).toBe('Draining');
+    return { c: edit(drainingC, [pool('p0'), pool('p1')]), pods };
+  }
+
+  it('a queued entry whose cancel was refused is canceled again until the server takes it', () => {
+    const queued = { queued: true, startTime: NOW.toISOString() };
+    const { c, pods } = withdrawn(queued);
+    let p = plan(c, { pods, admin: adminFor(c, queued) });
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'decommissionCancel', pool: expr(c, 'p0') }]);
+    const next = persisted(c, p);
+    next.status!.operation!.lastError = { action: 'decommissionCancel', code: 'XSvcDecommissionNotAllowed', message: 'cannot cancel a queued decommission', at: NOW.toISOString() };
+    p = plan(next, { pods, admin: adminFor(c, { startTime: NOW.toISOString() }) });
+    expect(adminCalls(p)).toEqual([{ kind: 'admin', call: 'decommissionCancel', pool: expr(c, 'p0') }]);
+    expect(p.status.operation!.phase).toBe('Canceling');
+    expect(cond(p, 'Stalled')?.status).toBe('False');
+  });
+
+  it('a drain that completed before the cancel keeps the pool Drained and stalls (DecommissionCompleted); decommission: true resumes the removal', () => {
+    const { c, pods } = withdrawn({ startTime: NOW.toISOString() });
+    const complete = adminFor(c, { complete: true, startTime: NOW.toISOString() });
+    let p = plan(c, { pods, admin: complete });
+    expect(cond(p, 'Stalled')?.reason).toBe('DecommissionCompleted');
+    expect(p.status.pools!.find((x) => x.name === 'p0')!.state).toBe('Drained');
+    expect(p.status.operation).toBeUndefined();
+    expect(adminCalls(p)).toEqual([]);
+    expect(deletedPods(p)).toEqual([]);
+    let next = persisted(c, p);
+    p = plan(next, { pods, admin: complete });
+    expect(cond(p, 'Stalled')?.reason).toBe('DecommissionCompleted');
+    expect(p.actions).toEqual([]);
+    // Intent back to decommission: the completed entry is adopted and verified again (row 4), then the restart without it.
+    next = edit(persisted(next, p), [pool('p0', { decommission: true }), pool('p1')]);
+    p = plan(next, { pods, admin: complete });
+    expect(p.status.operation).toMatchObject({ type: 'RemovePool', phase: 'RestartingWithoutPool' });
+    expect(adminCalls(p)).toEqual([]);
+    expect(deletedPods(p).sort()).toEqual(['prod-p1-0', 'prod-p1-1', 'prod-p1-2', 'prod-p1-3']);
+  });
+});
+
 describe('planner: what needs a human (§3.4) and other changes', () => {
   it('a pool removed from the list while it holds data is refused, nothing is deleted', () => {
     const { c, hash } = established([pool('p0'), pool('p1')]);
@@ -564,6 +903,24 @@ describe('planner: what needs a human (§3.4) and other changes', () => {
     expect(p.actions).toContainEqual({ kind: 'expandPvcs', pool: 'p0', storage: '20Gi' });
     const sts = applied(p, 'StatefulSet')[0] as unknown as { spec: { volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[] } };
     expect(sts.spec.volumeClaimTemplates[0]!.spec.resources.requests.storage).toBe('10Gi');
+  });
+
+  it('changing the StorageClass of a running pool is refused when admission let it through (VCTs are immutable)', () => {
+    const { c, hash } = established();
+    const p = plan(edit(c, [pool('p0', { volumeClaimTemplate: { storageClassName: 'fast', resources: { requests: { storage: '10Gi' } } } })]), { pods: podsFor(c, 'p0', hash), statefulSets: [stsFor(c, 'p0', hash)] });
+    expect(cond(p, 'SpecValid')).toMatchObject({ status: 'False', reason: 'SpecInvalid' });
+    expect(cond(p, 'Stalled')!.message).toContain('storageClassName');
+    expect(p.actions).toEqual([]);
+  });
+
+  it('a coordinated restart (parity) not Ready in time stalls with WaitingForQuorum and deletes nothing again', () => {
+    const { c, hash } = established([pool('p0')]);
+    const e = edit(c, [pool('p0')], { erasure: { standardParity: 3 } });
+    const next = persisted(e, plan(e, { pods: podsFor(c, 'p0', hash) }));
+    const p = planReconcile(next, observation({ now: later(601_000), pods: podsFor(c, 'p0', next.status!.operation!.target!.hash, { ready: false }) }), C);
+    expect(cond(p, 'Stalled')?.reason).toBe('WaitingForQuorum');
+    expect(p.status.operation!.phase).toBe('RestartingCluster');
+    expect(deletedPods(p)).toEqual([]);
   });
 
   it('a missing credentials Secret stalls with CredentialsMissing', () => {

@@ -152,6 +152,11 @@ function podProblems(pass: Pass, pools: readonly string[]): Stall | undefined {
       return { reason: 'ImagePullBackOff', message: `pod ${pod.name} cannot pull its image (${pod.waitingReason})` };
     }
   }
+  // The scheduler may still find room (an autoscaler adds nodes): only after the timeout.
+  const unschedulable = podsOf(pass.obs, pools).filter((p) => p.unschedulable === true);
+  if (unschedulable.length > 0 && pass.phaseAgeMs() > pass.readyTimeoutMs()) {
+    return { reason: 'Unschedulable', message: `pods not scheduled after ${Math.round(pass.phaseAgeMs() / 1000)}s: ${unschedulable.map((p) => p.name).join(', ')}` };
+  }
   return undefined;
 }
 
@@ -221,26 +226,38 @@ function lastErrorIs(pass: Pass, action: string, pred: (e: { code: string; messa
 }
 
 /** RestartingCluster / RestartingWithoutPool: one step of a coordinated restart into `target` over `pools`. */
-function coordinatedRestart(pass: Pass, pools: PoolSpec[], target: LaunchConfigT, extra: { pool: PoolSpec; launch: LaunchConfigT; replicas: number }[] = []): boolean {
+function coordinatedRestart(pass: Pass, pools: PoolSpec[], target: LaunchConfigT, extra: { pool: PoolSpec; launch: LaunchConfigT; replicas: number }[] = [], rollback = false): boolean {
   const names = pools.map((p) => p.name);
   const ready = allReadyOn(pass, names, target.hash);
   if (ready.ok) return true;
+  const which = rollback ? 'previous' : 'new';
   // The template goes onto every StatefulSet right before the pods are
   // deleted (with OnDelete a pod that dies any other way would pick it up).
   applyChildren(pass, [...pools.map((pool) => ({ pool, launch: target })), ...extra]);
   const stale = podsOf(pass.obs, names).filter((p) => !p.terminating && p.launchHash !== target.hash);
   if (stale.length > 0) {
     pass.actions.push({ kind: 'deletePods', names: stale.map((p) => p.name) });
-    pass.event('Normal', 'RestartingCluster', `restarting ${stale.length} pods together with SVC_VOLUMES=${target.volumes}`);
+    pass.event('Normal', rollback ? 'RollingBack' : 'RestartingCluster', `restarting ${stale.length} pods together with SVC_VOLUMES=${target.volumes} (${which} configuration)`);
   }
   if (pass.phaseAgeMs() > pass.readyTimeoutMs()) {
     // Never delete pods again: restarting a degraded node does not help.
-    pass.stall = { reason: 'WaitingForQuorum', message: `pods not ready on the new configuration after ${Math.round(pass.phaseAgeMs() / 1000)}s: ${ready.waiting.join(', ')}` };
+    pass.stall = { reason: 'WaitingForQuorum', message: `pods not ready on the ${which} configuration after ${Math.round(pass.phaseAgeMs() / 1000)}s: ${ready.waiting.join(', ')}` };
   } else {
-    pass.progress = { reason: 'RestartingCluster', message: `waiting for ${ready.waiting.length} pods: ${ready.waiting.slice(0, 8).join(', ')}` };
+    pass.progress = { reason: rollback ? 'RollingBack' : 'RestartingCluster', message: `waiting for ${ready.waiting.length} pods on the ${which} configuration: ${ready.waiting.slice(0, 8).join(', ')}` };
   }
   pass.poll();
   return false;
+}
+
+/** RollingBack: `pools` back onto the applied (previous) launch configuration, restarted together. */
+function rollBackRestart(pass: Pass, pools: PoolSpec[], extra: { pool: PoolSpec; launch: LaunchConfigT; replicas: number }[] = []): boolean {
+  return coordinatedRestart(pass, pools, applied(pass)!, extra, true);
+}
+
+/** A coordinated restart ran out of `restartPolicy.readyTimeoutSeconds` without every pod Ready on `hash`. */
+function restartTimedOut(pass: Pass, pools: readonly string[], hash: string): { timedOut: boolean; waiting: string[] } {
+  const ready = allReadyOn(pass, pools, hash);
+  return { timedOut: !ready.ok && pass.phaseAgeMs() > pass.readyTimeoutMs(), waiting: ready.waiting };
 }
 
 /** VerifyingTopology: pools/list must list exactly `expected`, in order. */
@@ -314,30 +331,102 @@ function rebalanceStep(pass: Pass): 'done' | 'wait' {
   return 'done';
 }
 
+/**
+ * The server may already have formed with the new pools: pools/list listed
+ * one of them in some pass of this operation (its index is recorded in
+ * `status.pools[]`), or a pod on the new launch configuration is Ready (a
+ * node turns Ready only once it reaches quorum on its configured pools).
+ * Either way the new pools' drives may carry `format.json` and hold objects.
+ */
+function newPoolsMayHaveFormed(pass: Pass, newNames: readonly string[], target: LaunchConfigT): boolean {
+  return newNames.some((n) => pass.poolStatus(n)?.index !== undefined) || pass.obs.pods.some((p) => p.launchHash === target.hash && p.ready);
+}
+
+/** Records the server index of every new pool pools/list lists: the sticky "the server has seen it" mark. */
+function noteListedPools(pass: Pass, newNames: readonly string[]): void {
+  for (const n of newNames) {
+    const p = specPool(pass.c, n);
+    const expr = p ? poolExpression(pass.c, p, pass.domain) : pass.poolStatus(n)?.expression;
+    const entry = expr === undefined ? undefined : pass.obs.admin?.pools?.find((a) => a.cmdline === expr);
+    if (entry) pass.setPool(n, { index: entry.id });
+  }
+}
+
+/** Drops never-listed new pools that left the spec: their StatefulSet always, their PVCs when `deletePvcs`. */
+function discardNewPools(pass: Pass, gone: readonly string[], deletePvcs: boolean): void {
+  const c = pass.c;
+  for (const n of gone) {
+    pass.actions.push({ kind: 'deleteStatefulSet', name: statefulSetName(c.metadata.name, n) });
+    if (deletePvcs) pass.actions.push({ kind: 'deletePvcs', pool: n });
+    pass.status.pools = pass.status.pools?.filter((p) => p.name !== n);
+  }
+  const what = deletePvcs ? 'its StatefulSet and PVCs were deleted' : 'its StatefulSet was deleted, its PVCs kept (storage.pvcRetention: Retain)';
+  pass.endOp('PoolAddCanceled', `pool ${gone.join(', ')} left the spec before it joined; ${what}`);
+}
+
+/**
+ * RolledBack: the operation waits, stalled, for a human. Any spec edit (a
+ * new generation: a fixed image, a longer `restartPolicy.readyTimeoutSeconds`,
+ * ...) lets `retry` run; the generation to wait past is kept in
+ * `operation.observedGeneration`, set when the rollback finished.
+ */
+function rolledBack(pass: Pass, retry: () => void): void {
+  const op = pass.op!;
+  const gen = pass.c.metadata.generation;
+  if (gen !== undefined && op.observedGeneration !== undefined && gen > op.observedGeneration) {
+    pass.event('Normal', 'RetryingAfterRollback', `spec changed (generation ${gen}): trying ${op.type} ${op.pools?.join(', ') ?? ''} again`);
+    retry();
+    return;
+  }
+  pass.stall = { reason: 'RolledBack', message: op.message ?? `${op.type} rolled back` };
+}
+
+function finishRollback(pass: Pass, message: string): void {
+  const op = pass.op!;
+  pass.setPhase('RolledBack', message);
+  if (pass.c.metadata.generation !== undefined) op.observedGeneration = pass.c.metadata.generation;
+  pass.event('Warning', 'RolledBack', message);
+  pass.stall = { reason: 'RolledBack', message };
+}
+
 function addPools(pass: Pass): void {
   const op = pass.op!;
   const c = pass.c;
   const target = op.target!;
   const newNames = op.pools ?? [];
-  // A new pool removed from the spec while it was only being provisioned never held data.
+  noteListedPools(pass, newNames);
   const gone = newNames.filter((n) => !specPool(c, n));
-  if (gone.length > 0 && (op.phase === 'ProvisioningNewPools' || op.phase === 'RestartingCluster') && !pass.obs.pods.some((p) => gone.includes(p.pool) && p.ready)) {
-    for (const n of gone) {
-      pass.actions.push({ kind: 'deleteStatefulSet', name: statefulSetName(c.metadata.name, n) }, { kind: 'deletePvcs', pool: n });
-      pass.status.pools = pass.status.pools?.filter((p) => p.name !== n);
+  if (gone.length > 0) {
+    const formed = newPoolsMayHaveFormed(pass, gone, target);
+    if (op.phase === 'ProvisioningNewPools' && !formed) {
+      // Only the new pool ever ran the new arguments, alone: it never held data.
+      discardNewPools(pass, gone, true);
+      return;
     }
-    pass.endOp('PoolAddCanceled', `pool ${gone.join(', ')} left the spec before it joined; its StatefulSet and PVCs were deleted`);
-    return;
+    if (op.phase === 'RolledBack') {
+      // Never listed (else no rollback), but existing pods did run the new
+      // arguments for a while: keep the PVCs unless the cluster says Delete.
+      discardNewPools(pass, gone, c.spec.storage?.pvcRetention === 'Delete');
+      return;
+    }
+    if (op.phase === 'RestartingCluster' && !formed) {
+      // Existing pods may already run the new arguments: bring them back first.
+      pass.setPhase('RollingBack', `pool ${gone.join(', ')} left the spec before it joined; restarting the cluster on the previous configuration`);
+      pass.event('Warning', 'RollingBack', pass.op!.message!);
+    } else if (op.phase !== 'RollingBack') {
+      pass.stall = { reason: 'PoolRemovedWithoutDecommission', message: `pool ${gone.join(', ')} left the spec after the server formed with it (it may hold data); put it back, then decommission it to remove it` };
+      return;
+    }
   }
   const targetPools = volumeList(target.volumes)
     .map((e) => c.spec.pools.find((p) => poolExpression(c, p, pass.domain) === e))
     .filter((p): p is PoolSpec => p !== undefined);
   const existing = targetPools.filter((p) => !newNames.includes(p.name));
+  const newPools = targetPools.filter((p) => newNames.includes(p.name));
   const fresh = existing.length === 0;
 
   if (op.phase === 'ProvisioningNewPools') {
     for (const n of newNames) pass.setPool(n, { state: 'Provisioning', statefulSet: statefulSetName(c.metadata.name, n), expression: poolExpression(c, specPool(c, n)!, pass.domain) });
-    const newPools = targetPools.filter((p) => newNames.includes(p.name));
     // New pools start on the new arguments; existing pools keep the applied ones.
     applyChildren(pass, [
       ...existing.map((pool) => ({ pool, launch: applied(pass)! })),
@@ -360,6 +449,11 @@ function addPools(pass: Pass): void {
       const byName = new Map(pass.obs.pods.map((p) => [p.name, p]));
       const notRunning = expected.filter((n) => !byName.get(n)?.running || byName.get(n)?.launchHash !== target.hash);
       if (notRunning.length > 0) {
+        if (!pass.stall && pass.phaseAgeMs() > pass.readyTimeoutMs()) {
+          // Any other cause (a crash loop, a start-up refusal): name it from the container's waiting reason.
+          const why = notRunning.map((n) => `${n}${byName.get(n)?.waitingReason ? ` (${byName.get(n)!.waitingReason})` : ''}`);
+          pass.stall = { reason: 'PodsNotRunning', message: `new pods not running after ${Math.round(pass.phaseAgeMs() / 1000)}s: ${why.join(', ')}; the running cluster is unaffected` };
+        }
         pass.progress = { reason: 'ProvisioningPool', message: `provisioning ${newNames.join(', ')}: waiting for ${notRunning.join(', ')}` };
         pass.poll();
         return;
@@ -369,8 +463,48 @@ function addPools(pass: Pass): void {
     }
   }
   if (op.phase === 'RestartingCluster') {
-    if (!coordinatedRestart(pass, targetPools, target)) return;
-    pass.setPhase('VerifyingTopology');
+    // Rollback of step 2 (design §3.2): automatic only while the server has
+    // never formed with the new pools. Then nothing can have been written to
+    // them, and the previous arguments (status.launchConfig.applied) are a
+    // configuration every existing drive already served under. Once the
+    // server has listed a new pool (or a node turned Ready on the new
+    // arguments) its drives may carry format.json and objects: a rollback
+    // would hide them, so the operation stays stalled for a human instead.
+    const late = restartTimedOut(pass, targetPools.map((p) => p.name), target.hash);
+    if (late.timedOut && !newPoolsMayHaveFormed(pass, newNames, target)) {
+      const why = `pods not ready on the new configuration after ${Math.round(pass.phaseAgeMs() / 1000)}s (${late.waiting.slice(0, 8).join(', ')}) and the server never listed ${newNames.join(', ')}: restarting the cluster on the previous configuration`;
+      pass.setPhase('RollingBack', why);
+      pass.event('Warning', 'RollingBack', why);
+    } else {
+      if (!coordinatedRestart(pass, targetPools, target)) {
+        if (pass.stall?.reason === 'WaitingForQuorum') pass.stall = { ...pass.stall, message: `${pass.stall.message}; the server has formed with ${newNames.join(', ')}, so there is no automatic rollback` };
+        return;
+      }
+      pass.setPhase('VerifyingTopology');
+    }
+  }
+  if (op.phase === 'RollingBack') {
+    // Existing pools back on the applied arguments (pods not on them restart
+    // together, once: this is a known-good configuration, not a retry of the
+    // failed one); new pools parked at zero replicas, their PVCs kept.
+    const message = op.message;
+    const parked = newPools.map((pool) => ({ pool, launch: target, replicas: 0 }));
+    for (const n of gone) if (pass.obs.statefulSets.some((s) => s.pool === n)) pass.actions.push({ kind: 'deleteStatefulSet', name: statefulSetName(c.metadata.name, n) });
+    if (!rollBackRestart(pass, existing, parked)) return;
+    if (gone.length > 0) {
+      discardNewPools(pass, gone, c.spec.storage?.pvcRetention === 'Delete');
+      return;
+    }
+    for (const n of newNames) pass.setPool(n, { state: 'Pending' });
+    finishRollback(pass, `${message ?? 'pool add failed'}; rolled back: the cluster runs its previous pools again and ${newNames.join(', ')} is parked at zero replicas. Fix the cause, then edit the spec to try again, or remove the pool`);
+    return;
+  }
+  if (op.phase === 'RolledBack') {
+    rolledBack(pass, () => {
+      delete pass.status.operation;
+      startNextOperation(pass);
+    });
+    return;
   }
   if (op.phase === 'VerifyingTopology') {
     if (!verifyTopology(pass, volumeList(target.volumes))) return;
@@ -498,12 +632,16 @@ function removePool(pass: Pass): void {
         reason: 'DecommissionFailed',
         message: `decommission of ${name} failed ${op.attempt} times (${found?.entry.decommissionInfo?.objectsDecommissionedFailed ?? 0} objects failed); annotate svc.io/retry-decommission to retry`,
       };
+      // The operation ends here; the pool state (DrainFailed) carries the stall,
+      // and the next pass reads the retry annotation or the withdrawn intent.
+      delete pass.status.operation;
       return;
     }
     if (phase === 'Canceled') {
       // Canceled by someone else (the CLI): wait for the intent to change.
       pass.setPool(name, { state: 'DrainCanceled' });
-      pass.stall = { reason: 'DecommissionCanceled', message: `decommission of ${name} was canceled outside the operator; set decommission: false to keep the pool, or retry` };
+      pass.stall = { reason: 'DecommissionCanceled', message: `decommission of ${name} was canceled outside the operator; set decommission: false to keep the pool, or annotate svc.io/retry-decommission to drain it again` };
+      delete pass.status.operation;
       return;
     }
     if (phase === 'None') {
@@ -524,12 +662,50 @@ function removePool(pass: Pass): void {
     .map((e) => c.spec.pools.find((p) => poolExpression(c, p, pass.domain) === e))
     .filter((p): p is PoolSpec => p !== undefined);
   if (op.phase === 'RestartingWithoutPool') {
-    // The drained pool's pods must not run on with the old arguments.
-    const extra = pool ? [{ pool, launch: applied(pass)!, replicas: 0 }] : [];
-    if (!coordinatedRestart(pass, remaining, target, extra)) return;
-    commitLaunch(pass, target);
-    pass.setPool(name, { state: 'Detaching' });
-    pass.setPhase('VerifyingTopology');
+    // Rollback of step 5 (design §3.3) is allowed only before any remaining
+    // pod has restarted: every remaining pod still exists on the applied
+    // arguments, so the restart never took effect (the pod deletes or the
+    // template apply kept failing). Going back then deletes no pod: the
+    // templates return to the applied arguments (with OnDelete a pod that
+    // dies later must not come back on the new ones while its peers run the
+    // old) and the drained pool returns at full size (the running servers
+    // still list it). Once a remaining pod restarted, the nodes disagree on
+    // the endpoint list and no automatic direction is safe: stay stalled.
+    const names = remaining.map((p) => p.name);
+    const old = applied(pass)!;
+    const late = restartTimedOut(pass, names, target.hash);
+    const byName = new Map(pass.obs.pods.map((p) => [p.name, p]));
+    const noneRestarted = expectedPodNames(c, names).every((n) => {
+      const p = byName.get(n);
+      return p !== undefined && !p.terminating && p.launchHash === old.hash;
+    });
+    if (late.timedOut && noneRestarted) {
+      const why = `the restart without ${name} did not take effect within ${Math.round(pass.phaseAgeMs() / 1000)}s (no remaining pod restarted): putting the previous configuration back`;
+      pass.setPhase('RollingBack', why);
+      pass.event('Warning', 'RollingBack', why);
+    } else {
+      // The drained pool's pods must not run on with the old arguments.
+      const extra = pool ? [{ pool, launch: old, replicas: 0 }] : [];
+      if (!coordinatedRestart(pass, remaining, target, extra)) return;
+      commitLaunch(pass, target);
+      pass.setPool(name, { state: 'Detaching' });
+      pass.setPhase('VerifyingTopology');
+    }
+  }
+  if (op.phase === 'RollingBack') {
+    const message = op.message;
+    if (!rollBackRestart(pass, runningPools(pass))) return;
+    pass.setPool(name, { state: 'Drained' });
+    finishRollback(pass, `${message ?? 'restart without the pool failed'}; rolled back: every pool, ${name} included, runs the previous configuration. Fix the cause (pod deletes, StatefulSet updates), then edit the spec to try again`);
+    return;
+  }
+  if (op.phase === 'RolledBack') {
+    // The retry starts again at step 4: the drain is verified before anything restarts.
+    rolledBack(pass, () => {
+      pass.setPhase('Draining');
+      pass.poll();
+    });
+    return;
   }
   if (op.phase === 'VerifyingTopology') {
     if (!verifyTopology(pass, volumeList(target.volumes))) return;
@@ -588,8 +764,12 @@ function cancelDecommission(pass: Pass): void {
     }
     if (phase === 'Completed') {
       // Finished before the cancel arrived: it holds no data now; keep it as drained.
+      // A completed entry cannot be cleared while the pool is configured: the
+      // operation ends, and the pool state (Drained) keeps the stall until
+      // the intent is decommission again (then the removal resumes at step 4).
       pass.setPool(name, { state: 'Drained' });
       pass.stall = { reason: 'DecommissionCompleted', message: `pool ${name} finished draining before the cancel; set decommission: true to remove it` };
+      delete pass.status.operation;
       return;
     }
     pass.setPool(name, { state: 'Active', decommission: undefined });
@@ -671,6 +851,11 @@ function startNextOperation(pass: Pass): void {
   if (toRestore) {
     pass.startOp('CancelDecommission', 'Canceling', [toRestore.name]);
     cancelDecommission(pass);
+    return;
+  }
+  const drainedKept = c.spec.pools.find((p) => p.decommission !== true && pass.poolStatus(p.name)?.state === 'Drained');
+  if (drainedKept) {
+    pass.stall = { reason: 'DecommissionCompleted', message: `pool ${drainedKept.name} finished draining and takes no new data; set decommission: true to remove it` };
     return;
   }
   // 3. Add: pools in the spec that never ran.
@@ -802,6 +987,8 @@ function writeConditions(pass: Pass): void {
   const rebalancing = op && (op.phase === 'Rebalancing' || op.phase === 'StartingRebalance');
   set(rebalancing ? { type: 'RebalanceInProgress', status: 'True', reason: 'RebalanceRunning', message: op.message ?? 'rebalancing' } : { type: 'RebalanceInProgress', status: 'False', reason: 'AsExpected', message: '' });
 
+  const failedDrain = (pass.status.pools ?? []).find((p) => p.state === 'DrainFailed');
+  if (!pass.degraded && failedDrain) pass.degraded = { reason: 'DecommissionFailed', message: `the decommission of ${failedDrain.name} failed (objects stay readable where they are)` };
   const rbError = pass.status.rebalance?.lastError;
   if (!pass.degraded && rbError) pass.degraded = { reason: 'RebalanceFailed', message: `${rbError}; change spec.rebalance.requestId to run it again` };
   if (!pass.degraded && !op && launch && !podsReady) pass.degraded = { reason: 'PodsNotReady', message: 'some pods are not ready' };
@@ -841,8 +1028,8 @@ export function planReconcile(c: SvcCluster, obs: Observation, ctx: PlanContext)
     summarize(pass);
     return finish(pass);
   }
-  const storageOf = (pool: string) => obs.statefulSets.find((s) => s.pool === pool)?.storage;
-  const issues = validateSpec(c, ctx.clusterDomain, storageOf);
+  const claimOf = (pool: string) => obs.statefulSets.find((s) => s.pool === pool);
+  const issues = validateSpec(c, ctx.clusterDomain, claimOf);
   if (obs.credentialsProblem) issues.unshift({ reason: 'CredentialsMissing', message: obs.credentialsProblem });
   // A drain in flight keeps going even if an unrelated edit is invalid; nothing else starts.
   if (issues.length > 0 && !(pass.op && ['Draining', 'Canceling'].includes(pass.op.phase) && !obs.credentialsProblem)) {

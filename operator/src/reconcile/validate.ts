@@ -31,7 +31,13 @@ export function targetPools(c: SvcCluster) {
   return c.spec.pools.filter((p) => !removed.has(p.name) && !(p.decommission === true && !launched.has(p.name)));
 }
 
-export function validateSpec(c: SvcCluster, operatorDomain: string, storageOf?: (pool: string) => string | number | undefined): SpecIssue[] {
+/** The drive claim template of a pool's existing StatefulSet (immutable in Kubernetes). */
+export interface ExistingClaim {
+  readonly storage?: string | number | undefined;
+  readonly storageClassName?: string | undefined;
+}
+
+export function validateSpec(c: SvcCluster, operatorDomain: string, claimOf?: (pool: string) => ExistingClaim | undefined): SpecIssue[] {
   const issues: SpecIssue[] = [];
   const name = c.metadata.name;
   const domain = clusterDomain(c, operatorDomain);
@@ -45,9 +51,17 @@ export function validateSpec(c: SvcCluster, operatorDomain: string, storageOf?: 
       issues.push({ reason: 'SpecInvalid', message: `StatefulSet name "${name}-${p.name}" is longer than ${MAX_STATEFULSET_NAME} characters` });
     }
     if (p.servers * p.volumesPerServer < 2) issues.push({ reason: 'SetLayoutUnsupported', message: `pool "${p.name}" has ${p.servers * p.volumesPerServer} drive; a pool needs at least two` });
-    const current = storageOf?.(p.name);
+    const claim = claimOf?.(p.name);
+    const current = claim?.storage;
     if (current !== undefined && parseQuantity(p.volumeClaimTemplate.resources.requests.storage) < parseQuantity(current)) {
       issues.push({ reason: 'PvcShrinkUnsupported', message: `pool "${p.name}": drive size ${p.volumeClaimTemplate.resources.requests.storage} is smaller than the existing ${current}; volumes cannot shrink` });
+    }
+    // CEL refuses this at admission; an API server without CEL would let it through and then refuse every StatefulSet update.
+    if (claim && (claim.storageClassName ?? '') !== (p.volumeClaimTemplate.storageClassName ?? '')) {
+      issues.push({
+        reason: 'SpecInvalid',
+        message: `pool "${p.name}": storageClassName ${p.volumeClaimTemplate.storageClassName ?? '(default)'} differs from the existing ${claim.storageClassName ?? '(default)'}; a StatefulSet's volume claim templates are immutable`,
+      });
     }
   }
   for (const e of c.spec.env ?? []) {
@@ -64,7 +78,9 @@ export function validateSpec(c: SvcCluster, operatorDomain: string, storageOf?: 
   for (const sp of statusPools) {
     const p = specByName.get(sp.name);
     if (!p) {
-      if (launched.has(sp.name) || sp.state === 'Draining' || sp.state === 'Drained' || sp.state === 'Detaching') {
+      // A pool not launched yet counts once pools/list listed it (its index is recorded): the server formed with it.
+      const listed = sp.state !== 'Removed' && sp.index !== undefined;
+      if (launched.has(sp.name) || listed || sp.state === 'Draining' || sp.state === 'Drained' || sp.state === 'Detaching') {
         issues.push({
           reason: 'PoolRemovedWithoutDecommission',
           message: `pool "${sp.name}" was removed from spec.pools while it holds data; restore it and set decommission: true to drain it first`,

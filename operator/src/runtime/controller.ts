@@ -286,6 +286,7 @@ export function podObs(p: V1Pod, url: string): PodObs {
     running: p.status?.phase === 'Running' && cs?.state?.running !== undefined,
     ready: p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true,
     waitingReason: cs?.state?.waiting?.reason,
+    unschedulable: p.status?.conditions?.some((x) => x.type === 'PodScheduled' && x.status === 'False' && x.reason === 'Unschedulable') === true,
     terminating: p.metadata?.deletionTimestamp !== undefined,
     url,
   };
@@ -299,6 +300,7 @@ export function stsObs(s: V1StatefulSet): StatefulSetObs {
     readyReplicas: s.status?.readyReplicas ?? 0,
     launchHash: s.spec?.template?.metadata?.annotations?.[ANNOTATION_LAUNCH_HASH],
     storage: s.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.['storage'],
+    storageClassName: s.spec?.volumeClaimTemplates?.[0]?.spec?.storageClassName,
   };
 }
 
