@@ -9,7 +9,8 @@
         "native/crc64nvme.c",
         "native/mbhash.c",
         "native/mbhash_napi.c",
-        "native/gcm.c"
+        "native/gcm.c",
+        "native/fileio.c"
       ],
       "defines": ["NAPI_VERSION=8"],
       "cflags_c": ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-fno-strict-aliasing"],

@@ -7,6 +7,7 @@
 #include <node_api.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "mbhash.h"
 #include "svc_native.h"
 #include "napi_check.h"
@@ -279,6 +280,7 @@ static napi_value init(napi_env env, napi_value exports) {
   };
   CHECK(napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
   CHECK(svc_mbhash_register(env, exports));
+  CHECK(svc_fileio_register(env, exports));
   return exports;
 }
 

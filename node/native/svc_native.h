@@ -1,7 +1,8 @@
 /*
  * svc native addon: GF(2^8) matrix kernels for the Reed-Solomon codec, XXH64
  * for bitrot hashes, CRC-64/NVME for S3 checksums, the SSE package cipher
- * (through the OpenSSL the node binary exports). Plain C, Node-API.
+ * (through the OpenSSL the node binary exports); whole-file I/O steps are in
+ * fileio.c. Plain C, Node-API.
  */
 #ifndef SVC_NATIVE_H
 #define SVC_NATIVE_H

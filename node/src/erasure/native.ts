@@ -44,6 +44,22 @@ export interface NativeAddon {
   gcmSeal(key: Uint8Array, nonce: Uint8Array, firstSeq: number, finalLast: boolean, plain: Uint8Array, out: Uint8Array): number;
   /** Opens whole packages into `out`: the plaintext bytes, or -1 - seq of the package that failed. */
   gcmOpen(key: Uint8Array, nonce: Uint8Array, firstSeq: number, lastOfStream: number, cipher: Uint8Array, out: Uint8Array): number;
+  /** The whole regular file at `path`, read in one libuv pool job (fileio.c); errors shaped like node:fs's. */
+  fileRead(path: string, callback: (err: NodeJS.ErrnoException | null, data?: Buffer) => void): void;
+  /**
+   * In one pool job: `data` into the new file `tmp`, fsync, close, rename to
+   * `dst` (creating its missing directories below `floor`, never `floor`
+   * itself), fsync of `parentSyncs` (1 or 2) directories upwards from dst's;
+   * `tmp` removed on a failure before the rename.
+   */
+  fileWriteDurable(
+    tmp: string,
+    dst: string,
+    data: Uint8Array,
+    parentSyncs: 1 | 2,
+    floor: string,
+    callback: (err: NodeJS.ErrnoException | null) => void,
+  ): void;
 }
 
 const require = createRequire(import.meta.url);

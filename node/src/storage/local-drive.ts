@@ -19,6 +19,7 @@ import { constants as fsc } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { BITROT_HASH_SIZE, bitrotVerify, FrameStreamCheck, frameShardFileSize, shardFileDataSize, shardSize } from '../erasure/index.ts';
+import { type NativeAddon, nativeAddon } from '../erasure/native.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
@@ -56,6 +57,23 @@ export interface LocalDriveOptions {
    * cannot create a volume, as on a read-only mount).
    */
   hooks?: { step(name: string): Promise<void> | void };
+  /**
+   * Whole-file reads and durable metadata writes as one native pool job each
+   * (default: when the addon is built); false keeps them on node:fs/promises
+   * (the drive conformance suite runs both).
+   */
+  nativeFiles?: boolean;
+}
+
+/** The addon's whole-file jobs (`native/fileio.c`), when built. */
+type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'>;
+
+function readWithJob(jobs: FileJobs, path: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => jobs.fileRead(path, (err, data) => (err ? reject(err) : resolve(data!))));
+}
+
+function writeWithJob(jobs: FileJobs, tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string): Promise<void> {
+  return new Promise((resolve, reject) => jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, (err) => (err ? reject(err) : resolve())));
 }
 
 const VOL_RE = /^[^/\\\0]+$/;
@@ -131,6 +149,7 @@ export class LocalDrive implements Drive {
   /** Shard files whose frames createFile checked as it wrote them (consumed by verifyFile). */
   readonly #writeChecked = new Map<string, WriteChecked>();
   #format: { at: number; id: string; state: 'ok' | 'missing' | 'corrupt' } | undefined;
+  readonly #jobs: FileJobs | undefined;
 
   constructor(root: string, opts: LocalDriveOptions = {}) {
     this.root = root;
@@ -138,6 +157,12 @@ export class LocalDrive implements Drive {
     this.#id = opts.id ?? '';
     this.#log = opts.logger ?? silentLogger;
     this.#hooks = opts.hooks;
+    this.#jobs = opts.nativeFiles !== false && typeof nativeAddon?.fileRead === 'function' ? nativeAddon : undefined;
+  }
+
+  /** A whole file: one native pool job, or node:fs's readFile (open, fstat, read, close). */
+  #readWhole(path: string): Promise<Buffer> {
+    return this.#jobs ? readWithJob(this.#jobs, path) : fsp.readFile(path);
   }
 
   /**
@@ -289,10 +314,18 @@ export class LocalDrive implements Drive {
   }
 
   /** Writes `data` to `dst` atomically: tmp file, fsync, rename, fsync directory. */
-  async #atomicWrite(dst: string, data: Uint8Array): Promise<void> {
+  /**
+   * Publishes `data` at `dst` in volume `vol`: a temp file written and
+   * fsync'd, renamed into place (missing directories of `dst` created; the
+   * native job never creates the volume itself), then dst's directory
+   * fsync'd, and its parent too when `parentSyncs` is 2 (a directory just
+   * created). One native pool job, or the same steps on node:fs.
+   */
+  async #atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2 = 1): Promise<void> {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
-    await fsp.mkdir(tmpDir, { recursive: true });
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
+    if (this.#jobs) return writeWithJob(this.#jobs, tmp, dst, data, parentSyncs, this.#volPath(vol));
+    await fsp.mkdir(tmpDir, { recursive: true });
     const fh = await fsp.open(tmp, 'w');
     try {
       await fh.writeFile(data);
@@ -308,6 +341,7 @@ export class LocalDrive implements Drive {
       throw err;
     }
     await this.#fsyncDir(dirname(dst));
+    if (parentSyncs === 2) await this.#fsyncDir(dirname(dirname(dst)));
   }
 
   /** Removes empty directories from `dir` up to (not including) the volume root. */
@@ -383,7 +417,7 @@ export class LocalDrive implements Drive {
   async writeAll(vol: string, path: string, data: Uint8Array): Promise<void> {
     await this.#checkRoot();
     try {
-      await this.#atomicWrite(this.#filePath(vol, path), data);
+      await this.#atomicWrite(vol, this.#filePath(vol, path), data);
     } catch (err) {
       await this.#mapErr(err, vol);
     }
@@ -391,7 +425,7 @@ export class LocalDrive implements Drive {
 
   async readAll(vol: string, path: string): Promise<Uint8Array> {
     try {
-      const data = await fsp.readFile(this.#filePath(vol, path));
+      const data = await this.#readWhole(this.#filePath(vol, path));
       this.#online = true;
       return data;
     } catch (err) {
@@ -641,7 +675,7 @@ export class LocalDrive implements Drive {
   /** Current journal of an object; [] when it has no xl.meta. */
   async #readVersions(vol: string, path: string): Promise<FileVersion[]> {
     try {
-      return decodeXlMeta(await fsp.readFile(join(this.#filePath(vol, path), XL_META)));
+      return decodeXlMeta(await this.#readWhole(join(this.#filePath(vol, path), XL_META)));
     } catch (err) {
       const code = errno(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -660,9 +694,8 @@ export class LocalDrive implements Drive {
       await this.#prune(vol, dir);
       return;
     }
-    await this.#atomicWrite(join(dir, XL_META), encodeXlMeta(versions));
-    // A new object directory must itself survive power loss: fsync its parent.
-    if (newDir) await this.#fsyncDir(dirname(dir));
+    // A new object directory must itself survive power loss: fsync its parent too.
+    await this.#atomicWrite(vol, join(dir, XL_META), encodeXlMeta(versions), newDir ? 2 : 1);
   }
 
   /*
@@ -686,16 +719,26 @@ export class LocalDrive implements Drive {
     dstVol: string,
     dstPath: string,
   ): Promise<RenameDataResult> {
-    await this.#checkRoot();
-    try {
-      await fsp.stat(this.#volPath(dstVol));
-    } catch (err) {
-      await this.#mapErr(err, dstVol, 'VolumeNotFound');
+    // The drive and the volume must be there. An existing journal read proves
+    // both; a missing one makes #readVersions check the drive, and then the
+    // volume is checked here (native jobs skip the upfront checks: two
+    // thread-pool crossings per drive per write).
+    const checkVol = async () => {
+      try {
+        await fsp.stat(this.#volPath(dstVol));
+      } catch (err) {
+        await this.#mapErr(err, dstVol, 'VolumeNotFound');
+      }
+    };
+    if (!this.#jobs) {
+      await this.#checkRoot();
+      await checkVol();
     }
     const stage = this.#filePath(srcVol, srcPath);
     const dst = this.#filePath(dstVol, dstPath);
     try {
       const current = await this.#readVersions(dstVol, dstPath);
+      if (this.#jobs && current.length === 0) await checkVol();
       const merged = mergeVersion(current, version);
       const replaced = merged.replaced;
       let versions = merged.versions;
@@ -703,7 +746,8 @@ export class LocalDrive implements Drive {
         versions = mergeVersion(versions, { ...replaced, versionId: supersededId(replaced) }).versions;
       }
       await this.#hook('rename-data:start');
-      await fsp.mkdir(dst, { recursive: true });
+      // The native metadata write creates the object's directory itself when it renames into it.
+      if (version.dataDir !== '' || !this.#jobs) await fsp.mkdir(dst, { recursive: true });
       if (version.dataDir !== '') {
         await fsp.rename(join(stage, version.dataDir), join(dst, version.dataDir));
       }
@@ -868,7 +912,7 @@ export class LocalDrive implements Drive {
   async *#dirObject(dir: string, key: string, marker: string | undefined): AsyncGenerator<WalkEntry, void> {
     if (marker !== undefined && compareKeys(key, marker) <= 0) return;
     try {
-      yield { name: key, meta: await fsp.readFile(join(`${dir}${DIR_OBJECT_SUFFIX}`, XL_META)) };
+      yield { name: key, meta: await this.#readWhole(join(`${dir}${DIR_OBJECT_SUFFIX}`, XL_META)) };
     } catch (err) {
       const code = errno(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
@@ -879,7 +923,7 @@ export class LocalDrive implements Drive {
   /** Data dirs named by the xl.meta in `dir` (not sub-objects). */
   async #dataDirsOf(dir: string): Promise<Set<string>> {
     try {
-      const vs = decodeXlMeta(await fsp.readFile(join(dir, XL_META)), false);
+      const vs = decodeXlMeta(await this.#readWhole(join(dir, XL_META)), false);
       return new Set(vs.map((v) => v.dataDir).filter((d) => d !== ''));
     } catch {
       return new Set();
@@ -923,7 +967,7 @@ export class LocalDrive implements Drive {
         if (marker !== undefined && compareKeys(it.key, marker) <= 0) continue;
         let meta: Uint8Array;
         try {
-          meta = await fsp.readFile(join(child, XL_META));
+          meta = await this.#readWhole(join(child, XL_META));
         } catch (err) {
           const code = errno(err);
           if (code === 'ENOENT' || code === 'ENOTDIR') continue;

@@ -1,0 +1,380 @@
+/*
+ * Whole-file steps of a local drive, each one job on a libuv pool thread,
+ * so a small object's metadata costs one thread-pool crossing per drive per
+ * step instead of one per system call (fs/promises' readFile is open, fstat,
+ * read and close; a durable write is about ten):
+ *
+ *   fileRead(path, callback(err, buffer))
+ *       the whole regular file at `path`
+ *   fileWriteDurable(tmp, dst, data, parentSyncs, floor, callback(err))
+ *       writes `data` to the new file `tmp`, fsyncs and closes it, renames it
+ *       to `dst` (creating missing directories of `dst` below the directory
+ *       `floor` when the rename finds none: `floor` itself, e.g. a bucket's
+ *       volume, is never created, so a deleted one stays deleted) and fsyncs
+ *       `parentSyncs` (1 or 2) directories upwards from dst's own, so the
+ *       rename (and a directory just created) survives power loss; on any
+ *       failure before the rename `tmp` is removed. A missing temp directory
+ *       is created again (one level).
+ *
+ * A failed step calls back with an Error shaped like node:fs's: `code`
+ * (`ENOENT`, `ENOSPC`, ...), `errno` (negative), `syscall` and `path`, so
+ * callers map errors the same way on both paths. `data` is referenced until
+ * the callback and must not be changed meanwhile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "fileio.h"
+#include "napi_check.h"
+
+enum { JOB_READ, JOB_WRITE };
+
+typedef struct {
+  int kind;
+  napi_async_work work;
+  napi_ref callback;
+  napi_ref data_ref;
+  char *path; /* read: the file; write: tmp */
+  char *dst;
+  char *floor;
+  const uint8_t *in;
+  size_t in_len;
+  int parent_syncs;
+  uint8_t *out;
+  size_t out_len;
+  int err; /* errno of the failed step, 0 on success */
+  const char *syscall;
+  const char *err_path; /* which of path/dst the failure names */
+} io_job;
+
+static void job_free(napi_env env, io_job *j) {
+  if (j->callback) napi_delete_reference(env, j->callback);
+  if (j->data_ref) napi_delete_reference(env, j->data_ref);
+  free(j->path);
+  free(j->dst);
+  free(j->floor);
+  free(j->out);
+  free(j);
+}
+
+static void fail(io_job *j, const char *syscall, const char *path) {
+  j->err = errno;
+  j->syscall = syscall;
+  j->err_path = path;
+}
+
+static void do_read(io_job *j) {
+  int fd;
+  do fd = open(j->path, O_RDONLY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return fail(j, "open", j->path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    fail(j, "fstat", j->path);
+    close(fd);
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    fail(j, "read", j->path);
+    close(fd);
+    return;
+  }
+  size_t cap = st.st_size > 0 ? (size_t)st.st_size : 0;
+  j->out = malloc(cap > 0 ? cap : 1);
+  if (!j->out) {
+    errno = ENOMEM;
+    fail(j, "read", j->path);
+    close(fd);
+    return;
+  }
+  size_t got = 0;
+  while (got < cap) {
+    ssize_t n = pread(fd, j->out + got, cap - got, (off_t)got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      fail(j, "read", j->path);
+      close(fd);
+      return;
+    }
+    if (n == 0) break; /* shrank since fstat: what is there */
+    got += (size_t)n;
+  }
+  j->out_len = got;
+  close(fd);
+}
+
+/*
+ * Creates the missing directories of `file`'s directory, deepest existing
+ * first found by walking up (so an existing tree costs one mkdir per missing
+ * level, not one per component), never creating `floor` or anything above
+ * it: a path at or above `floor` that is missing fails with ENOENT.
+ */
+static int mkdirs_below(const char *file, const char *floor) {
+  char buf[PATH_MAX];
+  size_t len = strlen(file), flen = strlen(floor);
+  if (len >= sizeof buf) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  if (strncmp(file, floor, flen) != 0 || file[flen] != '/') {
+    errno = EINVAL;
+    return -1;
+  }
+  memcpy(buf, file, len + 1);
+  char *cut[256];
+  int depth = 0;
+  /* Walk up from file's directory until a mkdir succeeds or finds it existing. */
+  for (;;) {
+    char *slash = strrchr(buf, '/');
+    if (!slash || slash == buf || (size_t)(slash - buf) <= flen) {
+      errno = ENOENT;
+      return -1;
+    }
+    *slash = '\0';
+    cut[depth++] = slash;
+    if (mkdir(buf, 0755) == 0 || errno == EEXIST) break;
+    if (errno != ENOENT || depth >= (int)(sizeof cut / sizeof cut[0])) return -1;
+  }
+  /* Then back down: every level below the one just made or found. */
+  for (int i = depth - 1; i > 0; i--) {
+    *cut[i] = '/';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+  }
+  return 0;
+}
+
+/* fsync of the directory holding `file`, then of `levels - 1` more upwards. */
+static int sync_parents(const char *file, int levels, char *buf, size_t bufsize) {
+  size_t len = strlen(file);
+  if (len >= bufsize) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(buf, file, len + 1);
+  for (int i = 0; i < levels; i++) {
+    char *slash = strrchr(buf, '/');
+    if (!slash) return 0;
+    if (slash == buf) slash[1] = '\0';
+    else *slash = '\0';
+    int fd;
+    do fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) return -1;
+    int r = fsync(fd);
+    int e = errno;
+    close(fd);
+    if (r != 0) {
+      errno = e;
+      return -1;
+    }
+    if (slash == buf) return 0;
+  }
+  return 0;
+}
+
+static void do_write(io_job *j) {
+  int fd;
+  do fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0 && errno == ENOENT) {
+    /* The temp directory itself went away: recreate it (one level). */
+    char dir[PATH_MAX];
+    size_t len = strlen(j->path);
+    char *slash;
+    if (len >= sizeof dir) {
+      errno = ENAMETOOLONG;
+      return fail(j, "mkdir", j->path);
+    }
+    memcpy(dir, j->path, len + 1);
+    if ((slash = strrchr(dir, '/')) != NULL && slash != dir) *slash = '\0';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return fail(j, "mkdir", j->path);
+    do fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    while (fd < 0 && errno == EINTR);
+  }
+  if (fd < 0) return fail(j, "open", j->path);
+  size_t done = 0;
+  while (done < j->in_len) {
+    ssize_t n = write(fd, j->in + done, j->in_len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      fail(j, "write", j->path);
+      close(fd);
+      unlink(j->path);
+      return;
+    }
+    done += (size_t)n;
+  }
+  if (fsync(fd) != 0) {
+    fail(j, "fsync", j->path);
+    close(fd);
+    unlink(j->path);
+    return;
+  }
+  if (close(fd) != 0 && errno != EINTR) {
+    fail(j, "close", j->path);
+    unlink(j->path);
+    return;
+  }
+  if (rename(j->path, j->dst) != 0) {
+    if (errno != ENOENT || mkdirs_below(j->dst, j->floor) != 0 || rename(j->path, j->dst) != 0) {
+      fail(j, "rename", j->dst);
+      unlink(j->path);
+      return;
+    }
+  }
+  char buf[PATH_MAX];
+  /* The file is in place; a failing directory sync is still the write's failure (named by the file). */
+  if (sync_parents(j->dst, j->parent_syncs, buf, sizeof buf) != 0) fail(j, "fsync", j->dst);
+}
+
+static void execute(napi_env env, void *data) {
+  (void)env;
+  io_job *j = data;
+  if (j->kind == JOB_READ) do_read(j);
+  else do_write(j);
+}
+
+/* An Error shaped like node:fs's for errno `e` of `syscall` on `path`. */
+static napi_value fs_error(napi_env env, int e, const char *syscall, const char *path) {
+  const char *name = uv_err_name(-e);
+  char msg[PATH_MAX + 128];
+  snprintf(msg, sizeof msg, "%s: %s, %s '%s'", name, uv_strerror(-e), syscall, path);
+  napi_value err, code, m, no, sc, p;
+  if (napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code) != napi_ok ||
+      napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &m) != napi_ok || napi_create_error(env, code, m, &err) != napi_ok ||
+      napi_create_int32(env, -e, &no) != napi_ok || napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &sc) != napi_ok ||
+      napi_create_string_utf8(env, path, NAPI_AUTO_LENGTH, &p) != napi_ok || napi_set_named_property(env, err, "errno", no) != napi_ok ||
+      napi_set_named_property(env, err, "syscall", sc) != napi_ok || napi_set_named_property(env, err, "path", p) != napi_ok)
+    return NULL;
+  return err;
+}
+
+static void complete(napi_env env, napi_status status, void *data) {
+  io_job *j = data;
+  napi_value cb, global, args[2];
+  int argc = 1;
+  if (napi_get_reference_value(env, j->callback, &cb) != napi_ok || napi_get_global(env, &global) != napi_ok) goto done;
+  if (status != napi_ok) {
+    napi_value m;
+    if (napi_create_string_utf8(env, "file job canceled", NAPI_AUTO_LENGTH, &m) != napi_ok || napi_create_error(env, NULL, m, &args[0]) != napi_ok)
+      goto done;
+  } else if (j->err != 0) {
+    args[0] = fs_error(env, j->err, j->syscall, j->err_path);
+    if (!args[0]) goto done;
+  } else {
+    if (napi_get_null(env, &args[0]) != napi_ok) goto done;
+    if (j->kind == JOB_READ) {
+      void *copy;
+      if (napi_create_buffer_copy(env, j->out_len, j->out ? j->out : (uint8_t *)"", &copy, &args[1]) != napi_ok) goto done;
+      argc = 2;
+    }
+  }
+  napi_call_function(env, global, cb, (size_t)argc, args, NULL);
+done:
+  napi_delete_async_work(env, j->work);
+  job_free(env, j);
+}
+
+static char *string_arg(napi_env env, napi_value v) {
+  size_t len;
+  if (napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok || len == 0 || len >= PATH_MAX) return NULL;
+  char *s = malloc(len + 1);
+  if (!s) return NULL;
+  if (napi_get_value_string_utf8(env, v, s, len + 1, &len) != napi_ok || strlen(s) != len) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static int is_function(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) == napi_ok && t == napi_function;
+}
+
+static napi_value queue(napi_env env, io_job *j, napi_value callback, const char *what) {
+  napi_value name;
+  if (napi_create_reference(env, callback, 1, &j->callback) != napi_ok ||
+      napi_create_string_utf8(env, "svc.fileio", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, NULL, name, execute, complete, j, &j->work) != napi_ok) {
+    job_free(env, j);
+    napi_throw_error(env, "ERR_SVC_NATIVE", what);
+    return NULL;
+  }
+  if (napi_queue_async_work(env, j->work) != napi_ok) {
+    napi_delete_async_work(env, j->work);
+    job_free(env, j);
+    napi_throw_error(env, "ERR_SVC_NATIVE", what);
+  }
+  return NULL;
+}
+
+/* A zeroed job of `kind`; throws and returns NULL when out of memory. */
+static io_job *new_job(napi_env env, int kind) {
+  io_job *j = calloc(1, sizeof *j);
+  if (!j) napi_throw_error(env, "ERR_SVC_NATIVE", "file job: out of memory");
+  else j->kind = kind;
+  return j;
+}
+
+static napi_value file_read(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  io_job *j = new_job(env, JOB_READ);
+  if (!j) return NULL;
+  if (argc < 2 || !is_function(env, argv[1]) || !(j->path = string_arg(env, argv[0]))) {
+    job_free(env, j);
+    napi_throw_type_error(env, NULL, "fileRead(path: string, callback)");
+    return NULL;
+  }
+  return queue(env, j, argv[1], "fileRead: could not queue the job");
+}
+
+static napi_value file_write_durable(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  io_job *j = new_job(env, JOB_WRITE);
+  if (!j) return NULL;
+  bool is_ta = false;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset;
+  void *data = NULL;
+  int32_t syncs = 0;
+  if (argc < 6 || !is_function(env, argv[5]) || !(j->path = string_arg(env, argv[0])) || !(j->dst = string_arg(env, argv[1])) ||
+      !(j->floor = string_arg(env, argv[4])) ||
+      napi_is_typedarray(env, argv[2], &is_ta) != napi_ok || !is_ta ||
+      napi_get_typedarray_info(env, argv[2], &type, &j->in_len, &data, &ab, &offset) != napi_ok || type != napi_uint8_array ||
+      napi_get_value_int32(env, argv[3], &syncs) != napi_ok || syncs < 1 || syncs > 2) {
+    job_free(env, j);
+    napi_throw_type_error(env, NULL, "fileWriteDurable(tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, callback)");
+    return NULL;
+  }
+  j->in = data;
+  j->parent_syncs = syncs;
+  if (napi_create_reference(env, argv[2], 1, &j->data_ref) != napi_ok) {
+    job_free(env, j);
+    napi_throw_error(env, "ERR_SVC_NATIVE", "fileWriteDurable: could not hold the data");
+    return NULL;
+  }
+  return queue(env, j, argv[5], "fileWriteDurable: could not queue the job");
+}
+
+napi_status svc_fileio_register(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+      {"fileRead", NULL, file_read, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fileWriteDurable", NULL, file_write_durable, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  return napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+}

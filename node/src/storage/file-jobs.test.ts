@@ -1,0 +1,108 @@
+/**
+ * The addon's whole-file jobs (native/fileio.c) on real files: what they
+ * read and publish, and errors shaped like node:fs's so LocalDrive maps
+ * them the same way on both paths.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nativeAddon } from '../erasure/native.ts';
+
+const jobs = nativeAddon!;
+const read = (p: string) => new Promise<Buffer>((res, rej) => jobs.fileRead(p, (e, d) => (e ? rej(e) : res(d!))));
+const write = (tmp: string, dst: string, data: Uint8Array, syncs: 1 | 2 = 1, floor = root) =>
+  new Promise<void>((res, rej) => jobs.fileWriteDurable(tmp, dst, data, syncs, floor, (e) => (e ? rej(e) : res())));
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'svc-file-jobs-'));
+  await mkdir(join(root, 'tmp'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('fileRead', () => {
+  it('reads whole files of every size class, empty included', async () => {
+    for (const size of [0, 1, 4095, 4096, 65537, 3 * 1024 * 1024 + 5]) {
+      const data = Buffer.alloc(size, size & 0xff);
+      const p = join(root, `r-${size}`);
+      await writeFile(p, data);
+      const got = await read(p);
+      expect(got.length).toBe(size);
+      expect(got.equals(data)).toBe(true);
+    }
+  });
+
+  it('fails like node:fs: ENOENT, EISDIR, ENOTDIR', async () => {
+    await expect(read(join(root, 'missing'))).rejects.toMatchObject({ code: 'ENOENT', errno: -2, syscall: 'open', path: join(root, 'missing') });
+    await expect(read(root)).rejects.toMatchObject({ code: 'EISDIR' });
+    await writeFile(join(root, 'plain'), 'x');
+    await expect(read(join(root, 'plain', 'below'))).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('refuses bad arguments at once', () => {
+    expect(() => jobs.fileRead('', () => undefined)).toThrow(TypeError);
+    expect(() => (jobs.fileRead as (p: unknown, cb: unknown) => void)(join(root, 'x'), undefined)).toThrow(TypeError);
+  });
+});
+
+describe('fileWriteDurable', () => {
+  it('publishes the bytes at dst, creating missing directories, leaving no temp file', async () => {
+    const dst = join(root, 'a', 'b', 'c', 'xl.meta');
+    await write(join(root, 'tmp', 't1'), dst, Buffer.from('first'), 2);
+    expect(await readFile(dst, 'utf8')).toBe('first');
+    await write(join(root, 'tmp', 't2'), dst, Buffer.from('second, longer'));
+    expect(await readFile(dst, 'utf8')).toBe('second, longer');
+    await write(join(root, 'tmp', 't3'), join(root, 'empty'), new Uint8Array(0));
+    expect((await readFile(join(root, 'empty'))).length).toBe(0);
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('never creates the floor directory (a deleted volume stays deleted), nor writes outside it', async () => {
+    const vol = join(root, 'deleted-volume');
+    const err = await write(join(root, 'tmp', 'f1'), join(vol, 'obj', 'xl.meta'), Buffer.from('x'), 2, vol).catch((e: NodeJS.ErrnoException) => e);
+    expect(err).toMatchObject({ code: 'ENOENT', syscall: 'rename' });
+    await expect(readdir(vol)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+    await mkdir(vol);
+    await write(join(root, 'tmp', 'f2'), join(vol, 'a', 'b', 'xl.meta'), Buffer.from('y'), 2, vol);
+    expect(await readFile(join(vol, 'a', 'b', 'xl.meta'), 'utf8')).toBe('y');
+    const outside = await write(join(root, 'tmp', 'f3'), join(root, 'elsewhere', 'xl.meta'), Buffer.from('z'), 1, vol).catch((e: NodeJS.ErrnoException) => e);
+    expect(outside).toMatchObject({ code: 'EINVAL' });
+    await expect(readdir(join(root, 'elsewhere'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('writes a view at its own offset, not the buffer it lies in', async () => {
+    const whole = Buffer.from('0123456789');
+    await write(join(root, 'tmp', 'v'), join(root, 'view'), whole.subarray(3, 7));
+    expect(await readFile(join(root, 'view'), 'utf8')).toBe('3456');
+  });
+
+  it('recreates a temp directory that went away', async () => {
+    const tmpDir = join(root, 'gone-tmp');
+    await write(join(tmpDir, 't'), join(root, 'after-gone'), Buffer.from('ok'));
+    expect(await readFile(join(root, 'after-gone'), 'utf8')).toBe('ok');
+    expect(await readdir(tmpDir)).toEqual([]);
+  });
+
+  it('a failed rename leaves the old file and removes the temp file', async () => {
+    const dst = join(root, 'busy');
+    await mkdir(join(dst, 'child'), { recursive: true });
+    const err = await write(join(root, 'tmp', 't4'), dst, Buffer.from('x')).catch((e: NodeJS.ErrnoException) => e);
+    expect(err).toMatchObject({ syscall: 'rename' });
+    expect(['EISDIR', 'ENOTEMPTY', 'EEXIST']).toContain((err as NodeJS.ErrnoException).code);
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+    expect(await readdir(dst)).toEqual(['child']);
+  });
+
+  it('refuses bad arguments at once', () => {
+    const cb = () => undefined;
+    const w = jobs.fileWriteDurable as (...a: unknown[]) => void;
+    expect(() => w(join(root, 'tmp', 'x'), join(root, 'y'), 'text', 1, root, cb)).toThrow(TypeError);
+    expect(() => w(join(root, 'tmp', 'x'), join(root, 'y'), Buffer.from('x'), 3, root, cb)).toThrow(TypeError);
+    expect(() => w(join(root, 'tmp', 'x'), '', Buffer.from('x'), 1, root, cb)).toThrow(TypeError);
+    expect(() => w(join(root, 'tmp', 'x'), join(root, 'y'), Buffer.from('x'), 1, cb)).toThrow(TypeError);
+  });
+});
