@@ -88,6 +88,13 @@ static void do_read(io_job *j) {
     close(fd);
     return;
   }
+  if (st.st_size > INT32_MAX) {
+    /* As node:fs's readFile: whole-file reads are for metadata-sized files. */
+    errno = EFBIG;
+    fail(j, "read", j->path);
+    close(fd);
+    return;
+  }
   size_t cap = st.st_size > 0 ? (size_t)st.st_size : 0;
   j->out = malloc(cap > 0 ? cap : 1);
   if (!j->out) {
@@ -116,7 +123,8 @@ static void do_read(io_job *j) {
  * Creates the missing directories of `file`'s directory, deepest existing
  * first found by walking up (so an existing tree costs one mkdir per missing
  * level, not one per component), never creating `floor` or anything above
- * it: a path at or above `floor` that is missing fails with ENOENT.
+ * it: a path at or above `floor` that is missing fails with ENOENT. Returns
+ * how many levels it created (their parents need an fsync), -1 on failure.
  */
 static int mkdirs_below(const char *file, const char *floor) {
   char buf[PATH_MAX];
@@ -130,8 +138,10 @@ static int mkdirs_below(const char *file, const char *floor) {
     return -1;
   }
   memcpy(buf, file, len + 1);
-  char *cut[256];
+  /* One entry per path component at most: a component is at least one byte plus its slash. */
+  char *cut[PATH_MAX / 2 + 1];
   int depth = 0;
+  int created = 0;
   /* Walk up from file's directory until a mkdir succeeds or finds it existing. */
   for (;;) {
     char *slash = strrchr(buf, '/');
@@ -141,15 +151,20 @@ static int mkdirs_below(const char *file, const char *floor) {
     }
     *slash = '\0';
     cut[depth++] = slash;
-    if (mkdir(buf, 0755) == 0 || errno == EEXIST) break;
+    if (mkdir(buf, 0755) == 0) {
+      created++;
+      break;
+    }
+    if (errno == EEXIST) break;
     if (errno != ENOENT || depth >= (int)(sizeof cut / sizeof cut[0])) return -1;
   }
   /* Then back down: every level below the one just made or found. */
   for (int i = depth - 1; i > 0; i--) {
     *cut[i] = '/';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    if (mkdir(buf, 0755) == 0) created++;
+    else if (errno != EEXIST) return -1;
   }
-  return 0;
+  return created;
 }
 
 /* fsync of the directory holding `file`, then of `levels - 1` more upwards. */
@@ -224,16 +239,22 @@ static void do_write(io_job *j) {
     unlink(j->path);
     return;
   }
-  if (rename(j->path, j->dst) != 0) {
-    if (errno != ENOENT || mkdirs_below(j->dst, j->floor) != 0 || rename(j->path, j->dst) != 0) {
+  int levels = j->parent_syncs;
+  /* A directory made here can be removed again by a neighbour's cleanup (an
+     empty-directory prune) before the rename: make it again, a few times. */
+  for (int attempt = 0; rename(j->path, j->dst) != 0; attempt++) {
+    int made = errno == ENOENT && attempt < 3 ? mkdirs_below(j->dst, j->floor) : -1;
+    if (made < 0) {
       fail(j, "rename", j->dst);
       unlink(j->path);
       return;
     }
+    /* Each directory made here is an entry in its parent: sync up to the parent of the highest. */
+    if (made + 1 > levels) levels = made + 1;
   }
   char buf[PATH_MAX];
   /* The file is in place; a failing directory sync is still the write's failure (named by the file). */
-  if (sync_parents(j->dst, j->parent_syncs, buf, sizeof buf) != 0) fail(j, "fsync", j->dst);
+  if (sync_parents(j->dst, levels, buf, sizeof buf) != 0) fail(j, "fsync", j->dst);
 }
 
 static void execute(napi_env env, void *data) {
@@ -258,27 +279,32 @@ static napi_value fs_error(napi_env env, int e, const char *syscall, const char 
   return err;
 }
 
+/* A plain Error for a job that could not report its own result (so the caller's promise still settles). */
+static napi_value plain_error(napi_env env, const char *text) {
+  napi_value m, err = NULL;
+  if (napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &m) != napi_ok || napi_create_error(env, NULL, m, &err) != napi_ok) return NULL;
+  return err;
+}
+
 static void complete(napi_env env, napi_status status, void *data) {
   io_job *j = data;
   napi_value cb, global, args[2];
   int argc = 1;
   if (napi_get_reference_value(env, j->callback, &cb) != napi_ok || napi_get_global(env, &global) != napi_ok) goto done;
+  args[0] = NULL;
   if (status != napi_ok) {
-    napi_value m;
-    if (napi_create_string_utf8(env, "file job canceled", NAPI_AUTO_LENGTH, &m) != napi_ok || napi_create_error(env, NULL, m, &args[0]) != napi_ok)
-      goto done;
+    args[0] = plain_error(env, "file job canceled");
   } else if (j->err != 0) {
     args[0] = fs_error(env, j->err, j->syscall, j->err_path);
-    if (!args[0]) goto done;
-  } else {
-    if (napi_get_null(env, &args[0]) != napi_ok) goto done;
-    if (j->kind == JOB_READ) {
-      void *copy;
-      if (napi_create_buffer_copy(env, j->out_len, j->out ? j->out : (uint8_t *)"", &copy, &args[1]) != napi_ok) goto done;
-      argc = 2;
-    }
+    if (!args[0]) args[0] = plain_error(env, "file job failed, and its error could not be built");
+  } else if (napi_get_null(env, &args[0]) != napi_ok) {
+    args[0] = plain_error(env, "file job: could not report success");
+  } else if (j->kind == JOB_READ) {
+    void *copy;
+    if (napi_create_buffer_copy(env, j->out_len, j->out ? j->out : (uint8_t *)"", &copy, &args[1]) == napi_ok) argc = 2;
+    else args[0] = plain_error(env, "file read: could not allocate the result");
   }
-  napi_call_function(env, global, cb, (size_t)argc, args, NULL);
+  if (args[0]) napi_call_function(env, global, cb, (size_t)argc, args, NULL);
 done:
   napi_delete_async_work(env, j->work);
   job_free(env, j);

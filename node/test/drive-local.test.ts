@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nativeAddon } from '../src/erasure/native.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
+import { SYS_VOL } from '../src/storage/drive.ts';
 import { runDriveConformance } from './drive-conformance.ts';
 
 // Both ways a local drive reads and publishes whole files: the native pool
@@ -28,5 +29,37 @@ describe('the native file jobs are in use where the addon is built', () => {
     expect(nativeAddon).not.toBeNull();
     expect(typeof nativeAddon!.fileRead).toBe('function');
     expect(typeof nativeAddon!.fileWriteDurable).toBe('function');
+  });
+});
+
+describe.each([true, false])('LocalDrive whole-file writes (native jobs: %s)', (nativeFiles) => {
+  it('formats a wiped drive again (nothing under its root, not even the system volume)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'svc-drive-wiped-'));
+    try {
+      const drive = new LocalDrive(root, { nativeFiles });
+      await drive.writeAll(SYS_VOL, 'format.json', Buffer.from('{"id":"x"}'));
+      expect(await readFile(join(root, SYS_VOL, 'format.json'), 'utf8')).toBe('{"id":"x"}');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('creates every missing level of a deep path inside a volume, never the volume', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'svc-drive-deep-'));
+    try {
+      const drive = new LocalDrive(root, { nativeFiles });
+      await drive.init();
+      await drive.makeVol('deep');
+      const path = `${'a/'.repeat(300)}xl.meta`;
+      await drive.writeAll('deep', path, Buffer.from('deep'));
+      expect((await drive.readAll('deep', path)).toString()).toBe('deep');
+      await drive.deleteVol('deep', true);
+      if (nativeFiles) {
+        await expect(drive.writeAll('deep', 'k/xl.meta', Buffer.from('x'))).rejects.toMatchObject({ code: 'VolumeNotFound' });
+        expect((await readdir(root)).includes('deep')).toBe(false);
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

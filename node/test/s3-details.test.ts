@@ -283,6 +283,9 @@ describe('GET bodies from reused read buffers', () => {
     await reader.read().catch(() => undefined);
     const e = await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'slow', IfMatch: '"nope"' })));
     expect(e.status).toBe(412);
+    // A response header override no header can carry: a clear 400, and the lock is released too.
+    const bad = await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'slow', ResponseContentDisposition: 'attachment; filename="\u2603.txt"' })));
+    expect(bad).toMatchObject({ code: 'InvalidArgument', status: 400 });
     const next = fill(3 * MiB, 9);
     await s3.send(new PutObjectCommand({ Bucket: 'details', Key: 'slow', Body: next }));
     expect((await slowRead(url)).equals(next)).toBe(true);

@@ -324,7 +324,17 @@ export class LocalDrive implements Drive {
   async #atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2 = 1): Promise<void> {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
-    if (this.#jobs) return writeWithJob(this.#jobs, tmp, dst, data, parentSyncs, this.#volPath(vol));
+    if (this.#jobs) {
+      try {
+        return await writeWithJob(this.#jobs, tmp, dst, data, parentSyncs, this.#volPath(vol));
+      } catch (err) {
+        // The temp directory's own parents are gone (a wiped drive being formatted again):
+        // recreate them as the node:fs path does, then try once more.
+        if (errno(err) !== 'ENOENT' || (err as NodeJS.ErrnoException).path !== tmp) throw err;
+        await fsp.mkdir(tmpDir, { recursive: true });
+        return await writeWithJob(this.#jobs, tmp, dst, data, parentSyncs, this.#volPath(vol));
+      }
+    }
     await fsp.mkdir(tmpDir, { recursive: true });
     const fh = await fsp.open(tmp, 'w');
     try {

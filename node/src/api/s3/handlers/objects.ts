@@ -84,7 +84,10 @@ function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string>
   ];
   for (const [param, name] of overrides) {
     const v = q.get(param);
-    if (v !== undefined) h[name] = v;
+    if (v === undefined) continue;
+    // What an HTTP header may carry (node:http refuses anything else when it writes the head).
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(v)) throw new SvcError('InvalidArgument', `${param} holds characters a header cannot carry`, { argumentName: param });
+    h[name] = v;
   }
   return h;
 }
@@ -253,9 +256,15 @@ export async function handleGetObject(ctx: S3Context): Promise<void> {
     length = result.range.end - result.range.start + 1;
     headers['content-range'] = `bytes ${result.range.start}-${result.range.end}/${info.size}`;
   }
-  Object.assign(headers, checksumModeHeaders(ctx, info, opts.partNumber, opts.range !== undefined));
-  headers['content-length'] = String(length);
-  ctx.res.writeHead(status, headers);
+  try {
+    Object.assign(headers, checksumModeHeaders(ctx, info, opts.partNumber, opts.range !== undefined));
+    headers['content-length'] = String(length);
+    ctx.res.writeHead(status, headers);
+  } catch (err) {
+    // e.g. a response-* override with characters no header may carry: release the read lock.
+    body.destroy();
+    throw err;
+  }
   if (result.chunks) await writeChunks(result.chunks, ctx.res);
   else await pipeline(body, ctx.res);
 }
