@@ -27,9 +27,10 @@ afterAll(async () => {
 
 describe.skipIf(!enabled)('expansion then rebalance through a real svc server', () => {
   it('an empty pool added to a full one: the rebalance shows progress and ETA while it runs and ends within 10 % fill', { timeout: 240_000 }, async () => {
+    // Enough data that the rebalance outlasts a few of its 2 s progress saves (status shows saved progress).
     srv = await MovementServer.create([
-      { name: 'p1', drives: 4, driveBytes: 48 * MiB },
-      { name: 'p2', drives: 4, driveBytes: 48 * MiB },
+      { name: 'p1', drives: 4, driveBytes: 128 * MiB },
+      { name: 'p2', drives: 4, driveBytes: 128 * MiB },
     ]);
     const s = srv;
     await s.start([s.volumes[0]!]);
@@ -38,7 +39,7 @@ describe.skipIf(!enabled)('expansion then rebalance through a real svc server', 
     await s3.send(new PutBucketVersioningCommand({ Bucket: 'ver', VersioningConfiguration: { Status: 'Enabled' } }));
     await s3.send(new CreateBucketCommand({ Bucket: 'plain' }));
     const w = new Workload(() => [s3]);
-    await w.seedStable(600, (i) => 40_000 + (i % 7) * 5000);
+    await w.seedStable(1800, (i) => 40_000 + (i % 7) * 5000);
     for (let i = 0; i < 20; i++) await w.putVer(s3, `doc${i % 5}`, 40_000 + i);
 
     // The pool list grows by one argument, as an operator does.
