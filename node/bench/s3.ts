@@ -8,6 +8,9 @@
  *   PUT 64 MiB ×8, 4 concurrent      GET 64 MiB ×8, 4 concurrent
  *   PUT 4 KiB ×1000, 16 concurrent   GET 4 KiB ×1000, 16 concurrent
  *
+ * and the 64 MiB rows again with SSE-S3 (the server has a key store), each
+ * as a share of its unencrypted row of the same run;
+ *
  * beside ceilings measured in the same run: the same client against a plain
  * node:http server process (loopback HTTP, no S3, no disk), single-stream
  * MD5 + SHA-256 (node:crypto), the native multi-buffer hash at 8 streams
@@ -105,6 +108,20 @@ async function workload(server: ServerProcess, s3: S3Client, big: Buffer, small:
   const smallPut = await run(server, SMALL_COUNT, 16, (i) => put(`small/${i}`, small));
   const smallGet = await run(server, SMALL_COUNT, 16, (i) => get(`small/${i}`, SMALL));
   return { bigPut, bigGet, smallPut, smallGet };
+}
+
+/** SSE-S3 64 MiB PUT and GET (same counts and concurrency as the unencrypted rows), after them on the same server. */
+async function sseWorkload(server: ServerProcess, s3: S3Client, big: Buffer): Promise<{ put: Run; get: Run }> {
+  const put = (key: string) => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: key, Body: big, ServerSideEncryption: 'AES256' }));
+  const get = async (key: string) => {
+    const r = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: key }));
+    if ((await drain(r.Body)) !== BIG) throw new Error(`GET ${key}: short`);
+  };
+  await put('sse/warm');
+  await get('sse/warm');
+  const putRun = await run(server, BIG_COUNT, 4, (i) => put(`sse/${i}`));
+  const getRun = await run(server, BIG_COUNT, 4, (i) => get(`sse/${i}`));
+  return { put: putRun, get: getRun };
 }
 
 function target(value: number, min: number): string {
@@ -216,12 +233,21 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
     http = undefined;
 
     for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`));
-    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS);
+    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS, { SVC_KMS_SECRET_KEY: `bench-key:${randomBytes(32).toString('base64')}` });
     const s3 = client(svc.port, agent);
     await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
     ctx.info(`server pid ${svc.pid}; figures per server CPU-second count every server thread; N = ${BIG_COUNT} large, ${SMALL_COUNT} small`);
     const svcRun = await workload(svc, s3, big, small);
     rows(ctx, svcRun, httpRun, { hash: hash.md5Sha256, createPerDrive: creates / 4, diskWrite: disk.write, diskRead: disk.read });
+    // SSE-S3 end to end, beside the unencrypted rows of this run (issue 16's target: ≥ 70 % of unencrypted).
+    const sse = await sseWorkload(svc, s3, big);
+    const mbs = (r: Run) => (BIG_COUNT * BIG) / MB / r.wall;
+    const mbcpu = (r: Run) => (BIG_COUNT * BIG) / MB / r.cpu;
+    const sseNote = (v: number, of: number) => `target ≥ 70% ${v >= 0.7 * of ? '✓' : '✗'}`;
+    ctx.row({ name: 'PUT 64 MiB SSE-S3 ×N, 4 concurrent', value: mbs(sse.put), unit: 'MB/s', ceiling: { name: 'unencrypted PUT', value: mbs(svcRun.bigPut) }, note: sseNote(mbs(sse.put), mbs(svcRun.bigPut)) });
+    ctx.row({ name: 'PUT 64 MiB SSE-S3, per server CPU-s', value: mbcpu(sse.put), unit: 'MB/cpu-s', ceiling: { name: 'unencrypted PUT', value: mbcpu(svcRun.bigPut) } });
+    ctx.row({ name: 'GET 64 MiB SSE-S3 ×N, 4 concurrent', value: mbs(sse.get), unit: 'MB/s', ceiling: { name: 'unencrypted GET', value: mbs(svcRun.bigGet) }, note: sseNote(mbs(sse.get), mbs(svcRun.bigGet)) });
+    ctx.row({ name: 'GET 64 MiB SSE-S3, per server CPU-s', value: mbcpu(sse.get), unit: 'MB/cpu-s', ceiling: { name: 'unencrypted GET', value: mbcpu(svcRun.bigGet) } });
     s3.destroy();
     await svc.stop();
     svc = undefined;
