@@ -20,6 +20,7 @@
  * - Dangling versions are removed (`remove`): a version below quorum for
  *   good is a delete a drive missed or a write that never committed.
  */
+import type { Drive } from '../../storage/drive.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { HealTaskType } from '../../util/diagnostics.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -214,6 +215,13 @@ export class BackgroundHeal {
     this.#pending.delete(keyOf(task));
     const set = this.#healer.pools.list[task.pool]?.sets[task.set];
     if (set === undefined) return 'busy';
+    if (await this.#allUnreachable(set.drives, task.slots)) {
+      // Every drive the object missed is unreachable: nothing to heal onto yet. Waiting takes no
+      // lock (a heal would hold the object's write lock for nothing, and a node killed while
+      // holding it leaves the object's readers waiting for the lock to expire).
+      this.#retryLater(task, 'the drives it missed are unreachable');
+      return 'busy';
+    }
     this.#active = 1;
     let r: HealResult;
     try {
@@ -228,24 +236,36 @@ export class BackgroundHeal {
     const permanent = r.outcome === 'refused' && (r.detail.includes(NO_PARITY) || r.detail.includes('stored geometry'));
     const retry = !permanent && (r.outcome === 'failed' || r.outcome === 'refused' || (stillShort && r.outcome !== 'absent' && r.outcome !== 'removed'));
     if (retry) {
-      task.attempts++;
-      if (task.attempts >= this.#maxAttempts) {
-        this.#failed++;
-        this.#lastError = `${task.bucket}/${task.object}: ${r.detail || r.outcome}`;
-        this.#log.warn(
-          { event: 'heal_mrf_gave_up', bucket: task.bucket, object: task.object, attempts: task.attempts, outcome: r.outcome, detail: r.detail },
-          'background heal gave up on an object; the scanner will find it again',
-        );
-      } else {
-        task.dueAt = this.#clock.now() + Math.min(this.#retryMax, this.#retryBase * 2 ** (task.attempts - 1));
-        if (!this.#pending.has(keyOf(task))) this.#pending.set(keyOf(task), task);
-      }
+      this.#retryLater(task, r.detail || r.outcome, r.outcome);
     } else if (permanent) {
       this.#failed++;
       this.#lastError = `${task.bucket}/${task.object}: ${r.detail}`;
       this.#log.warn({ event: 'heal_mrf_unrecoverable', bucket: task.bucket, object: task.object, detail: r.detail }, 'background heal cannot heal an object');
     }
     return 'busy';
+  }
+
+  /** True when `slots` is not empty and none of those drives answers a probe (a drive of an offline peer fails at once). */
+  async #allUnreachable(drives: readonly Drive[], slots: readonly number[]): Promise<boolean> {
+    if (slots.length === 0) return false;
+    const answers = await Promise.all(slots.map((s) => drives[s]?.diskInfo().then((i) => i.online !== false, () => false) ?? false));
+    return answers.every((ok) => !ok);
+  }
+
+  /** Backs `task` off for another attempt, or gives up on it after the last one (the scanner finds it again). */
+  #retryLater(task: Pending, detail: string, outcome = 'waiting'): void {
+    task.attempts++;
+    if (task.attempts >= this.#maxAttempts) {
+      this.#failed++;
+      this.#lastError = `${task.bucket}/${task.object}: ${detail}`;
+      this.#log.warn(
+        { event: 'heal_mrf_gave_up', bucket: task.bucket, object: task.object, attempts: task.attempts, outcome, detail },
+        'background heal gave up on an object; the scanner will find it again',
+      );
+      return;
+    }
+    task.dueAt = this.#clock.now() + Math.min(this.#retryMax, this.#retryBase * 2 ** (task.attempts - 1));
+    if (!this.#pending.has(keyOf(task))) this.#pending.set(keyOf(task), task);
   }
 
   #account(r: HealResult): void {
