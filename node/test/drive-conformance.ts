@@ -272,6 +272,16 @@ export function runDriveConformance(name: string, makeDrive: () => Promise<Drive
       expect(await codeOf(d.listDir('bkt', 'nowhere'))).toBe('FileNotFound');
     });
 
+    it('renameData into a volume that does not exist: VolumeNotFound, and the volume stays absent', async () => {
+      const inline = version({ dataDir: '', inline: true, inlineData: new Uint8Array([1, 2, 3]) });
+      expect(await codeOf(d.renameData(SYS_VOL, `${TMP_DIR}/${randomUUID()}`, inline, 'gone', 'a/b/obj'))).toBe('VolumeNotFound');
+      const stage = `${TMP_DIR}/${randomUUID()}`;
+      const v = version();
+      await d.createFile(SYS_VOL, `${stage}/${v.dataDir}/part.1`, 3, chunked(new Uint8Array([7, 8, 9]), 3));
+      expect(await codeOf(d.renameData(SYS_VOL, stage, v, 'gone', 'obj'))).toBe('VolumeNotFound');
+      expect(await codeOf(d.statVol('gone'))).toBe('VolumeNotFound');
+    });
+
     it('commits a write with renameData, reads xl.meta back, and undoes one', async () => {
       await d.makeVol('bkt');
       const stage = `${TMP_DIR}/${randomUUID()}`;

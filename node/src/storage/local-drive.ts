@@ -683,13 +683,18 @@ export class LocalDrive implements Drive {
   }
 
   /** Current journal of an object; [] when it has no xl.meta. */
-  async #readVersions(vol: string, path: string): Promise<FileVersion[]> {
+  /**
+   * Current journal of an object; [] when it has no xl.meta, after checking
+   * the drive is there (`probeRoot`; a caller whose next step fails on a
+   * missing drive anyway may skip that stat).
+   */
+  async #readVersions(vol: string, path: string, probeRoot = true): Promise<FileVersion[]> {
     try {
       return decodeXlMeta(await this.#readWhole(join(this.#filePath(vol, path), XL_META)));
     } catch (err) {
       const code = errno(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') {
-        await this.#checkRoot();
+        if (probeRoot) await this.#checkRoot();
         return [];
       }
       return this.#mapErr(err, vol);
@@ -729,10 +734,13 @@ export class LocalDrive implements Drive {
     dstVol: string,
     dstPath: string,
   ): Promise<RenameDataResult> {
-    // The drive and the volume must be there. An existing journal read proves
-    // both; a missing one makes #readVersions check the drive, and then the
-    // volume is checked here (native jobs skip the upfront checks: two
-    // thread-pool crossings per drive per write).
+    // The drive and the volume must be there. With the native jobs an
+    // existing journal read proves both; for a new object the metadata write
+    // itself fails when either is missing (it never creates the volume), and
+    // the error is mapped then (DiskNotFound / VolumeNotFound). Only a data
+    // directory's mkdir could create the volume, so that case checks it
+    // first. A new inline object thus costs two thread-pool crossings per
+    // drive (read, publish), not six.
     const checkVol = async () => {
       try {
         await fsp.stat(this.#volPath(dstVol));
@@ -747,8 +755,8 @@ export class LocalDrive implements Drive {
     const stage = this.#filePath(srcVol, srcPath);
     const dst = this.#filePath(dstVol, dstPath);
     try {
-      const current = await this.#readVersions(dstVol, dstPath);
-      if (this.#jobs && current.length === 0) await checkVol();
+      const current = await this.#readVersions(dstVol, dstPath, !this.#jobs);
+      if (this.#jobs && current.length === 0 && version.dataDir !== '') await checkVol();
       const merged = mergeVersion(current, version);
       const replaced = merged.replaced;
       let versions = merged.versions;
