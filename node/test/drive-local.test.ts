@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,35 @@ describe.each([true, false])('LocalDrive whole-file writes (native jobs: %s)', (
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+
+  it('never brings back a drive whose root is gone: writes fail with DiskNotFound and create nothing', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'svc-drive-gone-'));
+    const drive = new LocalDrive(root, { nativeFiles });
+    await drive.init();
+    await drive.makeVol('b');
+    await rm(root, { recursive: true, force: true });
+    await expect(drive.writeAll(SYS_VOL, 'pool.bin', Buffer.from('x'))).rejects.toMatchObject({ code: 'DiskNotFound' });
+    await expect(drive.writeAll('b', 'k/xl.meta', Buffer.from('x'))).rejects.toMatchObject({ code: 'DiskNotFound' });
+    const inline = {
+      versionId: randomUUID(),
+      modTime: 1,
+      type: 'object' as const,
+      dataDir: '',
+      erasure: { data: 2, parity: 2, blockSize: 1 << 20, index: 1, distribution: [1, 2, 3, 4] },
+      size: 1,
+      parts: [{ number: 1, size: 1, etag: 'e', modTime: 1 }],
+      etag: 'e',
+      contentHeaders: {},
+      userMeta: {},
+      sysMeta: {},
+      storageClass: 'STANDARD',
+      tags: '',
+      inline: true,
+      inlineData: new Uint8Array([1]),
+    };
+    await expect(drive.renameData(SYS_VOL, `tmp/${randomUUID()}`, inline, 'b', 'new-key')).rejects.toMatchObject({ code: 'DiskNotFound' });
+    await expect(readdir(root)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('creates every missing level of a deep path inside a volume, never the volume', async () => {

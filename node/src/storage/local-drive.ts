@@ -329,9 +329,14 @@ export class LocalDrive implements Drive {
         return await writeWithJob(this.#jobs, tmp, dst, data, parentSyncs, this.#volPath(vol));
       } catch (err) {
         // The temp directory's own parents are gone (a wiped drive being formatted again):
-        // recreate them as the node:fs path does, then try once more.
+        // recreate them below the drive's root, never the root itself (a drive that is gone
+        // must stay gone, not come back empty), then try once more.
         if (errno(err) !== 'ENOENT' || (err as NodeJS.ErrnoException).path !== tmp) throw err;
-        await fsp.mkdir(tmpDir, { recursive: true });
+        for (const dir of [join(this.root, SYS_VOL), tmpDir]) {
+          await fsp.mkdir(dir).catch((e: unknown) => {
+            if (errno(e) !== 'EEXIST') throw e;
+          });
+        }
         return await writeWithJob(this.#jobs, tmp, dst, data, parentSyncs, this.#volPath(vol));
       }
     }
