@@ -35,7 +35,8 @@ async function* chunked(buf: Uint8Array, size: number): AsyncGenerator<Uint8Arra
   for (let off = 0; off < buf.length; off += size) yield buf.subarray(off, Math.min(buf.length, off + size));
 }
 
-function version(over: Partial<FileVersion> = {}): FileVersion {
+/** A plain erasure-coded version (2+2, one part) with `over` applied. */
+export function version(over: Partial<FileVersion> = {}): FileVersion {
   return {
     versionId: randomUUID(),
     modTime: 1_700_000_000_000,

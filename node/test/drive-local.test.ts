@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { nativeAddon } from '../src/erasure/native.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { SYS_VOL } from '../src/storage/drive.ts';
-import { runDriveConformance } from './drive-conformance.ts';
+import { runDriveConformance, version } from './drive-conformance.ts';
 
 // Both ways a local drive reads and publishes whole files: the native pool
 // jobs (native/fileio.c, the default when the addon is built) and node:fs.
@@ -53,23 +53,7 @@ describe.each([true, false])('LocalDrive whole-file writes (native jobs: %s)', (
     await rm(root, { recursive: true, force: true });
     await expect(drive.writeAll(SYS_VOL, 'pool.bin', Buffer.from('x'))).rejects.toMatchObject({ code: 'DiskNotFound' });
     await expect(drive.writeAll('b', 'k/xl.meta', Buffer.from('x'))).rejects.toMatchObject({ code: 'DiskNotFound' });
-    const inline = {
-      versionId: randomUUID(),
-      modTime: 1,
-      type: 'object' as const,
-      dataDir: '',
-      erasure: { data: 2, parity: 2, blockSize: 1 << 20, index: 1, distribution: [1, 2, 3, 4] },
-      size: 1,
-      parts: [{ number: 1, size: 1, etag: 'e', modTime: 1 }],
-      etag: 'e',
-      contentHeaders: {},
-      userMeta: {},
-      sysMeta: {},
-      storageClass: 'STANDARD',
-      tags: '',
-      inline: true,
-      inlineData: new Uint8Array([1]),
-    };
+    const inline = version({ dataDir: '', inline: true, inlineData: new Uint8Array([1]), size: 1 });
     await expect(drive.renameData(SYS_VOL, `tmp/${randomUUID()}`, inline, 'b', 'new-key')).rejects.toMatchObject({ code: 'DiskNotFound' });
     await expect(readdir(root)).rejects.toMatchObject({ code: 'ENOENT' });
   });

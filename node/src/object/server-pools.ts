@@ -512,15 +512,17 @@ export class ServerPools implements ObjectLayer {
         released = true;
         unlock();
       };
-      if (opts.reuseBuffers === true && !loc.group.version.inline) {
+      const reuse = opts.reuseBuffers === true && !loc.group.version.inline;
+      const src = objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key, reuse) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse });
+      if (reuse) {
         // The caller reads `chunks`; `body` only cancels (an unstarted generator runs no finally).
-        const chunks = (async function* (src: AsyncGenerator<Uint8Array>) {
+        const chunks = (async function* () {
           try {
             yield* src;
           } finally {
             release();
           }
-        })(objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key, true) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse: true }));
+        })();
         const body = new Readable({ read() {} });
         body.once('close', () => {
           release();
@@ -529,9 +531,7 @@ export class ServerPools implements ObjectLayer {
         handedOver = true;
         return { info, ...(ranged ? { range: { start, end } } : {}), body, chunks };
       }
-      const body = Readable.from(objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key), {
-        objectMode: false,
-      });
+      const body = Readable.from(src, { objectMode: false });
       body.once('close', release);
       handedOver = true;
       return ranged ? { info, range: { start, end }, body } : { info, body };
@@ -541,7 +541,7 @@ export class ServerPools implements ObjectLayer {
   }
 
   /** Plaintext bytes [start, start+length) of an encrypted version: only the packages covering them are read. */
-  #decrypted(loc: Located, path: string, k: ObjectKey, start: number, length: number, bucket: string, key: string, reuse = false): AsyncGenerator<Uint8Array> {
+  #decrypted(loc: Located, path: string, k: ObjectKey, start: number, length: number, bucket: string, key: string, reuse: boolean): AsyncGenerator<Uint8Array> {
     const v = loc.group.version;
     const partStarts: number[] = [];
     let at = 0;

@@ -245,9 +245,14 @@ export class BackgroundHeal {
     return 'busy';
   }
 
-  /** True when `slots` is not empty and none of those drives answers a probe (a drive of an offline peer fails at once). */
+  /**
+   * True when `slots` is not empty and none of those drives answers a probe
+   * (a drive of an offline peer fails at once). Only a drive already marked
+   * offline is probed: one believed online means the heal goes ahead, with
+   * no extra I/O on the common path.
+   */
   async #allUnreachable(drives: readonly Drive[], slots: readonly number[]): Promise<boolean> {
-    if (slots.length === 0) return false;
+    if (slots.length === 0 || slots.some((s) => drives[s]?.isOnline() === true)) return false;
     const answers = await Promise.all(slots.map((s) => drives[s]?.diskInfo().then((i) => i.online !== false, () => false) ?? false));
     return answers.every((ok) => !ok);
   }
