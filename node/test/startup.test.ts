@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SERVER_OLD_SPACE_MB } from '../src/util/heap.ts';
 import { DEFAULT_THREADPOOL_SIZE } from '../src/util/threadpool.ts';
 import { NODE, REPO, runSvc, SVC, tempDir } from './svc-process.ts';
 
@@ -25,6 +26,7 @@ function drives(n: number): string {
 }
 /** Threads of a running process (Linux). */
 const threadCount = (pid: number) => readdirSync(`/proc/${pid}/task`).length;
+const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
 const formatOf = (base: string, i: number) => JSON.parse(readFileSync(join(base, `d${i}`, '.svc.sys', 'format.json'), 'utf8'));
 
 async function failing(args: string[], env: Record<string, string> = {}) {
@@ -68,6 +70,8 @@ describe('svc server start-up', () => {
     s3.destroy();
     // file I/O ran on a worker pool sized for a storage node (util/threadpool.ts)
     expect(threadCount(run.child.pid!)).toBeGreaterThanOrEqual(DEFAULT_THREADPOOL_SIZE);
+    // restarted in place with the server's heap options (util/heap.ts): the PID we spawned runs with them
+    expect(cmdline(run.child.pid!)).toContain(`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`);
 
     const events = run.logs().map((l) => l.event);
     for (const e of ['startup_storage_class', 'host_failure_data_unavailable', 'default_credentials', 'startup_local_disks', 'startup_format_written', 'startup_format_quorum', 'startup_listening']) {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { capYoungGeneration } from './heap.ts';
+import { capYoungGeneration, SERVER_OLD_SPACE_MB, serverHeapArgs, serverRestartArgs } from './heap.ts';
 
 const heapModule = join(dirname(fileURLToPath(import.meta.url)), 'heap.ts');
 
@@ -34,5 +34,28 @@ describe('capYoungGeneration', () => {
   it('leaves a young-generation size the operator chose alone', () => {
     expect(capYoungGeneration(['--max-semi-space-size=8'], {})).toBe(false);
     expect(capYoungGeneration([], { NODE_OPTIONS: '--max-old-space-size=512 --min_semi_space_size=2' })).toBe(false);
+  });
+});
+
+describe('server heap options', () => {
+  it('asks for the starting old-generation size once, keeping node options and the command line', () => {
+    expect(serverHeapArgs([], {})).toEqual([`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`]);
+    const argv = ['/usr/bin/node', '/opt/svc/node/bin/svc.js', 'server', '/mnt/d{1...4}'];
+    expect(serverRestartArgs(argv, ['--cpu-prof'], {})).toEqual([
+      process.execPath,
+      `--initial-old-space-size=${SERVER_OLD_SPACE_MB}`,
+      '--cpu-prof',
+      '/opt/svc/node/bin/svc.js',
+      'server',
+      '/mnt/d{1...4}',
+    ]);
+    // after the restart the option is there: no second restart
+    expect(serverRestartArgs(argv, [`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`], {})).toBeNull();
+  });
+
+  it("leaves an operator's own heap sizing alone", () => {
+    expect(serverHeapArgs(['--initial-old-space-size=256'], {})).toEqual([]);
+    expect(serverHeapArgs(['--initial_heap_size=512'], {})).toEqual([]);
+    expect(serverRestartArgs(['node', 'svc.js', 'server'], ['--initial-heap-size=128'], {})).toBeNull();
   });
 });

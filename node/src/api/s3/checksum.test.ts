@@ -44,11 +44,30 @@ describe('checksums', () => {
     );
   });
 
-  it('CRC32 agrees with zlib', () => {
+  it('CRC32 agrees with zlib, for any chunking of views into larger buffers (property)', () => {
     const data = Buffer.from('hello, svc');
     const v = Buffer.alloc(4);
     v.writeUInt32BE(zlibCrc32(data));
     expect(checksumBase64('CRC32', data)).toBe(v.toString('base64'));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 70_000 }), fc.array(fc.nat(), { maxLength: 6 }), fc.nat(16), (bytes, cuts, pad) => {
+        // the data sits at an offset inside a larger ArrayBuffer, as pieces of a socket read do
+        const backing = new Uint8Array(pad + bytes.length + 7);
+        backing.set(bytes, pad);
+        const view = backing.subarray(pad, pad + bytes.length);
+        const h = createChecksummer('CRC32');
+        let at = 0;
+        for (const c of [...cuts.map((x) => x % (bytes.length + 1))].sort((a, b) => a - b)) {
+          h.update(view.subarray(at, Math.max(at, c)));
+          at = Math.max(at, c);
+        }
+        h.update(view.subarray(at));
+        const want = Buffer.alloc(4);
+        want.writeUInt32BE(zlibCrc32(bytes) >>> 0);
+        expect(h.digest().equals(want)).toBe(true);
+      }),
+      { numRuns: 80 },
+    );
   });
 
   it('full-object combination equals the checksum of the concatenation (property)', () => {
