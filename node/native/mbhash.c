@@ -217,18 +217,72 @@ static void sha256_x8_any(uint32_t st[][8], const uint8_t **p, const size_t *ste
 
 typedef void (*block_fn)(uint32_t *s, const uint8_t *p);
 typedef void (*lanes_fn)(uint32_t st[][8], const uint8_t **p, const size_t *step, size_t n);
+typedef void (*run_fn)(uint32_t *s, const uint8_t *p, size_t blocks);
 
 typedef struct {
   int words;
   block_fn block;
   lanes_fn lanes8; /* NULL: scalar only */
+  run_fn single;   /* one stream through OpenSSL's own code; NULL: `block` */
 } alg_impl;
 
 static alg_impl algs[SVC_MB_ALGS];
 static int have_avx2 = 0;
 
+/*
+ * One stream alone runs faster through the OpenSSL the node binary carries
+ * (hand-written assembly; SHA-NI where the CPU has it) than through the
+ * portable C above: on an AVX2 EPYC with SHA-NI, MD5 700 vs 480 MB/s,
+ * SHA-256 1 570 vs ~250. Its low-level MD5_Update / SHA256_Update take a
+ * context whose chaining words are the same host-order words as ours, so a
+ * run of whole blocks goes through them with a context built from our state
+ * and read back after (no tail: the length is a multiple of 64). Resolved at
+ * run time from the process (a node without them keeps the C code) and
+ * self-tested against it before use.
+ */
+#if defined(__has_include)
+#if __has_include(<openssl/md5.h>) && __has_include(<openssl/sha.h>)
+#define MB_OPENSSL 1
+#endif
+#endif
+
+#ifdef MB_OPENSSL
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+#include <dlfcn.h>
+#include <openssl/md5.h>
+#include <openssl/sha.h>
+
+static int (*ssl_md5_update)(MD5_CTX *, const void *, size_t);
+static int (*ssl_sha256_update)(SHA256_CTX *, const void *, size_t);
+
+static void md5_ssl(uint32_t *s, const uint8_t *p, size_t blocks) {
+  MD5_CTX c;
+  memset(&c, 0, sizeof c);
+  c.A = s[0];
+  c.B = s[1];
+  c.C = s[2];
+  c.D = s[3];
+  ssl_md5_update(&c, p, blocks * 64);
+  s[0] = c.A;
+  s[1] = c.B;
+  s[2] = c.C;
+  s[3] = c.D;
+}
+
+static void sha256_ssl(uint32_t *s, const uint8_t *p, size_t blocks) {
+  SHA256_CTX c;
+  memset(&c, 0, sizeof c);
+  for (int i = 0; i < 8; i++) c.h[i] = s[i];
+  c.md_len = SHA256_DIGEST_LENGTH;
+  ssl_sha256_update(&c, p, blocks * 64);
+  for (int i = 0; i < 8; i++) s[i] = c.h[i];
+}
+#endif
+
 static void run_scalar(const alg_impl *a, svc_mb_job *j) {
-  for (size_t b = 0; b < j->blocks; b++) a->block(j->state, j->data + 64 * b);
+  if (a->single) a->single(j->state, j->data, j->blocks);
+  else
+    for (size_t b = 0; b < j->blocks; b++) a->block(j->state, j->data + 64 * b);
   j->blocks = 0;
 }
 
@@ -321,6 +375,20 @@ static int self_test(int alg) {
   return memcmp(sx, sy, sizeof sx) == 0;
 }
 
+/* Self-test of the single-stream path: OpenSSL's code against the portable block function. */
+static int single_test(int alg) {
+  static uint8_t buf[7 * 64];
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 31 + 7);
+  uint32_t x[8], y[8];
+  svc_mb_iv(alg, x);
+  svc_mb_iv(alg, y);
+  algs[alg].single(x, buf, 7);
+  for (int b = 0; b < 7; b++) algs[alg].block(y, buf + 64 * b);
+  return memcmp(x, y, (size_t)algs[alg].words * 4) == 0;
+}
+
+const char *svc_mb_single(int alg) { return algs[alg].single ? "openssl" : "portable"; }
+
 static void init_once_fn(void) {
   for (int i = 0; i < 64; i++) md5_t[i] = (uint32_t)(fabs(sin((double)(i + 1))) * 4294967296.0);
   static const uint32_t primes[64] = {2,   3,   5,   7,   11,  13,  17,  19,  23,  29,  31,  37,  41,  43,  47,  53,
@@ -329,8 +397,20 @@ static void init_once_fn(void) {
                                       227, 229, 233, 239, 241, 251, 257, 263, 269, 271, 277, 281, 283, 293, 307, 311};
   for (int i = 0; i < 64; i++) sha_k[i] = frac_root(primes[i], 1);
   for (int i = 0; i < 8; i++) sha_iv[i] = frac_root(primes[i], 0);
-  algs[SVC_MB_MD5] = (alg_impl){4, md5_block, NULL};
-  algs[SVC_MB_SHA256] = (alg_impl){8, sha256_block, NULL};
+  algs[SVC_MB_MD5] = (alg_impl){4, md5_block, NULL, NULL};
+  algs[SVC_MB_SHA256] = (alg_impl){8, sha256_block, NULL, NULL};
+#ifdef MB_OPENSSL
+  *(void **)&ssl_md5_update = dlsym(RTLD_DEFAULT, "MD5_Update");
+  *(void **)&ssl_sha256_update = dlsym(RTLD_DEFAULT, "SHA256_Update");
+  if (ssl_md5_update) {
+    algs[SVC_MB_MD5].single = md5_ssl;
+    if (!single_test(SVC_MB_MD5)) algs[SVC_MB_MD5].single = NULL;
+  }
+  if (ssl_sha256_update) {
+    algs[SVC_MB_SHA256].single = sha256_ssl;
+    if (!single_test(SVC_MB_SHA256)) algs[SVC_MB_SHA256].single = NULL;
+  }
+#endif
 #ifdef MB_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2")) {

@@ -22,6 +22,8 @@ typedef struct {
 void svc_mb_init(void);
 /* 1 when the 8-lane AVX2 kernels are in use. */
 int svc_mb_simd(void);
+/* What runs one stream alone: "openssl" (the process's OpenSSL) or "portable" (C). */
+const char *svc_mb_single(int alg);
 /* State words: 4 (MD5) or 8 (SHA-256). */
 int svc_mb_words(int alg);
 void svc_mb_iv(int alg, uint32_t *state);

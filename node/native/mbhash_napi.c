@@ -6,8 +6,11 @@
  *   mbHashBlocks(alg, states, datas [, kernel])
  *                                  folds datas[i] (whole 64-byte blocks) into states[i]
  *                                  (Uint32Array, host order), all streams at once
- *   mbHashBlocksAsync(alg, states, datas, callback)
- *                                  the same on a libuv pool thread; callback(err) on the
+ *   mbHashSingle                   { md5, sha256 }: what hashes one stream alone (the
+ *                                  'scalar' kernel): 'openssl' (the process's) or 'portable'
+ *   mbHashBlocksAsync(alg, states, datas, callback [, lanes = true])
+ *                                  the same on a libuv pool thread (lanes false: each stream
+ *                                  alone, the 'scalar' kernel); callback(err) on the
  *                                  main thread. The caller must leave states and datas
  *                                  alone (not write, transfer or detach them) until then;
  *                                  references keep them alive.
@@ -31,6 +34,7 @@ static int typed(napi_env env, napi_value v, napi_typedarray_type want, void **d
 
 typedef struct {
   int alg;
+  int simd; /* async: lanes allowed */
   size_t n;
   svc_mb_job *jobs;
   napi_ref *refs; /* 2n: states then datas */
@@ -140,7 +144,7 @@ static napi_value mb_blocks(napi_env env, napi_callback_info info) {
 static void async_execute(napi_env env, void *data) {
   (void)env;
   batch *b = data;
-  svc_mb_run(b->alg, b->jobs, b->n, svc_mb_simd());
+  svc_mb_run(b->alg, b->jobs, b->n, b->simd && svc_mb_simd());
 }
 
 static void async_complete(napi_env env, napi_status status, void *data) {
@@ -160,17 +164,22 @@ static void async_complete(napi_env env, napi_status status, void *data) {
 }
 
 static napi_value mb_blocks_async(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   napi_valuetype t = napi_undefined;
   if (argc >= 4) CHECK(napi_typeof(env, argv[3], &t));
   if (argc < 4 || t != napi_function) {
-    napi_throw_type_error(env, NULL, "mbHashBlocksAsync(alg, states, datas, callback)");
+    napi_throw_type_error(env, NULL, "mbHashBlocksAsync(alg, states, datas, callback [, lanes])");
     return NULL;
   }
+  bool lanes = true;
+  napi_valuetype lt = napi_undefined;
+  if (argc >= 5) CHECK(napi_typeof(env, argv[4], &lt));
+  if (lt == napi_boolean) CHECK(napi_get_value_bool(env, argv[4], &lanes));
   batch *b = read_batch(env, argv, 1);
   if (!b) return NULL;
+  b->simd = lanes;
   napi_value name;
   if (napi_create_reference(env, argv[3], 1, &b->callback) != napi_ok ||
       napi_create_string_utf8(env, "svc.mbhash", NAPI_AUTO_LENGTH, &name) != napi_ok ||
@@ -216,8 +225,15 @@ napi_status svc_mbhash_register(napi_env env, napi_value exports) {
   }
   if ((st = napi_create_string_utf8(env, "scalar", NAPI_AUTO_LENGTH, &s)) != napi_ok) return st;
   if ((st = napi_set_element(env, kernels, k++, s)) != napi_ok) return st;
+  napi_value single, m, h;
+  if ((st = napi_create_object(env, &single)) != napi_ok) return st;
+  if ((st = napi_create_string_utf8(env, svc_mb_single(SVC_MB_MD5), NAPI_AUTO_LENGTH, &m)) != napi_ok) return st;
+  if ((st = napi_create_string_utf8(env, svc_mb_single(SVC_MB_SHA256), NAPI_AUTO_LENGTH, &h)) != napi_ok) return st;
+  if ((st = napi_set_named_property(env, single, "md5", m)) != napi_ok) return st;
+  if ((st = napi_set_named_property(env, single, "sha256", h)) != napi_ok) return st;
   napi_property_descriptor props[] = {
       {"mbHashKernels", NULL, NULL, NULL, NULL, kernels, napi_enumerable, NULL},
+      {"mbHashSingle", NULL, NULL, NULL, NULL, single, napi_enumerable, NULL},
       {"mbHashIv", NULL, mb_iv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mbHashBlocks", NULL, mb_blocks, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mbHashBlocksAsync", NULL, mb_blocks_async, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -33,7 +33,7 @@ describe.skipIf(mbHashKernels.length === 0)('upload hashing in the multi-buffer 
 
   beforeAll(async () => {
     node = await startConsoleNode(1, { SVC_HASH_MULTIBUFFER: 'on' });
-    expect(node.run.logs().find((r) => r['event'] === 'startup_upload_hashing')).toMatchObject({ mode: 'on', kernel: mbHashKernels[0], signedUploadsInLanes: true });
+    expect(node.run.logs().find((r) => r['event'] === 'startup_upload_hashing')).toMatchObject({ mode: 'on', kernel: mbHashKernels[0], largeUploadsInService: true, sha256InLanes: true });
     ({ s3, s3Url: endpoint } = node);
     await s3.send(new CreateBucketCommand({ Bucket: 'lanes' }));
   }, 60_000);

@@ -1,60 +1,75 @@
 /**
  * The per-process hashing service for upload bodies: the MD5 (ETag) and,
- * for signed payloads, SHA-256 of every concurrent upload, hashed together
- * in the SIMD lanes of the multi-buffer kernels (`mb-hash.ts`) on a libuv
- * pool thread, off the event loop.
+ * for signed payloads, SHA-256 of every large upload, hashed off the event
+ * loop on a libuv pool thread, the MD5 of concurrent uploads together in
+ * the SIMD lanes of the multi-buffer kernels (`mb-hash.ts`).
  *
- * Why a service: one stream per lane only pays when the lanes are full. A
- * lone stream on the multi-buffer code is slower than OpenSSL (measured on
- * an AVX2 machine with SHA extensions: MD5 OpenSSL 661 MiB per CPU-second;
- * multi-buffer 1 lane 422, 4 lanes 1 412, 8 lanes 2 634; SHA-256 OpenSSL
- * 1 493 with SHA-NI, multi-buffer 8 lanes 1 392). So:
+ * How a body goes through it: `update` copies each arriving piece into a
+ * staging buffer of `STAGE_BYTES` (1 MiB) and returns at once; a full buffer
+ * joins the queue of its body. The batcher takes the oldest queued buffer of
+ * every body that has one and hashes them in one pool-thread trip (MD5 and
+ * SHA-256 side by side) as soon as every open body has one waiting (up to 8,
+ * the lanes of one pass), or a millisecond after the first one waited. A
+ * body may have `STAGE_DEPTH` buffers queued or being hashed; past that its
+ * next piece waits, which keeps memory bounded (4 MiB a body) while the
+ * bodies stay far enough ahead for the batches to fill.
  *
- * - per algorithm, a calibration on first use measures OpenSSL against 4
- *   lanes; `auto` uses the lanes only where they win by half again for
- *   both MD5 and SHA-256 (SHA-256 wins only on CPUs without SHA
- *   extensions), and only for bodies that need both (signed payloads):
- *   moving MD5 alone measured no gain end to end;
- * - a new upload joins the lanes only while at least `MIN_STREAMS - 1`
- *   others are hashing and its body is not small (`LANE_MIN_BYTES`); a lone
- *   or small upload stays on OpenSSL, on the event loop, as before;
- * - the batcher makes one pool-thread trip per batch (MD5 and SHA-256 side
- *   by side), once a chunk of every lane-hashed body waits (up to 8) or a
- *   millisecond has passed. Each
- *   stream has at most one chunk in flight; `update` resolves once the
- *   previous chunk is hashed, so a body's next piece waits for its last
- *   hash while the erasure encoder works on the piece itself.
+ * Why this shape (measured on an AVX2 EPYC with SHA-NI, per CPU-second):
+ * one OpenSSL stream hashes MD5 at ~700 MB and SHA-256 at ~1 580 MB;
+ * the AVX2 lanes hash MD5 at ~1 500 MB for 4 streams and ~2 900 for 8, but
+ * SHA-256 at only ~760 / 1 530 (OpenSSL's SHA-NI code beats them). A batch
+ * of fewer than three streams runs each stream alone through the process's
+ * own OpenSSL code on the same state (`mbHashSingle`; no slower than
+ * node:crypto), so every large upload can use the service from its first
+ * byte: a burst's first uploads join the lanes as soon as others arrive,
+ * which a choice at open time (OpenSSL or lanes for the body's whole life)
+ * could not do. Hashing 1 MiB at a time makes the pool trips and promise
+ * work per byte negligible; hashing the socket's 64 KiB pieces as they came
+ * cost about as much main-thread time as the lanes saved.
  *
- * `SVC_HASH_MULTIBUFFER=on|off|auto` (default `auto`): `on` sends every
- * upload through the lanes (tests, benchmarks), `off` never.
+ * `SVC_HASH_MULTIBUFFER=on|off|auto` (default `auto`): `auto` sends bodies
+ * of at least `LANE_MIN_BYTES` (or unknown size) here on CPUs where 4 lanes
+ * of MD5 beat one OpenSSL stream by half again, and runs SHA-256 in the
+ * lanes only where they beat OpenSSL for it too (CPUs without SHA
+ * extensions); small bodies stay on node:crypto on the event loop, where
+ * they take microseconds. `on` sends every body here with both algorithms
+ * in the lanes (tests, benchmarks); `off` none.
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { type HashMode, parseHashMode } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
-import { type MbAlg, MbHash, mbHashKernels, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
+import { BufferPool } from './buffer-pool.ts';
+import { type MbAlg, MbHash, mbHashKernels, mbHashSingle, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
 
 export { type HashMode, parseHashMode };
 
-/** Uploads hashing at once before a new one joins the lanes (below three, the kernel runs scalar code). */
-export const MIN_STREAMS = 3;
-
 /**
- * Smallest body (declared size) that joins the lanes in `auto` mode: a small
- * body is hashed in microseconds on the event loop, less than the trip to a
- * pool thread costs (measured: 4 KiB PUTs at 16 concurrent lost a quarter of
- * their rate through the lanes), and pool threads are the drives' too.
+ * Smallest body (declared size) that uses the service in `auto` mode: a
+ * small body is hashed in microseconds on the event loop, less than the
+ * copy and the trip to a pool thread cost (measured: 4 KiB PUTs at 16
+ * concurrent lost a quarter of their rate through the lanes), and pool
+ * threads are the drives' too.
  */
 export const LANE_MIN_BYTES = 1024 * 1024;
+
+/** Bytes of a body staged per queued buffer (a multiple of the 64-byte hash block). */
+export const STAGE_BYTES = 1024 * 1024;
+
+/** Staged buffers a body may have queued or being hashed before its next piece waits. */
+export const STAGE_DEPTH = 4;
 
 /** SIMD lanes of one kernel pass (AVX2: 8 × 32-bit). */
 const LANES = 8;
 
-/** Longest a queued chunk waits for others to fill the lanes, ms. */
+/** Longest a queued buffer waits for other bodies' buffers to fill the lanes, ms. */
 const GATHER_MS = 1;
 
 /** Lanes must beat OpenSSL by this factor to be used in `auto` mode. */
 const WIN_FACTOR = 1.5;
+
+/** Staging buffers shared by all bodies (bounded free list). */
+const stagePool = new BufferPool(STAGE_BYTES, 32);
 
 /** MiB per second of one OpenSSL stream and of four multi-buffer lanes together, on this CPU. */
 function calibrate(alg: MbAlg): { openssl: number; lanes4: number } {
@@ -79,17 +94,24 @@ function calibrate(alg: MbAlg): { openssl: number; lanes4: number } {
 }
 
 interface Job {
-  readonly items: (readonly [MbHash, Uint8Array])[];
+  readonly data: Uint8Array;
   resolve(): void;
   reject(err: unknown): void;
 }
 
+/** A body in the service: its hash states and its staged buffers not yet in a batch. */
+interface Stream {
+  readonly hashes: MbHash[];
+  readonly queue: Job[];
+  closed: boolean;
+}
+
 export interface HashServiceStats {
-  /** Addon calls made. */
+  /** Pool-thread trips made. */
   batches: number;
-  /** Chunks hashed through them. */
+  /** Staged buffers hashed through them. */
   chunks: number;
-  /** Uploads that used the lanes / stayed on OpenSSL. */
+  /** Uploads hashed in the service / on node:crypto on the event loop. */
   laneStreams: number;
   sslStreams: number;
 }
@@ -97,9 +119,9 @@ export interface HashServiceStats {
 /** Hashes of one upload body: MD5 always, SHA-256 when asked. Feed with `update`, read with `finish`. */
 export interface BodyHasher {
   /**
-   * Hashes `chunk`: on OpenSSL at once (undefined); in the lanes, queued after the previous
-   * chunk, the promise settling once that one is hashed (`chunk` unchanged until the next
-   * `update` or `finish` resolves).
+   * Hashes `chunk`, or copies it for hashing: `chunk` may change as soon as
+   * this returns. A promise means "wait before the next piece" (the body's
+   * staged buffers are all queued).
    */
   update(chunk: Uint8Array): Promise<void> | undefined;
   /** Waits for the last chunk; the digests as hex. Ends the stream. */
@@ -112,13 +134,14 @@ export class HashService {
   #mode: HashMode = 'auto';
   readonly #wins = new Map<MbAlg, boolean>();
   readonly #stats: HashServiceStats = { batches: 0, chunks: 0, laneStreams: 0, sslStreams: 0 };
-  #queue: Job[] = [];
+  /** Bodies with at least one staged buffer queued, oldest first. */
+  readonly #waiting = new Set<Stream>();
   #running = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Uploads currently open, on either path. */
   #open = 0;
-  /** Of those, the ones hashed in the lanes. */
-  #laneOpen = 0;
+  /** Of those, the ones hashed in the service. */
+  #serviceOpen = 0;
 
   constructor(mode: HashMode) {
     this.configure(mode);
@@ -143,9 +166,9 @@ export class HashService {
   }
 
   /** What this process does with upload hashing (calibrates now in `auto`): for the start-up log. */
-  describe(): { mode: HashMode; kernel: string; signedUploadsInLanes: boolean } {
-    const signedUploadsInLanes = this.mode === 'on' || (this.mode === 'auto' && this.#bothWin());
-    return { mode: this.mode, kernel: mbHashKernels[0] ?? 'none', signedUploadsInLanes };
+  describe(): { mode: HashMode; kernel: string; largeUploadsInService: boolean; sha256InLanes: boolean; single: Readonly<Record<MbAlg, string>> } {
+    const largeUploadsInService = this.mode === 'on' || (this.mode === 'auto' && this.lanesWin('md5'));
+    return { mode: this.mode, kernel: mbHashKernels[0] ?? 'none', largeUploadsInService, sha256InLanes: largeUploadsInService && this.#lanes().sha256, single: mbHashSingle };
   }
 
   /** Whether the lanes beat OpenSSL for `alg` here (measured once). */
@@ -159,58 +182,121 @@ export class HashService {
     return w;
   }
 
-  /**
-   * `auto`: a body that needs both digests, is not small, while enough
-   * others run, on a CPU where the lanes win for both. MD5 alone is not
-   * worth the trip (measured on an AVX2 machine with SHA-NI: large PUTs,
-   * MD5 in the lanes and SHA-256 on OpenSSL, lost 0–17 % per CPU-second).
-   */
-  #useLanes(othersOpen: number, opts: { sha256: boolean; size: number }): boolean {
-    if (this.mode === 'off') return false;
-    if (this.mode === 'on') return true;
-    return opts.sha256 && othersOpen >= MIN_STREAMS - 1 && (opts.size < 0 || opts.size >= LANE_MIN_BYTES) && this.#bothWin();
+  /** Per algorithm: batches of three or more streams in the lanes (else each stream alone). */
+  #lanes(): Record<MbAlg, boolean> {
+    if (this.mode === 'on') return { md5: true, sha256: true };
+    return { md5: this.lanesWin('md5'), sha256: this.lanesWin('sha256') };
   }
 
-  #bothWin(): boolean {
-    return this.lanesWin('md5') && this.lanesWin('sha256');
+  #useService(opts: { size: number }): boolean {
+    if (this.mode === 'off') return false;
+    if (this.mode === 'on') return true;
+    return (opts.size < 0 || opts.size >= LANE_MIN_BYTES) && this.lanesWin('md5');
   }
 
   /** A hasher for one body of `size` bytes (-1: not known). */
   body(opts: { sha256: boolean; size: number }): BodyHasher {
-    const inLanes = this.#useLanes(this.#open, opts);
-    this.#open++;
-    if (inLanes) this.#laneOpen++;
-    this.#stats[inLanes ? 'laneStreams' : 'sslStreams']++;
     const algs: MbAlg[] = opts.sha256 ? ['md5', 'sha256'] : ['md5'];
-    // Both digests on one path: the lanes (one batched chunk per update) or OpenSSL on this thread.
-    const lanes = inLanes ? algs.map((a) => new MbHash(a)) : [];
-    const ssl = inLanes ? [] : algs.map((a) => createHash(a));
-    const [md5, sha] = inLanes ? lanes : ssl;
-    let pending: Promise<void> | undefined;
+    return this.#useService(opts) ? this.#serviceBody(algs) : this.#sslBody(algs);
+  }
+
+  /** node:crypto on the event loop. */
+  #sslBody(algs: MbAlg[]): BodyHasher {
+    this.#open++;
+    this.#stats.sslStreams++;
+    const [md5, sha] = algs.map((a) => createHash(a));
     let closed = false;
     const close = () => {
       if (closed) return;
       closed = true;
       this.#open--;
-      if (inLanes) this.#laneOpen--;
     };
     return {
       update: (chunk) => {
         if (closed) return Promise.reject(new SvcError('InternalError', 'body hasher used after it was closed'));
-        if (!inLanes) {
-          for (const h of ssl) h.update(chunk);
-          return undefined;
-        }
-        return (async () => {
-          if (pending !== undefined) await pending;
-          pending = this.#submit(lanes.map((h) => [h, chunk] as const));
-          // A body abandoned mid-way never awaits its last chunk: its failure must not go unhandled.
-          pending.catch(() => undefined);
-        })();
+        md5!.update(chunk);
+        sha?.update(chunk);
+        return undefined;
       },
       finish: async () => {
         try {
-          if (pending !== undefined) await pending;
+          const md5Hex = md5!.digest('hex');
+          return sha === undefined ? { md5: md5Hex } : { md5: md5Hex, sha256: sha.digest('hex') };
+        } finally {
+          close();
+        }
+      },
+      close,
+    };
+  }
+
+  /** Staged and batched on a pool thread (see the top of this file). */
+  #serviceBody(algs: MbAlg[]): BodyHasher {
+    this.#open++;
+    this.#serviceOpen++;
+    this.#stats.laneStreams++;
+    const stream: Stream = { hashes: algs.map((a) => new MbHash(a)), queue: [], closed: false };
+    let cur: Buffer | undefined;
+    let fill = 0;
+    /** Staged buffers queued or being hashed. */
+    let outstanding = 0;
+    let failed: unknown;
+    const waiters: (() => void)[] = [];
+    /** Resolves after the next staged buffer settles. */
+    const settled = () => new Promise<void>((r) => waiters.push(r));
+    const stage = () => {
+      const buf = cur!;
+      const len = fill;
+      cur = undefined;
+      fill = 0;
+      outstanding++;
+      this.#enqueue(stream, buf.subarray(0, len))
+        .catch((err: unknown) => {
+          failed ??= err;
+        })
+        .finally(() => {
+          // Back to the pool only once the pool thread is done with it.
+          stagePool.release(buf);
+          outstanding--;
+          for (const w of waiters.splice(0)) w();
+        });
+    };
+    const room = async () => {
+      while (outstanding >= STAGE_DEPTH) await settled();
+      if (failed !== undefined) throw failed;
+    };
+    const close = () => {
+      if (stream.closed) return;
+      stream.closed = true;
+      this.#open--;
+      this.#serviceOpen--;
+      if (cur !== undefined) stagePool.release(cur);
+      cur = undefined;
+      // Queued buffers of a closed body are released unhashed by the next batch.
+      this.#kick();
+    };
+    return {
+      update: (chunk) => {
+        if (stream.closed) return Promise.reject(new SvcError('InternalError', 'body hasher used after it was closed'));
+        if (failed !== undefined) return Promise.reject(failed);
+        let pos = 0;
+        while (pos < chunk.length) {
+          cur ??= stagePool.acquire();
+          const take = Math.min(STAGE_BYTES - fill, chunk.length - pos);
+          cur.set(chunk.subarray(pos, pos + take), fill);
+          fill += take;
+          pos += take;
+          if (fill === STAGE_BYTES) stage();
+        }
+        return outstanding >= STAGE_DEPTH ? room() : undefined;
+      },
+      finish: async () => {
+        try {
+          if (stream.closed) throw new SvcError('InternalError', 'body hasher used after it was closed');
+          if (fill > 0) stage();
+          while (outstanding > 0) await settled();
+          if (failed !== undefined) throw failed;
+          const [md5, sha] = stream.hashes;
           const md5Hex = md5!.digest().toString('hex');
           return sha === undefined ? { md5: md5Hex } : { md5: md5Hex, sha256: sha.digest().toString('hex') };
         } finally {
@@ -221,23 +307,22 @@ export class HashService {
     };
   }
 
-  #submit(items: (readonly [MbHash, Uint8Array])[]): Promise<void> {
+  #enqueue(stream: Stream, data: Uint8Array): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ items, resolve, reject });
+      stream.queue.push({ data, resolve, reject });
+      this.#waiting.add(stream);
       this.#kick();
     });
   }
 
   /**
-   * Starts a batch once a chunk of every lane-hashed body waits (up to 8,
-   * the lanes of one pass), else within `GATHER_MS`: a batch of one or two
-   * chunks runs on the kernel's scalar code, slower than OpenSSL (measured:
-   * dispatching whatever one event-loop turn had gave 1.6 chunks a batch
-   * and lost 18 % of large-PUT throughput per CPU-second).
+   * Starts a batch once every open body has a buffer waiting (up to 8, the
+   * lanes of one pass), else within `GATHER_MS`: a batch of one or two
+   * streams runs each alone, so waiting a little for others fills the lanes.
    */
   #kick(): void {
-    if (this.#running || this.#queue.length === 0) return;
-    if (this.#queue.length >= Math.max(1, Math.min(LANES, this.#laneOpen))) {
+    if (this.#running || this.#waiting.size === 0) return;
+    if (this.#waiting.size >= Math.max(1, Math.min(LANES, this.#serviceOpen))) {
       if (this.#timer !== undefined) clearTimeout(this.#timer);
       this.#timer = undefined;
       void this.#batch();
@@ -245,22 +330,32 @@ export class HashService {
     }
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
-      if (!this.#running && this.#queue.length > 0) void this.#batch();
+      if (!this.#running && this.#waiting.size > 0) void this.#batch();
     }, GATHER_MS);
   }
 
-  /** One pool-thread trip for everything queued; then the next, when due. */
+  /** One pool-thread trip for the oldest waiting buffer of every body; then the next, when due. */
   async #batch(): Promise<void> {
     this.#running = true;
-    const jobs = this.#queue;
-    this.#queue = [];
+    const jobs: [Stream, Job][] = [];
+    for (const s of this.#waiting) {
+      jobs.push([s, s.queue.shift()!]);
+      if (s.queue.length === 0) this.#waiting.delete(s);
+    }
+    const live = jobs.filter(([s, j]) => {
+      if (s.closed) j.resolve();
+      return !s.closed;
+    });
     this.#stats.batches++;
-    this.#stats.chunks += jobs.length;
+    this.#stats.chunks += live.length;
     try {
-      await mbUpdateAsync(jobs.flatMap((j) => j.items));
-      for (const j of jobs) j.resolve();
+      await mbUpdateAsync(
+        live.flatMap(([s, j]) => s.hashes.map((h) => [h, j.data] as const)),
+        this.#lanes(),
+      );
+      for (const [, j] of live) j.resolve();
     } catch (err) {
-      for (const j of jobs) j.reject(err);
+      for (const [, j] of live) j.reject(err);
     } finally {
       this.#running = false;
     }

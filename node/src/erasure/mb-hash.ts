@@ -1,7 +1,8 @@
 /**
  * Multi-buffer MD5 and SHA-256: the streams of many concurrent uploads
  * hashed together, one stream per SIMD lane of the native addon
- * (`native/mbhash.c`: AVX2 8 lanes, scalar fallback), bit-exact with
+ * (`native/mbhash.c`: AVX2 8 lanes; one stream alone through the process's
+ * OpenSSL code on the same state, or portable C), bit-exact with
  * node:crypto (`mb-hash.test.ts`).
  *
  * An `MbHash` is one stream. `mbUpdate([[hash, chunk], …])` advances many
@@ -25,7 +26,8 @@ interface MbAddon {
   readonly mbHashKernels: readonly string[];
   mbHashIv(alg: number, state: Uint32Array): void;
   mbHashBlocks(alg: number, states: Uint32Array[], datas: Uint8Array[], kernel?: string): void;
-  mbHashBlocksAsync(alg: number, states: Uint32Array[], datas: Uint8Array[], cb: (err: Error | null) => void): void;
+  mbHashBlocksAsync(alg: number, states: Uint32Array[], datas: Uint8Array[], cb: (err: Error | null) => void, lanes?: boolean): void;
+  readonly mbHashSingle?: Readonly<Record<MbAlg, string>>;
 }
 
 const addon: MbAddon | null =
@@ -35,6 +37,13 @@ const addon: MbAddon | null =
 
 /** Multi-buffer kernels this process can run, fastest first (`avx2`, `scalar`); empty without the addon. */
 export const mbHashKernels: readonly string[] = addon?.mbHashKernels ?? [];
+
+/**
+ * What hashes one stream alone (the `scalar` kernel, and any batch of fewer
+ * than three streams): `openssl`, the process's own OpenSSL code run on our
+ * state (as fast as node:crypto), or `portable` C.
+ */
+export const mbHashSingle: Readonly<Record<MbAlg, string>> = addon?.mbHashSingle ?? { md5: 'portable', sha256: 'portable' };
 
 const ALG: Record<MbAlg, { id: number; words: number; digest: number; littleEndian: boolean }> = {
   md5: { id: 0, words: 4, digest: 16, littleEndian: true },
@@ -141,6 +150,7 @@ interface Plan {
 }
 
 interface AddonBatch {
+  name: MbAlg;
   alg: number;
   states: Uint32Array[];
   datas: Uint8Array[];
@@ -156,8 +166,8 @@ function batches(plans: Plan[]): { firsts: AddonBatch[]; bodies: AddonBatch[] } 
     const mine = plans.filter((p) => p.hash.alg === alg);
     const firsts = mine.filter((p) => p.first !== undefined);
     const bodies = mine.filter((p) => p.body.length > 0);
-    if (firsts.length > 0) out.firsts.push({ alg: ALG[alg].id, states: firsts.map((p) => p.hash.state), datas: firsts.map((p) => p.first!) });
-    if (bodies.length > 0) out.bodies.push({ alg: ALG[alg].id, states: bodies.map((p) => p.hash.state), datas: bodies.map((p) => p.body) });
+    if (firsts.length > 0) out.firsts.push({ name: alg, alg: ALG[alg].id, states: firsts.map((p) => p.hash.state), datas: firsts.map((p) => p.first!) });
+    if (bodies.length > 0) out.bodies.push({ name: alg, alg: ALG[alg].id, states: bodies.map((p) => p.hash.state), datas: bodies.map((p) => p.body) });
   }
   return out;
 }
@@ -186,9 +196,11 @@ export function mbUpdate(items: readonly (readonly [MbHash, Uint8Array])[], kern
 
 /**
  * `mbUpdate` on a libuv pool thread. The chunks must stay unchanged until the
- * promise settles; the streams refuse other updates meanwhile.
+ * promise settles; the streams refuse other updates meanwhile. `lanes[alg]`
+ * false hashes that algorithm's streams one at a time (the `scalar` kernel:
+ * OpenSSL's code where available) instead of in the SIMD lanes.
  */
-export async function mbUpdateAsync(items: readonly (readonly [MbHash, Uint8Array])[]): Promise<void> {
+export async function mbUpdateAsync(items: readonly (readonly [MbHash, Uint8Array])[], lanes: Partial<Record<MbAlg, boolean>> = {}): Promise<void> {
   const plans = plansOf(items);
   if (plans === null) return;
   for (const p of plans) p.hash.busy = true;
@@ -199,7 +211,9 @@ export async function mbUpdateAsync(items: readonly (readonly [MbHash, Uint8Arra
     // MD5 and SHA-256 states are distinct: both algorithms' bodies run at once. All settle before
     // the streams are freed: one failing must not free a stream the other still writes.
     const runs = await Promise.allSettled(
-      bodies.map((b) => new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(b.alg, b.states, b.datas, (err) => (err ? reject(err) : resolve())))),
+      bodies.map(
+        (b) => new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(b.alg, b.states, b.datas, (err) => (err ? reject(err) : resolve()), lanes[b.name] ?? true)),
+      ),
     );
     for (const r of runs) if (r.status === 'rejected') throw r.reason;
     for (const p of plans) p.hash.commit(p);

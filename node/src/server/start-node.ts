@@ -54,7 +54,11 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   const hashing = hashService.describe();
   log.info(
     { event: 'startup_upload_hashing', ...hashing },
-    `upload hashing: multi-buffer ${hashing.mode} (${hashing.kernel}); large concurrent signed uploads ${hashing.signedUploadsInLanes ? 'in the SIMD lanes' : 'on OpenSSL'}`,
+    `upload hashing: multi-buffer ${hashing.mode} (${hashing.kernel}); large uploads ${
+      hashing.largeUploadsInService
+        ? `hashed on pool threads, MD5 of concurrent ones in the SIMD lanes, SHA-256 ${hashing.sha256InLanes ? 'too' : `alone (${hashing.single.sha256})`}`
+        : 'hashed by node:crypto on the event loop'
+    }`,
   );
   if (fallback !== null) log.warn({ event: 'codec_native_unavailable', reason: fallback }, 'native erasure codec unavailable; the TypeScript kernel is much slower');
 
