@@ -168,7 +168,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_REBALANCE_MAX_ATTEMPTS', 'rebalance attempts per object (default 3)'],
   ['SVC_DECOMMISSION_BUCKET_CONCURRENCY', 'buckets drained in parallel (default 4)'],
   ['SVC_DECOMMISSION_ENTRY_CONCURRENCY', `entries drained in parallel (default 8, hard cap ${DECOMMISSION_ENTRY_HARD_CAP})`],
-  ['SVC_HASH_MULTIBUFFER', 'multi-buffer (SIMD) hashing of upload bodies: auto (default: when enough uploads run at once and it is faster here), on, off'],
+  ['SVC_HASH_MULTIBUFFER', 'hashing of upload bodies on pool threads, MD5 of concurrent uploads in SIMD lanes: auto (default: bodies of 1 MiB or more, where the lanes are faster here), on (every body, both digests in the lanes), off (node:crypto on the event loop)'],
   ['SVC_LIST_OBJECTS_QUORUM', 'listing quorum: disk, reduced, optimal (default), auto; anything else means strict'],
   ['SVC_STARTUP_READINESS_MAX_WAIT_SECS', 'seconds start-up waits for readiness before continuing degraded (default 120)'],
   ['SVC_ACCESS_KEY', `root access key (default ${DEFAULT_ACCESS_KEY}, with a warning); not together with SVC_ACCESS_KEY_FILE`],
