@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { capYoungGeneration, SERVER_OLD_SPACE_MB, serverHeapArgs, serverRestartArgs } from './heap.ts';
+import { capYoungGeneration, SERVER_OLD_SPACE_MB, SERVER_SEMI_SPACE_MB, serverHeapArgs, serverRestartArgs } from './heap.ts';
 
 const heapModule = join(dirname(fileURLToPath(import.meta.url)), 'heap.ts');
 
@@ -39,23 +39,18 @@ describe('capYoungGeneration', () => {
 
 describe('server heap options', () => {
   it('asks for the starting old-generation size once, keeping node options and the command line', () => {
-    expect(serverHeapArgs([], {})).toEqual([`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`]);
+    const heap = [`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`, `--min-semi-space-size=${SERVER_SEMI_SPACE_MB}`, `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}`];
+    expect(serverHeapArgs([], {})).toEqual(heap);
     const argv = ['/usr/bin/node', '/opt/svc/node/bin/svc.js', 'server', '/mnt/d{1...4}'];
-    expect(serverRestartArgs(argv, ['--cpu-prof'], {})).toEqual([
-      process.execPath,
-      `--initial-old-space-size=${SERVER_OLD_SPACE_MB}`,
-      '--cpu-prof',
-      '/opt/svc/node/bin/svc.js',
-      'server',
-      '/mnt/d{1...4}',
-    ]);
-    // after the restart the option is there: no second restart
-    expect(serverRestartArgs(argv, [`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`], {})).toBeNull();
+    expect(serverRestartArgs(argv, ['--cpu-prof'], {})).toEqual([process.execPath, ...heap, '--cpu-prof', '/opt/svc/node/bin/svc.js', 'server', '/mnt/d{1...4}']);
+    // after the restart the options are there: no second restart
+    expect(serverRestartArgs(argv, heap, {})).toBeNull();
   });
 
-  it("leaves an operator's own heap sizing alone", () => {
-    expect(serverHeapArgs(['--initial-old-space-size=256'], {})).toEqual([]);
-    expect(serverHeapArgs(['--initial_heap_size=512'], {})).toEqual([]);
-    expect(serverRestartArgs(['node', 'svc.js', 'server'], ['--initial-heap-size=128'], {})).toBeNull();
+  it("leaves an operator's own heap sizing alone, each setting on its own", () => {
+    expect(serverHeapArgs(['--initial-old-space-size=256'], {})).toEqual([`--min-semi-space-size=${SERVER_SEMI_SPACE_MB}`, `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}`]);
+    expect(serverHeapArgs(['--initial_heap_size=512', '--max-semi-space-size=16'], {})).toEqual([]);
+    expect(serverHeapArgs([], { NODE_OPTIONS: '--max-semi-space-size=8' })).toEqual([`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`]);
+    expect(serverRestartArgs(['node', 'svc.js', 'server'], ['--initial-heap-size=128', '--min-semi-space-size=2'], {})).toBeNull();
   });
 });
