@@ -69,8 +69,8 @@ const GATHER_MS = 1;
 /** Lanes must beat OpenSSL by this factor to be used in `auto` mode. */
 const WIN_FACTOR = 1.5;
 
-/** Staging buffers shared by all bodies (bounded free list). */
-const stagePool = new BufferPool(STAGE_BYTES, 32);
+/** Staging buffers shared by all bodies; the free list keeps enough for four uploads at full depth (12 MiB). */
+const stagePool = new BufferPool(STAGE_BYTES, 4 * (STAGE_DEPTH + 1));
 
 /** MiB per second of one OpenSSL stream and of four multi-buffer lanes together, on this CPU. */
 function calibrate(alg: MbAlg): { openssl: number; lanes4: number } {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { capYoungGeneration, SERVER_OLD_SPACE_MB, SERVER_SEMI_SPACE_MB, serverHeapArgs, serverRestartArgs } from './heap.ts';
+import { capYoungGeneration, restartWithServerHeap, SERVER_OLD_SPACE_MB, SERVER_SEMI_SPACE_MB, serverHeapArgs, serverRestartArgs } from './heap.ts';
 
 const heapModule = join(dirname(fileURLToPath(import.meta.url)), 'heap.ts');
 
@@ -52,5 +52,19 @@ describe('server heap options', () => {
     expect(serverHeapArgs(['--initial_heap_size=512', '--max-semi-space-size=16'], {})).toEqual([]);
     expect(serverHeapArgs([], { NODE_OPTIONS: '--max-semi-space-size=8' })).toEqual([`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`]);
     expect(serverRestartArgs(['node', 'svc.js', 'server'], ['--initial-heap-size=128', '--min-semi-space-size=2'], {})).toBeNull();
+  });
+
+  it('a refused exec leaves the server running with the defaults, and says so', () => {
+    const calls: string[][] = [];
+    const refuse = (_file: string, args: string[]) => {
+      calls.push(args);
+      throw new Error('EACCES');
+    };
+    expect(restartWithServerHeap(['node', 'svc.js', 'server'], [], {}, refuse)).toBe(false);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toContain(`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`);
+    // nothing to do once the options are there: no exec at all
+    expect(restartWithServerHeap(['node', 'svc.js', 'server'], calls[0]!.slice(1, 4), {}, refuse)).toBe(false);
+    expect(calls).toHaveLength(1);
   });
 });

@@ -80,10 +80,25 @@ export function serverRestartArgs(argv: readonly string[], execArgv: readonly st
 /**
  * Restarts this process in place with the server's heap options (see
  * above); returns only when no restart is needed or possible (a platform
- * without `execve`: the server runs with V8's defaults).
+ * without `execve`, or an exec the system refused: the server then runs
+ * with V8's defaults, and says so on stderr).
  */
-export function restartWithServerHeap(argv: readonly string[] = process.argv, execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): void {
+export function restartWithServerHeap(
+  argv: readonly string[] = process.argv,
+  execArgv: readonly string[] = process.execArgv,
+  env: NodeJS.ProcessEnv = process.env,
+  execve: ((file: string, args: string[], env: NodeJS.ProcessEnv) => void) | undefined = process.execve?.bind(process),
+): boolean {
   const args = serverRestartArgs(argv, execArgv, env);
-  if (args === null || typeof process.execve !== 'function') return;
-  process.execve(process.execPath, args, env);
+  if (args === null) return false;
+  if (execve === undefined) {
+    process.stderr.write('svc: this platform cannot restart a process in place; running with V8\'s default heap sizing\n');
+    return false;
+  }
+  try {
+    execve(process.execPath, args, env);
+  } catch (err) {
+    process.stderr.write(`svc: restart with the server's heap options failed (${(err as Error).message}); running with V8's default heap sizing\n`);
+  }
+  return false;
 }
