@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { capYoungGeneration, restartWithServerHeap, SERVER_OLD_SPACE_MB, SERVER_SEMI_SPACE_MB, serverHeapArgs, serverRestartArgs } from './heap.ts';
+import { capYoungGeneration, restartWithServerHeap, SERVER_OLD_SPACE_MB, serverHeapArgs, serverRestartArgs } from './heap.ts';
 
 const heapModule = join(dirname(fileURLToPath(import.meta.url)), 'heap.ts');
 
@@ -39,7 +39,7 @@ describe('capYoungGeneration', () => {
 
 describe('server heap options', () => {
   it('asks for the starting old-generation size once, keeping node options and the command line', () => {
-    const heap = [`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`, `--min-semi-space-size=${SERVER_SEMI_SPACE_MB}`, `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}`];
+    const heap = [`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`];
     expect(serverHeapArgs([], {})).toEqual(heap);
     const argv = ['/usr/bin/node', '/opt/svc/node/bin/svc.js', 'server', '/mnt/d{1...4}'];
     expect(serverRestartArgs(argv, ['--cpu-prof'], {})).toEqual([process.execPath, ...heap, '--cpu-prof', '/opt/svc/node/bin/svc.js', 'server', '/mnt/d{1...4}']);
@@ -47,11 +47,10 @@ describe('server heap options', () => {
     expect(serverRestartArgs(argv, heap, {})).toBeNull();
   });
 
-  it("leaves an operator's own heap sizing alone, each setting on its own", () => {
-    expect(serverHeapArgs(['--initial-old-space-size=256'], {})).toEqual([`--min-semi-space-size=${SERVER_SEMI_SPACE_MB}`, `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}`]);
-    expect(serverHeapArgs(['--initial_heap_size=512', '--max-semi-space-size=16'], {})).toEqual([]);
-    expect(serverHeapArgs([], { NODE_OPTIONS: '--max-semi-space-size=8' })).toEqual([`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`]);
-    expect(serverRestartArgs(['node', 'svc.js', 'server'], ['--initial-heap-size=128', '--min-semi-space-size=2'], {})).toBeNull();
+  it("leaves an operator's own heap sizing alone", () => {
+    expect(serverHeapArgs(['--initial-old-space-size=256'], {})).toEqual([]);
+    expect(serverHeapArgs(['--initial_heap_size=512'], {})).toEqual([]);
+    expect(serverRestartArgs(['node', 'svc.js', 'server'], ['--initial-heap-size=128'], {})).toBeNull();
   });
 
   it('a refused exec leaves the server running with the defaults, and says so', () => {
@@ -64,7 +63,7 @@ describe('server heap options', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toContain(`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`);
     // nothing to do once the options are there: no exec at all
-    expect(restartWithServerHeap(['node', 'svc.js', 'server'], calls[0]!.slice(1, 4), {}, refuse)).toBe(false);
+    expect(restartWithServerHeap(['node', 'svc.js', 'server'], calls[0]!.slice(1, 2), {}, refuse)).toBe(false);
     expect(calls).toHaveLength(1);
   });
 });

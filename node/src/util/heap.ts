@@ -14,15 +14,13 @@
  * it can be set from here. An operator who sizes the young generation on
  * the command line or in NODE_OPTIONS keeps that choice.
  *
- * **Young generation fixed at 4 MiB per semi-space** for `svc server`
- * (set at the restart below; the growth factor above covers processes that
- * do not restart). Small requests allocate ~190 KB of short-lived objects
- * each, and a 1 MiB young generation meant a scavenge every ~5 ms under 16
- * concurrent 4 KiB requests. Alternating runs of 3 000 4 KiB GETs (16
- * concurrent), per server CPU-second: 1 205–1 266 ops at 1 MiB, 1 235–1 240
- * at 2, 1 220–1 310 at 4; the S3 bench's streamed 1 GiB PUT peaked at 151,
- * 158 and 176–179 MiB RSS (limit 200). 4 MiB buys the small-request rate
- * for RSS still under the limit, far below V8's own growth to 16–32 MiB.
+ * A larger fixed young generation was measured and not kept: at 4 MiB per
+ * semi-space, 4 KiB GETs gained about 5 % per server CPU-second (1 220–1 310
+ * ops against 1 205–1 266, alternating runs), but 4 concurrent 64 MiB PUTs
+ * lost 7 % (213–218 against 231–235 MB): with a scavenge only every ~50 MB
+ * of body, the dead socket buffers' external memory kept V8 starting full
+ * mark-compacts (29–31 against 3 for 2 GB), and the streamed PUT's peak RSS
+ * rose from 151 to 176–179 MiB. 2 MiB fell in between on every count.
  *
  * **Old generation started at 64 MiB.** A server's old generation holds
  * about 20 MiB (modules, caches) and grows slowly, so V8 sets its limit only
@@ -35,9 +33,8 @@
  * change in the streamed PUT's peak RSS (148 MiB). V8 reads that size only
  * when it creates the heap, so `svc server` restarts itself with it once, at
  * start-up, in the same process (`process.execve`: same PID, so tini, a
- * container runtime or systemd see no difference), together with the
- * young-generation size. An operator's own `--initial-old-space-size` /
- * `--initial-heap-size`, or semi-space size, wins (each on its own).
+ * container runtime or systemd see no difference). An operator's own
+ * `--initial-old-space-size` or `--initial-heap-size` wins.
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -50,20 +47,14 @@ export function capYoungGeneration(execArgv: readonly string[] = process.execArg
 /** Starting size of a server's old generation, MiB (see above). */
 export const SERVER_OLD_SPACE_MB = 64;
 
-/** Fixed size of each of a server's two young-generation semi-spaces, MiB (see above). */
-export const SERVER_SEMI_SPACE_MB = 4;
-
 function ownFlags(execArgv: readonly string[], env: NodeJS.ProcessEnv): string[] {
   return [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
 }
 
 /** The Node options a server process lacks (empty when it runs with them, or with the operator's own sizing). */
 export function serverHeapArgs(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): string[] {
-  const own = ownFlags(execArgv, env);
-  const out: string[] = [];
-  if (!own.some((a) => /initial[-_](old[-_]space|heap)[-_]size/.test(a))) out.push(`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`);
-  if (!own.some((a) => /semi[-_]space/.test(a))) out.push(`--min-semi-space-size=${SERVER_SEMI_SPACE_MB}`, `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}`);
-  return out;
+  if (ownFlags(execArgv, env).some((a) => /initial[-_](old[-_]space|heap)[-_]size/.test(a))) return [];
+  return [`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`];
 }
 
 /**
