@@ -40,12 +40,12 @@ export interface SvcRun {
   stop(): Promise<number | null>;
 }
 
-export async function runSvc(args: string[], env: Record<string, string> = {}, opts: { port?: number; wrap?: string[] } = {}): Promise<SvcRun> {
+export async function runSvc(args: string[], env: Record<string, string> = {}, opts: { port?: number; wrap?: string[]; nodeArgs?: string[] } = {}): Promise<SvcRun> {
   const port = opts.port ?? (await freePort());
   const consolePort = await freePort();
-  // `wrap`: a command prefix the program runs under (e.g. nsenter into a mount namespace).
+  // `wrap`: a command prefix the program runs under (e.g. nsenter into a mount namespace); `nodeArgs`: Node options.
   const [bin, ...pre] = [...(opts.wrap ?? []), NODE];
-  const child = spawn(bin!, [...pre, SVC, ...args], {
+  const child = spawn(bin!, [...pre, ...(opts.nodeArgs ?? []), SVC, ...args], {
     cwd: REPO,
     env: {
       PATH: process.env.PATH ?? '',
