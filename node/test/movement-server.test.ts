@@ -168,6 +168,10 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     // kill -9 in the middle of the drain (no write in doubt: the clients pause first).
     await w.pause();
     await srv.kill9();
+    // What the restarted drain still has to move (moves made after the last persisted progress are
+    // not counted again, and how many those are depends on the machine's speed).
+    const leftAtKill = (await objectJournals(srv.roots(0)[0]!)).length;
+    expect(leftAtKill).toBeGreaterThan(20);
     await srv.start();
     s3 = srv.s3();
     s3b = srv.s3();
@@ -193,9 +197,9 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     expect(poolState(done, 0)).toMatchObject({ status: 'complete', poolStatus: 'decommissioned' });
     const info = poolState(done, 0).decommissionInfo;
     expect(info).toMatchObject({ complete: true, failed: false, canceled: false, objectsDecommissionedFailed: 0, lastError: null });
-    // Counted as they go; moves made after the last persisted progress before the kill are not
-    // counted again, and clients deleted some keys before the drain reached them.
-    expect(info.objectsDecommissioned).toBeGreaterThan(onPool0.length / 2);
+    // Counted as they go: at least what was left at the kill, less the keys clients deleted before
+    // the drain reached them (half is a generous bound for those).
+    expect(info.objectsDecommissioned).toBeGreaterThan(leftAtKill / 2);
     expect(w.errors).toEqual([]);
     expect(w.writes).toBeGreaterThan(50);
     expect(w.reads).toBeGreaterThan(50);
