@@ -9,12 +9,13 @@ if (major < 24) {
   );
   process.exit(1);
 }
+const heap = await import('../src/util/heap.ts');
 // A server restarts itself once, in place, with V8 heap options that can only be set at start-up.
 const command = process.argv[2];
-if (command === undefined || command === 'server' || command === 'local') (await import('../src/util/heap.ts')).restartWithServerHeap();
+if (command === undefined || command === 'server' || command === 'local') heap.restartWithServerHeap();
 // Before any I/O: libuv sizes its worker pool on first use.
 (await import('../src/util/threadpool.ts')).sizeThreadpool();
 // Before the heap grows: a young generation that stays small frees dead socket buffers sooner.
-(await import('../src/util/heap.ts')).capYoungGeneration();
+heap.capYoungGeneration();
 const { main } = await import('../src/cli/main.ts');
 process.exit(await main(process.argv.slice(2)));

@@ -104,7 +104,6 @@ interface Job {
 interface Stream {
   readonly hashes: MbHash[];
   readonly queue: Job[];
-  closed: boolean;
 }
 
 export interface HashServiceStats {
@@ -236,7 +235,8 @@ export class HashService {
     this.#open++;
     this.#serviceOpen++;
     this.#stats.laneStreams++;
-    const stream: Stream = { hashes: algs.map((a) => new MbHash(a)), queue: [], closed: false };
+    const stream: Stream = { hashes: algs.map((a) => new MbHash(a)), queue: [] };
+    let closed = false;
     let cur: Buffer | undefined;
     let fill = 0;
     /** Staged buffers queued or being hashed. */
@@ -267,18 +267,19 @@ export class HashService {
       if (failed !== undefined) throw failed;
     };
     const close = () => {
-      if (stream.closed) return;
-      stream.closed = true;
+      if (closed) return;
+      closed = true;
       this.#open--;
       this.#serviceOpen--;
       if (cur !== undefined) stagePool.release(cur);
       cur = undefined;
-      // Queued buffers of a closed body are released unhashed by the next batch.
-      this.#kick();
+      // Its buffers still queued are released unhashed now; one already in a batch settles there.
+      for (const j of stream.queue.splice(0)) j.resolve();
+      this.#waiting.delete(stream);
     };
     return {
       update: (chunk) => {
-        if (stream.closed) return Promise.reject(new SvcError('InternalError', 'body hasher used after it was closed'));
+        if (closed) return Promise.reject(new SvcError('InternalError', 'body hasher used after it was closed'));
         if (failed !== undefined) return Promise.reject(failed);
         let pos = 0;
         while (pos < chunk.length) {
@@ -293,7 +294,7 @@ export class HashService {
       },
       finish: async () => {
         try {
-          if (stream.closed) throw new SvcError('InternalError', 'body hasher used after it was closed');
+          if (closed) throw new SvcError('InternalError', 'body hasher used after it was closed');
           if (fill > 0) stage();
           while (outstanding > 0) await settled();
           if (failed !== undefined) throw failed;
@@ -338,15 +339,11 @@ export class HashService {
   /** One pool-thread trip for the oldest waiting buffer of every body; then the next, when due. */
   async #batch(): Promise<void> {
     this.#running = true;
-    const jobs: [Stream, Job][] = [];
+    const live: [Stream, Job][] = [];
     for (const s of this.#waiting) {
-      jobs.push([s, s.queue.shift()!]);
+      live.push([s, s.queue.shift()!]);
       if (s.queue.length === 0) this.#waiting.delete(s);
     }
-    const live = jobs.filter(([s, j]) => {
-      if (s.closed) j.resolve();
-      return !s.closed;
-    });
     this.#stats.batches++;
     this.#stats.chunks += live.length;
     try {

@@ -150,8 +150,7 @@ interface Plan {
 }
 
 interface AddonBatch {
-  name: MbAlg;
-  alg: number;
+  alg: MbAlg;
   states: Uint32Array[];
   datas: Uint8Array[];
 }
@@ -166,8 +165,8 @@ function batches(plans: Plan[]): { firsts: AddonBatch[]; bodies: AddonBatch[] } 
     const mine = plans.filter((p) => p.hash.alg === alg);
     const firsts = mine.filter((p) => p.first !== undefined);
     const bodies = mine.filter((p) => p.body.length > 0);
-    if (firsts.length > 0) out.firsts.push({ name: alg, alg: ALG[alg].id, states: firsts.map((p) => p.hash.state), datas: firsts.map((p) => p.first!) });
-    if (bodies.length > 0) out.bodies.push({ name: alg, alg: ALG[alg].id, states: bodies.map((p) => p.hash.state), datas: bodies.map((p) => p.body) });
+    if (firsts.length > 0) out.firsts.push({ alg, states: firsts.map((p) => p.hash.state), datas: firsts.map((p) => p.first!) });
+    if (bodies.length > 0) out.bodies.push({ alg, states: bodies.map((p) => p.hash.state), datas: bodies.map((p) => p.body) });
   }
   return out;
 }
@@ -190,7 +189,7 @@ export function mbUpdate(items: readonly (readonly [MbHash, Uint8Array])[], kern
   const plans = plansOf(items);
   if (plans === null) return;
   const { firsts, bodies } = batches(plans);
-  for (const b of [...firsts, ...bodies]) addon!.mbHashBlocks(b.alg, b.states, b.datas, kernel);
+  for (const b of [...firsts, ...bodies]) addon!.mbHashBlocks(ALG[b.alg].id, b.states, b.datas, kernel);
   for (const p of plans) p.hash.commit(p);
 }
 
@@ -207,12 +206,12 @@ export async function mbUpdateAsync(items: readonly (readonly [MbHash, Uint8Arra
   try {
     const { firsts, bodies } = batches(plans);
     // At most one 64-byte block per stream: here, before its body (a pool trip costs more).
-    for (const b of firsts) addon!.mbHashBlocks(b.alg, b.states, b.datas);
+    for (const b of firsts) addon!.mbHashBlocks(ALG[b.alg].id, b.states, b.datas);
     // MD5 and SHA-256 states are distinct: both algorithms' bodies run at once. All settle before
     // the streams are freed: one failing must not free a stream the other still writes.
     const runs = await Promise.allSettled(
       bodies.map(
-        (b) => new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(b.alg, b.states, b.datas, (err) => (err ? reject(err) : resolve()), lanes[b.name] ?? true)),
+        (b) => new Promise<void>((resolve, reject) => addon!.mbHashBlocksAsync(ALG[b.alg].id, b.states, b.datas, (err) => (err ? reject(err) : resolve()), lanes[b.alg] ?? true)),
       ),
     );
     for (const r of runs) if (r.status === 'rejected') throw r.reason;
