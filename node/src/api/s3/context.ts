@@ -9,7 +9,7 @@ import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AuthContext, CredentialLookup } from './auth/sigv4.ts';
 import type { BucketSecurity } from './authz/authorize.ts';
-import type { Principal } from './authz/principal.ts';
+import type { Principal } from '../../iam/principal.ts';
 import type { S3Endpoint } from './router.ts';
 import { toXml, type XmlNode } from './xml.ts';
 

@@ -9,7 +9,7 @@
  * the request's origin with `Access-Control-Allow-Credentials: true`.
  */
 import { SvcError } from '../../util/errors.ts';
-import { wildcardMatch } from './authz/conditions.ts';
+import { wildcardMatch } from '../../iam/conditions.ts';
 import { type XmlNode, xmlList, xmlRawText, xmlText } from './xml.ts';
 
 export const CORS_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'] as const;

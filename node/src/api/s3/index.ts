@@ -13,7 +13,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { AuthContext, Credential, CredentialLookup } from './auth/sigv4.ts';
 import { authenticateRequest } from './auth/verify.ts';
 import { authorizeEndpoint } from './authz/endpoint.ts';
-import { ANONYMOUS, rootPrincipal } from './authz/principal.ts';
+import { ANONYMOUS, rootPrincipal } from '../../iam/principal.ts';
 import type { Handler, S3Context } from './context.ts';
 import { sendError } from './errors.ts';
 import {

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../../util/errors.ts';
 import { hdr } from '../context.ts';
 import { type XmlNode, xmlList, xmlText } from '../xml.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../../../iam/principal.ts';
 
 export type Permission = 'READ' | 'WRITE' | 'READ_ACP' | 'WRITE_ACP' | 'FULL_CONTROL';
 export const PERMISSIONS: readonly Permission[] = ['READ', 'WRITE', 'READ_ACP', 'WRITE_ACP', 'FULL_CONTROL'];

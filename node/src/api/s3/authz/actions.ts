@@ -6,8 +6,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { S3Endpoint, S3Operation } from '../router.ts';
 import type { Permission } from './acl.ts';
-import { type ConditionContext, plainIp } from './conditions.ts';
-import type { Principal } from './principal.ts';
+import { type ConditionContext, plainIp } from '../../../iam/conditions.ts';
+import { addPrincipalKeys } from '../../../iam/context-keys.ts';
+import type { Principal } from '../../../iam/principal.ts';
 
 export interface ActionSpec {
   /** Policy action; a function when it depends on the request (version ids). */
@@ -136,11 +137,7 @@ export function conditionContext(f: RequestFacts): ConditionContext {
   set('aws:epochtime', String(Math.floor(f.now / 1000)));
   set('aws:useragent', f.req.headers['user-agent']);
   set('aws:referer', f.req.headers.referer);
-  set('aws:principaltype', f.principal.kind === 'anonymous' ? 'Anonymous' : f.principal.root ? 'Account' : 'User');
-  if (f.principal.kind === 'user') {
-    set('aws:username', f.principal.accessKey);
-    set('aws:userid', f.principal.canonicalId);
-  }
+  addPrincipalKeys(m, f.principal);
   if (f.authType) {
     set('s3:authtype', f.authType);
     set('s3:signatureversion', 'AWS4-HMAC-SHA256');

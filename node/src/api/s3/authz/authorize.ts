@@ -8,12 +8,12 @@
  */
 import type { ObjectInfo } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
-import { type Acl, cannedAcl, decodeAcl, type Owner } from './acl.ts';
+import { type Acl, aclAllows, cannedAcl, decodeAcl, type Owner } from './acl.ts';
 import { actionOf, ACTIONS, conditionContext, type RequestFacts, resourceArn } from './actions.ts';
 import { DEFAULT_OWNERSHIP, decodeOwnership, decodePublicAccessBlock, NO_PUBLIC_ACCESS_BLOCK, type ObjectOwnership, type PublicAccessBlock } from './bucket-settings.ts';
-import { decide } from './decide.ts';
-import { type PolicyDocument, parsePolicy } from './policy.ts';
-import type { Principal } from './principal.ts';
+import { decide } from '../../../iam/decide.ts';
+import { type PolicyDocument, parsePolicy } from '../../../iam/policy.ts';
+import type { Principal } from '../../../iam/principal.ts';
 
 /** Per-bucket configuration documents the S3 API owns (stored by the object layer with the bucket). */
 export type BucketConfigKind = 'policy' | 'acl' | 'cors' | 'ownership' | 'public-access-block';
@@ -105,10 +105,13 @@ export async function authorize(r: AuthorizeRequest): Promise<void> {
     publicAccessBlock: sec.publicAccessBlock,
   };
   const aclOn = spec.acl;
-  let d = decide(aclOn?.on === 'bucket' ? { ...base, acl: { acl: sec.acl, permission: aclOn.permission } } : base);
+  let d = decide(aclOn?.on === 'bucket' ? { ...base, acl: (ig: boolean) => aclAllows(sec.acl, principal, aclOn.permission, ig) } : base);
   if (!d.allow && d.by === 'implicit-deny' && aclOn?.on === 'object' && base.aclsEnabled && r.object) {
     const info = await r.object().catch(() => undefined);
-    if (info) d = decide({ ...base, acl: { acl: objectAcl(info, sec.owner), permission: aclOn.permission } });
+    if (info) {
+      const acl = objectAcl(info, sec.owner);
+      d = decide({ ...base, acl: (ig: boolean) => aclAllows(acl, principal, aclOn.permission, ig) });
+    }
   }
   if (!d.allow) throw new SvcError('AccessDenied');
 }

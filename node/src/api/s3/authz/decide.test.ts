@@ -2,15 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { code } from '../../../../test/helpers/error-code.ts';
 import { ALL_USERS, aclAllows, cannedAcl, decodeAcl, encodeAcl } from './acl.ts';
 import { NO_PUBLIC_ACCESS_BLOCK } from './bucket-settings.ts';
-import { type ConditionContext, conditionsHold, validateConditions, wildcardMatch } from './conditions.ts';
-import { type AuthzInput, decide } from './decide.ts';
-import { isPublicPolicy, parsePolicy } from './policy.ts';
-import { ANONYMOUS, type Principal, rootPrincipal } from './principal.ts';
+import { type ConditionContext, conditionsHold, validateConditions, wildcardMatch } from '../../../iam/conditions.ts';
+import { type AuthzInput, decide } from '../../../iam/decide.ts';
+import { isPublicPolicy, parsePolicy } from '../../../iam/policy.ts';
+import { ANONYMOUS, type Principal, rootPrincipal } from '../../../iam/principal.ts';
+import type { Acl, Permission } from './acl.ts';
 
 const owner = { id: 'root', displayName: 'root' };
 const root = rootPrincipal('root');
 const user: Principal = { kind: 'user', accessKey: 'alice', canonicalId: 'alice', root: false };
 const ctx = (o: Record<string, string | string[]>): ConditionContext => new Map(Object.entries(o).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v : [v]]));
+
+const grants = (acl: Acl, permission: Permission) => (ig: boolean) => aclAllows(acl, ANONYMOUS, permission, ig);
 
 function input(over: Partial<AuthzInput>): AuthzInput {
   return {
@@ -39,17 +42,17 @@ describe('decide', () => {
     expect(decide(input({ principal: root, bucketPolicy: denyAll, action: 's3:DeleteBucketPolicy', resource: 'arn:aws:s3:::b' }))).toEqual({ allow: true, by: 'owner' });
     expect(decide(input({ principal: user, bucketPolicy: denyAll, action: 's3:DeleteBucketPolicy', resource: 'arn:aws:s3:::b' })).allow).toBe(false);
     const publicRead = cannedAcl('public-read', owner);
-    expect(decide(input({ acl: { acl: publicRead, permission: 'READ' } }))).toEqual({ allow: true, by: 'acl' });
-    expect(decide(input({ acl: { acl: publicRead, permission: 'READ' }, aclsEnabled: false })).allow).toBe(false);
-    expect(decide(input({ acl: { acl: publicRead, permission: 'READ' }, publicAccessBlock: { ...NO_PUBLIC_ACCESS_BLOCK, ignorePublicAcls: true } })).allow).toBe(false);
-    expect(decide(input({ acl: { acl: publicRead, permission: 'WRITE' } })).allow).toBe(false);
+    expect(decide(input({ acl: grants(publicRead, 'READ') }))).toEqual({ allow: true, by: 'acl' });
+    expect(decide(input({ acl: grants(publicRead, 'READ'), aclsEnabled: false })).allow).toBe(false);
+    expect(decide(input({ acl: grants(publicRead, 'READ'), publicAccessBlock: { ...NO_PUBLIC_ACCESS_BLOCK, ignorePublicAcls: true } })).allow).toBe(false);
+    expect(decide(input({ acl: grants(publicRead, 'WRITE') })).allow).toBe(false);
     // identity policies (IAM) plug in with the same language
     expect(decide(input({ principal: user, identityPolicies: [allowAll] }))).toEqual({ allow: true, by: 'identity-policy' });
     expect(decide(input({ principal: user, identityPolicies: [allowAll, denyAll] })).by).toBe('explicit-deny');
     // RestrictPublicBuckets: a public policy grants outsiders nothing
     const restricted = { ...NO_PUBLIC_ACCESS_BLOCK, restrictPublicBuckets: true };
     expect(decide(input({ bucketPolicy: allowAll, publicAccessBlock: restricted })).allow).toBe(false);
-    expect(decide(input({ bucketPolicy: allowAll, publicAccessBlock: restricted, acl: { acl: publicRead, permission: 'READ' } })).allow).toBe(false);
+    expect(decide(input({ bucketPolicy: allowAll, publicAccessBlock: restricted, acl: grants(publicRead, 'READ') })).allow).toBe(false);
   });
 
   it('principals, NotPrincipal, NotAction, NotResource, wildcards and policy variables', () => {

@@ -14,7 +14,7 @@ import {
   publicAccessBlockToXml,
 } from '../authz/bucket-settings.ts';
 import { bucketSecurity, configStore } from '../authz/endpoint.ts';
-import { isPublicPolicy, MAX_POLICY_BYTES, parsePolicy } from '../authz/policy.ts';
+import { isPublicPolicy, MAX_POLICY_BYTES, parsePolicy } from '../../../iam/policy.ts';
 import { type S3Context, sendEmpty, sendXml } from '../context.ts';
 import { readSmallBody } from '../put-data.ts';
 import { parseXml } from '../xml.ts';

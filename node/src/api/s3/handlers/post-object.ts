@@ -17,7 +17,7 @@ import { hmacHex, lookupSecret, parseAmzDate, parseCredentialScope, signaturesEq
 import { cannedAcl, encodeAcl } from '../authz/acl.ts';
 import { authorize } from '../authz/authorize.ts';
 import { bucketSecurity, requestFacts, rootOwner } from '../authz/endpoint.ts';
-import { ANONYMOUS, type Principal, rootPrincipal } from '../authz/principal.ts';
+import { ANONYMOUS, type Principal, rootPrincipal } from '../../../iam/principal.ts';
 import { checksumHeaderName, isValidChecksumValue, parseChecksumAlgorithm } from '../checksum.ts';
 import { quoteEtag, type S3Context, sendXml } from '../context.ts';
 import { MAX_PUT_SIZE, streamPutData } from '../put-data.ts';

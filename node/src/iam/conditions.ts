@@ -11,7 +11,7 @@
  *   qualifier a multi-valued key matches when any of its values does.
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import { SvcError } from '../../../util/errors.ts';
+import { SvcError } from '../util/errors.ts';
 
 /** Context keys of one request, names lower-cased, each with its values. */
 export type ConditionContext = ReadonlyMap<string, readonly string[]>;
@@ -25,17 +25,33 @@ interface OperatorDef {
   valid?: (v: string) => boolean;
 }
 
-/** `*` any run, `?` one character; everything else literal. */
+/**
+ * Literal `*` and `?` inside a pattern (from `${*}`, `${?}` or a substituted
+ * variable's value): private-use characters no policy text contains, so a
+ * user named `a*` matches only itself.
+ */
+const LIT_STAR = '\uE000';
+const LIT_QMARK = '\uE001';
+
+/** A pattern with its escaped literals turned back into plain text. */
+export function unescapePattern(s: string): string {
+  return s.includes(LIT_STAR) || s.includes(LIT_QMARK) ? s.replaceAll(LIT_STAR, '*').replaceAll(LIT_QMARK, '?') : s;
+}
+
+const escapeLiteral = (s: string) => s.replaceAll('*', LIT_STAR).replaceAll('?', LIT_QMARK);
+
+/** `*` any run, `?` one character; everything else literal (escaped literals included). */
 export function wildcardMatch(pattern: string, value: string, ignoreCase = false): boolean {
   const p = ignoreCase ? pattern.toLowerCase() : pattern;
   const v = ignoreCase ? value.toLowerCase() : value;
+  const same = (pc: string | undefined, vc: string | undefined) => pc === vc || (pc === LIT_STAR && vc === '*') || (pc === LIT_QMARK && vc === '?');
   // iterative glob with backtracking on the last '*'
   let pi = 0;
   let vi = 0;
   let star = -1;
   let mark = 0;
   while (vi < v.length) {
-    if (pi < p.length && (p[pi] === '?' || p[pi] === v[vi])) {
+    if (pi < p.length && (p[pi] === '?' || same(p[pi], v[vi]))) {
       pi++;
       vi++;
     } else if (pi < p.length && p[pi] === '*') {
@@ -185,15 +201,22 @@ export function validateConditions(raw: unknown): ConditionBlock {
   return out;
 }
 
-/** Substitutes policy variables (`${aws:username}`, `${*}`, `${?}`, `${$}`) in a policy string. */
+/**
+ * Substitutes policy variables (`${aws:username}`, `${*}`, `${?}`, `${$}`)
+ * in a policy string. What a substitution inserts is literal (a value's own
+ * `*` or `?` never acts as a wildcard); an unknown variable stays as written.
+ */
 export function substituteVariables(s: string, ctx: ConditionContext): string {
   if (!s.includes('${')) return s;
   return s.replace(/\$\{([^}]*)\}/g, (all, name: string) => {
-    if (name === '*' || name === '?' || name === '$') return name;
+    if (name === '*' || name === '?' || name === '$') return escapeLiteral(name);
     const v = ctx.get(name.toLowerCase());
-    return v && v.length > 0 ? v[0]! : all;
+    return v && v.length > 0 ? escapeLiteral(v[0]!) : all;
   });
 }
+
+/** Operators whose values are patterns (the others compare the plain text). */
+const PATTERN_OPERATORS = new Set(['StringLike', 'StringNotLike', 'ArnLike', 'ArnNotLike']);
 
 function keyHolds(opName: OperatorName, expected: readonly string[], actual: readonly string[] | undefined): boolean {
   if (opName.base === 'Null') {
@@ -212,13 +235,18 @@ function keyHolds(opName: OperatorName, expected: readonly string[], actual: rea
   return actual.some(one);
 }
 
-/** True when every operator of the block holds for the request context. */
-export function conditionsHold(block: ConditionBlock | undefined, ctx: ConditionContext): boolean {
+/**
+ * True when every operator of the block holds for the request context.
+ * `variables`: policy variables in values are substituted (policies of
+ * version 2012-10-17; older ones read `${...}` literally, as AWS does).
+ */
+export function conditionsHold(block: ConditionBlock | undefined, ctx: ConditionContext, variables = true): boolean {
   if (!block) return true;
   for (const [op, keys] of Object.entries(block)) {
     const parsed = parseOperator(op)!;
     for (const [key, values] of Object.entries(keys)) {
-      const expected = values.map((v) => substituteVariables(v, ctx));
+      const substituted = variables ? values.map((v) => substituteVariables(v, ctx)) : values;
+      const expected = PATTERN_OPERATORS.has(parsed.base) ? substituted : substituted.map(unescapePattern);
       if (!keyHolds(parsed, expected, ctx.get(key.toLowerCase()))) return false;
     }
   }
