@@ -57,6 +57,7 @@ import { driveRpcService } from './drive-rpc-service.ts';
 import { LockServer, lockRpcService } from './lock-server.ts';
 import { ClusterPeers, distinctHosts } from './peers.ts';
 import { RpcAuth } from './rpc-auth.ts';
+import { type RootCredential, type RootCredentialSource, staticRootCredential } from '../util/root-credential.ts';
 import { RpcServer, type RpcService } from './rpc-server.ts';
 import { placeDrives } from './set-drives.ts';
 
@@ -109,6 +110,8 @@ export interface ClusterNodeOptions {
   config: Config;
   clock: Clock;
   logger: Logger;
+  /** The root credential as it changes (internode tokens follow it); default: the configured one, fixed. */
+  rootCredential?: RootCredentialSource;
 }
 
 /** The readiness flags this module keeps current (structurally `server/readiness.ts`'s `Readiness`). */
@@ -186,7 +189,12 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   const selfEp = allEndpoints.find((ep) => ep.kind === 'url' && isLocal(ep));
   const selfId = (selfEp && endpointHostPort(selfEp)) ?? `${config.address.host || hostname()}:${port}`;
 
-  const auth = new RpcAuth(`${config.credentials.accessKey}:${config.credentials.secretKey}`, clock);
+  const root = o.rootCredential ?? staticRootCredential(config.credentials);
+  const secretOf = (c: RootCredential) => `${c.accessKey}:${c.secretKey}`;
+  const auth = new RpcAuth(() => {
+    const prev = root.previous();
+    return prev === undefined ? [secretOf(root.current())] : [secretOf(root.current()), secretOf(prev)];
+  }, clock);
   // A peer that calls us is up: its client here stops backing off (peers is set below).
   const late: { peers?: ClusterPeers } = {};
   const rpc = new RpcServer({ auth, logger, onCaller: (nodeId) => late.peers?.peers.get(nodeId)?.probeNow() });

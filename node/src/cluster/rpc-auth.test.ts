@@ -83,4 +83,24 @@ describe('RpcAuth', () => {
   it('needs a non-empty secret', () => {
     expect(() => new RpcAuth('', clock)).toThrow(SvcError);
   });
+
+  it('during a rotation a node signs with both secrets and accepts either; after the grace period only the new one', () => {
+    let rotated: string[] = ['new', 'old'];
+    const switched = new RpcAuth(() => rotated, clock);
+    const notYet = new RpcAuth('old', clock);
+    // A peer that switched and one that has not authenticate each other, both ways.
+    const fromSwitched = switched.sign('POST', '/p', 'n1', ARGS);
+    expect(fromSwitched.split('.')).toHaveLength(6);
+    expect(notYet.verify('POST', '/p', fromSwitched).nodeId).toBe('n1');
+    expect(switched.verify('POST', '/p', notYet.sign('POST', '/p', 'n2', ARGS)).nodeId).toBe('n2');
+    // Both switched: one MAC again; the old secret alone is refused.
+    rotated = ['new'];
+    const done = switched.sign('POST', '/p', 'n1', ARGS);
+    expect(done.split('.')).toHaveLength(5);
+    expect(new RpcAuth('new', clock).verify('POST', '/p', done).nodeId).toBe('n1');
+    expect(deniedReason(() => notYet.verify('POST', '/p', done))).toBe('bad signature');
+    expect(deniedReason(() => switched.verify('POST', '/p', notYet.sign('POST', '/p', 'n2', ARGS)))).toBe('bad signature');
+    // More than two MACs is malformed.
+    expect(deniedReason(() => switched.verify('POST', '/p', `${fromSwitched}.x`))).toBe('malformed token');
+  });
 });

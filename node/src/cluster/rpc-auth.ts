@@ -15,7 +15,12 @@
  * arguments against the digest. The key is derived from the cluster's root
  * secret with HKDF-SHA256, so the root secret itself never signs anything.
  * Tokens are valid for a few minutes around the receiver's clock: node
- * clocks are assumed synchronized (spec, Authentication 4). Comparison is
+ * clocks are assumed synchronized (spec, Authentication 4).
+ *
+ * While the root credential rotates (util/root-credential.ts) a node knows
+ * two secrets for a grace period: it signs with both (a sixth part carries
+ * the previous secret's MAC) and accepts either, so a peer that has not seen
+ * the new key files yet and one that has still authenticate each other. Comparison is
  * constant-time. An upload's data stream is not covered (its shard frames
  * carry bitrot hashes; a hostile network needs TLS), and an identical call
  * can be replayed inside the validity window.
@@ -34,30 +39,53 @@ const DIGEST_BYTES = 32;
 const HKDF_SALT = 'svc-internode-rpc';
 const HKDF_INFO = 'svc-rpc-token-v2';
 
-/** Signs and verifies internode tokens for one cluster secret. */
+/** The secrets a node knows, current first (then the previous one during a rotation's grace period). */
+export type RpcSecrets = () => readonly string[];
+
+/** Signs and verifies internode tokens for the cluster secret. */
 export class RpcAuth {
-  /** A KeyObject made once: createHmac imports a Buffer key anew on every call (6× the HMAC itself). */
-  readonly #key: KeyObject;
+  readonly #secrets: RpcSecrets;
+  /** KeyObjects made once per secret: createHmac imports a Buffer key anew on every call (6× the HMAC itself). */
+  readonly #keys = new Map<string, KeyObject>();
   readonly #clock: Clock;
   readonly #validityMs: number;
 
   /**
-   * @param rootSecret the cluster's root secret (identical on every node).
+   * @param rootSecret the cluster's root secret (identical on every node), or
+   *   the secrets it currently knows (current first).
    * @param clock injected time source.
    */
-  constructor(rootSecret: string, clock: Clock, validityMs = RPC_TOKEN_VALIDITY_MS) {
-    if (rootSecret.length === 0) throw new SvcError('InvalidConfig', 'internode RPC needs a non-empty root secret');
-    this.#key = createSecretKey(Buffer.from(hkdfSync('sha256', Buffer.from(rootSecret, 'utf8'), HKDF_SALT, HKDF_INFO, 32)));
+  constructor(rootSecret: string | RpcSecrets, clock: Clock, validityMs = RPC_TOKEN_VALIDITY_MS) {
+    if (typeof rootSecret === 'string') {
+      const fixed = [rootSecret];
+      this.#secrets = () => fixed;
+    } else this.#secrets = rootSecret;
+    this.#keysNow();
     this.#clock = clock;
     this.#validityMs = validityMs;
+  }
+
+  /** The current keys (current first, at most two); derived once per secret. */
+  #keysNow(): KeyObject[] {
+    const secrets = this.#secrets().slice(0, 2);
+    if (secrets.length === 0 || secrets.some((s) => s.length === 0)) throw new SvcError('InvalidConfig', 'internode RPC needs a non-empty root secret');
+    return secrets.map((secret) => {
+      let key = this.#keys.get(secret);
+      if (key === undefined) {
+        if (this.#keys.size >= 4) this.#keys.clear();
+        key = createSecretKey(Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), HKDF_SALT, HKDF_INFO, 32)));
+        this.#keys.set(secret, key);
+      }
+      return key;
+    });
   }
 
   /** A token for one call from `nodeId`: `method path` with these argument bytes. */
   sign(method: string, path: string, nodeId: string, args: Uint8Array): string {
     const ts = Math.trunc(this.#clock.now());
     const digest = argsDigest(args);
-    const mac = this.#mac(method, path, ts, nodeId, digest);
-    return `${TOKEN_VERSION}.${Buffer.from(nodeId, 'utf8').toString('base64url')}.${ts}.${digest.toString('base64url')}.${mac.toString('base64url')}`;
+    const macs = this.#keysNow().map((k) => mac(k, method, path, ts, nodeId, digest).toString('base64url'));
+    return `${TOKEN_VERSION}.${Buffer.from(nodeId, 'utf8').toString('base64url')}.${ts}.${digest.toString('base64url')}.${macs.join('.')}`;
   }
 
   /**
@@ -69,17 +97,22 @@ export class RpcAuth {
   verify(method: string, path: string, token: string | undefined): VerifiedToken {
     if (token === undefined || token.length === 0 || token.length > 1024) throw denied('missing token');
     const parts = token.split('.');
-    if (parts.length !== 5 || parts[0] !== TOKEN_VERSION) throw denied('malformed token');
-    const [, nodeB64, tsText, digestB64, macB64] = parts as [string, string, string, string, string];
+    if (parts.length < 5 || parts.length > 6 || parts[0] !== TOKEN_VERSION) throw denied('malformed token');
+    const [, nodeB64, tsText, digestB64, ...macsB64] = parts as [string, string, string, string, string];
     if (!/^\d{1,16}$/.test(tsText)) throw denied('malformed token');
     const digest = Buffer.from(digestB64, 'base64url');
     if (digest.length !== DIGEST_BYTES) throw denied('malformed token');
     const ts = Number(tsText);
     const nodeId = Buffer.from(nodeB64, 'base64url').toString('utf8');
-    const given = Buffer.from(macB64, 'base64url');
-    const expected = this.#mac(method, path, ts, nodeId, digest);
+    const given = macsB64.map((m) => Buffer.from(m, 'base64url'));
+    // Any of the caller's MACs under any secret this node knows (two at most each, during a rotation).
     // Length is public (always 32 for a well-formed token); compare the bytes in constant time.
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw denied('bad signature');
+    let ok = false;
+    for (const key of this.#keysNow()) {
+      const expected = mac(key, method, path, ts, nodeId, digest);
+      for (const g of given) if (g.length === expected.length && timingSafeEqual(g, expected)) ok = true;
+    }
+    if (!ok) throw denied('bad signature');
     if (Math.abs(this.#clock.now() - ts) > this.#validityMs) throw denied('expired token');
     return { nodeId, argsDigest: digest };
   }
@@ -88,12 +121,12 @@ export class RpcAuth {
   checkArgs(token: VerifiedToken, args: Uint8Array): void {
     if (!timingSafeEqual(argsDigest(args), token.argsDigest)) throw denied('arguments do not match the token');
   }
+}
 
-  #mac(method: string, path: string, ts: number, nodeId: string, digest: Buffer): Buffer {
-    return createHmac('sha256', this.#key)
-      .update(`${method.toUpperCase()}\n${path}\n${ts}\n${nodeId}\n${digest.toString('base64url')}`, 'utf8')
-      .digest();
-  }
+function mac(key: KeyObject, method: string, path: string, ts: number, nodeId: string, digest: Buffer): Buffer {
+  return createHmac('sha256', key)
+    .update(`${method.toUpperCase()}\n${path}\n${ts}\n${nodeId}\n${digest.toString('base64url')}`, 'utf8')
+    .digest();
 }
 
 export interface VerifiedToken {

@@ -50,6 +50,7 @@ import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { type RootCredentialSource, staticRootCredential } from '../util/root-credential.ts';
 import { adminDiskOf, type DriveReport, probeDrives } from './admin-drives.ts';
 import { type AdminHealDeps, backgroundHealStatus, replacementStatus, usageFields } from './admin-heal.ts';
 import type { ReadinessReport } from './readiness.ts';
@@ -81,6 +82,8 @@ export interface AdminPlaneOptions {
   readonly deploymentId: () => string | undefined;
   /** The workers of this build; read on every request. */
   readonly workers?: AdminWorkers;
+  /** The root credential as it changes; default: the configured one, fixed. */
+  readonly rootCredential?: RootCredentialSource;
 }
 
 export interface AdminPlane {
@@ -101,6 +104,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const startedAt = clock.now();
   const hostId = randomBytes(24).toString('base64');
   const workers = o.workers ?? {};
+  const root = o.rootCredential ?? staticRootCredential(config.credentials);
   const pools = cluster.pools;
   const selfId = cluster.selfId;
   const descriptors: PoolDescriptor[] = pools.map((p) => ({
@@ -395,7 +399,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const core = createAdminCore({
     services,
     layout: { cmdlines: pools.map((p) => p.cmdline), pools: pools.length, setsOf: (i) => pools[i]?.setCount ?? 0 },
-    authorizer: rootAuthorizer(config.credentials.accessKey),
+    authorizer: rootAuthorizer(() => root.current().accessKey),
     forwarder: {
       leaderOf: (i) => {
         const first = pools[i]?.endpoints[0];
@@ -415,7 +419,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
 
   const handler = createAdminHandler({
     core,
-    credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
+    credentials: (accessKey) => root.lookup(accessKey),
     region: config.region,
     clock,
     logger: o.logger,

@@ -9,6 +9,7 @@
  * local, the RPC routes still answer (authenticated) and the lock quorum is
  * this node alone.
  */
+import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
@@ -22,6 +23,7 @@ import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import type { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { rootCredentialSource } from '../util/root-credential.ts';
 import { type AdminWorkers, createAdminPlane } from './admin-plane.ts';
 import { startCapacitySampler } from './capacity.ts';
 import { createNodeDataMovement } from './data-movement.ts';
@@ -64,7 +66,12 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
 
   // The key store first: a malformed SVC_KMS_SECRET_KEY stops start-up before any disk is touched.
   const kms = createKms(config.kms, clock);
-  const cluster = await createClusterNode({ config, clock, logger: log });
+  // The root credential follows its key files while the node runs (rotation without a restart).
+  const rootCredential = rootCredentialSource(config.credentials, { clock, logger: log, readFile: (p) => readFile(p, 'utf8') });
+  const cluster = await createClusterNode({ config, clock, logger: log, rootCredential }).catch((err: unknown) => {
+    rootCredential.close();
+    throw err;
+  });
   let layer: ServerPools | undefined;
   let server: RunningServer | undefined;
   let deploymentId: string | undefined;
@@ -80,6 +87,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     readiness: () => server?.readiness.report('ready'),
     deploymentId: () => deploymentId ?? server?.deploymentId(),
     workers,
+    rootCredential,
   });
   cluster.registerPeerService(admin.peerService);
   cluster.registerPeerService(movementPeerService(() => (movement === undefined ? undefined : (n) => movement!.notice(n))));
@@ -121,7 +129,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         const healing = await startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers });
         const s3 = createS3Handler({
           objectLayer: built,
-          credentials: [{ accessKey: config.credentials.accessKey, secretKey: config.credentials.secretKey }],
+          credentials: (accessKey) => rootCredential.lookup(accessKey),
+          ownerId: () => rootCredential.current().accessKey,
           region: config.region,
           domains: [...config.domains],
           ...(config.consoleEnable ? { consolePort: config.consoleAddress.port } : {}),
@@ -153,6 +162,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       },
     });
   } catch (err) {
+    rootCredential.close();
     await cluster.close();
     throw err;
   }
@@ -164,6 +174,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     objectLayer: () => layer,
     close: async (graceMs) => {
       stopCapacity();
+      rootCredential.close();
       await running.close(graceMs);
       await cluster.close();
     },

@@ -97,7 +97,7 @@ describe('config', () => {
     expect(msg(() => load({ SVC_ACCESS_KEY_FILE: '/nope' }))).toBe('ERROR: SVC_ACCESS_KEY_FILE points to an unreadable file.');
     expect(msg(() => load({ SVC_ACCESS_KEY: 'user' }))).toContain('SVC_SECRET_KEY');
     const f = load({ SVC_ACCESS_KEY_FILE: '/secrets/ak', SVC_SECRET_KEY_FILE: '/secrets/sk' });
-    expect(f.config.credentials).toEqual({ accessKey: 'fileuser', secretKey: 'filesecret', isDefault: false });
+    expect(f.config.credentials).toEqual({ accessKey: 'fileuser', secretKey: 'filesecret', isDefault: false, files: { accessKey: '/secrets/ak', secretKey: '/secrets/sk' } });
     expect(f.warnings).toEqual([]);
     expect(msg(() => load({ SVC_ACCESS_KEY_FILE: '/secrets/empty', SVC_SECRET_KEY: 'x' }))).toBe('ERROR: SVC_ACCESS_KEY must not be empty.');
   });

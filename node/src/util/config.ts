@@ -35,6 +35,8 @@ export interface Credentials {
   readonly secretKey: string;
   /** true when running with the built-in default root credential. */
   readonly isDefault: boolean;
+  /** The `*_FILE` paths the keys were read from (re-read while the node runs: `root-credential.ts`). */
+  readonly files?: { readonly accessKey?: string; readonly secretKey?: string };
 }
 
 export interface ObsConfig {
@@ -172,9 +174,9 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_LIST_OBJECTS_QUORUM', 'listing quorum: disk, reduced, optimal (default), auto; anything else means strict'],
   ['SVC_STARTUP_READINESS_MAX_WAIT_SECS', 'seconds start-up waits for readiness before continuing degraded (default 120)'],
   ['SVC_ACCESS_KEY', `root access key (default ${DEFAULT_ACCESS_KEY}, with a warning); not together with SVC_ACCESS_KEY_FILE`],
-  ['SVC_ACCESS_KEY_FILE', 'file holding the root access key'],
+  ['SVC_ACCESS_KEY_FILE', 'file holding the root access key; re-read while the node runs (a changed key pair takes effect within 2 s)'],
   ['SVC_SECRET_KEY', `root secret key (default ${DEFAULT_SECRET_KEY}); not together with SVC_SECRET_KEY_FILE`],
-  ['SVC_SECRET_KEY_FILE', 'file holding the root secret key'],
+  ['SVC_SECRET_KEY_FILE', 'file holding the root secret key; re-read like SVC_ACCESS_KEY_FILE'],
   ['SVC_KMS_SECRET_KEY', 'key store for SSE-S3/SSE-KMS: <key-id>:<base64 of 32 random bytes>; not together with SVC_KMS_SECRET_KEY_FILE'],
   ['SVC_KMS_SECRET_KEY_FILE', 'file of key lines <key-id>:<base64> (first = default), re-read every 10 s; unreadable: readiness kms_not_ready'],
   ['SVC_OBS_ENDPOINT', 'base OTLP endpoint for traces, metrics and logs'],
@@ -348,7 +350,8 @@ export function loadCredentials(env: Env, readFile: (p: string) => string, warni
   }
   if (accessKey === undefined) throw new SvcError('InvalidConfig', 'ERROR: SVC_ACCESS_KEY (or SVC_ACCESS_KEY_FILE) must be set together with the secret key.');
   if (secretKey === undefined) throw new SvcError('InvalidConfig', 'ERROR: SVC_SECRET_KEY (or SVC_SECRET_KEY_FILE) must be set together with the access key.');
-  return { accessKey, secretKey, isDefault: false };
+  const files = { ...(env.SVC_ACCESS_KEY_FILE ? { accessKey: env.SVC_ACCESS_KEY_FILE } : {}), ...(env.SVC_SECRET_KEY_FILE ? { secretKey: env.SVC_SECRET_KEY_FILE } : {}) };
+  return { accessKey, secretKey, isDefault: false, ...(Object.keys(files).length > 0 ? { files: Object.freeze(files) } : {}) };
 }
 
 /** Builds the frozen configuration. */

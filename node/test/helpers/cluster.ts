@@ -90,6 +90,8 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   accessKey?: string;
   secretKey?: string;
+  /** Node K reads its root credential from these files (`SVC_*_KEY_FILE`) instead of `SVC_*_KEY` values. */
+  credentialFiles?: (k: number) => { accessKey: string; secretKey: string };
 }
 
 interface NodeProc {
@@ -253,8 +255,7 @@ export class TestCluster {
         SVC_TEST_SVC_JS: SVC_JS,
         SVC_ADDRESS: `${this.host(k)}:${this.port}`,
         SVC_CONSOLE_ENABLE: 'false',
-        SVC_ACCESS_KEY: this.accessKey,
-        SVC_SECRET_KEY: this.secretKey,
+        ...this.#credentialEnv(k),
         SVC_OBS_LOGGER_LEVEL: 'info',
         ...this.#opts.env,
         ...env,
@@ -269,6 +270,12 @@ export class TestCluster {
       if (this.#procs.get(k)?.child === child) this.#procs.delete(k);
       log.end();
     });
+  }
+
+  #credentialEnv(k: number): Record<string, string> {
+    const files = this.#opts.credentialFiles?.(k);
+    if (files === undefined) return { SVC_ACCESS_KEY: this.accessKey, SVC_SECRET_KEY: this.secretKey };
+    return { SVC_ACCESS_KEY_FILE: files.accessKey, SVC_SECRET_KEY_FILE: files.secretKey };
   }
 
   /** Stops node K: SIGKILL (a crash, default) or SIGTERM (graceful). Resolves once it exited. */

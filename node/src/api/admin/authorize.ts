@@ -12,7 +12,8 @@ export interface AdminAuthorizer {
   allowed(accessKey: string, action: AdminAction): boolean;
 }
 
-/** The root credential holds every admin permission; no other identity exists yet. */
-export function rootAuthorizer(rootAccessKey: string): AdminAuthorizer {
-  return { allowed: (accessKey) => accessKey === rootAccessKey };
+/** The root credential holds every admin permission; no other identity exists yet. Its access key may change (rotation). */
+export function rootAuthorizer(rootAccessKey: string | (() => string)): AdminAuthorizer {
+  const current = typeof rootAccessKey === 'string' ? () => rootAccessKey : rootAccessKey;
+  return { allowed: (accessKey) => accessKey === current() };
 }

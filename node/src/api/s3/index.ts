@@ -101,8 +101,8 @@ export interface S3HandlerOptions {
   domains?: string[];
   logger: Logger;
   clock: Clock;
-  /** Canonical id of the owner of every bucket; default: the (first) root credential's access key. */
-  ownerId?: string;
+  /** Canonical id of the owner of every bucket (a function: the root access key as it rotates); default: the (first) root credential's access key. */
+  ownerId?: string | (() => string);
   /**
    * Port of svc's web console: pages from an origin on that port may call the
    * S3 API cross-origin on buckets without a CORS configuration (requests
@@ -247,7 +247,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         clock: opts.clock,
         logger,
         requestId,
-        ownerId,
+        ownerId: typeof ownerId === 'function' ? ownerId() : ownerId,
         principal: auth.anonymous ? ANONYMOUS : rootPrincipal(auth.accessKey),
         credentials: lookup,
         authorizeKey: async () => {
