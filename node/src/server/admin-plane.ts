@@ -421,6 +421,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     core,
     credentials: (accessKey) => root.lookup(accessKey),
     region: config.region,
+    anyRegion: config.acceptAnyRegion,
     clock,
     logger: o.logger,
     hostId,

@@ -132,6 +132,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           credentials: (accessKey) => rootCredential.lookup(accessKey),
           ownerId: () => rootCredential.current().accessKey,
           region: config.region,
+          anyRegion: config.acceptAnyRegion,
           domains: [...config.domains],
           ...(config.consoleEnable ? { consolePort: config.consoleAddress.port } : {}),
           logger: log,

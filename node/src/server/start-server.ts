@@ -274,6 +274,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const main = createServer({ requestTimeout: 0 }, dispatcher.handle);
   // `Expect: 100-continue` requests reach the dispatcher too; the S3 handler sends 100 only once the request is authorised
   main.on('checkContinue', dispatcher.handle);
+  // Any other Expect value is ignored, as S3 does (node:http would answer 417 without this listener)
+  main.on('checkExpectation', dispatcher.handle);
   let mainAddr: AddressInfo | undefined;
   const consoleApp: ConsoleApp | undefined = config.consoleEnable
     ? createConsoleApp({

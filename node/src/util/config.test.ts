@@ -173,4 +173,16 @@ describe('SVC_DOMAIN and SVC_REGION', () => {
     expect(parseRegion('eu-west-3')).toBe('eu-west-3');
     expect(() => parseRegion('Bad Region')).toThrow(/SVC_REGION/);
   });
+  it('accepts custom region names with dots, underscores and capitals; refuses what a SigV4 scope cannot carry', () => {
+    expect(parseRegion('dc1.example.com')).toBe('dc1.example.com');
+    expect(parseRegion('home_lab')).toBe('home_lab');
+    expect(parseRegion('US')).toBe('US');
+    expect(parseRegion('127.0.0.1')).toBe('127.0.0.1');
+    for (const bad of ['a/b', '.lead', 'trail-', 'x'.repeat(64), 'tab\tname']) expect(() => parseRegion(bad)).toThrow(/SVC_REGION/);
+  });
+  it('SVC_ACCEPT_ANY_REGION is an explicit opt-in', () => {
+    expect(load({}).config.acceptAnyRegion).toBe(false);
+    expect(load({ SVC_ACCEPT_ANY_REGION: 'true' }).config.acceptAnyRegion).toBe(true);
+    expect(msg(() => load({ SVC_ACCEPT_ANY_REGION: 'maybe' }))).toContain('SVC_ACCEPT_ANY_REGION');
+  });
 });

@@ -111,6 +111,8 @@ export interface Config {
   readonly domains: readonly string[];
   /** Region clients sign for (default `us-east-1`). */
   readonly region: string;
+  /** SVC_ACCEPT_ANY_REGION: accept SigV4 scopes naming any region (clients that sign with their own region name). */
+  readonly acceptAnyRegion: boolean;
   readonly obs: ObsConfig;
   /** Pace of the heal and scanner workers. */
   readonly heal: HealConfig;
@@ -161,7 +163,8 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ...CONSOLE_VARIABLES,
   ['SVC_HEALTH_ENDPOINT_ENABLE', 'false disables the health probes on the S3 listener (default true)'],
   ['SVC_DOMAIN', 'comma-separated domains for virtual-host-style S3 requests (<bucket>.<domain>); path style always works'],
-  ['SVC_REGION', 'region S3 clients sign for (default us-east-1)'],
+  ['SVC_REGION', 'region S3 clients sign for (default us-east-1): 1-63 letters, digits, dots, hyphens, underscores'],
+  ['SVC_ACCEPT_ANY_REGION', 'true accepts requests signed for any region name, not only SVC_REGION (default false)'],
   ['SVC_ERASURE_SET_DRIVE_COUNT', 'pins the set width: a valid symmetric divisor of every pool, at most 16; fixed once a pool is formatted'],
   ['SVC_STORAGE_CLASS_STANDARD', 'STANDARD parity EC:<n> (at most half the narrowest set); empty = automatic policy'],
   ['SVC_STORAGE_CLASS_RRS', 'REDUCED_REDUNDANCY parity EC:<n>; empty = automatic policy (1, 0 on a single drive)'],
@@ -442,6 +445,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     healthEndpointEnable: parseBool('SVC_HEALTH_ENDPOINT_ENABLE', env.SVC_HEALTH_ENDPOINT_ENABLE, true),
     domains: Object.freeze(parseDomains(env.SVC_DOMAIN)),
     region: parseRegion(env.SVC_REGION),
+    acceptAnyRegion: parseBool('SVC_ACCEPT_ANY_REGION', env.SVC_ACCEPT_ANY_REGION, false),
     erasureSetDriveCount: parseInteger('SVC_ERASURE_SET_DRIVE_COUNT', env.SVC_ERASURE_SET_DRIVE_COUNT, 1, 16),
     storageClass: Object.freeze({
       standard: env.SVC_STORAGE_CLASS_STANDARD,
@@ -492,10 +496,15 @@ export function parseDomains(raw: string | undefined): string[] {
   });
 }
 
-/** `SVC_REGION`: an AWS-style region name (default us-east-1). */
+/**
+ * `SVC_REGION` (default us-east-1): any name a SigV4 scope can carry and S3
+ * tools accept, AWS's own (`eu-west-1`) or custom (`dc1.rack-2`, `home_lab`,
+ * a host name): 1-63 letters, digits, `.`, `-`, `_`, starting and ending
+ * with a letter or digit. No `/` (it separates the scope's fields), no spaces.
+ */
 export function parseRegion(raw: string | undefined): string {
   if (raw === undefined || raw.trim() === '') return 'us-east-1';
   const r = raw.trim();
-  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(r)) throw new SvcError('InvalidConfig', `SVC_REGION: "${r}" is not a valid region name`);
+  if (!/^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/.test(r)) throw new SvcError('InvalidConfig', `SVC_REGION: "${r}" is not a valid region name`);
   return r;
 }

@@ -75,6 +75,7 @@ export async function start(opts: S3ServerOptions = {}): Promise<S3Server> {
   });
   const server: Server = createServer(handler);
   server.on('checkContinue', handler);
+  server.on('checkExpectation', handler);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -36,6 +36,8 @@ export interface AdminHandlerOptions {
   readonly credentials: Credential[] | CredentialLookup;
   /** Region clients sign for (the S3 region). */
   readonly region: string;
+  /** Accept scopes naming any region (`SVC_ACCEPT_ANY_REGION`). */
+  readonly anyRegion?: boolean;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly hostId: string;
@@ -67,7 +69,7 @@ export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessag
     const method = req.method ?? 'GET';
     if (httpRequestOperation.hasSubscribers) publishOperation(req, method, url);
     const run = async (): Promise<AdminReply> => {
-      const auth = verifyIncoming(req, { credentials: lookup, region: o.region, clock: o.clock });
+      const auth = verifyIncoming(req, { credentials: lookup, region: o.region, anyRegion: o.anyRegion === true, clock: o.clock });
       const body = await readSmallBody(req.headers, req, auth, MAX_ADMIN_BODY);
       return o.core.execute({ method, url, body, principal: auth.accessKey, requestId, clientAddress: req.socket.remoteAddress ?? '' });
     };

@@ -7,7 +7,7 @@ import type { ObjectLayer } from '../../object/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { AuthContext, CredentialLookup } from './auth/sigv4.ts';
+import type { AuthContext, VerifyOptions } from './auth/sigv4.ts';
 import type { BucketSecurity } from './authz/authorize.ts';
 import type { Principal } from '../../iam/principal.ts';
 import type { S3Endpoint } from './router.ts';
@@ -26,8 +26,8 @@ export interface S3Context<E extends S3Endpoint = S3Endpoint> {
   /** Owner id shown in listings and ACLs (the root access key: svc has one owner). */
   ownerId: string;
   principal: Principal;
-  /** Secrets of the credentials (POST Object verifies its form's signature itself). */
-  credentials: CredentialLookup;
+  /** How signatures are verified: the credential lookup, region rule, clock (POST Object verifies its form's signature itself). */
+  verify: VerifyOptions;
   /** The bucket's access-control settings, loaded by authorization (bucket-level operations). */
   security?: BucketSecurity;
   /** Authorizes one more action of this request on another key (DeleteObjects entries); throws AccessDenied. */

@@ -1,6 +1,7 @@
 /**
  * The S3 API: `createS3Handler` returns a plain node:http handler (no
- * middleware) that authenticates (SigV4 header, presigned, aws-chunked),
+ * middleware) that authenticates (SigV4 header, presigned, aws-chunked;
+ * SigV2 header and presigned),
  * parses the typed endpoint, and dispatches to one handler per operation.
  * The SigV4 verifier is exported for the admin API (same signing, service s3).
  */
@@ -10,7 +11,7 @@ import type { ObjectLayer } from '../../object/types.ts';
 import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { AuthContext, Credential, CredentialLookup } from './auth/sigv4.ts';
+import type { AuthContext, Credential, CredentialLookup, VerifyOptions } from './auth/sigv4.ts';
 import { authenticateRequest } from './auth/verify.ts';
 import { authorizeEndpoint } from './authz/endpoint.ts';
 import { ANONYMOUS, rootPrincipal } from '../../iam/principal.ts';
@@ -97,6 +98,8 @@ export interface S3HandlerOptions {
   credentials: Credential[] | CredentialLookup;
   /** Region clients sign for; default `us-east-1`. */
   region?: string;
+  /** Accept SigV4 scopes naming any region (`SVC_ACCEPT_ANY_REGION`). */
+  anyRegion?: boolean;
   /** Domains for virtual-host style (`<bucket>.<domain>`); path style always works. */
   domains?: string[];
   logger: Logger;
@@ -195,6 +198,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
   const region = opts.region ?? 'us-east-1';
   const domains = opts.domains ?? [];
   const lookup = credentialLookup(opts.credentials);
+  const verify: VerifyOptions = { credentials: lookup, region, anyRegion: opts.anyRegion === true, clock: opts.clock, signatureV2: true, domains };
   const hostId = randomBytes(24).toString('base64');
   const ownerId = opts.ownerId ?? (Array.isArray(opts.credentials) ? (opts.credentials[0]?.accessKey ?? '') : '');
   const consolePort = opts.consolePort;
@@ -228,7 +232,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         }
         await applyCorsHeaders(cors, req, res, bucket);
       }
-      const auth: AuthContext = authenticateRequest({ method, url, headers: req.headers }, { credentials: lookup, region, clock: opts.clock });
+      const auth: AuthContext = authenticateRequest({ method, url, headers: req.headers }, verify);
       const copySource = req.headers['x-amz-copy-source'];
       const ep = parseEndpoint(
         { method, url, host: req.headers.host, copySource: Array.isArray(copySource) ? copySource[0] : copySource, contentType: req.headers['content-type'] },
@@ -249,7 +253,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         requestId,
         ownerId: typeof ownerId === 'function' ? ownerId() : ownerId,
         principal: auth.anonymous ? ANONYMOUS : rootPrincipal(auth.accessKey),
-        credentials: lookup,
+        verify,
         authorizeKey: async () => {
           throw new SvcError('AccessDenied');
         },

@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ByteRange, ContentHeaders, Preconditions, StorageClass } from '../../object/types.ts';
 import { SvcError } from '../../util/errors.ts';
+import { headerText } from './auth/sigv4.ts';
 import { hdr } from './context.ts';
 
 export const MAX_USER_META_BYTES = 2048;
@@ -46,7 +47,8 @@ export function parseUserMeta(req: IncomingMessage): Record<string, string> {
   for (const [k, v] of Object.entries(req.headers)) {
     if (!k.startsWith('x-amz-meta-')) continue;
     const name = k.slice('x-amz-meta-'.length);
-    const value = Array.isArray(v) ? v.join(',') : (v ?? '');
+    // UTF-8 text (boto3 sends non-ASCII values that way) is kept as text, and written back as the same bytes
+    const value = headerText(Array.isArray(v) ? v.join(',') : (v ?? ''));
     if (name === '') throw new SvcError('InvalidArgument', 'User metadata keys must not be empty.');
     total += Buffer.byteLength(name) + Buffer.byteLength(value);
     meta[name] = value;

@@ -52,8 +52,9 @@ export function verifyPresigned(req: SignableRequest, opts: VerifyOptions): Auth
   if (Number.isNaN(when)) throw bad('X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'".');
   if (!/^\d+$/.test(expiresRaw)) throw bad('X-Amz-Expires should be a number.');
   const expires = Number(expiresRaw);
-  if (expires < 1) throw bad('X-Amz-Expires must be non-negative.');
-  if (expires > MAX_PRESIGN_EXPIRES_S) throw bad('X-Amz-Expires must be less than a week (in seconds) that is 604800.');
+  // out of range is refused as S3 refuses it: 403, not a malformed query
+  if (expires < 1) throw new SvcError('AccessDenied', 'X-Amz-Expires must be non-negative.');
+  if (expires > MAX_PRESIGN_EXPIRES_S) throw new SvcError('AccessDenied', 'X-Amz-Expires must be less than a week (in seconds) that is 604800.');
   const now = opts.clock.now();
   if (when - now > MAX_SKEW_MS) throw new SvcError('AccessDenied', 'Request is not valid yet.');
   if (now > when + expires * 1000) throw new SvcError('AccessDenied', 'Request has expired.');

@@ -1,6 +1,7 @@
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
 import { code } from '../../../../test/helpers/error-code.ts';
+import { ERRORS } from '../../../util/errors.ts';
 import { ManualClock } from '../../../util/clock.ts';
 import { Sha256 } from '../../../../test/helpers/sigv4-signer.ts';
 import { verifyRequest } from './verify.ts';
@@ -92,6 +93,24 @@ describe('SigV4 header authentication', () => {
     const otherRegion = { ...opts(), region: 'eu-west-1' };
     expect(code(() => verifyRequest(good, otherRegion))).toBe('AuthorizationHeaderMalformed');
   });
+
+  it('accepts a scope naming another region only when the operator opted in to any region', async () => {
+    const good = await signed({ method: 'GET', path: '/bucket' });
+    expect(code(() => verifyRequest(good, { ...opts(), region: 'dc1.example' }))).toBe('AuthorizationHeaderMalformed');
+    expect(verifyRequest(good, { ...opts(), region: 'dc1.example', anyRegion: true }).scope).toBe('20260115/us-east-1/s3/aws4_request');
+    // the key still comes from the scope's own region: a signature for another region does not pass as this one's
+    const forged = { ...good, headers: { ...good.headers, authorization: good.headers.authorization!.replace('/us-east-1/', '/eu-west-1/') } };
+    expect(code(() => verifyRequest(forged, { ...opts(), anyRegion: true }))).toBe('SignatureDoesNotMatch');
+  });
+
+  it('verifies non-ASCII header values as the UTF-8 text the client signed (boto3 metadata)', async () => {
+    const s = await signed({ method: 'PUT', path: '/b/k', headers: { 'x-amz-meta-note': 'café 日本語' } });
+    // node:http hands the UTF-8 bytes over one byte per character
+    const wire = { ...s, headers: { ...s.headers, 'x-amz-meta-note': Buffer.from('café 日本語', 'utf8').toString('latin1') } };
+    expect(verifyRequest(wire, opts()).accessKey).toBe(CREDS.accessKey);
+    const other = { ...wire, headers: { ...wire.headers, 'x-amz-meta-note': Buffer.from('cafe 日本語', 'utf8').toString('latin1') } };
+    expect(code(() => verifyRequest(other, opts()))).toBe('SignatureDoesNotMatch');
+  });
 });
 
 describe('SigV4 presigned URLs', () => {
@@ -108,7 +127,11 @@ describe('SigV4 presigned URLs', () => {
     expect(code(() => verifyRequest(g, opts(NOW - 20 * 60_000)))).toBe('AccessDenied');
     expect(code(() => verifyRequest({ ...g, url: g.url.replace('key.txt', 'other.txt') }, opts()))).toBe('SignatureDoesNotMatch');
     const long = { ...g, url: g.url.replace('X-Amz-Expires=60', `X-Amz-Expires=${7 * 24 * 3600 + 1}`) };
-    expect(code(() => verifyRequest(long, opts()))).toBe('AuthorizationQueryParametersError');
+    // out of range is S3's 403, not a malformed query's 400
+    expect(code(() => verifyRequest(long, opts()))).toBe('AccessDenied');
+    expect(ERRORS.AccessDenied.status).toBe(403);
+    const zero = { ...g, url: g.url.replace('X-Amz-Expires=60', 'X-Amz-Expires=0') };
+    expect(code(() => verifyRequest(zero, opts()))).toBe('AccessDenied');
     const wrong = await presigned({ method: 'GET', path: '/bucket/key.txt' }, 60, 'nope');
     expect(code(() => verifyRequest(wrong, opts()))).toBe('SignatureDoesNotMatch');
   });

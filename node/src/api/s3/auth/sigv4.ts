@@ -48,6 +48,8 @@ export interface AuthContext {
   /** `<date>/<region>/<service>/aws4_request`. */
   scope: string;
   presigned: boolean;
+  /** Signature Version 2 (`AWS <key>:<sig>`, `AWSAccessKeyId` query, v2 POST form); absent: SigV4 or anonymous. */
+  signatureV2?: true;
 }
 
 /** The parts of a request SigV4 looks at. */
@@ -59,10 +61,20 @@ export interface SignableRequest {
 }
 
 export interface VerifyOptions {
+  /**
+   * The one access key → secret lookup every scheme calls (SigV4 header and
+   * query, SigV2 header and query, both POST form schemes).
+   */
   credentials: CredentialLookup;
   region: string;
+  /** Accept a SigV4 scope naming any region (an operator's opt-in); the scope's own region is then used to derive the key. */
+  anyRegion?: boolean;
   clock: Clock;
   service?: string;
+  /** Accept Signature Version 2 (the S3 API does; the admin API wants SigV4 only). */
+  signatureV2?: boolean;
+  /** Virtual-host domains: SigV2 signs `/<bucket>` before the path of a `<bucket>.<domain>` request. */
+  domains?: readonly string[];
 }
 
 /** RFC 3986 encoding as SigV4 wants it: everything but unreserved characters (and `/` when `keepSlash`). */
@@ -113,12 +125,30 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
   return Array.isArray(v) ? v.join(',') : v;
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A header value as its sender wrote it. node:http hands header bytes over
+ * one byte per character (latin1); clients that put non-ASCII text in a
+ * header (boto3's `x-amz-meta-*`, a v2 signer's amz headers) send it as UTF-8
+ * and sign its UTF-8 text. Bytes that form valid UTF-8 read as that text;
+ * anything else stays as it came.
+ */
+export function headerText(v: string): string {
+  if (!/[\x80-\xff]/.test(v)) return v;
+  try {
+    return strictUtf8.decode(Buffer.from(v, 'latin1'));
+  } catch {
+    return v;
+  }
+}
+
 export function canonicalHeaders(headers: IncomingHttpHeaders, signed: readonly string[]): string {
   let out = '';
   for (const name of signed) {
     const v = headerValue(headers, name);
     if (v === undefined) throw new SvcError('SignatureDoesNotMatch', `Signed header '${name}' is missing from the request.`);
-    out += `${name}:${v.trim().replace(/\s+/g, ' ')}\n`;
+    out += `${name}:${headerText(v).trim().replace(/\s+/g, ' ')}\n`;
   }
   return out;
 }
@@ -228,7 +258,7 @@ export function parseCredentialScope(
   if (service !== wantService) throw new SvcError(errCode, `The credential scope names service '${service}'; expecting '${wantService}'.`);
   // older clients (s3cmd's default bucket location) sign us-east-1 requests as 'US'
   const effective = region === 'US' ? 'us-east-1' : region;
-  if (effective !== opts.region) throw new SvcError(errCode, `The authorization header is malformed; the region '${region}' is wrong; expecting '${opts.region}'.`);
+  if (effective !== opts.region && !opts.anyRegion) throw new SvcError(errCode, `The authorization header is malformed; the region '${region}' is wrong; expecting '${opts.region}'.`);
   return { accessKey, date, region, service, scope: `${date}/${region}/${service}/aws4_request` };
 }
 
@@ -261,10 +291,7 @@ function lookupSecret(opts: VerifyOptions, accessKey: string): Credential {
  */
 export function verifyHeaderAuth(req: SignableRequest, opts: VerifyOptions): AuthContext {
   const auth = headerValue(req.headers, 'authorization') ?? '';
-  if (!auth.startsWith(`${ALGORITHM} `)) {
-    if (auth.startsWith('AWS ')) throw new SvcError('AccessDenied', 'Signature Version 2 is not supported; use AWS4-HMAC-SHA256.');
-    throw new SvcError('AuthorizationHeaderMalformed', `Unsupported authorization type; expecting ${ALGORITHM}.`);
-  }
+  if (!auth.startsWith(`${ALGORITHM} `)) throw new SvcError('AuthorizationHeaderMalformed', `Unsupported authorization type; expecting ${ALGORITHM}.`);
   const fields = new Map<string, string>();
   for (const piece of auth.slice(ALGORITHM.length + 1).split(',')) {
     const eq = piece.indexOf('=');
@@ -312,4 +339,4 @@ export function verifyHeaderAuth(req: SignableRequest, opts: VerifyOptions): Aut
   };
 }
 
-export { lookupSecret };
+export { headerValue, lookupSecret };

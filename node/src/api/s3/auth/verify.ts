@@ -1,12 +1,18 @@
 /**
- * One entry point for SigV4 request authentication: header or presigned
- * query. Exported from the S3 package for the admin API (same signing,
- * service `s3`).
+ * One entry point for request authentication: SigV4 (header or presigned
+ * query) and, where the caller allows it, SigV2 (header or presigned query).
+ * Every scheme finds the secret through the same lookup (`VerifyOptions.credentials`).
+ * Exported from the S3 package for the admin API (SigV4 only, service `s3`).
  */
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../../util/errors.ts';
 import { isPresigned, verifyPresigned } from './presign.ts';
+import { isPresignedV2, V2_PREFIX, verifyHeaderAuthV2, verifyPresignedV2 } from './sigv2.ts';
 import { type AuthContext, type PayloadMode, payloadModeOf, type SignableRequest, type VerifyOptions, verifyHeaderAuth } from './sigv4.ts';
+
+function refuseV2(opts: VerifyOptions): void {
+  if (!opts.signatureV2) throw new SvcError('AccessDenied', 'This API accepts AWS Signature Version 4 only (AWS4-HMAC-SHA256); the request is signed with Signature Version 2.');
+}
 
 /**
  * Authenticates a request: the signed context, or the anonymous one when the
@@ -14,10 +20,22 @@ import { type AuthContext, type PayloadMode, payloadModeOf, type SignableRequest
  * anonymous caller may do). A present but bad signature always fails.
  */
 export function authenticateRequest(req: SignableRequest, opts: VerifyOptions): AuthContext {
-  const hasHeader = req.headers.authorization !== undefined;
+  const authorization = req.headers.authorization;
+  const hasHeader = authorization !== undefined;
   const presigned = isPresigned(req.url);
-  if (hasHeader && presigned) throw new SvcError('InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified.');
+  const presignedV2 = !presigned && isPresignedV2(req.url);
+  if (hasHeader && (presigned || presignedV2)) {
+    throw new SvcError('InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified.');
+  }
   if (presigned) return verifyPresigned(req, opts);
+  if (presignedV2) {
+    refuseV2(opts);
+    return verifyPresignedV2(req, opts);
+  }
+  if (hasHeader && authorization.startsWith(V2_PREFIX)) {
+    refuseV2(opts);
+    return verifyHeaderAuthV2(req, opts);
+  }
   if (hasHeader) return verifyHeaderAuth(req, opts);
   return anonymousContext(req);
 }

@@ -121,6 +121,8 @@ export interface RequestFacts {
   secure: boolean;
   now: number;
   authType: 'REST-HEADER' | 'REST-QUERY-STRING' | 'POST' | undefined;
+  /** `s3:signatureversion`: `AWS` for Signature Version 2; SigV4 otherwise. */
+  signatureV2?: boolean;
   /** Extra keys (POST form fields, tags from a tagging header). */
   extra?: Record<string, string[]>;
 }
@@ -140,7 +142,7 @@ export function conditionContext(f: RequestFacts): ConditionContext {
   addPrincipalKeys(m, f.principal);
   if (f.authType) {
     set('s3:authtype', f.authType);
-    set('s3:signatureversion', 'AWS4-HMAC-SHA256');
+    set('s3:signatureversion', f.signatureV2 ? 'AWS' : 'AWS4-HMAC-SHA256');
   }
   const q = f.ep.query;
   if (f.ep.op === 'ListObjectsV1' || f.ep.op === 'ListObjectsV2' || f.ep.op === 'ListObjectVersions' || f.ep.op === 'ListMultipartUploads') {

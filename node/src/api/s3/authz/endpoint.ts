@@ -30,6 +30,7 @@ export function requestFacts(ctx: S3Context, authType?: RequestFacts['authType']
     secure: ctx.req.headers['x-forwarded-proto'] === 'https' || 'encrypted' in ctx.req.socket,
     now: ctx.clock.now(),
     authType: authType ?? (ctx.auth.anonymous ? undefined : ctx.auth.presigned ? 'REST-QUERY-STRING' : 'REST-HEADER'),
+    ...(ctx.auth.signatureV2 ? { signatureV2: true } : {}),
   };
 }
 

@@ -36,6 +36,11 @@ import { MAX_OBJECT_TAGS } from './tagging.ts';
 
 // ============ helpers ============
 
+/** Text as the header bytes that carry it: UTF-8, one byte per character (what node:http writes). */
+function headerBytes(v: string): string {
+  return /[^\x00-\x7f]/.test(v) ? Buffer.from(v, 'utf8').toString('latin1') : v;
+}
+
 function versionHeaders(info: { versionId: string }): Record<string, string> {
   return info.versionId && info.versionId !== 'null' ? { 'x-amz-version-id': info.versionId } : {};
 }
@@ -69,7 +74,7 @@ function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string>
   if (c.contentLanguage) h['content-language'] = c.contentLanguage;
   if (c.cacheControl) h['cache-control'] = c.cacheControl;
   if (c.expires) h.expires = c.expires;
-  for (const [k, v] of Object.entries(info.userMeta)) h[`x-amz-meta-${k}`] = v;
+  for (const [k, v] of Object.entries(info.userMeta)) h[`x-amz-meta-${k}`] = headerBytes(v);
   if (info.tags) h['x-amz-tagging-count'] = String(new URLSearchParams(info.tags).size);
   if (info.parts.length > 1 || /-\d+$/.test(info.etag)) h['x-amz-mp-parts-count'] = String(info.parts.length);
   // response-* overrides (signed requests only, which every request here is)

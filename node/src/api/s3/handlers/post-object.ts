@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
 import type { PutObjectOptions } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
+import { verifyPolicySignatureV2 } from '../auth/sigv2.ts';
 import { hmacHex, lookupSecret, parseAmzDate, parseCredentialScope, signaturesEqual, signingKey } from '../auth/sigv4.ts';
 import { cannedAcl, encodeAcl } from '../authz/acl.ts';
 import { authorize } from '../authz/authorize.ts';
@@ -88,16 +89,26 @@ function readForm(req: IncomingMessage): Promise<PostForm> {
   });
 }
 
-/** Verifies a SigV4-signed form: the signature is over the base64 policy; returns the signer. */
+/**
+ * Verifies a signed form and returns the signer: SigV4 (`x-amz-signature`
+ * over the base64 policy with the scope's key) or SigV2 (`AWSAccessKeyId`,
+ * `signature`: HMAC-SHA1 of the base64 policy), both through the one
+ * credential lookup.
+ */
 function verifySignedForm(ctx: S3Context, f: Map<string, string>): Principal {
+  const policy = f.get('policy');
+  if (!policy) throw new SvcError('InvalidArgument', 'Bucket POST must contain a field named policy when it is signed.');
+  if (!f.has('x-amz-signature')) {
+    const accessKey = f.get('awsaccesskeyid');
+    if (!accessKey) throw new SvcError('InvalidArgument', 'A POST form signed with Signature Version 2 needs the AWSAccessKeyId field.');
+    return rootPrincipal(verifyPolicySignatureV2(ctx.verify, accessKey, policy, f.get('signature') ?? ''));
+  }
   if (f.get('x-amz-algorithm') !== 'AWS4-HMAC-SHA256') throw new SvcError('InvalidArgument', 'POST form x-amz-algorithm must be AWS4-HMAC-SHA256.');
   const credential = f.get('x-amz-credential');
   const date = f.get('x-amz-date');
-  const policy = f.get('policy');
   const signature = f.get('x-amz-signature') ?? '';
   if (!credential || !date) throw new SvcError('InvalidArgument', 'POST form needs x-amz-credential and x-amz-date.');
-  if (!policy) throw new SvcError('InvalidArgument', 'Bucket POST must contain a field named policy when it is signed.');
-  const opts = { credentials: ctx.credentials, region: ctx.region, clock: ctx.clock };
+  const opts = ctx.verify;
   const scope = parseCredentialScope(credential, opts, 'AuthorizationQueryParametersError');
   if (Number.isNaN(parseAmzDate(date)) || date.slice(0, 8) !== scope.date) throw new SvcError('InvalidArgument', 'POST form x-amz-date must match the credential scope date.');
   const cred = lookupSecret(opts, scope.accessKey);
@@ -161,7 +172,8 @@ export async function handlePostObject(ctx: S3Context): Promise<void> {
 async function storeForm(ctx: S3Context, { fields: f, file, filename }: PostForm): Promise<void> {
   const rawKey = f.get('key');
   if (rawKey === undefined || rawKey === '') throw new SvcError('InvalidArgument', "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.");
-  const signed = f.has('x-amz-signature');
+  // SigV4 signs with x-amz-signature, SigV2 with signature (and AWSAccessKeyId)
+  const signed = f.has('x-amz-signature') || f.has('signature');
   const principal = signed ? verifySignedForm(ctx, f) : ANONYMOUS;
   let limits = { min: 0, max: MAX_PUT_SIZE };
   const policyField = f.get('policy');
@@ -175,7 +187,7 @@ async function storeForm(ctx: S3Context, { fields: f, file, filename }: PostForm
   ctx.principal = principal;
   ctx.ep = { ...ctx.ep, key };
   const sec = await bucketSecurity(ctx);
-  await authorize({ facts: { ...requestFacts(ctx, signed ? 'POST' : undefined) }, bucket: ctx.ep.bucket, key, security: sec });
+  await authorize({ facts: { ...requestFacts(ctx, signed ? 'POST' : undefined), signatureV2: signed && !f.has('x-amz-signature') }, bucket: ctx.ep.bucket, key, security: sec });
   const aclField = f.get('acl');
   if (aclField !== undefined) {
     const acl = cannedAcl(aclField.trim(), rootOwner(ctx), sec.owner);
