@@ -26,7 +26,8 @@ import { kmsKeyLine } from './helpers/governance.ts';
 let node: ConsoleNode;
 let root: string;
 beforeAll(async () => {
-  node = await startConsoleNode(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key') });
+  // the test client stands in for a reverse proxy on loopback (X-Forwarded-* headers)
+  node = await startConsoleNode(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key'), SVC_TRUSTED_PROXIES: 'loopback' });
   root = `${node.console}/svc/console/`;
 }, 60_000);
 afterAll(async () => {
@@ -260,7 +261,7 @@ describe('console security', () => {
     expect(missing.json()).toMatchObject({ code: 'NoSuchBucket' });
   });
 
-  it('the cookie follows the public prefix (X-Forwarded-Prefix); multipart uploads go through', async () => {
+  it('the cookie follows the public prefix (X-Forwarded-Prefix from a trusted proxy); multipart uploads go through', async () => {
     const c = new ConsoleClient(root);
     const r = await c.call('POST', 'api/session', { body: { accessKey: CONSOLE_ACCESS_KEY, secretKey: CONSOLE_SECRET_KEY }, headers: { 'x-forwarded-prefix': '/storage', 'x-forwarded-proto': 'https' } });
     expect(r.headers.get('set-cookie')).toMatch(/; Path=\/storage\/svc\/console\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
@@ -300,6 +301,16 @@ describe('console sessions on a node with a short timeout and a base path', () =
     expect(r.headers.get('set-cookie')).toMatch(/; Path=\/storage\/svc\/console\/;/);
     expect((await c.call('GET', 'api/overview')).status).toBe(200);
     expect((await fetch(`${short.console}/storage/svc/console/`)).status).toBe(200);
+  });
+
+  it('X-Forwarded-* from an address that is not a trusted proxy are ignored (no Secure cookie, no forwarded prefix)', async () => {
+    const c = new ConsoleClient(`${short.console}/storage/svc/console/`);
+    const r = await c.call('POST', 'api/session', {
+      body: { accessKey: CONSOLE_ACCESS_KEY, secretKey: CONSOLE_SECRET_KEY },
+      headers: { 'x-forwarded-prefix': '/elsewhere', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('set-cookie')).toMatch(/; Path=\/storage\/svc\/console\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
   });
 
   it('an expired session is refused', async () => {

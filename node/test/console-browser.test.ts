@@ -148,7 +148,9 @@ describe.skipIf(!HAVE_CHROMIUM).each(FLOWS)('web console in Chromium ($flow)', (
   beforeAll(async () => {
     mkdirSync(join(tmp, flow), { recursive: true });
     writeFileSync(bigPath, big);
-    [single, two] = await Promise.all([startConsoleNode(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key') }), startConsoleNode(2)]);
+    // the prefix proxy runs on loopback: the nodes trust its X-Forwarded-* headers
+    const trust: Record<string, string> = prefix === '' ? {} : { SVC_TRUSTED_PROXIES: 'loopback' };
+    [single, two] = await Promise.all([startConsoleNode(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key'), ...trust }), startConsoleNode(2, trust)]);
     if (prefix !== '') [proxy, twoProxy] = await Promise.all([startPrefixProxy(prefix, single.console), startPrefixProxy(prefix, two.console)]);
     root = prefix === '' ? `${single.console}/svc/console/` : `${proxy!.origin}${prefix}/svc/console/`;
     browser = await launch();

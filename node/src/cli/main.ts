@@ -38,6 +38,7 @@ Volume arguments:
 Examples:
   svc server /mnt/disk{1...4}
   svc server http://node{1...4}:9000/mnt/disk{1...4}
+  svc server --certs-dir /etc/svc/certs https://node{1...4}:9000/mnt/disk{1...4}
   svc server /mnt/pool1/d{1...8} /mnt/pool2/d{1...8}
 `;
 
@@ -54,7 +55,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const serverOpts = (cmd: Command) =>
     cmd
       .option('--address <host:port>', 'S3 API, admin API, internode RPC and health probes (env SVC_ADDRESS, default :9000)')
-      .option('--console-address <host:port>', 'web console listener (env SVC_CONSOLE_ADDRESS, default :9001)');
+      .option('--console-address <host:port>', 'web console listener (env SVC_CONSOLE_ADDRESS, default :9001)')
+      .option('--certs-dir <dir>', 'TLS certificate directory: public.crt + private.key turn on TLS for both listeners (env SVC_CERTS_DIR, default ~/.svc/certs)');
 
   serverOpts(
     program
@@ -62,9 +64,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       .description('run a storage node')
       .argument('[volumes...]', 'volume expressions, one per pool (default: SVC_VOLUMES)')
       .addHelpText('after', `${VOLUME_HELP}${variablesHelp()}`),
-  ).action(async (volumes: string[], o: { address?: string; consoleAddress?: string }) => {
+  ).action(async (volumes: string[], o: { address?: string; consoleAddress?: string; certsDir?: string }) => {
     const { runServer } = await import('./server-command.ts');
-    code = await runServer({ args: volumes, address: o.address, consoleAddress: o.consoleAddress, env, version: version() });
+    code = await runServer({ args: volumes, address: o.address, consoleAddress: o.consoleAddress, certsDir: o.certsDir, env, version: version() });
   });
 
   serverOpts(
@@ -72,9 +74,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       .command('local')
       .description('try svc: create <dir>/d1..d4 and run `svc server <dir>/d{1...4}`')
       .argument('[dir]', 'base folder', './data'),
-  ).action(async (dir: string, o: { address?: string; consoleAddress?: string }) => {
+  ).action(async (dir: string, o: { address?: string; consoleAddress?: string; certsDir?: string }) => {
     const { runLocal } = await import('./server-command.ts');
-    code = await runLocal(dir, { address: o.address, consoleAddress: o.consoleAddress, env, version: version() });
+    code = await runLocal(dir, { address: o.address, consoleAddress: o.consoleAddress, certsDir: o.certsDir, env, version: version() });
   });
 
   program

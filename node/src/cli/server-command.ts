@@ -17,6 +17,7 @@ export interface ServerCommandOptions {
   readonly args: readonly string[];
   readonly address?: string | undefined;
   readonly consoleAddress?: string | undefined;
+  readonly certsDir?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly version: string;
 }
@@ -86,7 +87,7 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
   try {
     ({ config, warnings } = loadConfig({
       args: opts.args,
-      flags: { address: opts.address, consoleAddress: opts.consoleAddress },
+      flags: { address: opts.address, consoleAddress: opts.consoleAddress, certsDir: opts.certsDir },
       env: opts.env,
       cwd: process.cwd(),
       readFile: (p) => readFileSync(p, 'utf8'),
@@ -155,8 +156,8 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
   }
   const { server } = node;
   log.info(
-    { event: 'startup_address', address: server.address.port, console: server.consoleAddress?.port },
-    `S3 API on port ${server.address.port}${server.consoleAddress ? `, console on port ${server.consoleAddress.port}` : ''}`,
+    { event: 'startup_address', address: server.address.port, console: server.consoleAddress?.port, scheme: server.scheme },
+    `S3 API on ${server.scheme}, port ${server.address.port}${server.consoleAddress ? `, console on port ${server.consoleAddress.port}` : ''}`,
   );
   if (signalled) shutdown();
 

@@ -47,6 +47,7 @@ import { type Endpoint, endpointHostPort, isLocalEndpoint, normaliseHost } from 
 import { buildPoolLayouts, type PoolLayout } from '../topology/pool-layout.ts';
 import { parseParity } from '../topology/storage-class.ts';
 import type { Clock } from '../util/clock.ts';
+import type { ClientTrust } from '../tls/trust.ts';
 import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -112,6 +113,8 @@ export interface ClusterNodeOptions {
   logger: Logger;
   /** The root credential as it changes (internode tokens follow it); default: the configured one, fixed. */
   rootCredential?: RootCredentialSource;
+  /** What https:// peers are verified against (the node's CA set, `tls/trust.ts`). */
+  tls?: ClientTrust;
 }
 
 /** The readiness flags this module keeps current (structurally `server/readiness.ts`'s `Readiness`). */
@@ -152,6 +155,8 @@ export interface ClusterNode {
     readonly localHosts: ReadonlySet<string>;
     readonly handlers: { readonly rpc: (req: IncomingMessage, res: ServerResponse) => void; readonly peer: (req: IncomingMessage, res: ServerResponse) => void };
     readonly formatIO: (pool: PoolLayout, local: readonly boolean[]) => FormatIO;
+    /** Peers refused for their TLS certificate, for the readiness detail. */
+    readonly storageNote: () => string | undefined;
   };
   /**
    * Tells every peer that a bucket's metadata changed (versioning, tags,
@@ -239,7 +244,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   const digest = configDigest(pools, config.storageClass);
   rpc.registerPeer(serverInfoService({ nodeId: selfId, configDigest: digest }));
 
-  const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger });
+  const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger, ...(o.tls ? { tls: o.tls } : {}) });
   late.peers = peers;
   peers.start();
   // One quorum locker over every node: (bucket, object) locks are then
@@ -360,7 +365,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
         // Slot identity: a drive is used only while its format names its slot's id.
         ...(formats[i]?.reference ? { ids: formats[i].reference.erasure.sets } : {}),
       })),
-    serverDeps: { localHosts, handlers: { rpc: rpc.handle, peer: rpc.handle }, formatIO },
+    serverDeps: { localHosts, handlers: { rpc: rpc.handle, peer: rpc.handle }, formatIO, storageNote: () => peers.tlsNote() },
     namespaceLocker,
     locker,
     peers,

@@ -8,6 +8,7 @@
 import type { Endpoint, UrlEndpoint } from '../topology/endpoint.ts';
 import { endpointHostPort } from '../topology/endpoint.ts';
 import type { PoolLayout } from '../topology/pool-layout.ts';
+import type { ClientTrust } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -35,6 +36,8 @@ export interface ClusterPeersOptions {
   /** Reconnect-probe delays of the peer clients (defaults 250 ms doubling to 2 s). */
   probeBaseMs?: number;
   probeMaxMs?: number;
+  /** Trust for https:// peers (`tls/trust.ts`); without it, Node's default roots. */
+  tls?: ClientTrust;
 }
 
 /** Distinct `host:port` of the URL endpoints of `endpoints`, in first-seen order. */
@@ -82,6 +85,7 @@ export class ClusterPeers {
           logger: opts.logger,
           ...(opts.probeBaseMs !== undefined ? { probeBaseMs: opts.probeBaseMs } : {}),
           ...(opts.probeMaxMs !== undefined ? { probeMaxMs: opts.probeMaxMs } : {}),
+          ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
         }),
       );
     }
@@ -90,6 +94,18 @@ export class ClusterPeers {
   /** Remote peers (`host:port` → client). */
   get peers(): ReadonlyMap<string, PeerClient> {
     return this.#peers;
+  }
+
+  /**
+   * Peers whose certificate this node refused (or whose TLS handshake
+   * failed), named with the reason; undefined when there are none.
+   */
+  tlsNote(): string | undefined {
+    const refused = [...this.#peers.values()].flatMap((p) => {
+      const r = p.tlsRefusal();
+      return r === undefined ? [] : [`${p.origin} refused: ${r}`];
+    });
+    return refused.length === 0 ? undefined : `TLS: ${refused.join('; ')}`;
   }
 
   /** Number of nodes currently reachable, this one included. */

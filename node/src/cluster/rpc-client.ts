@@ -10,9 +10,16 @@
  * fast with `DiskNotFound` and a background probe (`/svc/peer/v1/health`)
  * retries with exponential backoff on the injected clock; the first success
  * brings the peer back online. Requests never wait for the probe.
+ *
+ * TLS: an https:// origin is verified against the node's CA set
+ * (`tls/trust.ts`), host name included. A peer whose certificate is refused
+ * (or whose handshake fails) counts as offline like an unreachable one, is
+ * named in the log once per reason (`peer_tls_refused`), and its refusal is
+ * kept for the readiness detail until a call succeeds.
  */
 import { Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
+import { type ClientTrust, staticTrust, tlsConnector, tlsFailureReason } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
 import { type RpcClientMessage, rpcClient } from '../util/diagnostics.ts';
 import { SvcError } from '../util/errors.ts';
@@ -56,6 +63,8 @@ export interface PeerClientOptions {
    * connections and waiting for the rest; the server side bounds the load.
    */
   connections?: number;
+  /** Trust for an https origin (default: Node's default roots). */
+  tls?: ClientTrust;
 }
 
 export interface CallOptions {
@@ -99,6 +108,8 @@ export class PeerClient {
   readonly #probeMaxMs: number;
   #online = true;
   #probing = false;
+  /** Why the peer's TLS was refused, until a call succeeds. */
+  #tlsRefusal: string | undefined;
   /** Cuts the probe loop's current backoff sleep short (probeNow). */
   #wakeProbe: AbortController | undefined;
   #closed = false;
@@ -115,12 +126,15 @@ export class PeerClient {
     this.#uploadStallMs = opts.uploadStallMs ?? 30_000;
     this.#probeBaseMs = opts.probeBaseMs ?? 250;
     this.#probeMaxMs = opts.probeMaxMs ?? 2_000;
+    const connectTimeout = opts.connectTimeoutMs ?? 5_000;
     const common = {
-      connectTimeout: opts.connectTimeoutMs ?? 5_000,
+      connectTimeout,
       headersTimeout: this.#headersTimeoutMs,
       bodyTimeout: opts.bodyTimeoutMs ?? 30_000,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
+      // https peers: a connector that follows the CA set as certificates rotate (it carries the connect timeout itself)
+      ...(opts.origin.startsWith('https:') ? { connect: tlsConnector(opts.tls ?? staticTrust([]), { timeout: connectTimeout }) } : {}),
     };
     this.#data = new Pool(opts.origin, { ...common, connections: opts.connections ?? null });
     this.#control = new Pool(opts.origin, { ...common, connections: 8 });
@@ -129,6 +143,11 @@ export class PeerClient {
   /** False while the peer is considered offline (calls fail fast). */
   isOnline(): boolean {
     return this.#online && !this.#closed;
+  }
+
+  /** Why this peer's TLS certificate or handshake was refused (until a call succeeds). */
+  tlsRefusal(): string | undefined {
+    return this.#tlsRefusal;
   }
 
   /** Called with the new state whenever the peer goes offline or comes back. */
@@ -290,12 +309,19 @@ export class PeerClient {
       });
     } catch (err) {
       if (isLocalFailure() || opts.signal?.aborted === true) throw err;
+      const tls = tlsFailureReason(err);
+      if (tls !== undefined) {
+        this.#refuseTls(tls);
+        this.#markOffline(err);
+        throw new SvcError('DiskNotFound', `peer ${this.origin} refused: ${tls}`, { remote: this.origin }, { cause: err });
+      }
       if (isNetworkError(err)) {
         this.#markOffline(err);
         throw new SvcError('DiskNotFound', `peer ${this.origin} unreachable`, { remote: this.origin }, { cause: err });
       }
       throw new SvcError('InternalError', `internode RPC to ${this.origin} failed`, { remote: this.origin }, { cause: err });
     }
+    this.#tlsRefusal = undefined;
     if (res.statusCode !== 200) {
       let wire: unknown;
       try {
@@ -316,6 +342,15 @@ export class PeerClient {
   probeNow(): void {
     if (this.#online || this.#closed) return;
     this.#wakeProbe?.abort();
+  }
+
+  #refuseTls(reason: string): void {
+    if (reason === this.#tlsRefusal) return;
+    this.#tlsRefusal = reason;
+    this.#logger.error(
+      { event: 'peer_tls_refused', peer: this.origin, reason },
+      `peer ${this.origin} refused: its TLS certificate is not trusted or the handshake failed (${reason}); check that every node's certificate comes from a CA in CAs/ and names the host in the volume arguments`,
+    );
   }
 
   #markOffline(err: unknown): void {
@@ -353,14 +388,17 @@ export class PeerClient {
             headersTimeout: Math.max(1_000, this.#probeMaxMs),
           });
           await readAll(res.body, this.origin);
+          this.#tlsRefusal = undefined;
           if (res.statusCode === 200) {
             this.#online = true;
             this.#logger.info({ event: 'peer_online', peer: this.origin }, 'peer is back online');
             this.#emit(true);
             return;
           }
-        } catch {
+        } catch (err) {
           // Still unreachable: keep probing with a longer delay.
+          const tls = tlsFailureReason(err);
+          if (tls !== undefined) this.#refuseTls(tls);
         }
         delay = Math.min(delay * 2, this.#probeMaxMs);
       }

@@ -15,6 +15,7 @@ import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
 import { RPC_TOKEN_VALIDITY_MS } from '../cluster/rpc-auth.ts';
 import { hashService } from '../erasure/hash-service.ts';
+import { CertificateStore } from '../tls/cert-store.ts';
 import { codecFallbackReason, codecKernel } from '../erasure/index.ts';
 import { createObjectLayer } from '../object/index.ts';
 import type { DataMovement } from '../object/movement/data-movement.ts';
@@ -66,10 +67,13 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
 
   // The key store first: a malformed SVC_KMS_SECRET_KEY stops start-up before any disk is touched.
   const kms = createKms(config.kms, clock);
+  // The certificate directory next: an unusable certificate stops start-up before any disk is touched.
+  const tls = config.certsDir === undefined ? undefined : await CertificateStore.open({ dir: config.certsDir.path, explicit: config.certsDir.explicit, clock, logger: log });
   // The root credential follows its key files while the node runs (rotation without a restart).
   const rootCredential = rootCredentialSource(config.credentials, { clock, logger: log, readFile: (p) => readFile(p, 'utf8') });
-  const cluster = await createClusterNode({ config, clock, logger: log, rootCredential }).catch((err: unknown) => {
+  const cluster = await createClusterNode({ config, clock, logger: log, rootCredential, ...(tls?.serving === true ? { tls: tls.trust } : {}) }).catch((err: unknown) => {
     rootCredential.close();
+    tls?.close();
     throw err;
   });
   let layer: ServerPools | undefined;
@@ -98,6 +102,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       ...(deps.version !== undefined ? { version: deps.version } : {}),
       ...(deps.onFatal !== undefined ? { onFatal: deps.onFatal } : {}),
       ...cluster.serverDeps,
+      tls,
       handlers: { ...cluster.serverDeps.handlers, admin: admin.handler },
       buildServices: async (ctx) => {
         deploymentId = ctx.deploymentId;
@@ -165,6 +170,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   } catch (err) {
     rootCredential.close();
     await cluster.close();
+    tls?.close();
     throw err;
   }
   cluster.attachReadiness(server.readiness);
@@ -178,6 +184,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       rootCredential.close();
       await running.close(graceMs);
       await cluster.close();
+      tls?.close();
     },
   };
 }

@@ -10,7 +10,9 @@ import { ManualClock } from '../util/clock.ts';
 import { loadConfig } from '../util/config.ts';
 import { hasCode, type SvcError } from '../util/errors.ts';
 import { createLogger, silentLogger } from '../util/logger.ts';
-import { startServer } from './start-server.ts';
+import { buildPoolLayouts } from '../topology/pool-layout.ts';
+import { parseParity } from '../topology/storage-class.ts';
+import { checkTransport, startServer } from './start-server.ts';
 
 const base = mkdtempSync(join(tmpdir(), 'svc-start-server-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -200,6 +202,25 @@ describe('startServer', () => {
     }
     const elsewhere = config([`http://127.0.0.1:${port + 1}${dir}/d{1...4}`], { SVC_ADDRESS: `127.0.0.1:${port}` });
     await expect(startServer(elsewhere, { logger: silentLogger, clock: new ManualClock() })).rejects.toThrow(/none of the endpoints is served by this node/);
+  });
+
+  it('TLS and the endpoints\' scheme must agree before anything starts', async () => {
+    const layout = (arg: string) => buildPoolLayouts([arg], { storageClass: { standard: parseParity('S', undefined), rrs: parseParity('R', undefined) }, cwd: base });
+    const serving = { serving: true, dir: '/etc/svc/certs' };
+    const none = { serving: false, dir: '/etc/svc/certs' };
+    expect(() => checkTransport(layout('https://n{1...4}:9000/d'), undefined)).toThrow(
+      'TLS: the volume arguments use https:// (https://n1:9000/d) but there is no certificate directory; put this node\'s certificate there (--certs-dir / SVC_CERTS_DIR) or use http:// endpoints',
+    );
+    expect(() => checkTransport(layout('https://n{1...4}:9000/d'), none)).toThrow('/etc/svc/certs holds no public.crt and private.key');
+    expect(() => checkTransport(layout('http://n{1...4}:9000/d'), serving)).toThrow(
+      'TLS: this node serves TLS (certificates in /etc/svc/certs) but the volume arguments use http:// (http://n1:9000/d); peers would call it in plain HTTP: use https:// endpoints on every node',
+    );
+    expect(() => checkTransport(layout('https://n{1...4}:9000/d'), serving)).not.toThrow();
+    expect(() => checkTransport(layout('http://n{1...4}:9000/d'), none)).not.toThrow();
+    for (const t of [undefined, none, serving]) expect(() => checkTransport(layout('/x/d{1...4}'), t)).not.toThrow();
+    // the server refuses before touching a drive
+    const dir = pool(4);
+    await expect(startServer(config([`https://127.0.0.1:9${dir.length}/d{1...4}`]), { logger: silentLogger, clock: new ManualClock() })).rejects.toThrow(/use https:\/\/ .* but there is no certificate directory/);
   });
 
   it('storage readiness follows drives that disappear and come back', async () => {

@@ -17,7 +17,6 @@
  * (`VolumeNotFound`, `PoolTopologyMismatch`, …) throw, or reach `onFatal`
  * when found by a background retry.
  */
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConsoleApp, createConsoleApp } from '../api/console/console-handler.ts';
 import {
@@ -30,6 +29,7 @@ import {
   type PoolGeometry,
   type SlotStatus,
 } from '../storage/format.ts';
+import type { CertificateStore } from '../tls/cert-store.ts';
 import { type Endpoint, isLocalEndpoint } from '../topology/endpoint.ts';
 import { buildPoolLayouts, type PoolLayout } from '../topology/pool-layout.ts';
 import { parseParity } from '../topology/storage-class.ts';
@@ -39,6 +39,7 @@ import { SvcError, toSvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createDispatcher, type RouteHandlers } from './dispatcher.ts';
 import { runIamBootstrap } from './iam-bootstrap.ts';
+import { createListener, type Listener } from './listener.ts';
 import { addResolvedLocalHosts, localHostSet } from './local-hosts.ts';
 import { Readiness } from './readiness.ts';
 import { countStart } from './start-counter.ts';
@@ -99,6 +100,10 @@ export interface ServerDeps {
   readonly version?: string;
   /** Storage re-check period (default 10 s). */
   readonly storageCheckMs?: number;
+  /** The certificate directory: its default pair makes both listeners serve TLS (`tls/cert-store.ts`). */
+  readonly tls?: CertificateStore | undefined;
+  /** More storage detail for readiness from below the services (e.g. peers refused for their TLS certificate). */
+  readonly storageNote?: () => string | undefined;
 }
 
 export interface RunningServer {
@@ -106,6 +111,8 @@ export interface RunningServer {
   readonly address: AddressInfo;
   /** Bound address of the console listener, when enabled. */
   readonly consoleAddress: AddressInfo | undefined;
+  /** `https` when the listeners serve TLS. */
+  readonly scheme: 'http' | 'https';
   readonly readiness: Readiness;
   readonly pools: readonly PoolLayout[];
   deploymentId(): string | undefined;
@@ -148,7 +155,31 @@ export function layoutWarnings(pools: readonly PoolLayout[]): { event: string; m
   return out;
 }
 
-function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
+/**
+ * TLS and the volume arguments must agree (pure): https:// endpoints need
+ * this node's certificate, and a node serving TLS cannot be reached by peers
+ * told to use http://.
+ */
+export function checkTransport(pools: readonly PoolLayout[], tls: { readonly serving: boolean; readonly dir: string } | undefined): void {
+  const urls = pools.flatMap((p) => p.endpoints).filter((e) => e.kind === 'url');
+  const https = urls.find((e) => e.scheme === 'https');
+  const http = urls.find((e) => e.scheme === 'http');
+  const serving = tls?.serving === true;
+  if (https !== undefined && !serving) {
+    throw new SvcError(
+      'TlsCertificateInvalid',
+      `TLS: the volume arguments use https:// (${https.raw}) but ${tls === undefined ? 'there is no certificate directory' : `${tls.dir} holds no public.crt and private.key`}; put this node's certificate there (--certs-dir / SVC_CERTS_DIR) or use http:// endpoints`,
+    );
+  }
+  if (http !== undefined && serving) {
+    throw new SvcError(
+      'TlsCertificateInvalid',
+      `TLS: this node serves TLS (certificates in ${tls!.dir}) but the volume arguments use http:// (${http.raw}); peers would call it in plain HTTP: use https:// endpoints on every node`,
+    );
+  }
+}
+
+function listen(server: Listener, addr: ListenAddress): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
@@ -159,7 +190,7 @@ function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
   });
 }
 
-function closeServer(server: Server, graceMs: number): Promise<void> {
+function closeServer(server: Listener, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) {
       resolve();
@@ -209,6 +240,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     'storage class and pool layout validated',
   );
   for (const w of layoutWarnings(pools)) log.warn({ event: w.event, pool: w.pool }, w.message);
+  checkTransport(pools, deps.tls);
+  const tls = deps.tls?.serving === true ? deps.tls : undefined;
 
   // 2. local disks
   let localHosts = deps.localHosts;
@@ -260,7 +293,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   };
 
   let driveDetail: string | undefined;
-  const storageDetail = () => [driveDetail, services?.storageNote?.()].filter((d) => d !== undefined && d !== '').join('; ');
+  const storageDetail = () => [driveDetail, services?.storageNote?.(), deps.storageNote?.()].filter((d) => d !== undefined && d !== '').join('; ');
   const refreshStorage = async () => {
     const states = await Promise.all(pools.map((p, i) => readAll(ios[i]!, p.endpoints.length)));
     const rep = evaluateStorage(
@@ -271,11 +304,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   };
 
   const dispatcher = createDispatcher({ health: readiness, healthEnabled: config.healthEndpointEnable, logger: log, handlers: deps.handlers });
-  const main = createServer({ requestTimeout: 0 }, dispatcher.handle);
-  // `Expect: 100-continue` requests reach the dispatcher too; the S3 handler sends 100 only once the request is authorised
-  main.on('checkContinue', dispatcher.handle);
-  // Any other Expect value is ignored, as S3 does (node:http would answer 417 without this listener)
-  main.on('checkExpectation', dispatcher.handle);
+  // `Expect: 100-continue` requests reach the dispatcher too (the S3 handler sends 100 only once the request is authorised);
+  // any other Expect value is ignored, as S3 does (node:http would answer 417)
+  const main = createListener({ name: 's3', handler: dispatcher.handle, checkContinue: true, ignoreExpectations: true, tls, trustedProxies: config.trustedProxies, logger: log });
   let mainAddr: AddressInfo | undefined;
   const consoleApp: ConsoleApp | undefined = config.consoleEnable
     ? createConsoleApp({
@@ -286,10 +317,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         logger: log,
         version: deps.version ?? 'dev',
         s3Address: () => mainAddr,
+        ...(tls !== undefined ? { s3Tls: tls } : {}),
       })
     : undefined;
   if (consoleApp) readiness.onChange((r) => consoleApp.readinessChanged(r.ready));
-  const consoleServer = consoleApp ? createServer({ requestTimeout: 0 }, consoleApp.handle) : undefined;
+  const consoleServer = consoleApp ? createListener({ name: 'console', handler: consoleApp.handle, tls, trustedProxies: config.trustedProxies, logger: log }) : undefined;
 
   let consoleAddr: AddressInfo | undefined;
   const bindListeners = async () => {
@@ -314,7 +346,13 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       }
     }
     log.info(
-      { event: 'startup_listening', address: `${mainAddr.address}:${mainAddr.port}`, console: consoleAddr ? `${consoleAddr.address}:${consoleAddr.port}` : 'disabled' },
+      {
+        event: 'startup_listening',
+        address: `${mainAddr.address}:${mainAddr.port}`,
+        console: consoleAddr ? `${consoleAddr.address}:${consoleAddr.port}` : 'disabled',
+        scheme: tls ? 'https' : 'http',
+        trustedProxies: config.trustedProxies.networks,
+      },
       'listeners bound',
     );
   };
@@ -395,7 +433,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     }
   } else {
     log.warn({ event: 'startup_format_wait', reason: waitReason }, 'format quorum not reached yet; serving degraded and retrying');
-    readiness.update({ storageRead: false, storageWrite: false }, { storage: waitReason });
+    readiness.update({ storageRead: false, storageWrite: false }, { storage: [waitReason, deps.storageNote?.()].filter((d) => d !== undefined && d !== '').join('; ') });
     await bindListeners();
     void retryWithBackoff(clock, stopping.signal, 5000, async () => {
       try {
@@ -435,6 +473,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   return {
     address: mainAddr!,
     consoleAddress: consoleAddr,
+    scheme: tls ? 'https' : 'http',
     readiness,
     pools,
     deploymentId: () => deploymentId,

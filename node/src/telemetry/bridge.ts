@@ -58,6 +58,8 @@ import {
   readinessEvaluated,
   type ReadinessEvaluatedMessage,
   rpcClient,
+  tlsCertificates,
+  type TlsCertificatesMessage,
   type RpcClientMessage,
   scannerCycle,
   type ScannerCycleMessage,
@@ -164,6 +166,16 @@ export function startBridge(opts: BridgeOptions): () => void {
       startsReported = Math.max(startsReported, starts);
     });
     sub(capacitySampled, (msg) => m.capacity.record((msg as CapacitySampledMessage).usedBytes));
+    // The end of each certificate in force; an alert compares it with time() (docs/tls.md).
+    let certs: TlsCertificatesMessage['certificates'] = [];
+    sub(tlsCertificates, (msg) => {
+      certs = (msg as TlsCertificatesMessage).certificates;
+    });
+    meter
+      .createObservableGauge(METRIC.tlsCertificateNotAfter, { description: 'End of validity of each TLS certificate in force (served pairs and trusted CAs), Unix time', unit: 's' })
+      .addCallback((r) => {
+        for (const c of certs) r.observe(Math.floor(c.notAfter / 1000), { file: c.file, kind: c.kind });
+      });
     sub(scannerObject, () => m.scanned.add(1));
     sub(scannerCycle, (msg) => {
       const c = msg as ScannerCycleMessage;

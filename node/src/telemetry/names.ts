@@ -23,6 +23,7 @@ export const METRIC = {
   rpcErrors: 'svc.rpc.client.errors',
   lifecycleActions: 'svc.lifecycle.actions',
   logRecordsDropped: 'svc.log.records.dropped',
+  tlsCertificateNotAfter: 'svc_tls_certificate_not_after_seconds',
 } as const;
 
 /** The ten metrics of SPEC.md, in its order. */

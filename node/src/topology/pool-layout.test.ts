@@ -58,6 +58,11 @@ describe('pool layout', () => {
     expect(err(() => buildPoolLayouts(['/a/d{1...4}', '/b/d{3...3}'], opts())).message).toContain('at least two distinct');
     expect(err(() => buildPoolLayouts(['/a/d{1...4}', '/a/d{3...6}'], opts())).message).toContain('appears in pool');
     expect(err(() => buildPoolLayouts(['/a/d{1...4}', 'http://h{1...4}:9000/d'], opts())).message).toContain('mix');
+    // TLS is all nodes or none
+    expect(err(() => buildPoolLayouts(['https://h{1...4}:9000/d', 'http://g{1...4}:9000/d'], opts())).message).toContain(
+      'volume arguments mix http:// (http://g1:9000/d) and https:// (https://h1:9000/d) endpoints',
+    );
+    expect(buildPoolLayouts(['https://h{1...4}:9000/d', 'https://g{1...4}:9000/d'], opts())).toHaveLength(2);
   });
   it('refuses a drive nested inside another drive', () => {
     expect(err(() => buildPoolLayouts(['/a/d{1...4}', '/a/d1/x{1...4}'], opts())).message).toContain('lies inside drive /a/d1');

@@ -89,6 +89,14 @@ export function buildPoolLayouts(args: readonly string[], opts: LayoutOptions): 
 
   const kinds = new Set(planned.flatMap((p) => p.endpoints.map((e) => e.kind)));
   if (kinds.size > 1) throw topo('volume arguments mix local paths and URL endpoints; use one form for every pool');
+  // Internode traffic is TLS exactly when the endpoints say https: all of them or none.
+  const schemes = new Map<string, string>();
+  for (const ep of planned.flatMap((p) => p.endpoints)) if (ep.kind === 'url' && !schemes.has(ep.scheme)) schemes.set(ep.scheme, ep.raw);
+  if (schemes.size > 1) {
+    throw topo(
+      `volume arguments mix http:// (${schemes.get('http')}) and https:// (${schemes.get('https')}) endpoints; internode traffic is TLS for every node or for none: use https:// everywhere (with certificates on every node) or http:// everywhere`,
+    );
+  }
 
   const owner = new Map<string, string>();
   for (const p of planned) {

@@ -55,6 +55,17 @@ describe('config', () => {
     expect(parseListenAddress('X', ':0').port).toBe(0);
     expect(() => parseListenAddress('X', ':70000')).toThrow(/out of range/);
   });
+  it('certificate directory: flag, then SVC_CERTS_DIR (explicit), else ~/.svc/certs', () => {
+    expect(load({ HOME: '/home/u' }).config.certsDir).toEqual({ path: '/home/u/.svc/certs', explicit: false });
+    expect(load({}).config.certsDir).toBeUndefined();
+    expect(load({ HOME: '/home/u', SVC_CERTS_DIR: 'certs' }).config.certsDir).toEqual({ path: '/srv/certs', explicit: true });
+    expect(load({ SVC_CERTS_DIR: '/etc/svc/certs' }, { flags: { certsDir: '/opt/c' } }).config.certsDir).toEqual({ path: '/opt/c', explicit: true });
+  });
+  it('trusted proxies: none by default; CIDRs and loopback; a bad entry stops start-up', () => {
+    expect(load({}).config.trustedProxies.empty).toBe(true);
+    expect(load({ SVC_TRUSTED_PROXIES: '10.1.0.0/16,loopback' }).config.trustedProxies.networks).toEqual(['10.1.0.0/16', '127.0.0.0/8', '::1/128']);
+    expect(msg(() => load({ SVC_TRUSTED_PROXIES: 'proxy.local' }))).toContain('SVC_TRUSTED_PROXIES: "proxy.local" is not an IP address or CIDR');
+  });
   it('COMPAT_ spellings map when SVC_ is unset and conflicts are reported', () => {
     const a = load({ COMPAT_STORAGE_CLASS_STANDARD: 'EC:1', COMPAT_ERASURE_SET_DRIVE_COUNT: '2' });
     expect(a.config.storageClass.standard).toBe('EC:1');

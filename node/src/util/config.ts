@@ -11,10 +11,12 @@
  * Storage-class values are kept as typed here; the `EC:<n>` rules live in
  * `topology/storage-class.ts` and run as the first start-up step.
  */
+import { resolve } from 'node:path';
 import { HEAL_CONFIG_VARIABLES, type HealConfig, parseHealConfig } from './heal-config.ts';
 import { parseByteSize } from './bytes.ts';
 import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './console-config.ts';
 import { SvcError } from './errors.ts';
+import { IpSet } from './ip-set.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -117,6 +119,14 @@ export interface Config {
   /** Pace of the heal and scanner workers. */
   readonly heal: HealConfig;
   readonly kms: KmsConfig;
+  /**
+   * TLS certificate directory (`--certs-dir`, `SVC_CERTS_DIR`, else
+   * `~/.svc/certs`; docs/tls.md). `explicit`: named by the flag or the
+   * variable, so it must exist. Undefined without a home directory.
+   */
+  readonly certsDir: { readonly path: string; readonly explicit: boolean } | undefined;
+  /** `SVC_TRUSTED_PROXIES`: peers whose `X-Forwarded-*` headers are honoured (none by default). */
+  readonly trustedProxies: IpSet;
   /** Base directory for relative volume paths. */
   readonly cwd: string;
 }
@@ -130,7 +140,7 @@ export interface ConfigWarning {
 export interface ConfigInput {
   /** Positional volume arguments of `svc server`. */
   readonly args: readonly string[];
-  readonly flags?: { readonly address?: string | undefined; readonly consoleAddress?: string | undefined };
+  readonly flags?: { readonly address?: string | undefined; readonly consoleAddress?: string | undefined; readonly certsDir?: string | undefined };
   readonly env: Env;
   readonly cwd: string;
   /** Reads a credential file; throws when unreadable. */
@@ -161,6 +171,8 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_CONSOLE_ADDRESS', `console listener address (default ${DEFAULT_CONSOLE_ADDRESS}); flag --console-address`],
   ['SVC_CONSOLE_ENABLE', 'false disables the console listener (default true)'],
   ...CONSOLE_VARIABLES,
+  ['SVC_CERTS_DIR', 'TLS certificate directory: public.crt + private.key (TLS on 9000 and 9001), <name>/ pairs chosen by SNI, CAs/ trusted by internode calls (default ~/.svc/certs; the image: /etc/svc/certs); flag --certs-dir'],
+  ['SVC_TRUSTED_PROXIES', 'comma-separated CIDRs (or "loopback") whose X-Forwarded-Proto/-For/-Host/-Prefix headers are honoured (default: none)'],
   ['SVC_HEALTH_ENDPOINT_ENABLE', 'false disables the health probes on the S3 listener (default true)'],
   ['SVC_DOMAIN', 'comma-separated domains for virtual-host-style S3 requests (<bucket>.<domain>); path style always works'],
   ['SVC_REGION', 'region S3 clients sign for (default us-east-1): 1-63 letters, digits, dots, hyphens, underscores'],
@@ -463,9 +475,21 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     obs: Object.freeze(obs),
     heal: Object.freeze(parseHealConfig(env)),
     kms: Object.freeze(parseKmsConfig(env)),
+    certsDir: certsDirOf(input, env),
+    trustedProxies: IpSet.parse(env.SVC_TRUSTED_PROXIES),
     cwd: input.cwd,
   };
   return { config: Object.freeze(config), warnings };
+}
+
+/** Default certificate directory below the home directory. */
+export const DEFAULT_CERTS_SUBDIR = '.svc/certs';
+
+function certsDirOf(input: ConfigInput, env: Env): Config['certsDir'] {
+  const named = input.flags?.certsDir ?? nonEmpty(env.SVC_CERTS_DIR);
+  if (named !== undefined) return Object.freeze({ path: resolve(input.cwd, named), explicit: true });
+  const home = nonEmpty(env.HOME);
+  return home === undefined ? undefined : Object.freeze({ path: resolve(home, DEFAULT_CERTS_SUBDIR), explicit: false });
 }
 
 /**

@@ -136,6 +136,13 @@ export interface CapacitySampledMessage {
 
 export const capacitySampled = dc.channel('svc:capacity:sampled');
 
+/** The TLS certificates in force (published at start-up, on each reload and every few hours). */
+export interface TlsCertificatesMessage {
+  readonly certificates: readonly { readonly file: string; readonly kind: 'server' | 'ca'; readonly notAfter: number }[];
+}
+
+export const tlsCertificates = dc.channel('svc:tls:certificates');
+
 // ---- background scanner (published by the scanner of issue 11)
 
 /** One object visited by the scanner. */

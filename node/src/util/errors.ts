@@ -121,6 +121,7 @@ export const ERRORS = {
   VolumeExists: { status: 409, message: 'Volume already exists.' },
   VolumeNotEmpty: { status: 409, message: 'Volume is not empty.' },
   ListenerBindFailed: { status: 500, message: 'HTTP listener bind failed' },
+  TlsCertificateInvalid: { status: 500, message: 'The TLS certificate or its key cannot be used.' },
 
   // ---- admin (reference/admin-api-shapes.md)
   XSvcDecommissionNotAllowed: { status: 400, message: 'Decommission is not allowed.' },

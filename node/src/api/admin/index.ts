@@ -19,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../util/clock.ts';
 import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
 import type { Logger } from '../../util/logger.ts';
+import { requestOrigin } from '../request-origin.ts';
 import type { Credential, CredentialLookup } from '../s3/auth/sigv4.ts';
 import { verifyIncoming } from '../s3/auth/verify.ts';
 import { credentialLookup } from '../s3/index.ts';
@@ -71,13 +72,13 @@ export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessag
     const run = async (): Promise<AdminReply> => {
       const auth = verifyIncoming(req, { credentials: lookup, region: o.region, anyRegion: o.anyRegion === true, clock: o.clock });
       const body = await readSmallBody(req.headers, req, auth, MAX_ADMIN_BODY);
-      return o.core.execute({ method, url, body, principal: auth.accessKey, requestId, clientAddress: req.socket.remoteAddress ?? '' });
+      return o.core.execute({ method, url, body, principal: auth.accessKey, requestId, clientAddress: requestOrigin(req).sourceIp });
     };
     run().then(
       (reply) => writeAdminReply(req, res, reply),
       (err: unknown) => {
         // Authentication or body errors: nothing reached the core.
-        o.logger.info({ event: 'admin_request_refused', url, remote: req.socket.remoteAddress, err: err instanceof Error ? err.message : String(err) }, 'admin request refused');
+        o.logger.info({ event: 'admin_request_refused', url, remote: requestOrigin(req).sourceIp, err: err instanceof Error ? err.message : String(err) }, 'admin request refused');
         const reply = adminErrorReply(err, url.split('?')[0]!, requestId, o.hostId);
         if (!req.complete) {
           res.setHeader('connection', 'close');

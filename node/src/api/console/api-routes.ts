@@ -47,6 +47,8 @@ export interface ConsoleApiDeps {
   readonly version: string;
   /** Port of the S3 listener (for share links when SVC_SERVER_URL is unset). */
   readonly s3Port: () => number | undefined;
+  /** The S3 listener serves TLS (share links then use https). */
+  readonly s3Tls: boolean;
 }
 
 export interface RouteContext {
@@ -369,7 +371,11 @@ async function share(ctx: RouteContext): Promise<ShareLink> {
   return { url, endpoint, expiresAt: new Date(ctx.deps.clock.now() + expires * 1000).toISOString() };
 }
 
-/** SVC_SERVER_URL, else the browser's host name with the S3 listener's port. */
+/**
+ * SVC_SERVER_URL, else the browser's host name with the S3 listener's port:
+ * https when that listener serves TLS (or, on a plain one, when the browser
+ * reached the console over https).
+ */
 function shareOrigin(ctx: RouteContext): string {
   if (ctx.deps.config.serverUrl !== undefined) return ctx.deps.config.serverUrl;
   const port = ctx.deps.s3Port();
@@ -379,7 +385,7 @@ function shareOrigin(ctx: RouteContext): string {
   } catch {
     // a malformed Host header: fall back to localhost
   }
-  return `${ctx.secure ? 'https' : 'http'}://${hostname}${port !== undefined ? `:${port}` : ''}`;
+  return `${ctx.deps.s3Tls || ctx.secure ? 'https' : 'http'}://${hostname}${port !== undefined ? `:${port}` : ''}`;
 }
 
 // ---- the table

@@ -22,12 +22,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import type { CertificateStore } from '../../tls/cert-store.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { ConsoleConfig } from '../../util/console-config.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
+import { requestOrigin } from '../request-origin.ts';
 import { safeDecode } from '../s3/auth/sigv4.ts';
 import { Observations } from './alerts.ts';
 import { API_ROUTES, type ConsoleApiDeps, matchApiRoute, STREAMED } from './api-routes.ts';
@@ -53,6 +54,8 @@ export interface ConsoleOptions {
   readonly version: string;
   /** The S3 listener's bound address (undefined until it listens). */
   readonly s3Address: () => AddressInfo | undefined;
+  /** The node's certificates when its S3 listener serves TLS (the console then calls it over TLS). */
+  readonly s3Tls?: CertificateStore;
   /** The built pages (default: `node/build/console`). */
   readonly assets?: ConsoleAssets;
 }
@@ -89,7 +92,7 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
   const { config, clock, logger: log } = o;
   const assets = o.assets ?? loadConsoleAssets();
   if (assets.problem !== undefined) log.warn({ event: 'console_assets_missing' }, assets.problem);
-  const upstream = new Upstream({ address: o.s3Address, region: o.region, clock });
+  const upstream = new Upstream({ address: o.s3Address, region: o.region, clock, ...(o.s3Tls ? { tls: o.s3Tls } : {}) });
   const sessions = new SessionStore({ clock, idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs });
   const limiter = new LoginLimiter({ clock });
   const initial = o.health.report('ready').ready;
@@ -103,6 +106,7 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
     logger: log,
     version: o.version,
     s3Port: () => o.s3Address()?.port,
+    s3Tls: o.s3Tls !== undefined,
   };
   const signInDeps: SignInDeps = { upstream, sessions, limiter, logger: log, version: o.version, idleMs: config.sessionIdleMs };
 
@@ -200,7 +204,7 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const info = requestInfo(req.url ?? '/', req.headers, (req.socket as TLSSocket).encrypted === true, config.basePath);
+    const info = requestInfo(req.url ?? '/', requestOrigin(req), config.basePath);
     const path = info.path;
     const isApi = path.startsWith(API_PREFIX);
     if (!isApi && req.method !== 'GET' && req.method !== 'HEAD') {

@@ -3,15 +3,17 @@ import { parseCookies, serializeCookie } from './cookies.ts';
 import { cookiePath, requestInfo, sameSiteRequest } from './request-context.ts';
 import { connectHost } from './upstream.ts';
 
+const direct = (host: string) => ({ prefix: undefined, secure: false, host });
+
 describe('requestInfo', () => {
   it('direct: no prefix', () => {
-    const i = requestInfo('/svc/console/api/session?x=1', { host: 'node1:9001' }, false, '');
+    const i = requestInfo('/svc/console/api/session?x=1', direct('node1:9001'), '');
     expect(i).toEqual({ path: '/svc/console/api/session', query: 'x=1', prefix: '', secure: false, host: 'node1:9001' });
     expect(cookiePath(i)).toBe('/svc/console/');
   });
 
-  it('a proxy that strips the prefix says so with X-Forwarded-Prefix', () => {
-    const i = requestInfo('/svc/console/', { host: 'svc:9001', 'x-forwarded-prefix': '/storage/', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'example.com' }, false, '');
+  it('a (trusted) proxy that strips the prefix says so with X-Forwarded-Prefix', () => {
+    const i = requestInfo('/svc/console/', { prefix: '/storage/', secure: true, host: 'example.com' }, '');
     expect(i.path).toBe('/svc/console/');
     expect(i.prefix).toBe('/storage');
     expect(i.secure).toBe(true);
@@ -20,23 +22,23 @@ describe('requestInfo', () => {
   });
 
   it('a proxy that keeps the prefix: SVC_CONSOLE_BASE_PATH strips it', () => {
-    const i = requestInfo('/storage/svc/console/api/pools', { host: 'h' }, false, '/storage');
+    const i = requestInfo('/storage/svc/console/api/pools', direct('h'), '/storage');
     expect(i.path).toBe('/svc/console/api/pools');
     expect(i.prefix).toBe('/storage');
-    expect(requestInfo('/storage', { host: 'h' }, false, '/storage').path).toBe('/');
+    expect(requestInfo('/storage', direct('h'), '/storage').path).toBe('/');
     // a path that merely starts with the same letters is not under the prefix
-    expect(requestInfo('/storagex/svc/console/', { host: 'h' }, false, '/storage').path).toBe('/storagex/svc/console/');
+    expect(requestInfo('/storagex/svc/console/', direct('h'), '/storage').path).toBe('/storagex/svc/console/');
   });
 
   it('ignores a forwarded prefix that is not a plain path', () => {
     for (const bad of ['/a/../b', '//evil', '/a?b', '/a;Path=/', '/a\r\nSet-Cookie: x', 'a b']) {
-      expect(requestInfo('/svc/console/', { 'x-forwarded-prefix': bad }, false, '/base').prefix).toBe('/base');
+      expect(requestInfo('/svc/console/', { prefix: bad, secure: false, host: '' }, '/base').prefix).toBe('/base');
     }
   });
 });
 
 describe('sameSiteRequest', () => {
-  const info = requestInfo('/svc/console/api/buckets', { host: 'console.local:9001' }, false, '');
+  const info = requestInfo('/svc/console/api/buckets', direct('console.local:9001'), '');
   it('Sec-Fetch-Site decides when the browser sends it', () => {
     expect(sameSiteRequest({ 'sec-fetch-site': 'same-origin' }, info)).toBe(true);
     for (const s of ['cross-site', 'same-site', 'none']) expect(sameSiteRequest({ 'sec-fetch-site': s, origin: 'http://console.local:9001' }, info)).toBe(false);
@@ -45,7 +47,7 @@ describe('sameSiteRequest', () => {
     expect(sameSiteRequest({ host: 'console.local:9001', origin: 'http://console.local:9001' }, info)).toBe(true);
     expect(sameSiteRequest({ host: 'console.local:9001', origin: 'https://evil.example' }, info)).toBe(false);
     expect(sameSiteRequest({ host: 'console.local:9001', origin: 'null' }, info)).toBe(false);
-    const proxied = requestInfo('/svc/console/api/buckets', { host: 'svc:9001', 'x-forwarded-host': 'example.com' }, false, '');
+    const proxied = requestInfo('/svc/console/api/buckets', { prefix: undefined, secure: false, host: 'example.com' }, '');
     expect(sameSiteRequest({ host: 'svc:9001', 'x-forwarded-host': 'example.com', origin: 'https://example.com' }, proxied)).toBe(true);
   });
   it('no browser headers at all: left to the CSRF token', () => {

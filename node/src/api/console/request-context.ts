@@ -3,10 +3,13 @@
  * public path prefix (`X-Forwarded-Prefix`, else `SVC_CONSOLE_BASE_PATH`),
  * the console path inside it, whether the browser used HTTPS, and whether a
  * state-changing request came from the console's own page (`Sec-Fetch-Site`,
- * else `Origin` against the forwarded or direct host). Pure.
+ * else `Origin` against the forwarded or direct host). The forwarded facts
+ * come from `requestOrigin` (`../request-origin.ts`), which reads
+ * `X-Forwarded-*` only from trusted proxies. Pure.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { normalizePathPrefix } from '../../util/console-config.ts';
+import type { RequestOrigin } from '../request-origin.ts';
 
 export const CONSOLE_ROOT = '/svc/console';
 
@@ -29,23 +32,14 @@ function first(h: IncomingHttpHeaders, name: string): string | undefined {
   return s?.split(',')[0]?.trim() || undefined;
 }
 
-export function requestInfo(url: string, headers: IncomingHttpHeaders, encrypted: boolean, basePath: string): ConsoleRequestInfo {
+export function requestInfo(url: string, origin: Pick<RequestOrigin, 'secure' | 'host' | 'prefix'>, basePath: string): ConsoleRequestInfo {
   const q = url.indexOf('?');
   let path = q < 0 ? url : url.slice(0, q);
   const query = q < 0 ? '' : url.slice(q + 1);
   // a proxy that forwards the prefix unchanged (no rewrite): strip the configured one
   if (basePath !== '' && (path === basePath || path.startsWith(`${basePath}/`))) path = path.slice(basePath.length) || '/';
-  const fwdPrefix = first(headers, 'x-forwarded-prefix');
-  const normalized = fwdPrefix === undefined ? undefined : normalizePathPrefix(fwdPrefix);
-  const prefix = normalized ?? basePath;
-  const proto = first(headers, 'x-forwarded-proto');
-  return {
-    path,
-    query,
-    prefix,
-    secure: encrypted || proto?.toLowerCase() === 'https',
-    host: first(headers, 'x-forwarded-host') ?? first(headers, 'host') ?? '',
-  };
+  const normalized = origin.prefix === undefined ? undefined : normalizePathPrefix(origin.prefix);
+  return { path, query, prefix: normalized ?? basePath, secure: origin.secure, host: origin.host };
 }
 
 /** The cookie path: the console's public root. */

@@ -9,6 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { requestOrigin } from '../request-origin.ts';
 import { adminCalls } from './admin-calls.ts';
 import { readJson } from './api-routes.ts';
 import { UpstreamError } from './console-errors.ts';
@@ -45,7 +46,8 @@ export async function signIn(deps: SignInDeps, req: IncomingMessage): Promise<{ 
   const secretKey = typeof body.secretKey === 'string' ? body.secretKey : '';
   if (accessKey === '' || secretKey === '') throw new SvcError('InvalidArgument', 'enter both the access key and the secret key');
   if (accessKey.length > 256 || secretKey.length > 256) throw new SvcError('XSvcConsoleInvalidCredentials');
-  const address = req.socket.remoteAddress ?? 'unknown';
+  // the client's address (behind a trusted proxy, the one it forwarded)
+  const address = requestOrigin(req).sourceIp || 'unknown';
   const keys = [`address:${address}`, `key:${accessKey}`];
   const wait = deps.limiter.retryAfterMs(keys);
   if (wait > 0) {

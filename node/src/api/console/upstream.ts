@@ -8,12 +8,18 @@
  *
  * Bodies stream both ways (uploads are sent `UNSIGNED-PAYLOAD`, as browsers'
  * SDKs do); small documents are signed with their SHA-256. One keep-alive
- * undici pool to the loopback listener.
+ * undici pool to the loopback listener: over TLS when the node serves TLS,
+ * verified against the node's CA set and accepted only when the listener
+ * presents one of the node's own certificates (it is reached on a loopback
+ * address, which its certificate need not name).
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { SignatureV4 } from '@smithy/signature-v4';
+import type { PeerCertificate } from 'node:tls';
 import { Pool } from 'undici';
+import type { CertificateStore } from '../../tls/cert-store.ts';
+import { tlsConnector } from '../../tls/trust.ts';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import { Sha256 } from '../../util/smithy-sha256.ts';
@@ -42,6 +48,8 @@ export interface UpstreamOptions {
   readonly address: () => { readonly address: string; readonly port: number } | undefined;
   readonly region: string;
   readonly clock: Clock;
+  /** The node's certificates when its S3 listener serves TLS. */
+  readonly tls?: CertificateStore;
 }
 
 /** `/bucket/key/with spaces` → each segment RFC 3986-encoded, slashes kept. */
@@ -82,13 +90,24 @@ export class Upstream {
     const a = this.#o.address();
     if (a === undefined) throw new SvcError('ServiceUnavailable', 'the S3 listener is not up yet; retry in a moment');
     const host = `${connectHost(a.address)}:${a.port}`;
-    return { origin: `http://${host}`, host };
+    return { origin: `${this.#o.tls ? 'https' : 'http'}://${host}`, host };
   }
 
   #dispatcher(origin: string): Pool {
     if (this.#pool?.origin !== origin) {
       void this.#pool?.pool.close();
-      this.#pool = { origin, pool: new Pool(origin, { connections: 32, keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000 }) };
+      const store = this.#o.tls;
+      // Chain verified against the node's CA set; identity = one of the node's own certificates.
+      const connect = store
+        ? tlsConnector(store.trust, { timeout: 10_000 }, () => ({
+            checkServerIdentity: (_host: string, cert: PeerCertificate) =>
+              store.isOwnCertificate(cert.fingerprint256) ? undefined : new Error(`the S3 listener presented a certificate (${cert.fingerprint256}) that is not one of this node's`),
+          }))
+        : undefined;
+      this.#pool = {
+        origin,
+        pool: new Pool(origin, { connections: 32, keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000, ...(connect ? { connect } : {}) }),
+      };
     }
     return this.#pool.pool;
   }
@@ -112,7 +131,7 @@ export class Upstream {
     const headers: Record<string, string> = { ...r.headers, host, 'x-amz-content-sha256': payloadHash };
     if (buffered) headers['content-length'] = String(Buffer.byteLength(body));
     const signed = await this.#signer(cred).sign(
-      { method: r.method, protocol: 'http:', hostname: host, path: r.path, query: { ...r.query }, headers },
+      { method: r.method, protocol: this.#o.tls ? 'https:' : 'http:', hostname: host, path: r.path, query: { ...r.query }, headers },
       { signingDate: new Date(this.#o.clock.now()) },
     );
     const qs = Object.entries(r.query ?? {})

@@ -6,9 +6,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { S3Endpoint, S3Operation } from '../router.ts';
 import type { Permission } from './acl.ts';
-import { type ConditionContext, plainIp } from '../../../iam/conditions.ts';
+import type { ConditionContext } from '../../../iam/conditions.ts';
 import { addPrincipalKeys } from '../../../iam/context-keys.ts';
 import type { Principal } from '../../../iam/principal.ts';
+import { requestOrigin } from '../../request-origin.ts';
 
 export interface ActionSpec {
   /** Policy action; a function when it depends on the request (version ids). */
@@ -117,7 +118,7 @@ export interface RequestFacts {
   req: IncomingMessage;
   ep: S3Endpoint;
   principal: Principal;
-  /** Whether the request came over TLS (svc listens in plain HTTP unless a proxy terminates TLS). */
+  /** Whether the client used TLS (`requestOrigin`: to this node, or to a trusted proxy that says so). */
   secure: boolean;
   now: number;
   authType: 'REST-HEADER' | 'REST-QUERY-STRING' | 'POST' | undefined;
@@ -133,7 +134,7 @@ export function conditionContext(f: RequestFacts): ConditionContext {
   const set = (k: string, v: string | undefined) => {
     if (v !== undefined) m.set(k, [v]);
   };
-  set('aws:sourceip', plainIp(f.req.socket.remoteAddress ?? ''));
+  set('aws:sourceip', requestOrigin(f.req).sourceIp);
   set('aws:securetransport', String(f.secure));
   set('aws:currenttime', new Date(f.now).toISOString());
   set('aws:epochtime', String(Math.floor(f.now / 1000)));

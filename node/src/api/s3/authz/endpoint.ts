@@ -5,6 +5,7 @@
  * context for the handlers that show or change them.
  */
 import type { ObjectLayer } from '../../../object/types.ts';
+import { requestOrigin } from '../../request-origin.ts';
 import type { S3Context } from '../context.ts';
 import { parseCopySource } from '../copy-source.ts';
 import { cannedAcl, type Owner } from './acl.ts';
@@ -27,7 +28,7 @@ export function requestFacts(ctx: S3Context, authType?: RequestFacts['authType']
     req: ctx.req,
     ep: ctx.ep,
     principal: ctx.principal,
-    secure: ctx.req.headers['x-forwarded-proto'] === 'https' || 'encrypted' in ctx.req.socket,
+    secure: requestOrigin(ctx.req).secure,
     now: ctx.clock.now(),
     authType: authType ?? (ctx.auth.anonymous ? undefined : ctx.auth.presigned ? 'REST-QUERY-STRING' : 'REST-HEADER'),
     ...(ctx.auth.signatureV2 ? { signatureV2: true } : {}),

@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
 import type { PutObjectOptions } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
+import { requestOrigin } from '../../request-origin.ts';
 import { verifyPolicySignatureV2 } from '../auth/sigv2.ts';
 import { hmacHex, lookupSecret, parseAmzDate, parseCredentialScope, signaturesEqual, signingKey } from '../auth/sigv4.ts';
 import { cannedAcl, encodeAcl } from '../authz/acl.ts';
@@ -203,7 +204,8 @@ async function storeForm(ctx: S3Context, { fields: f, file, filename }: PostForm
   const info = await ctx.layer.putObject(ctx.ep.bucket, key, data, opts);
 
   const etag = quoteEtag(info.etag);
-  const location = `${ctx.req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'}://${ctx.req.headers.host ?? ''}/${ctx.ep.bucket}/${encodeURI(key)}`;
+  const origin = requestOrigin(ctx.req);
+  const location = `${origin.secure ? 'https' : 'http'}://${origin.host}/${ctx.ep.bucket}/${encodeURI(key)}`;
   const headers: Record<string, string> = { etag, location };
   if (info.versionId !== 'null') headers['x-amz-version-id'] = info.versionId;
   const redirect = f.get('success_action_redirect') ?? f.get('redirect');
