@@ -142,6 +142,30 @@ export const ERRORS = {
   XSvcConsoleTooManySignIns: { status: 429, message: 'Too many failed sign-ins; wait before trying again.' },
   XSvcConsoleCrossSiteRequest: { status: 403, message: 'The request did not come from the console page.' },
   XSvcConsoleNoSuchRoute: { status: 404, message: 'No such console page or API route.' },
+
+  // ---- identity and access (iam/, docs/iam.md)
+  InvalidToken: { status: 400, message: 'The provided token is malformed or otherwise invalid.' },
+  XSvcAdminNoSuchUser: { status: 404, message: 'The specified user does not exist.' },
+  XSvcAdminNoSuchGroup: { status: 404, message: 'The specified group does not exist.' },
+  XSvcAdminNoSuchPolicy: { status: 404, message: 'The canned policy does not exist.' },
+  XSvcAdminNoSuchAccessKey: { status: 404, message: 'The specified access key does not exist.' },
+  XSvcAdminGroupNotEmpty: { status: 400, message: 'The specified group is not empty; it cannot be removed.' },
+  XSvcAdminPolicyInUse: { status: 400, message: 'The policy is attached to users or groups; detach it first.' },
+  XSvcAdminCannedPolicy: { status: 400, message: 'Canned policies cannot be changed or removed.' },
+  XSvcAdminInvalidAccessKey: { status: 400, message: 'The access key is invalid: 3 to 128 characters of letters, digits and =,.@_-' },
+  XSvcAdminInvalidSecretKey: { status: 400, message: 'The secret key is invalid: 8 to 40 characters.' },
+  XSvcAdminAccessKeyExists: { status: 409, message: 'The access key is already in use.' },
+  XSvcAdminConfigBadJson: { status: 400, message: 'The request body could not be decrypted or is not the JSON expected.' },
+  XSvcIamLimitExceeded: { status: 400, message: 'The identity store is at its size limit.' },
+  XSvcIamNotInitialized: { status: 503, message: 'The identity store is not loaded yet; retry later.' },
+  // STS (errors in the STS ErrorResponse XML)
+  MissingParameter: { status: 400, message: 'A required parameter for the specified action is not supplied.' },
+  InvalidParameterValue: { status: 400, message: 'An invalid or out-of-range value was supplied for the input parameter.' },
+  MalformedPolicyDocument: { status: 400, message: 'The request was rejected because the policy document was malformed.' },
+  PackedPolicyTooLarge: { status: 400, message: 'The request was rejected because the session policy is too large.' },
+  InvalidIdentityToken: { status: 400, message: 'The web identity token that was passed could not be validated.' },
+  IDPCommunicationError: { status: 400, message: 'The request could not be fulfilled because the identity provider could not be reached.' },
+  XSvcStsNotConfigured: { status: 400, message: 'This identity provider is not configured.' },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -252,7 +252,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         logger,
         requestId,
         ownerId: typeof ownerId === 'function' ? ownerId() : ownerId,
-        principal: auth.anonymous ? ANONYMOUS : rootPrincipal(auth.accessKey),
+        principal: auth.anonymous ? ANONYMOUS : (auth.principal ?? rootPrincipal(auth.accessKey)),
         verify,
         authorizeKey: async () => {
           throw new SvcError('AccessDenied');

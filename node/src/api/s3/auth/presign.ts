@@ -17,6 +17,7 @@ import {
   parseQuery,
   payloadModeOf,
   type SignableRequest,
+  sessionTokenOf,
   signaturesEqual,
   signingKey,
   splitTarget,
@@ -64,10 +65,10 @@ export function verifyPresigned(req: SignableRequest, opts: VerifyOptions): Auth
   const payloadValue = q.get('X-Amz-Content-Sha256') ?? UNSIGNED_PAYLOAD;
   const payload = payloadModeOf(payloadValue);
   if (payload.kind === 'streaming') throw bad('Streaming payloads cannot be presigned.');
-  const cred = lookupSecret(opts, scope.accessKey);
+  const cred = lookupSecret(opts, scope.accessKey, { sessionToken: sessionTokenOf(req), signedAt: when });
   const canonical = canonicalRequest(req.method, path, pairs, req.headers, signed, payloadValue, 'X-Amz-Signature');
   const key = signingKey(cred.secretKey, scope.date, scope.region, scope.service);
   const expected = hmacHex(key, stringToSign(amzDate, scope.scope, canonical));
   if (!signaturesEqual(expected, signature)) throw new SvcError('SignatureDoesNotMatch');
-  return { accessKey: cred.accessKey, payload, signingKey: key, signature, amzDate, scope: scope.scope, presigned: true };
+  return { accessKey: cred.accessKey, ...(cred.principal ? { principal: cred.principal } : {}), payload, signingKey: key, signature, amzDate, scope: scope.scope, presigned: true };
 }

@@ -142,3 +142,39 @@ describe('SigV4 presigned URLs', () => {
     expect(code(() => verifyRequest({ ...g, headers: { ...g.headers, authorization: 'AWS4-HMAC-SHA256 x' } }, opts()))).toBe('InvalidArgument');
   });
 });
+
+describe('the credential seam: session tokens and expiry', () => {
+  const TOKEN = 'session-token-of-the-temporary-credential';
+  const temp = { ...CREDS, sessionToken: TOKEN, expiresAt: NOW + 600_000 };
+  const lookup = (ak: string, token?: string) => (ak === CREDS.accessKey ? { ...temp, ...(token === 'other-session' ? { sessionToken: 'other-session' } : {}) } : undefined);
+  const opts = (now = NOW) => ({ credentials: lookup, region: 'us-east-1', clock: new ManualClock(now) });
+  const withToken = (token?: string) => signed({ method: 'GET', path: '/b/k', headers: token !== undefined ? { 'x-amz-security-token': token } : {} });
+
+  it('a temporary credential needs its own token, on headers and presigned URLs', async () => {
+    expect(verifyRequest(await withToken(TOKEN), opts()).accessKey).toBe(CREDS.accessKey);
+    const noToken = await withToken();
+    expect(code(() => verifyRequest(noToken, opts()))).toBe('InvalidToken');
+    const forged = await withToken('forged');
+    expect(code(() => verifyRequest(forged, opts()))).toBe('InvalidToken');
+    const pre = await presigned({ method: 'GET', path: '/b/k', query: { 'X-Amz-Security-Token': TOKEN } }, 600);
+    expect(verifyRequest(pre, opts()).presigned).toBe(true);
+    const preNoToken = await presigned({ method: 'GET', path: '/b/k' }, 600);
+    expect(code(() => verifyRequest(preNoToken, opts()))).toBe('InvalidToken');
+  });
+
+  it('expiry: the server clock decides, and a request signed after the expiry fails too', async () => {
+    const req = await withToken(TOKEN);
+    expect(verifyRequest(req, opts(NOW + 599_000)).accessKey).toBe(CREDS.accessKey);
+    expect(code(() => verifyRequest(req, opts(NOW + 600_000)))).toBe('ExpiredToken');
+    // signed by a client whose clock runs 10 minutes ahead, at its expiry: within SigV4's skew, still refused
+    const ahead = { credentials: (ak: string) => (ak === CREDS.accessKey ? { ...temp, expiresAt: NOW } : undefined), region: 'us-east-1', clock: new ManualClock(NOW - 600_000) };
+    expect(code(() => verifyRequest(req, ahead))).toBe('ExpiredToken');
+  });
+
+  it('a long-term credential carries no token', async () => {
+    const plain = { credentials: (ak: string) => (ak === CREDS.accessKey ? CREDS : undefined), region: 'us-east-1', clock: new ManualClock(NOW) };
+    expect(verifyRequest(await withToken(), plain).accessKey).toBe(CREDS.accessKey);
+    const any = await withToken('anything');
+    expect(code(() => verifyRequest(any, plain))).toBe('InvalidToken');
+  });
+});

@@ -6,6 +6,7 @@
  */
 import { createHash, createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { SignedPrincipal } from '../../../iam/principal.ts';
 import type { Clock } from '../../../util/clock.ts';
 import { SvcError } from '../../../util/errors.ts';
 
@@ -21,10 +22,22 @@ export const MAX_SKEW_MS = 15 * 60 * 1000;
 export interface Credential {
   accessKey: string;
   secretKey: string;
+  /** Temporary credentials: the session token every request must carry (`x-amz-security-token`). */
+  sessionToken?: string;
+  /** Temporary credentials and access keys with an expiry: the end of their validity (Unix ms). */
+  expiresAt?: number;
+  /** Who signs with this credential; absent for a plain root credential (`rootPrincipal`). */
+  principal?: SignedPrincipal;
 }
 
-/** Finds the secret for an access key; undefined when unknown. */
-export type CredentialLookup = (accessKey: string) => Credential | undefined;
+/**
+ * The identity lookup every signature scheme (SigV4 header, presigned,
+ * POST policy, and SigV2 beside them) goes through, via `lookupSecret`:
+ * an access key, and the session token the request carries, to the
+ * credential (secret, identity); undefined when unknown, disabled or not
+ * valid with that token.
+ */
+export type CredentialLookup = (accessKey: string, sessionToken?: string) => Credential | undefined;
 
 /** How the request body is protected, from `x-amz-content-sha256` (or presign). */
 export type PayloadMode =
@@ -36,6 +49,8 @@ export type PayloadMode =
 export interface AuthContext {
   /** The signer's access key ('' when anonymous). */
   accessKey: string;
+  /** The signer's identity (undefined when anonymous, or the plain root credential). */
+  principal?: SignedPrincipal;
   /** The request carried no signature. */
   anonymous?: boolean;
   payload: PayloadMode;
@@ -279,9 +294,46 @@ export function payloadModeOf(value: string | undefined): PayloadMode {
   throw new SvcError('InvalidArgument', `x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a supported STREAMING-* value or a SHA-256 hex digest.`);
 }
 
-function lookupSecret(opts: VerifyOptions, accessKey: string): Credential {
-  const cred = opts.credentials(accessKey);
-  if (!cred) throw new SvcError('InvalidAccessKeyId');
+/** The session token a request carries: `x-amz-security-token` header, or the presigned query's `X-Amz-Security-Token`. */
+export function sessionTokenOf(req: SignableRequest): string | undefined {
+  const h = headerValue(req.headers, 'x-amz-security-token');
+  if (h !== undefined) return h;
+  if (!/[?&]x-amz-security-token=/i.test(req.url)) return undefined;
+  const { query } = splitTarget(req.url);
+  return parseQuery(query).find(([k]) => k.toLowerCase() === 'x-amz-security-token')?.[1];
+}
+
+/** What a request presents beside its access key. */
+export interface PresentedCredential {
+  /** The session token it carries (`sessionTokenOf`). */
+  sessionToken?: string;
+  /** When it was signed (Unix ms): temporary credentials must be valid then too. */
+  signedAt?: number;
+}
+
+/**
+ * The one function every signature scheme calls to turn the access key it
+ * was given into a credential: unknown keys are `InvalidAccessKeyId`; a
+ * temporary credential needs its own session token (`InvalidToken`
+ * otherwise, and a long-term credential must carry none); an expired one is
+ * `ExpiredToken`. Expiry follows SigV4's clock rules: the server's clock
+ * decides (a request signed before expiry but arriving after it fails), and
+ * a request signed at or after the expiry by a client whose clock runs
+ * ahead (within SigV4's 15-minute skew) fails too.
+ */
+function lookupSecret(opts: VerifyOptions, accessKey: string, presented: PresentedCredential = {}): Credential {
+  const token = presented.sessionToken === '' ? undefined : presented.sessionToken;
+  const cred = opts.credentials(accessKey, token);
+  if (!cred) throw new SvcError(token !== undefined ? 'InvalidToken' : 'InvalidAccessKeyId');
+  if (cred.sessionToken !== undefined || token !== undefined) {
+    if (token === undefined || cred.sessionToken === undefined || !signaturesEqual(cred.sessionToken, token)) {
+      throw new SvcError('InvalidToken', 'The security token included in the request is invalid.');
+    }
+  }
+  if (cred.expiresAt !== undefined) {
+    const now = opts.clock.now();
+    if (now >= cred.expiresAt || (presented.signedAt !== undefined && presented.signedAt >= cred.expiresAt)) throw new SvcError('ExpiredToken');
+  }
   return cred;
 }
 
@@ -322,7 +374,7 @@ export function verifyHeaderAuth(req: SignableRequest, opts: VerifyOptions): Aut
   if (!signed.includes('host')) throw new SvcError('AuthorizationHeaderMalformed', 'The host header must be signed.');
   const payloadValue = headerValue(req.headers, 'x-amz-content-sha256');
   const payload = payloadModeOf(payloadValue);
-  const cred = lookupSecret(opts, scope.accessKey);
+  const cred = lookupSecret(opts, scope.accessKey, { sessionToken: sessionTokenOf(req), signedAt: when });
   const { path, query } = splitTarget(req.url);
   const canonical = canonicalRequest(req.method, path, parseQuery(query), req.headers, signed, payloadValue!);
   const key = signingKey(cred.secretKey, scope.date, scope.region, scope.service);
@@ -330,6 +382,7 @@ export function verifyHeaderAuth(req: SignableRequest, opts: VerifyOptions): Aut
   if (!signaturesEqual(expected, signature)) throw new SvcError('SignatureDoesNotMatch');
   return {
     accessKey: cred.accessKey,
+    ...(cred.principal ? { principal: cred.principal } : {}),
     payload,
     signingKey: key,
     signature,

@@ -112,10 +112,10 @@ function verifySignedForm(ctx: S3Context, f: Map<string, string>): Principal {
   const opts = ctx.verify;
   const scope = parseCredentialScope(credential, opts, 'AuthorizationQueryParametersError');
   if (Number.isNaN(parseAmzDate(date)) || date.slice(0, 8) !== scope.date) throw new SvcError('InvalidArgument', 'POST form x-amz-date must match the credential scope date.');
-  const cred = lookupSecret(opts, scope.accessKey);
+  const cred = lookupSecret(opts, scope.accessKey, { sessionToken: f.get('x-amz-security-token'), signedAt: parseAmzDate(date) });
   const expected = hmacHex(signingKey(cred.secretKey, scope.date, scope.region, scope.service), policy);
   if (!signaturesEqual(expected, signature)) throw new SvcError('SignatureDoesNotMatch');
-  return rootPrincipal(cred.accessKey);
+  return cred.principal ?? rootPrincipal(cred.accessKey);
 }
 
 /** The object's options from form fields (Content-Type, metadata, tagging, storage class, ACL). */
