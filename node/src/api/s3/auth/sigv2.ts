@@ -19,12 +19,14 @@ import { SvcError } from '../../../util/errors.ts';
 import { bucketFromHost } from '../router.ts';
 import {
   type AuthContext,
+  type Credential,
   headerText,
   headerValue,
   lookupSecret,
   MAX_SKEW_MS,
   parseQuery,
   payloadModeOf,
+  sessionTokenOf,
   type SignableRequest,
   signaturesEqual,
   splitTarget,
@@ -131,8 +133,18 @@ function payloadOf(req: SignableRequest) {
   return payload;
 }
 
-function context(accessKey: string, signature: string, req: SignableRequest, presigned: boolean): AuthContext {
-  return { accessKey, payload: payloadOf(req), signingKey: Buffer.alloc(0), signature, amzDate: '', scope: '', presigned, signatureV2: true };
+function context(cred: Credential, signature: string, req: SignableRequest, presigned: boolean): AuthContext {
+  return {
+    accessKey: cred.accessKey,
+    ...(cred.principal ? { principal: cred.principal } : {}),
+    payload: payloadOf(req),
+    signingKey: Buffer.alloc(0),
+    signature,
+    amzDate: '',
+    scope: '',
+    presigned,
+    signatureV2: true,
+  };
 }
 
 /** `Authorization: AWS <access key>:<base64 signature>`. */
@@ -150,13 +162,13 @@ export function verifyHeaderAuthV2(req: SignableRequest, opts: VerifyOptions): A
   const when = Date.parse(amzDate ?? date ?? '');
   if (Number.isNaN(when)) throw new SvcError('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header.');
   if (Math.abs(opts.clock.now() - when) > MAX_SKEW_MS) throw new SvcError('RequestTimeTooSkewed');
-  const secret = lookupSecret(opts, accessKey);
+  const secret = lookupSecret(opts, accessKey, { sessionToken: sessionTokenOf(req), signedAt: when });
   // With x-amz-date present the Date line may be signed empty (AWS's rule) or as sent (what some signers do).
   const ok =
     matches(signV2(secret.secretKey, stringToSignV2(req, date ?? '', opts.domains)), signature) ||
     (amzDate !== undefined && date !== undefined && matches(signV2(secret.secretKey, stringToSignV2(req, '', opts.domains)), signature));
   if (!ok) throw new SvcError('SignatureDoesNotMatch');
-  return context(secret.accessKey, signature, req, false);
+  return context(secret, signature, req, false);
 }
 
 /** True when the query carries v2 presigned authentication. */
@@ -175,14 +187,14 @@ export function verifyPresignedV2(req: SignableRequest, opts: VerifyOptions): Au
   }
   if (!/^\d{1,12}$/.test(expires)) throw new SvcError('AccessDenied', 'Expires must be a number of seconds since the epoch.');
   if (opts.clock.now() > Number(expires) * 1000) throw new SvcError('AccessDenied', 'Request has expired.', { expires: new Date(Number(expires) * 1000).toISOString() });
-  const secret = lookupSecret(opts, accessKey);
+  const secret = lookupSecret(opts, accessKey, { sessionToken: sessionTokenOf(req) });
   if (!matches(signV2(secret.secretKey, stringToSignV2(req, expires, opts.domains)), signature)) throw new SvcError('SignatureDoesNotMatch');
-  return context(secret.accessKey, signature, req, true);
+  return context(secret, signature, req, true);
 }
 
 /** A POST form signed with the v2 scheme: `AWSAccessKeyId`, `policy`, `signature` (HMAC-SHA1 of the base64 policy). */
-export function verifyPolicySignatureV2(opts: VerifyOptions, accessKey: string, policy: string, signature: string): string {
-  const secret = lookupSecret(opts, accessKey);
+export function verifyPolicySignatureV2(opts: VerifyOptions, accessKey: string, policy: string, signature: string, sessionToken?: string): Credential {
+  const secret = lookupSecret(opts, accessKey, { sessionToken });
   if (!matches(signV2(secret.secretKey, policy), signature)) throw new SvcError('SignatureDoesNotMatch');
-  return secret.accessKey;
+  return secret;
 }

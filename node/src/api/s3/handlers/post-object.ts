@@ -102,7 +102,8 @@ function verifySignedForm(ctx: S3Context, f: Map<string, string>): Principal {
   if (!f.has('x-amz-signature')) {
     const accessKey = f.get('awsaccesskeyid');
     if (!accessKey) throw new SvcError('InvalidArgument', 'A POST form signed with Signature Version 2 needs the AWSAccessKeyId field.');
-    return rootPrincipal(verifyPolicySignatureV2(ctx.verify, accessKey, policy, f.get('signature') ?? ''));
+    const cred = verifyPolicySignatureV2(ctx.verify, accessKey, policy, f.get('signature') ?? '', f.get('x-amz-security-token'));
+    return cred.principal ?? rootPrincipal(cred.accessKey);
   }
   if (f.get('x-amz-algorithm') !== 'AWS4-HMAC-SHA256') throw new SvcError('InvalidArgument', 'POST form x-amz-algorithm must be AWS4-HMAC-SHA256.');
   const credential = f.get('x-amz-credential');
