@@ -112,10 +112,14 @@ export function checksumBase64(alg: ChecksumAlgorithm, data: Uint8Array): string
   return h.digest().toString('base64');
 }
 
+/** True when `value` is base64 (standard alphabet, padded to whole quanta). */
+export function isBase64(value: string): boolean {
+  return value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value);
+}
+
 /** True when `value` is a well-formed base64 digest for `alg`. */
 export function isValidChecksumValue(alg: ChecksumAlgorithm, value: string): boolean {
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
-  return Buffer.from(value, 'base64').length === checksumDigestLength(alg);
+  return isBase64(value) && Buffer.from(value, 'base64').length === checksumDigestLength(alg);
 }
 
 /**

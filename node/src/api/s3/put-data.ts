@@ -17,6 +17,7 @@ import {
   type Checksummer,
   checksumHeaderName,
   createChecksummer,
+  isBase64,
   isValidChecksumValue,
   parseChecksumAlgorithm,
 } from './checksum.ts';
@@ -68,14 +69,22 @@ function planChecksum(headers: IncomingHttpHeaders, trailerNames: string[], fall
   if (present.length === 1) {
     const alg = present[0]!;
     const expected = header(headers, checksumHeaderName(alg))!.trim();
-    if (!isValidChecksumValue(alg, expected)) {
-      throw new SvcError('InvalidRequest', `Value for ${checksumHeaderName(alg)} header is invalid.`);
-    }
+    checkChecksumValue(alg, expected, 'header');
     return { algorithm: alg, expected, trailer: false };
   }
   if (trailerAlgs.length === 1) return { algorithm: trailerAlgs[0]!, trailer: true };
   const alg = sdkAlg ?? fallback;
   return alg ? { algorithm: alg, trailer: false } : undefined;
+}
+
+/**
+ * A client's checksum value: not base64 at all is `InvalidRequest`; base64
+ * of the wrong length can never match, which S3 answers `BadDigest` (before
+ * the body is read when it came in a header).
+ */
+export function checkChecksumValue(alg: ChecksumAlgorithm, value: string, where: 'header' | 'trailer'): void {
+  if (!isBase64(value)) throw new SvcError('InvalidRequest', `Value for ${checksumHeaderName(alg)} ${where} is invalid.`);
+  if (!isValidChecksumValue(alg, value)) throw new SvcError('BadDigest', `The ${alg} you specified did not match the calculated checksum.`);
 }
 
 /** Parses `Content-MD5` (base64 of 16 bytes) to hex; InvalidDigest when malformed. */
@@ -194,9 +203,7 @@ export function buildPutData(
       if (plan.trailer) {
         expected = trailers?.get(checksumHeaderName(plan.algorithm));
         if (expected === undefined) throw new SvcError('IncompleteBody', 'The announced checksum trailer is missing.');
-        if (!isValidChecksumValue(plan.algorithm, expected)) {
-          throw new SvcError('InvalidRequest', `Value for ${checksumHeaderName(plan.algorithm)} trailer is invalid.`);
-        }
+        checkChecksumValue(plan.algorithm, expected, 'trailer');
       }
       if (expected !== undefined && expected !== value) {
         throw new SvcError('BadDigest', `The ${plan.algorithm} you specified did not match the calculated checksum.`);

@@ -2,11 +2,12 @@
  * Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort,
  * ListParts, ListMultipartUploads.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, ObjectInfo, PartInfo, SseInfo } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
-import { checksumHeaderName, compositeChecksum, fullObjectChecksum, parseChecksumAlgorithm, supportsFullObject } from '../checksum.ts';
+import { CHECKSUM_ALGORITHMS, checksumHeaderName, compositeChecksum, fullObjectChecksum, parseChecksumAlgorithm, supportsFullObject } from '../checksum.ts';
 import { hdr, owner, quoteEtag, type S3Context, sendEmpty, sendXml, unquoteEtag } from '../context.ts';
-import { buildPutData, MAX_OBJECT_SIZE, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
+import { buildPutData, checkChecksumValue, MAX_OBJECT_SIZE, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
 import type { S3Endpoint } from '../router.ts';
 import {
   checkPreconditions,
@@ -153,8 +154,33 @@ async function allParts(ctx: S3Context, uploadId: string) {
   }
 }
 
+/**
+ * The headers that describe the Complete request's own body. Its
+ * `x-amz-checksum-*` headers (and `x-amz-sdk-checksum-algorithm`) describe the
+ * object being completed, never the XML document.
+ */
+function completeBodyHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [k, v] of Object.entries(headers)) if (!k.startsWith('x-amz-checksum-') && k !== 'x-amz-sdk-checksum-algorithm') out[k] = v;
+  return out;
+}
+
+/** The object checksum a Complete request states: `x-amz-checksum-<alg>` (at most one). */
+function statedObjectChecksum(ctx: S3Context): { algorithm: ChecksumAlgorithm; value: string } | undefined {
+  const stated = CHECKSUM_ALGORITHMS.flatMap((a) => {
+    const v = hdr(ctx.req, checksumHeaderName(a));
+    return v === undefined ? [] : [{ algorithm: a, value: v.trim() }];
+  });
+  if (stated.length > 1) throw new SvcError('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
+  return stated[0];
+}
+
 export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartUpload'>): Promise<void> {
-  const body = await readSmallBody(ctx.req.headers, ctx.req, ctx.auth, 4 * 1024 * 1024);
+  const stated = statedObjectChecksum(ctx);
+  const statedType = checksumTypeHeader(hdr(ctx.req, 'x-amz-checksum-type'));
+  const sizeRaw = hdr(ctx.req, 'x-amz-mp-object-size');
+  if (sizeRaw !== undefined && !/^\d{1,16}$/.test(sizeRaw.trim())) throw new SvcError('InvalidRequest', 'Value for x-amz-mp-object-size header is invalid.');
+  const body = await readSmallBody(completeBodyHeaders(ctx.req.headers), ctx.req, ctx.auth, 4 * 1024 * 1024);
   const doc = parseXml(body, 'CompleteMultipartUpload');
   const requested = xmlList(doc, 'Part').map((p) => {
     const n = xmlText(p, 'PartNumber');
@@ -207,6 +233,15 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
     complete.push({ number: r.number, etag: r.etag, ...(p.checksum ? { checksum: p.checksum.value } : {}) });
   }
   if (total > MAX_OBJECT_SIZE) throw new SvcError('EntityTooLarge');
+  if (sizeRaw !== undefined && Number(sizeRaw.trim()) !== total) {
+    throw new SvcError('InvalidRequest', `The provided x-amz-mp-object-size (${sizeRaw.trim()}) does not match the size of the parts (${total}).`);
+  }
+  if (statedType !== undefined && alg && statedType !== type) {
+    throw new SvcError('InvalidRequest', `The upload was created using the ${type} checksum type. The complete request must use the same checksum type.`);
+  }
+  if (stated && alg && stated.algorithm !== alg) {
+    throw new SvcError('InvalidRequest', `The upload was created using the ${alg} checksum algorithm; the complete request names ${stated.algorithm}.`);
+  }
   let expectedChecksum: ObjectChecksum | undefined;
   if (alg) {
     const value =
@@ -214,10 +249,13 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
         ? fullObjectChecksum(alg, chosen.map((p) => ({ value: p.checksum!.value, size: p.size })))
         : compositeChecksum(alg, chosen.map((p) => p.checksum!.value));
     expectedChecksum = { algorithm: alg, value, type };
-    // a client may send the whole-object value it expects
-    const sent = hdr(ctx.req, checksumHeaderName(alg));
-    if (sent !== undefined && sent !== value && sent !== value.replace(/-\d+$/, '')) {
-      throw new SvcError('BadDigest', `The ${alg} you specified for the multipart upload did not match the calculated checksum.`);
+    // the whole-object value the client expects: a composite one with or without its `-<parts>`
+    if (stated !== undefined) {
+      const bare = stated.value.replace(/-\d+$/, '');
+      checkChecksumValue(alg, bare, 'header');
+      if (stated.value !== value && stated.value !== value.replace(/-\d+$/, '')) {
+        throw new SvcError('BadDigest', `The ${alg} you specified for the multipart upload did not match the calculated checksum.`);
+      }
     }
   }
   const ifNoneMatch = hdr(ctx.req, 'if-none-match');

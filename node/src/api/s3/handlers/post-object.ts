@@ -20,9 +20,9 @@ import { cannedAcl, encodeAcl } from '../authz/acl.ts';
 import { authorize } from '../authz/authorize.ts';
 import { bucketSecurity, requestFacts, rootOwner } from '../authz/endpoint.ts';
 import { ANONYMOUS, type Principal, rootPrincipal } from '../../../iam/principal.ts';
-import { checksumHeaderName, isValidChecksumValue, parseChecksumAlgorithm } from '../checksum.ts';
+import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
 import { quoteEtag, type S3Context, sendXml } from '../context.ts';
-import { MAX_PUT_SIZE, streamPutData } from '../put-data.ts';
+import { checkChecksumValue, MAX_PUT_SIZE, streamPutData } from '../put-data.ts';
 import { checkPostPolicy, parsePostPolicy } from '../post-policy.ts';
 import { MAX_KEY_BYTES } from '../router.ts';
 import { encodeTags, MAX_USER_META_BYTES } from '../validate.ts';
@@ -200,7 +200,7 @@ async function storeForm(ctx: S3Context, { fields: f, file, filename }: PostForm
   const alg = algRaw !== undefined ? parseChecksumAlgorithm(algRaw) : undefined;
   if (algRaw !== undefined && !alg) throw new SvcError('InvalidRequest', `Checksum algorithm provided is unsupported: ${algRaw}.`);
   const expected = alg ? f.get(checksumHeaderName(alg)) : undefined;
-  if (alg && expected !== undefined && !isValidChecksumValue(alg, expected)) throw new SvcError('InvalidRequest', `Value for ${checksumHeaderName(alg)} is invalid.`);
+  if (alg && expected !== undefined) checkChecksumValue(alg, expected, 'header');
   const data = streamPutData(file, -1, alg, 'FULL_OBJECT', { minSize: limits.min, maxSize: limits.max, ...(expected !== undefined ? { expected } : {}) });
   const info = await ctx.layer.putObject(ctx.ep.bucket, key, data, opts);
 
