@@ -6,6 +6,7 @@
  */
 #include <node_api.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "fileio.h"
 #include "mbhash.h"
@@ -249,6 +250,38 @@ static napi_value affine_check(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * raiseFileLimit(): raises this process's soft RLIMIT_NOFILE to its hard
+ * limit (allowed without privileges); returns { soft, hard, raised } after.
+ * An unlimited hard limit raises the soft one to 1 << 20.
+ */
+static napi_value raise_file_limit(napi_env env, napi_callback_info info) {
+  (void)info;
+  struct rlimit rl;
+  bool raised = false;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    napi_throw_error(env, NULL, "getrlimit(RLIMIT_NOFILE) failed");
+    return NULL;
+  }
+  rlim_t want = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+    struct rlimit next = {want, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &next) == 0) {
+      rl.rlim_cur = want;
+      raised = true;
+    }
+  }
+  napi_value out, soft, hard, r;
+  CHECK(napi_create_object(env, &out));
+  CHECK(napi_create_double(env, rl.rlim_cur == RLIM_INFINITY ? -1 : (double)rl.rlim_cur, &soft));
+  CHECK(napi_create_double(env, rl.rlim_max == RLIM_INFINITY ? -1 : (double)rl.rlim_max, &hard));
+  CHECK(napi_get_boolean(env, raised, &r));
+  CHECK(napi_set_named_property(env, out, "soft", soft));
+  CHECK(napi_set_named_property(env, out, "hard", hard));
+  CHECK(napi_set_named_property(env, out, "raised", r));
+  return out;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   svc_gf_init();
   svc_crc64nvme_init();
@@ -277,6 +310,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"gcm", NULL, NULL, NULL, NULL, gcm, napi_enumerable, NULL},
       {"gcmSeal", NULL, gcm_seal, NULL, NULL, NULL, napi_enumerable, NULL},
       {"gcmOpen", NULL, gcm_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"raiseFileLimit", NULL, raise_file_limit, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK(napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
   CHECK(svc_mbhash_register(env, exports));

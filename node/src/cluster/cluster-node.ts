@@ -157,6 +157,8 @@ export interface ClusterNode {
     readonly formatIO: (pool: PoolLayout, local: readonly boolean[]) => FormatIO;
     /** Peers refused for their TLS certificate, for the readiness detail. */
     readonly storageNote: () => string | undefined;
+    /** Takes the S3 listener's guard: peers calling in are exempt from its connection caps. */
+    readonly onGuard: (guard: { trust(address: string | undefined): void }) => void;
   };
   /**
    * Tells every peer that a bucket's metadata changed (versioning, tags,
@@ -201,8 +203,16 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     return prev === undefined ? [secretOf(root.current())] : [secretOf(root.current()), secretOf(prev)];
   }, clock);
   // A peer that calls us is up: its client here stops backing off (peers is set below).
-  const late: { peers?: ClusterPeers } = {};
-  const rpc = new RpcServer({ auth, logger, onCaller: (nodeId) => late.peers?.peers.get(nodeId)?.probeNow() });
+  const late: { peers?: ClusterPeers; guard?: { trust(address: string | undefined): void } } = {};
+  const rpc = new RpcServer({
+    auth,
+    logger,
+    onCaller: (nodeId, address) => {
+      late.peers?.peers.get(nodeId)?.probeNow();
+      // A peer's address is exempt from the listener's connection caps.
+      late.guard?.trust(address);
+    },
+  });
   const localDrives = new Map<string, LocalDrive>();
   const initialised = new Set<LocalDrive>();
   const initDrive = async (endpoint: string, drive: LocalDrive): Promise<void> => {
@@ -365,7 +375,15 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
         // Slot identity: a drive is used only while its format names its slot's id.
         ...(formats[i]?.reference ? { ids: formats[i].reference.erasure.sets } : {}),
       })),
-    serverDeps: { localHosts, handlers: { rpc: rpc.handle, peer: rpc.handle }, formatIO, storageNote: () => peers.tlsNote() },
+    serverDeps: {
+      localHosts,
+      handlers: { rpc: rpc.handle, peer: rpc.handle },
+      formatIO,
+      storageNote: () => peers.tlsNote(),
+      onGuard: (guard) => {
+        late.guard = guard;
+      },
+    },
     namespaceLocker,
     locker,
     peers,

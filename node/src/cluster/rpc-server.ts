@@ -50,8 +50,8 @@ export type RpcService = Readonly<Record<string, RpcMethod>>;
 export interface RpcServerOptions {
   auth: RpcAuth;
   logger: Logger;
-  /** Called with the node id of every authenticated caller (it is alive). */
-  onCaller?: (nodeId: string) => void;
+  /** Called with the node id and the address of every authenticated caller (it is alive, and a peer). */
+  onCaller?: (nodeId: string, address: string | undefined) => void;
 }
 
 export class RpcServer {
@@ -59,7 +59,7 @@ export class RpcServer {
   readonly #logger: Logger;
   readonly #drives = new Map<string, RpcService>();
   readonly #peer = new Map<string, RpcMethod>();
-  readonly #onCaller: ((nodeId: string) => void) | undefined;
+  readonly #onCaller: ((nodeId: string, address: string | undefined) => void) | undefined;
 
   constructor(opts: RpcServerOptions) {
     this.#auth = opts.auth;
@@ -107,7 +107,7 @@ export class RpcServer {
       refuse(req, res, err);
       return;
     }
-    this.#onCaller?.(token.nodeId);
+    this.#onCaller?.(token.nodeId, req.socket.remoteAddress);
     if (method !== 'POST') {
       refuse(req, res, new SvcError('MethodNotAllowed'));
       return;

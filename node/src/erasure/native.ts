@@ -60,6 +60,8 @@ export interface NativeAddon {
     floor: string,
     callback: (err: NodeJS.ErrnoException | null) => void,
   ): void;
+  /** Raises the soft RLIMIT_NOFILE to the hard limit; -1 stands for unlimited. */
+  raiseFileLimit(): { soft: number; hard: number; raised: boolean };
 }
 
 const require = createRequire(import.meta.url);

@@ -4,8 +4,8 @@
  * (`tls/cert-store.ts`: SNI selection, reload without a restart), HTTP/1.1
  * with keep-alive either way. Every request is tagged with the trusted
  * proxies whose `X-Forwarded-*` headers it may carry (`api/request-origin.ts`).
- * Connection-level settings (timeouts, caps) belong here too, so both
- * listeners get them.
+ * Connection-level settings (timeouts, caps: `http-guard.ts`) are applied
+ * here, so both listeners get them.
  */
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -13,6 +13,7 @@ import { tagTrustedProxies } from '../api/request-origin.ts';
 import type { CertificateStore } from '../tls/cert-store.ts';
 import { IpSet } from '../util/ip-set.ts';
 import type { Logger } from '../util/logger.ts';
+import { type HttpGuard, httpServerOptions, type WatchKind } from './http-guard.ts';
 
 export type Listener = HttpServer | HttpsServer;
 
@@ -29,18 +30,26 @@ export interface ListenerOptions {
   /** Peers whose `X-Forwarded-*` headers count (none by default). */
   readonly trustedProxies?: IpSet;
   readonly logger?: Logger;
+  /** Timeouts, connection caps and shedding (`http-guard.ts`); absent: Node's defaults, no request timeout. */
+  readonly guard?: HttpGuard;
+  /** What a request is for the guard (default: a client's). */
+  readonly kindOf?: (req: IncomingMessage) => WatchKind;
 }
 
 export function createListener(o: ListenerOptions): Listener {
   const trusted = o.trustedProxies ?? IpSet.EMPTY;
-  const handle: RequestListener = trusted.empty
+  const tagged: RequestListener = trusted.empty
     ? o.handler
     : (req, res) => {
         tagTrustedProxies(req, trusted);
         o.handler(req, res);
       };
-  // Bodies of any length stream for as long as they take (uploads of many GiB).
-  const common = { requestTimeout: 0 };
+  const guard = o.guard;
+  const kindOf = o.kindOf ?? (() => 'client' as const);
+  const handle: RequestListener = guard === undefined ? tagged : (req, res) => void (guard.watch(req, res, kindOf(req)) && tagged(req, res));
+  // Bodies of any length stream for as long as they take (uploads of many GiB): the guard bounds
+  // how long headers take and how a body progresses instead.
+  const common = guard === undefined ? { requestTimeout: 0 } : httpServerOptions(guard.limits);
   let server: Listener;
   if (o.tls !== undefined) {
     const https = createHttpsServer({ ...common, ...o.tls.serverOptions() }, handle);
@@ -52,6 +61,7 @@ export function createListener(o: ListenerOptions): Listener {
   } else {
     server = createHttpServer(common, handle);
   }
+  guard?.attach(server);
   if (o.checkContinue === true) server.on('checkContinue', handle);
   if (o.ignoreExpectations === true) server.on('checkExpectation', handle);
   return server;

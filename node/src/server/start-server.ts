@@ -17,6 +17,7 @@
  * (`VolumeNotFound`, `PoolTopologyMismatch`, …) throw, or reach `onFatal`
  * when found by a background retry.
  */
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConsoleApp, createConsoleApp } from '../api/console/console-handler.ts';
 import {
@@ -35,9 +36,12 @@ import { buildPoolLayouts, type PoolLayout } from '../topology/pool-layout.ts';
 import { parseParity } from '../topology/storage-class.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Config, ListenAddress } from '../util/config.ts';
+import { connectionCaps } from '../util/net-config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { createDispatcher, type RouteHandlers } from './dispatcher.ts';
+import { openDescriptors, raiseFileLimit } from './descriptors.ts';
+import { createDispatcher, type RouteHandlers, routeOf } from './dispatcher.ts';
+import { HttpGuard } from './http-guard.ts';
 import { runIamBootstrap } from './iam-bootstrap.ts';
 import { createListener, type Listener } from './listener.ts';
 import { addResolvedLocalHosts, localHostSet } from './local-hosts.ts';
@@ -104,6 +108,8 @@ export interface ServerDeps {
   readonly tls?: CertificateStore | undefined;
   /** More storage detail for readiness from below the services (e.g. peers refused for their TLS certificate). */
   readonly storageNote?: () => string | undefined;
+  /** Receives the S3 listener's guard once it exists (cluster peers are exempt from its connection caps). */
+  readonly onGuard?: (guard: HttpGuard) => void;
 }
 
 export interface RunningServer {
@@ -115,6 +121,8 @@ export interface RunningServer {
   readonly scheme: 'http' | 'https';
   readonly readiness: Readiness;
   readonly pools: readonly PoolLayout[];
+  /** Limits of the S3 listener (connection caps, timeouts) and what they caught. */
+  readonly guard: HttpGuard;
   deploymentId(): string | undefined;
   /** Graceful stop: services, then listeners (open connections get `graceMs`). */
   close(graceMs?: number): Promise<void>;
@@ -294,8 +302,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
 
   let driveDetail: string | undefined;
   const storageDetail = () => [driveDetail, services?.storageNote?.(), deps.storageNote?.()].filter((d) => d !== undefined && d !== '').join('; ');
+  let lastStates: DriveFormatState[][] | undefined;
   const refreshStorage = async () => {
-    const states = await Promise.all(pools.map((p, i) => readAll(ios[i]!, p.endpoints.length)));
+    const states = await Promise.all(pools.map((p, i) => readAll(ios[i]!, p.endpoints.length, lastStates?.[i])));
+    lastStates = states;
     const rep = evaluateStorage(
       pools.map((p, i) => ({ setDriveCount: p.setDriveCount, standardParity: p.parity.standard, reference: formats?.[i]?.reference, drives: states[i]! })),
     );
@@ -306,7 +316,28 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const dispatcher = createDispatcher({ health: readiness, healthEnabled: config.healthEndpointEnable, logger: log, handlers: deps.handlers });
   // `Expect: 100-continue` requests reach the dispatcher too (the S3 handler sends 100 only once the request is authorised);
   // any other Expect value is ignored, as S3 does (node:http would answer 417)
-  const main = createListener({ name: 's3', handler: dispatcher.handle, checkContinue: true, ignoreExpectations: true, tls, trustedProxies: config.trustedProxies, logger: log });
+  // Descriptors: the soft limit raised to the hard one; connection caps and shedding follow from it.
+  const fileLimit = raiseFileLimit();
+  const caps = connectionCaps(config.http, fileLimit.soft > 0 ? fileLimit.soft : 1 << 20);
+  log.info({ event: 'startup_file_limit', ...fileLimit, maxConnections: caps.global, maxConnectionsPerAddress: caps.perAddress }, `file descriptor limit ${fileLimit.soft}${fileLimit.raised ? ' (raised to the hard limit)' : ''}`);
+  const descriptors = () => ({ open: openDescriptors(), limit: fileLimit.soft });
+  const guard = new HttpGuard({ limits: config.http, caps, logger: log, clock, listener: 's3', descriptors });
+  deps.onGuard?.(guard);
+  const kindOf = (req: IncomingMessage) => {
+    const route = routeOf((req.url ?? '/').split('?')[0]!, config.healthEndpointEnable);
+    return route === 'rpc' || route === 'peer' ? 'peer' : route === 'health' ? 'probe' : 'client';
+  };
+  const main = createListener({
+    name: 's3',
+    handler: dispatcher.handle,
+    checkContinue: true,
+    ignoreExpectations: true,
+    tls,
+    trustedProxies: config.trustedProxies,
+    logger: log,
+    guard,
+    kindOf,
+  });
   let mainAddr: AddressInfo | undefined;
   const consoleApp: ConsoleApp | undefined = config.consoleEnable
     ? createConsoleApp({
@@ -321,7 +352,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       })
     : undefined;
   if (consoleApp) readiness.onChange((r) => consoleApp.readinessChanged(r.ready));
-  const consoleServer = consoleApp ? createListener({ name: 'console', handler: consoleApp.handle, tls, trustedProxies: config.trustedProxies, logger: log }) : undefined;
+  const consoleGuard = consoleApp ? new HttpGuard({ limits: config.http, caps, logger: log, clock, listener: 'console', descriptors }) : undefined;
+  const consoleServer = consoleApp
+    ? createListener({ name: 'console', handler: consoleApp.handle, tls, trustedProxies: config.trustedProxies, logger: log, guard: consoleGuard })
+    : undefined;
 
   let consoleAddr: AddressInfo | undefined;
   const bindListeners = async () => {
@@ -476,10 +510,13 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     scheme: tls ? 'https' : 'http',
     readiness,
     pools,
+    guard,
     deploymentId: () => deploymentId,
     async close(graceMs = 5000) {
       stopping.abort();
       stopMonitor?.();
+      guard.close();
+      consoleGuard?.close();
       log.info({ event: 'shutdown_begin' }, 'shutting down');
       try {
         await services?.close?.();
@@ -507,11 +544,17 @@ async function retryWithBackoff(clock: Clock, signal: AbortSignal, maxMs: number
   }
 }
 
-function readAll(io: FormatIO, n: number): Promise<DriveFormatState[]> {
+/**
+ * Every drive's format state. A read refused for a lack of resources
+ * (`SlowDown`: out of file descriptors here or on the peer) says nothing
+ * about the drive: it keeps its `previous` state instead of turning offline.
+ */
+function readAll(io: FormatIO, n: number, previous?: readonly DriveFormatState[]): Promise<DriveFormatState[]> {
   return Promise.all(
     Array.from({ length: n }, (_, i) =>
       io.readFormat(i).catch((err: unknown): DriveFormatState => {
         const e = toSvcError(err);
+        if (e.code === 'SlowDown' && previous?.[i] !== undefined) return previous[i];
         // A drive root that vanished after start-up is an offline drive, not a crash.
         return { state: 'offline', reason: e.message };
       }),

@@ -132,6 +132,8 @@ export async function readFormatFile(root: string): Promise<DriveFormatState> {
     if (errno(err) === 'ENOENT') return { state: 'unformatted' };
     if (errno(err) === 'EISDIR') return { state: 'corrupt', reason: `${formatPath(root)} is a directory` };
     if (errno(err) === 'ENOTDIR') return { state: 'corrupt', reason: `${join(root, SYS_VOL)} is not a directory` };
+    // Out of file descriptors says nothing about the drive: callers keep what they knew.
+    if (errno(err) === 'EMFILE' || errno(err) === 'ENFILE') throw new SvcError('SlowDown', `out of file descriptors reading ${formatPath(root)}`, { path: root }, { cause: err });
     return { state: 'offline', reason: `${errno(err) ?? 'error'} reading ${formatPath(root)}` };
   }
   try {

@@ -276,6 +276,11 @@ export class LocalDrive implements Drive {
       }
       throw new SvcError(notFound);
     }
+    if (code === 'EMFILE' || code === 'ENFILE') {
+      // The process, not the drive, is short: the drive stays online and the request is shed.
+      this.#log.warn({ event: 'drive_descriptors_exhausted', endpoint: this.endpoint, code }, 'out of file descriptors on a drive operation');
+      throw new SvcError('SlowDown', 'the server is out of file descriptors; retry later', { endpoint: this.endpoint }, { cause: err });
+    }
     if (code === 'EIO' || code === 'EROFS' || code === 'ENOSPC' || code === 'EACCES' || code === 'EPERM') {
       this.#log.warn({ event: 'drive_io_error', endpoint: this.endpoint, code }, 'drive I/O error');
       throw new SvcError('DiskNotFound', `drive error ${code}`, { endpoint: this.endpoint }, { cause: err });

@@ -17,6 +17,7 @@ import { parseByteSize } from './bytes.ts';
 import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './console-config.ts';
 import { SvcError } from './errors.ts';
 import { IpSet } from './ip-set.ts';
+import { type HttpLimits, NET_CONFIG_VARIABLES, parseHttpLimits } from './net-config.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -127,6 +128,8 @@ export interface Config {
   readonly certsDir: { readonly path: string; readonly explicit: boolean } | undefined;
   /** `SVC_TRUSTED_PROXIES`: peers whose `X-Forwarded-*` headers are honoured (none by default). */
   readonly trustedProxies: IpSet;
+  /** Timeouts and connection caps of the HTTP listeners (`util/net-config.ts`). */
+  readonly http: HttpLimits;
   /** Base directory for relative volume paths. */
   readonly cwd: string;
 }
@@ -213,6 +216,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_OBS_LOG_ROTATION_TIME', 'file-log rotation period: hourly, daily, or 30m/6h/1d'],
   ['SVC_OBS_LOG_KEEP_FILES', 'rotated log files to keep'],
   ...HEAL_CONFIG_VARIABLES,
+  ...NET_CONFIG_VARIABLES,
   ['COMPAT_VOLUMES, COMPAT_ERASURE_SET_DRIVE_COUNT, COMPAT_STORAGE_CLASS_*', 'compatibility spellings, used when the SVC_ name is unset'],
 ];
 
@@ -477,6 +481,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     kms: Object.freeze(parseKmsConfig(env)),
     certsDir: certsDirOf(input, env),
     trustedProxies: IpSet.parse(env.SVC_TRUSTED_PROXIES),
+    http: parseHttpLimits(env),
     cwd: input.cwd,
   };
   return { config: Object.freeze(config), warnings };

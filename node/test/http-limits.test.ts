@@ -1,0 +1,220 @@
+/**
+ * Issue 27 item 1: no client can hold a listener hostage. A real `svc
+ * server` with short limits (and, for the descriptor test, a descriptor
+ * limit of 512 set with `prlimit`), attacked over raw sockets:
+ *
+ * - headers that never finish, and an idle TCP connection: 408, closed;
+ * - a signed PUT declaring 1 GB and sending a byte every 300 ms: 400
+ *   `RequestTimeout`, closed, nothing stored;
+ * - a body that stops: 400 `RequestTimeout` after the idle timeout;
+ * - a GET whose client stops reading: the connection is closed and the
+ *   object's read lock released (an overwrite goes through);
+ * - hundreds of idle connections from one address, then from many, beyond
+ *   the process's descriptor limit: the extra connections are answered 503
+ *   and closed, nothing logs EMFILE, the node stays ready and serves a
+ *   client on another address.
+ */
+import { mkdirSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCode, signHeaders } from './helpers/sigv4-signer.ts';
+import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+
+/** A temp dir with four drive folders. */
+function drives(prefix: string): string {
+  const base = tempDir(prefix);
+  for (let i = 1; i <= 4; i++) mkdirSync(join(base, `d${i}`));
+  return base;
+}
+
+const CREDS = { accessKey: 'limitsadmin', secretKey: 'limits-admin-secret' };
+
+async function waitFor(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A raw connection that records what it received and when it closed. */
+function rawConnection(port: number, localAddress = '127.0.0.1'): Promise<{ socket: Socket; received: () => string; closed: Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const start = Date.now();
+    let got = '';
+    const socket = connect({ host: '127.0.0.1', port, localAddress });
+    const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now() - start)));
+    socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve({ socket, received: () => got, closed }));
+    socket.once('error', reject);
+  });
+}
+
+async function ready(port: number): Promise<number> {
+  return fetch(`http://127.0.0.1:${port}/health/ready`).then(
+    (r) => r.status,
+    () => 0,
+  );
+}
+
+function client(port: number): S3Client {
+  return new S3Client({
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey },
+    maxAttempts: 1,
+  });
+}
+
+describe('HTTP limits: slow, stalled and too many clients', () => {
+  let run: SvcRun;
+  let s3: S3Client;
+  const env = {
+    ...{ SVC_ACCESS_KEY: CREDS.accessKey, SVC_SECRET_KEY: CREDS.secretKey, SVC_CONSOLE_ENABLE: 'false' },
+    SVC_HTTP_HEADER_TIMEOUT: '2s',
+    SVC_HTTP_IDLE_TIMEOUT: '2s',
+    SVC_HTTP_BODY_TIMEOUT: '2s',
+  };
+
+  beforeAll(async () => {
+    const base = drives('limits');
+    run = await runSvc(['server', `${base}/d{1...4}`], env);
+    expect(await run.started).toBe(true);
+    await waitFor('ready', async () => (await ready(run.port)) === 200);
+    s3 = client(run.port);
+  }, 60_000);
+
+  afterAll(async () => {
+    s3?.destroy();
+    await run?.stop();
+  });
+
+  it('answers unfinished headers and an idle connection 408 and closes them within the header timeout', async () => {
+    const idle = await rawConnection(run.port);
+    const slow = await rawConnection(run.port);
+    slow.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+    const drip = setInterval(() => slow.socket.write('X-Drip: 1\r\n'), 300);
+    try {
+      const [idleMs, slowMs] = await Promise.all([idle.closed, slow.closed]);
+      expect(idleMs).toBeLessThan(6_000);
+      expect(slowMs).toBeLessThan(6_000);
+      expect(idle.received()).toMatch(/^HTTP\/1\.1 408/);
+      expect(slow.received()).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      clearInterval(drip);
+    }
+    expect(await ready(run.port)).toBe(200);
+  }, 20_000);
+
+  it('answers a body that trickles a byte every 300 ms RequestTimeout (400) and stores nothing', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'slow' }));
+    const path = '/slow/trickle';
+    const headers = await signHeaders(`http://127.0.0.1:${run.port}`, CREDS, {
+      method: 'PUT',
+      path,
+      headers: { 'content-length': String(1 << 30), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    });
+    const c = await rawConnection(run.port);
+    c.socket.write(`PUT ${path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+    const drip = setInterval(() => c.socket.write('a'), 300);
+    try {
+      const ms = await c.closed;
+      expect(ms).toBeLessThan(8_000);
+    } finally {
+      clearInterval(drip);
+    }
+    expect(c.received()).toMatch(/^HTTP\/1\.1 400/);
+    expect(errorCode(c.received())).toBe('RequestTimeout');
+    await expect(s3.send(new GetObjectCommand({ Bucket: 'slow', Key: 'trickle' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
+    expect(run.logs().some((l) => l.event === 'http_request_timeout')).toBe(true);
+  }, 20_000);
+
+  it('answers a body that stops RequestTimeout once the connection was idle', async () => {
+    const path = '/slow/stopped';
+    const headers = await signHeaders(`http://127.0.0.1:${run.port}`, CREDS, {
+      method: 'PUT',
+      path,
+      headers: { 'content-length': '100000', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    });
+    const c = await rawConnection(run.port);
+    c.socket.write(`PUT ${path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${'b'.repeat(50_000)}`);
+    const ms = await c.closed;
+    expect(ms).toBeLessThan(8_000);
+    expect(errorCode(c.received())).toBe('RequestTimeout');
+  }, 20_000);
+
+  it('closes a GET whose client stopped reading and releases the read lock: an overwrite goes through', async () => {
+    const big = Buffer.alloc(48 << 20, 7);
+    await s3.send(new PutObjectCommand({ Bucket: 'slow', Key: 'big', Body: big }));
+    const headers = await signHeaders(`http://127.0.0.1:${run.port}`, CREDS, { method: 'GET', path: '/slow/big', headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+    const c = await rawConnection(run.port);
+    c.socket.write(`GET /slow/big HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+    c.socket.pause(); // never reads: the server's writes back up
+    await waitFor('the response to start', () => c.socket.readableLength > 0 || c.received().length > 0, 10_000).catch(() => undefined);
+    const t0 = Date.now();
+    // The overwrite needs the write lock the reader holds until its connection goes.
+    await s3.send(new PutObjectCommand({ Bucket: 'slow', Key: 'big', Body: Buffer.from('small') }));
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    c.socket.destroy();
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'slow', Key: 'big' }));
+    expect(await got.Body!.transformToString()).toBe('small');
+    expect(run.logs().some((l) => l.event === 'http_client_stopped_reading')).toBe(true);
+  }, 60_000);
+});
+
+describe('HTTP limits: descriptor exhaustion', () => {
+  let run: SvcRun;
+  beforeAll(async () => {
+    const base = drives('limits-fd');
+    run = await runSvc(
+      ['server', `${base}/d{1...4}`],
+      { SVC_ACCESS_KEY: CREDS.accessKey, SVC_SECRET_KEY: CREDS.secretKey, SVC_CONSOLE_ENABLE: 'false', SVC_HTTP_HEADER_TIMEOUT: '20s' },
+      { wrap: ['prlimit', '--nofile=512:512', '--'] },
+    );
+    expect(await run.started).toBe(true);
+    await waitFor('ready', async () => (await ready(run.port)) === 200);
+  }, 60_000);
+
+  afterAll(async () => {
+    await run?.stop();
+  });
+
+  it('caps one address and all addresses below the descriptor limit; the node stays ready and serves others', async () => {
+    const limit = run.logs().find((l) => l.event === 'startup_file_limit');
+    expect(limit).toMatchObject({ soft: 512, maxConnections: 256, maxConnectionsPerAddress: 64 });
+    const held: Awaited<ReturnType<typeof rawConnection>>[] = [];
+    try {
+      // One address opens 200 connections: 64 stay, the rest are answered 503 and closed.
+      for (let i = 0; i < 200; i++) held.push(await rawConnection(run.port, '127.0.0.2'));
+      await waitFor('refused connections closed', async () => (await Promise.all(held.slice(64).map((h) => Promise.race([h.closed, Promise.resolve(-1)])))).every((x) => x >= 0), 10_000);
+      expect(held.slice(64).every((h) => /^HTTP\/1\.1 503/.test(h.received()))).toBe(true);
+      // Another client is served while they hang on.
+      const s3 = client(run.port);
+      await s3.send(new CreateBucketCommand({ Bucket: 'fdtest' }));
+      await s3.send(new PutObjectCommand({ Bucket: 'fdtest', Key: 'k', Body: 'during the attack' }));
+      expect(await (await s3.send(new GetObjectCommand({ Bucket: 'fdtest', Key: 'k' }))).Body!.transformToString()).toBe('during the attack');
+      expect(await ready(run.port)).toBe(200);
+
+      // Many addresses, 600 connections in all: more than the process's 512 descriptors.
+      for (let a = 3; a < 13; a++) for (let i = 0; i < 60; i++) held.push(await rawConnection(run.port, `127.0.0.${a}`));
+      await new Promise((r) => setTimeout(r, 500));
+      // Nothing failed for want of descriptors, and the node never lost readiness.
+      expect(run.logs().filter((l) => l.event === 'http_accept_failed' || l.event === 'drive_descriptors_exhausted')).toEqual([]);
+      expect(run.logs().filter((l) => l.event === 'readiness_changed' && l.ready === false && l.wasReady === true)).toEqual([]);
+      expect(run.logs().some((l) => l.event === 'http_connection_refused' && l.reason === 'global')).toBe(true);
+      s3.destroy();
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
+    // Once they are gone, everyone is served again.
+    await waitFor('ready again', async () => (await ready(run.port)) === 200, 10_000);
+    const s3 = client(run.port);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket: 'fdtest', Key: 'k' }))).Body!.transformToString()).toBe('during the attack');
+    s3.destroy();
+  }, 90_000);
+});
