@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CONFIG_VARIABLES } from '../util/config.ts';
 import { EXIT_USAGE, registerAdminCommands } from './admin/commands.ts';
+import { clientTls, INSECURE_WARNING } from './client-tls.ts';
 import { runProbe } from './probe-commands.ts';
 
 export function version(): string {
@@ -26,6 +27,13 @@ export function variablesHelp(): string {
   const width = Math.max(...CONFIG_VARIABLES.map(([n]) => n.length));
   return `\nEnvironment variables:\n${CONFIG_VARIABLES.map(([n, d]) => `  ${n.padEnd(width)}  ${d}`).join('\n')}\n`;
 }
+
+const CLIENT_TLS_HELP = `
+TLS (client commands):
+  https:// servers are verified against the system's CAs plus the
+  certificates in ~/.svc/certs/CAs/ (SVC_CERTS_DIR/CAs/), host name included.
+  --insecure (or SVC_INSECURE=true) skips verification.
+`;
 
 const VOLUME_HELP = `
 Volume arguments:
@@ -50,7 +58,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .description('svc: an S3-compatible, erasure-coded object store')
     .version(version(), '-v, --version')
     .exitOverride()
-    .addHelpText('after', `\nWith no command, svc runs \`svc server\` with the volumes in SVC_VOLUMES.\n${variablesHelp()}`);
+    .option('--insecure', 'client commands: do not verify the server\'s TLS certificate (env SVC_INSECURE=true); prints a warning')
+    .addHelpText('after', `\nWith no command, svc runs \`svc server\` with the volumes in SVC_VOLUMES.\n${CLIENT_TLS_HELP}${variablesHelp()}`);
+  // Client commands verify https servers against ~/.svc/certs/CAs (SVC_CERTS_DIR); --insecure turns that off, loudly.
+  let warned = false;
+  const tls = () => {
+    const t = clientTls(env, program.opts<{ insecure?: boolean }>().insecure === true);
+    if (t.insecure && !warned) {
+      warned = true;
+      process.stderr.write(`${INSECURE_WARNING}\n`);
+    }
+    return t;
+  };
 
   const serverOpts = (cmd: Command) =>
     cmd
@@ -84,7 +103,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .description('liveness: GET /health on a server')
     .argument('[target]', 'server URL (e.g. http://127.0.0.1:9000) or alias; default SVC_ENDPOINT')
     .action(async (target: string | undefined) => {
-      code = await runProbe(target, 'ping', out, env);
+      code = await runProbe(target, 'ping', out, env, tls());
     });
 
   program
@@ -92,7 +111,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .description('readiness: GET /health/ready on a server and print the JSON')
     .argument('[target]', 'server URL (e.g. http://127.0.0.1:9000) or alias; default SVC_ENDPOINT')
     .action(async (target: string | undefined) => {
-      code = await runProbe(target, 'ready', out, env);
+      code = await runProbe(target, 'ready', out, env, tls());
     });
 
   registerAdminCommands(program, {
@@ -102,6 +121,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     setCode: (c) => {
       code = c;
     },
+    tls,
   });
 
   const args = argv.length === 0 ? ['server'] : [...argv];

@@ -5,7 +5,9 @@
  * Exit 0 when the probe answers 200, 1 for any other answer, 2 for a usage
  * problem, 3 when the server cannot be reached (the admin client's codes).
  */
+import { fetch } from 'undici';
 import { ALIAS_NAME, readAliases, UsageError } from './admin/config.ts';
+import { certificateAdvice, type ClientTlsOptions, tlsDispatcher } from './client-tls.ts';
 
 export interface ProbeResult {
   readonly status: number;
@@ -22,8 +24,10 @@ export function probeUrl(base: string, path: '/health' | '/health/ready'): URL {
   return new URL(path, u);
 }
 
-export async function probe(base: string, path: '/health' | '/health/ready', timeoutMs = 5000): Promise<ProbeResult> {
-  const res = await fetch(probeUrl(base, path), { signal: AbortSignal.timeout(timeoutMs) });
+export async function probe(base: string, path: '/health' | '/health/ready', timeoutMs = 5000, tls: ClientTlsOptions = { certsDir: undefined, insecure: false }): Promise<ProbeResult> {
+  const url = probeUrl(base, path);
+  const dispatcher = url.protocol === 'https:' ? await tlsDispatcher(tls) : undefined;
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), ...(dispatcher ? { dispatcher } : {}) });
   return { status: res.status, body: await res.text() };
 }
 
@@ -41,7 +45,13 @@ export function probeBase(target: string | undefined, env: NodeJS.ProcessEnv): s
   return target;
 }
 
-export async function runProbe(target: string | undefined, kind: 'ping' | 'ready', out: (s: string) => void, env: NodeJS.ProcessEnv = {}): Promise<number> {
+export async function runProbe(
+  target: string | undefined,
+  kind: 'ping' | 'ready',
+  out: (s: string) => void,
+  env: NodeJS.ProcessEnv = {},
+  tls: ClientTlsOptions = { certsDir: undefined, insecure: false },
+): Promise<number> {
   const path = kind === 'ping' ? '/health' : '/health/ready';
   let base: string;
   try {
@@ -52,12 +62,13 @@ export async function runProbe(target: string | undefined, kind: 'ping' | 'ready
     return 2;
   }
   try {
-    const r = await probe(base, path);
+    const r = await probe(base, path, 5000, tls);
     if (kind === 'ping') out(r.status === 200 ? `${base}: alive` : `${base}: HTTP ${r.status}`);
     else out(r.body || `HTTP ${r.status}`);
     return r.status === 200 ? 0 : 1;
   } catch (err) {
-    out(`${base}: unreachable: ${(err as Error).message}`);
+    const advice = certificateAdvice(err, tls);
+    out(advice === undefined ? `${base}: unreachable: ${(err as Error).message}` : `${base}: ${advice.problem}; ${advice.next}`);
     return 3;
   }
 }

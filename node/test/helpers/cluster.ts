@@ -27,7 +27,9 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3Client } from '@aws-sdk/client-s3';
-import { request } from 'undici';
+import { Agent as HttpsAgent } from 'node:https';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { Agent, request } from 'undici';
 import { mountTmpfs, unmountUnder } from './tmpfs.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -92,6 +94,11 @@ export interface ClusterOptions {
   secretKey?: string;
   /** Node K reads its root credential from these files (`SVC_*_KEY_FILE`) instead of `SVC_*_KEY` values. */
   credentialFiles?: (k: number) => { accessKey: string; secretKey: string };
+  /**
+   * TLS: `https://` endpoints, node K's certificate directory (`SVC_CERTS_DIR`),
+   * and the CA the test's own clients trust.
+   */
+  tls?: { readonly ca: string; readonly certsDir: (k: number) => string };
 }
 
 interface NodeProc {
@@ -119,6 +126,7 @@ export class TestCluster {
   #active: number;
   readonly #procs = new Map<number, NodeProc>();
   readonly #clients = new Map<number, S3Client>();
+  #agent: Agent | undefined;
 
   private constructor(opts: ClusterOptions, base: string, port: number) {
     this.#opts = opts;
@@ -133,7 +141,7 @@ export class TestCluster {
     } else {
       this.#ranges = pools ?? [{ nodes: [1, opts.nodes], drivesPerNode: opts.drivesPerNode }];
       this.volumes = this.#ranges.map(
-        (p, i) => `http://127.0.0.{${p.nodes[0]}...${p.nodes[1]}}:${port}${join(this.sharedPath, this.#poolDir(i))}/d{1...${p.drivesPerNode}}`,
+        (p, i) => `${opts.tls ? 'https' : 'http'}://127.0.0.{${p.nodes[0]}...${p.nodes[1]}}:${port}${join(this.sharedPath, this.#poolDir(i))}/d{1...${p.drivesPerNode}}`,
       );
     }
     this.volume = this.volumes[0]!;
@@ -201,7 +209,14 @@ export class TestCluster {
   }
 
   url(k: number): string {
-    return `http://${this.host(k)}:${this.port}`;
+    return `${this.#opts.tls ? 'https' : 'http'}://${this.host(k)}:${this.port}`;
+  }
+
+  /** The undici dispatcher trusting the test CA (TLS clusters). */
+  #dispatcher(): Agent | undefined {
+    if (!this.#opts.tls) return undefined;
+    this.#agent ??= new Agent({ connect: { ca: this.#opts.tls.ca } });
+    return this.#agent;
   }
 
   logPath(k: number): string {
@@ -256,6 +271,7 @@ export class TestCluster {
         SVC_ADDRESS: `${this.host(k)}:${this.port}`,
         SVC_CONSOLE_ENABLE: 'false',
         ...this.#credentialEnv(k),
+        ...(this.#opts.tls ? { SVC_CERTS_DIR: this.#opts.tls.certsDir(k) } : {}),
         SVC_OBS_LOGGER_LEVEL: 'info',
         ...this.#opts.env,
         ...env,
@@ -296,7 +312,8 @@ export class TestCluster {
 
   /** GET a path on node K (no auth: health probes). */
   async get(k: number, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-    const res = await request(`${this.url(k)}${path}`, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000 });
+    const dispatcher = this.#dispatcher();
+    const res = await request(`${this.url(k)}${path}`, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000, ...(dispatcher ? { dispatcher } : {}) });
     return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
   }
 
@@ -334,6 +351,7 @@ export class TestCluster {
         forcePathStyle: true,
         credentials: { accessKeyId: this.accessKey, secretAccessKey: this.secretKey },
         maxAttempts: 1,
+        ...(this.#opts.tls ? { requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ ca: this.#opts.tls.ca, keepAlive: true }) }) } : {}),
       });
       this.#clients.set(k, c);
     }
@@ -343,6 +361,7 @@ export class TestCluster {
   /** Stops every node and removes the base folder. */
   async close(): Promise<void> {
     for (const c of this.#clients.values()) c.destroy();
+    await this.#agent?.close();
     await Promise.all([...this.#procs.keys()].map((k) => this.stop(k)));
     unmountUnder(this.base);
     await rm(this.base, { recursive: true, force: true });

@@ -7,7 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { fetch, type Response } from 'undici';
 import { Sha256 } from '../../util/smithy-sha256.ts';
+import { certificateAdvice, type ClientTlsOptions, tlsDispatcher } from '../client-tls.ts';
 import type { Target } from './config.ts';
 
 /** Region the root credential signs for (the server's SVC_REGION; override with SVC_REGION here too). */
@@ -34,6 +36,12 @@ export class ServerError extends Error {
 /** No answer: connection refused, name not resolved, timeout. */
 export class UnreachableError extends Error {
   override readonly name = 'UnreachableError';
+  /** What to do about it, when more is known than "check the URL". */
+  readonly next: string | undefined;
+  constructor(message: string, next?: string) {
+    super(message);
+    this.next = next;
+  }
 }
 
 export interface AdminResponse {
@@ -47,9 +55,12 @@ export interface AdminResponse {
 export class AdminClient {
   readonly target: Target;
   readonly #signer: SignatureV4;
+  readonly #tls: ClientTlsOptions;
 
-  constructor(target: Target, region = DEFAULT_REGION) {
+  /** `tls`: how https servers are verified (default: the CA set of `~/.svc/certs`, verified). */
+  constructor(target: Target, region = DEFAULT_REGION, tls: ClientTlsOptions = { certsDir: undefined, insecure: false }) {
     this.target = target;
+    this.#tls = tls;
     this.#signer = new SignatureV4({
       credentials: { accessKeyId: target.accessKey, secretAccessKey: target.secretKey },
       region,
@@ -83,8 +94,11 @@ export class AdminClient {
     try {
       const headers = { ...(signed.headers as Record<string, string>) };
       delete headers['host'];
-      res = await fetch(url, { method, headers, ...(body !== '' ? { body } : {}), signal: AbortSignal.timeout(TIMEOUT_MS) });
+      const dispatcher = u.protocol === 'https:' ? await tlsDispatcher(this.#tls) : undefined;
+      res = await fetch(url, { method, headers, ...(body !== '' ? { body } : {}), signal: AbortSignal.timeout(TIMEOUT_MS), ...(dispatcher ? { dispatcher } : {}) });
     } catch (err) {
+      const advice = certificateAdvice(err, this.#tls);
+      if (advice !== undefined) throw new UnreachableError(`cannot talk to ${this.target.url}: ${advice.problem}`, advice.next);
       throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err)}`);
     }
     let text: string;

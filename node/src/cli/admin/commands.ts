@@ -25,6 +25,7 @@ import type {
   RebalanceStatus,
   ServerInfoMessage,
 } from '../../object/admin/types.ts';
+import type { ClientTlsOptions } from '../client-tls.ts';
 import { AdminClient, DEFAULT_REGION, ServerError, UnreachableError } from './client.ts';
 import { envTarget, readAliases, removeAlias, setAlias, takeTarget, UsageError } from './config.ts';
 import { table } from './format.ts';
@@ -44,6 +45,8 @@ export interface AdminIo {
   readonly err: NodeJS.WritableStream;
   /** Receives the exit code of the command that ran. */
   setCode(code: number): void;
+  /** How https servers are verified (`--insecure`, `SVC_CERTS_DIR`); read when a command runs. */
+  tls?: () => ClientTlsOptions;
 }
 
 interface JsonOpt {
@@ -90,7 +93,7 @@ async function run(io: AdminIo, json: boolean, alias: () => string, body: () => 
       }
       io.setCode(EXIT_REFUSED);
     } else if (err instanceof UnreachableError) {
-      io.err.write(`svc: ${err.message}\nnext: check the URL (svc alias list) and that the server runs (svc ping ${alias() === 'env' ? '$SVC_ENDPOINT' : alias()})\n`);
+      io.err.write(`svc: ${err.message}\nnext: ${err.next ?? `check the URL (svc alias list) and that the server runs (svc ping ${alias() === 'env' ? '$SVC_ENDPOINT' : alias()})`}\n`);
       io.setCode(EXIT_UNREACHABLE);
     } else throw err;
   }
@@ -98,14 +101,14 @@ async function run(io: AdminIo, json: boolean, alias: () => string, body: () => 
 
 function clientFor(args: readonly string[], io: AdminIo): { client: AdminClient; rest: string[] } {
   const { target, rest } = takeTarget(args, io.env);
-  return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION), rest };
+  return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION, io.tls?.()), rest };
 }
 
 /** The SVC_ENDPOINT server, all arguments left as they are. */
 function envClient(args: readonly string[], io: AdminIo): { client: AdminClient; rest: string[] } {
   const target = envTarget(io.env);
   if (target === undefined) throw new UsageError(`no alias "${args[0]}", and SVC_ENDPOINT, SVC_ACCESS_KEY and SVC_SECRET_KEY are not set; add an alias with svc alias set NAME URL ACCESS_KEY SECRET_KEY`);
-  return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION), rest: [...args] };
+  return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION, io.tls?.()), rest: [...args] };
 }
 
 function poolQuery(pool: string | undefined, byId: boolean | undefined): Record<string, string> {
