@@ -6,13 +6,12 @@ import type { StartedK3sContainer } from '@testcontainers/k3s';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe } from 'vitest';
 import { describeKubeContract } from '../operator/test/kube-contract.ts';
-import { dockerAvailable } from './docker-available.ts';
-import { startK3s } from './k3s.ts';
+import { k3sMissing, startK3s } from './k3s.ts';
 
-const haveDocker = await dockerAvailable();
-if (!haveDocker) console.log('skipped: no Docker (the Kubernetes API contract against k3s needs a container engine)');
+const missing = k3sMissing(false);
+if (missing) console.log(`skipped: ${missing}; the Kubernetes API contract against k3s did not run`);
 
-describe.skipIf(!haveDocker)('k3s', () => {
+describe.skipIf(missing !== undefined)('k3s', () => {
   describeKubeContract('k3s', async () => {
     const { k3s, kc } = await startK3s();
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'contract' } } });

@@ -1,7 +1,8 @@
 /**
  * A real Kubernetes (k3s in a privileged container, testcontainers) for the
- * e2e tier, plus the images built from this repository's Dockerfiles and
- * imported into k3s' containerd. Only used where a Docker engine answers.
+ * e2e tier, plus the images e2e/build-images.sh built, imported into k3s'
+ * containerd. Only used where a Docker engine answers and the k3s image is
+ * there (no registry: someone loaded it with `docker load`).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -10,10 +11,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { K3sContainer, type StartedK3sContainer } from '@testcontainers/k3s';
-import { GenericContainer } from 'testcontainers';
+import { imagesMissing } from './images.ts';
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
-export const K3S_IMAGE = 'rancher/k3s:v1.33.4-k3s1';
+export const K3S_IMAGE = process.env['SVC_K3S_IMAGE'] ?? 'rancher/k3s:v1.33.4-k3s1';
+
+/** Why the k3s tier cannot run here (undefined: it can); the caller prints one skip line. */
+export function k3sMissing(needImages: boolean): string | undefined {
+  try {
+    execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', K3S_IMAGE], { stdio: 'ignore', timeout: 30_000 });
+  } catch {
+    return `no ${K3S_IMAGE} image in the local Docker engine (no registry here; docker load it to run this tier)`;
+  }
+  return needImages ? imagesMissing() : undefined;
+}
 
 export async function startK3s(): Promise<{ k3s: StartedK3sContainer; kc: KubeConfig; kubeconfigFile: string }> {
   const k3s = await new K3sContainer(K3S_IMAGE).start();
@@ -24,11 +35,6 @@ export async function startK3s(): Promise<{ k3s: StartedK3sContainer; kc: KubeCo
   const kubeconfigFile = join(dir, 'kubeconfig');
   writeFileSync(kubeconfigFile, raw);
   return { k3s, kc, kubeconfigFile };
-}
-
-/** Builds an image from one of the repository's Dockerfiles. */
-export async function buildImage(dockerfile: 'Dockerfile.node' | 'Dockerfile.operator', tag: string): Promise<void> {
-  await GenericContainer.fromDockerfile(REPO, dockerfile).build(tag, { deleteOnExit: false });
 }
 
 /** `docker save` the image and import it into k3s' containerd (pods then use imagePullPolicy: Never). */

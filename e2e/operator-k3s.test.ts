@@ -12,15 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readyForWait } from '../operator/src/reconcile/conditions.ts';
 import type { SvcCluster } from '../operator/src/crd/svccluster.ts';
 import { helm } from '../operator/test/tools.ts';
-import { dockerAvailable } from './docker-available.ts';
-import { buildImage, importImage, kubectlIn, REPO, startK3s } from './k3s.ts';
+import { IMAGE_TAG, NODE_IMAGE, OPERATOR_IMAGE } from './images.ts';
+import { importImage, k3sMissing, kubectlIn, REPO, startK3s } from './k3s.ts';
 
-const haveDocker = await dockerAvailable();
-if (!haveDocker) console.log('skipped: no Docker (the operator k3s scenario needs a container engine)');
+const missing = k3sMissing(true);
+if (missing) console.log(`skipped: ${missing}; the operator k3s scenario did not run`);
 
 const NS = 'storage';
 
-describe.skipIf(!haveDocker)('operator on k3s', () => {
+describe.skipIf(missing !== undefined)('operator on k3s', () => {
   let k3s: StartedK3sContainer;
   let kc: KubeConfig;
   let kubeconfigFile: string;
@@ -38,7 +38,7 @@ describe.skipIf(!haveDocker)('operator on k3s', () => {
 kind: SvcCluster
 metadata: {name: prod, namespace: ${NS}}
 spec:
-  image: svc-node:e2e
+  image: ${NODE_IMAGE}
   imagePullPolicy: Never
   credentials: {secretName: prod-root}
   pools:
@@ -46,12 +46,11 @@ ${pools.map((p) => `    - {name: ${p}, servers: 2, volumesPerServer: 2, volumeCl
 `;
 
   beforeAll(async () => {
-    await Promise.all([buildImage('Dockerfile.node', 'svc-node:e2e'), buildImage('Dockerfile.operator', 'svc-operator:e2e')]);
     ({ k3s, kc, kubeconfigFile } = await startK3s());
-    await importImage(k3s, 'svc-node:e2e');
-    await importImage(k3s, 'svc-operator:e2e');
+    await importImage(k3s, NODE_IMAGE);
+    await importImage(k3s, OPERATOR_IMAGE);
     await kubectlIn(k3s, ['apply', '--server-side', '-f', '/tmp/crd.yaml'], { name: 'crd.yaml', content: readFileSync(join(REPO, 'crds/svc.io_svcclusters.yaml'), 'utf8') });
-    helm(['install', 'svc-operator', 'charts/svc-operator', '--kubeconfig', kubeconfigFile, '--namespace', 'svc-system', '--create-namespace', '--set', 'installCRDs=false', '--set', 'image.repository=svc-operator', '--set', 'image.tag=e2e', '--set', 'image.pullPolicy=Never', '--wait', '--timeout', '5m']);
+    helm(['install', 'svc-operator', 'charts/svc-operator', '--kubeconfig', kubeconfigFile, '--namespace', 'svc-system', '--create-namespace', '--set', 'installCRDs=false', '--set', 'image.repository=svc-operator', '--set', `image.tag=${IMAGE_TAG}`, '--set', 'image.pullPolicy=Never', '--wait', '--timeout', '5m']);
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'prod-root' }, stringData: { accessKey: 'k3sadmin', secretKey: 'k3s-secret-key-0123' } } });
