@@ -513,7 +513,11 @@ export class ServerPools implements ObjectLayer {
         unlock();
       };
       const reuse = opts.reuseBuffers === true && !loc.group.version.inline;
-      const src = objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key, reuse) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse });
+      const range = objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key, reuse) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse });
+      // The first block is read (K shards verified, decoded if need be) before
+      // the caller sees the result: a read below quorum fails here, while the
+      // S3 edge can still answer with a status instead of a cut connection.
+      const src = await primed(range);
       if (reuse) {
         // The caller reads `chunks`; `body` only cancels (an unstarted generator runs no finally).
         const chunks = (async function* () {
@@ -726,4 +730,29 @@ export class ServerPools implements ObjectLayer {
     await this.bucketSync.worker.stop();
     this.#buckets.clear();
   }
+}
+
+/**
+ * Pulls the first chunk of `src` now (its errors throw here) and returns a
+ * generator that yields it, then the rest. The chunk is held, not copied:
+ * with reused read buffers it stays valid until the next pull, which comes
+ * after it was handed out.
+ */
+async function primed(src: AsyncGenerator<Uint8Array>): Promise<AsyncGenerator<Uint8Array>> {
+  let first: IteratorResult<Uint8Array>;
+  try {
+    first = await src.next();
+  } catch (err) {
+    await src.return(undefined).catch(() => undefined);
+    throw err;
+  }
+  return (async function* () {
+    try {
+      if (first.done === true) return;
+      yield first.value;
+      yield* src;
+    } finally {
+      await src.return(undefined);
+    }
+  })();
 }

@@ -4,7 +4,7 @@
  * body. Anything not an SvcError is an InternalError (logged, never leaked).
  */
 import type { ServerResponse } from 'node:http';
-import { toSvcError } from '../../util/errors.ts';
+import { SvcError, toSvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { toXml } from './xml.ts';
 
@@ -22,9 +22,11 @@ export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext):
   if (res.headersSent) {
     // Mid-body failure: the only honest signal left is to cut the connection. A client
     // going away is routine; a storage failure while streaming is worth a warning.
+    // An SvcError is the server's own failure (a block below read quorum, a drive error); the
+    // response may already be destroyed by the writer that met it, so that cannot tell them apart.
     const code = (err as NodeJS.ErrnoException | undefined)?.code;
-    const clientGone = res.destroyed || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
-    const log = { event: 's3_response_cut_short', requestId: ctx.requestId, resource: ctx.resource, err };
+    const clientGone = !(err instanceof SvcError) && (res.destroyed || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE');
+    const log = { event: 's3_response_cut_short', requestId: ctx.requestId, resource: ctx.resource, ...(err instanceof SvcError ? { code: err.code } : {}), err };
     if (clientGone) ctx.logger.debug(log, 'S3 response cut short by the client');
     else ctx.logger.warn(log, 'S3 response failed mid-body');
     res.destroy();
