@@ -23,10 +23,10 @@ import {
   ListPartsCommand,
   PutObjectCommand,
   S3Client,
-  S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorOf } from './helpers/s3-error.ts';
 import { fileData } from './helpers/cli.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';
 
@@ -70,15 +70,6 @@ afterAll(async () => {
   await srv?.stop();
 });
 
-async function errorOf(p: Promise<unknown>): Promise<{ code: string; status: number } | undefined> {
-  try {
-    await p;
-    return undefined;
-  } catch (err) {
-    if (err instanceof S3ServiceException) return { code: err.name, status: err.$metadata.httpStatusCode ?? 0 };
-    throw err;
-  }
-}
 
 const PARTS = [fileData(5 * 1024 * 1024, 'p1'), fileData(5 * 1024 * 1024 + 17, 'p2'), fileData(1234, 'p3')];
 const CASES: [Alg, ChecksumType][] = [

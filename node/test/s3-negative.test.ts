@@ -181,8 +181,8 @@ describe('rejected requests change nothing', () => {
     const url = await getSignedUrl(s3, new PutObjectCommand({ Bucket: BUCKET, Key: 'too-long' }), { expiresIn: 604800 });
     const longer = url.replace('X-Amz-Expires=604800', 'X-Amz-Expires=604801');
     const res = await fetch(longer, { method: 'PUT', body: 'x' });
-    expect(res.status).toBe(400);
-    expect(errorCode(await res.text())).toBe('AuthorizationQueryParametersError');
+    expect(res.status).toBe(403);
+    expect(errorCode(await res.text())).toBe('AccessDenied');
     await expectAbsent('too-long');
   });
 

@@ -47,12 +47,16 @@ describe('object lock: retention changes', () => {
     }
   });
 
-  it('GOVERNANCE is shortened, removed or weakened only with the bypass; made stricter without', () => {
+  it('GOVERNANCE is shortened, removed or changed (to COMPLIANCE too) only with the bypass; extended without', () => {
     expect(() => checkRetentionChange(gov, { mode: 'GOVERNANCE', retainUntil: T0 + DAY }, at(T0), false)).toThrow(/bypass/);
     expect(() => checkRetentionChange(gov, undefined, at(T0), false)).toThrow(/bypass/);
     expect(() => checkRetentionChange(gov, undefined, at(T0), true)).not.toThrow();
     expect(() => checkRetentionChange(gov, { mode: 'GOVERNANCE', retainUntil: T0 + DAY }, at(T0), true)).not.toThrow();
-    expect(() => checkRetentionChange(gov, { mode: 'COMPLIANCE', retainUntil: T0 + 10 * DAY }, at(T0), false)).not.toThrow();
+    expect(() => checkRetentionChange(gov, { mode: 'GOVERNANCE', retainUntil: T0 + 11 * DAY }, at(T0), false)).not.toThrow();
+    // S3 refuses GOVERNANCE -> COMPLIANCE without the bypass, even for a later date
+    expect(() => checkRetentionChange(gov, { mode: 'COMPLIANCE', retainUntil: T0 + 10 * DAY }, at(T0), false)).toThrow(/bypass/);
+    expect(() => checkRetentionChange(gov, { mode: 'COMPLIANCE', retainUntil: T0 + 20 * DAY }, at(T0), false)).toThrow(/bypass/);
+    expect(() => checkRetentionChange(gov, { mode: 'COMPLIANCE', retainUntil: T0 + 10 * DAY }, at(T0), true)).not.toThrow();
   });
 
   it('an expired retention is replaced freely; a new date must be in the future', () => {

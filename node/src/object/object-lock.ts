@@ -99,15 +99,18 @@ export function assertRemovable(sysMeta: Readonly<Record<string, string>>, clock
 /**
  * A retention change (PutObjectRetention): COMPLIANCE is never shortened,
  * removed or weakened to GOVERNANCE while active; an active GOVERNANCE
- * retention is shortened, removed or weakened only with the bypass. An
- * extension (same or stricter mode, same or later date) is always allowed.
+ * retention is shortened, removed or changed (to COMPLIANCE too, as S3
+ * refuses that without the bypass) only with the bypass. An extension (same
+ * mode, same or later date) is always allowed.
  * A new date must lie in the future.
  */
 export function checkRetentionChange(cur: ObjectLock, next: { mode: RetentionMode; retainUntil: number } | undefined, clock: LockClock, bypassGovernance: boolean): void {
   if (next !== undefined && next.retainUntil <= clock.now) throw new SvcError('InvalidArgument', 'The retain until date must be in the future.');
   if (!retentionActive(cur, clock)) return;
-  const stricter = next !== undefined && next.retainUntil >= cur.retainUntil! && (next.mode === 'COMPLIANCE' || cur.mode === 'GOVERNANCE');
-  if (stricter) return;
+  // Keeping the mode and not shortening is always allowed; a GOVERNANCE retention changed to COMPLIANCE
+  // is a change of its settings, which S3 allows only with the bypass.
+  const extension = next !== undefined && next.retainUntil >= cur.retainUntil! && next.mode === cur.mode;
+  if (extension) return;
   if (cur.mode === 'COMPLIANCE') {
     throw new SvcError('AccessDenied', 'Access Denied: a COMPLIANCE retention can only be extended, never shortened, removed or changed to GOVERNANCE.', { objectLock: true });
   }
@@ -144,7 +147,7 @@ export function validateDefaultRetention(r: DefaultRetention): void {
   const n = r.days ?? r.years!;
   const max = r.days !== undefined ? MAX_DAYS : MAX_YEARS;
   if (!Number.isInteger(n) || n < 1 || n > max) {
-    throw new SvcError('InvalidArgument', `Default retention period must be a positive integer of at most ${max} ${r.days !== undefined ? 'days' : 'years'}.`);
+    throw new SvcError('InvalidRetentionPeriod', `Default retention period must be a positive integer of at most ${max} ${r.days !== undefined ? 'days' : 'years'}.`);
   }
 }
 

@@ -120,7 +120,8 @@ export function openObjectKey(
   }
   const objectKey = unsealKey(kek, sysMeta[SSE_META.sealed] ?? '', binding(info, bucket, key));
   if (!objectKey) {
-    if (info.type === 'SSE-C') throw new SvcError('AccessDenied', 'Access Denied: the SSE-C key does not match the key the object was encrypted with.');
+    // S3 answers a wrong customer key 400, as it answers a missing one
+    if (info.type === 'SSE-C') throw new SvcError('InvalidRequest', 'The provided SSE-C key does not match the key the object was encrypted with.');
     throw new SvcError('XSvcObjectTampered', 'The object key could not be unsealed with its key-store key.', { keyId: info.keyId });
   }
   return { key: objectKey, info };

@@ -919,6 +919,8 @@ export class LocalDrive implements Drive {
     const filter = prefix.slice(cut);
     let baseDir: string;
     try {
+      // '/' (a prefix starting with '/') would name the volume itself: no key starts with '/'
+      if (baseKey === '/') throw new SvcError('InvalidArgument', 'empty path segment');
       baseDir = baseKey === '' ? this.#volPath(vol) : this.#filePath(vol, baseKey.slice(0, -1));
     } catch {
       return; // a prefix with '..' or empty segments names no stored object

@@ -92,6 +92,7 @@ export const ERRORS = {
   InvalidBucketState: { status: 409, message: 'The request is not valid with the current state of the bucket.' },
   ObjectLockConfigurationNotFoundError: { status: 404, message: 'Object Lock configuration does not exist for this bucket.' },
   NoSuchObjectLockConfiguration: { status: 404, message: 'The specified object does not have an ObjectLock configuration.' },
+  InvalidRetentionPeriod: { status: 400, message: 'The retention period must be a positive integer number of days or years.' },
   NoSuchLifecycleConfiguration: { status: 404, message: 'The lifecycle configuration does not exist.' },
   ServerSideEncryptionConfigurationNotFoundError: { status: 404, message: 'The server side encryption configuration was not found.' },
   InvalidEncryptionAlgorithmError: { status: 400, message: 'The encryption request you specified is not valid. The valid value is AES256.' },

@@ -63,12 +63,12 @@ export function parseContentHeaders(req: IncomingMessage): ContentHeaders {
   if (ct !== undefined) h.contentType = ct;
   const ce = hdr(req, 'content-encoding');
   if (ce !== undefined) {
-    // aws-chunked is a transfer framing, not a property of the stored object
+    // aws-chunked is a transfer framing, not a property of the stored object; the rest is kept as sent
     const kept = ce
       .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '' && s !== 'aws-chunked')
-      .join(',');
+      .filter((s) => s.trim() !== '' && s.trim().toLowerCase() !== 'aws-chunked')
+      .join(',')
+      .trim();
     if (kept !== '') h.contentEncoding = kept;
   }
   const cd = hdr(req, 'content-disposition');

@@ -11,11 +11,16 @@ export const S3_NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
-/** Escapes text for XML content and attributes; drops characters XML 1.0 cannot carry. */
+/**
+ * Escapes text for XML content and attributes. Control characters are
+ * written as character references, as S3 writes them: those XML 1.0 cannot
+ * carry literally, and TAB, LF and CR too, which a parser would otherwise
+ * normalise (a key holding CR would come back holding LF).
+ */
 export function escapeXml(s: string): string {
   return s
     .replace(/[&<>"']/g, (c) => ESC[c]!)
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, (c) => `&#x${c.charCodeAt(0).toString(16)};`);
+    .replace(/[\u0000-\u001f\ufffe\uffff]/g, (c) => `&#x${c.charCodeAt(0).toString(16)};`);
 }
 
 /** A tree node for the serializer: element name with children, or a leaf value; keys starting with `@` are attributes. */

@@ -5,6 +5,7 @@
  * context for the handlers that show or change them.
  */
 import type { ObjectLayer } from '../../../object/types.ts';
+import { SvcError } from '../../../util/errors.ts';
 import { requestOrigin } from '../../request-origin.ts';
 import type { S3Context } from '../context.ts';
 import { parseCopySource } from '../copy-source.ts';
@@ -61,6 +62,20 @@ async function securityFor(ctx: S3Context, bucket: string): Promise<BucketSecuri
   };
 }
 
+/**
+ * `x-amz-expected-bucket-owner` (and `x-amz-source-expected-bucket-owner` for
+ * a copy's source): a bucket owned by someone else is refused with 403, as S3
+ * does. Owners are canonical ids; in svc every bucket belongs to the root
+ * credential, whose canonical id is its access key.
+ */
+function checkExpectedOwner(ctx: S3Context, header: string): void {
+  const raw = ctx.req.headers[header];
+  const expected = Array.isArray(raw) ? raw[0] : raw;
+  if (expected !== undefined && expected.trim() !== rootOwner(ctx).id) {
+    throw new SvcError('AccessDenied', `Access Denied: the bucket is not owned by the account named in ${header}.`);
+  }
+}
+
 export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
   const { ep } = ctx;
   const facts = requestFacts(ctx);
@@ -68,6 +83,8 @@ export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
     await authorize({ facts, bucket: '' });
     return;
   }
+  checkExpectedOwner(ctx, 'x-amz-expected-bucket-owner');
+  if (ep.op === 'CopyObject' || ep.op === 'UploadPartCopy') checkExpectedOwner(ctx, 'x-amz-source-expected-bucket-owner');
   const security = await securityFor(ctx, ep.bucket);
   if (ep.op === 'DeleteObjects') {
     // S3 authorizes each key of a multi-object delete on its own

@@ -102,7 +102,8 @@ export async function handleListObjectsV2(ctx: S3Context): Promise<void> {
     Name: ctx.ep.bucket,
     Prefix: e(prefix),
     ...(startAfter ? { StartAfter: e(startAfter) } : {}),
-    ...(token !== undefined && token !== '' ? { ContinuationToken: token } : {}),
+    // echoed as sent, an empty one included (S3 does; clients compare it)
+    ...(token !== undefined ? { ContinuationToken: token } : {}),
     KeyCount: r.objects.length + r.prefixes.length,
     MaxKeys: maxKeys,
     ...(delimiter ? { Delimiter: e(delimiter) } : {}),

@@ -64,7 +64,8 @@ function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string>
     etag: quoteEtag(info.etag),
     'last-modified': info.modTime.toUTCString(),
     'accept-ranges': 'bytes',
-    'x-amz-storage-class': info.storageClass,
+    // S3 names the storage class only when it is not STANDARD
+    ...(info.storageClass !== 'STANDARD' ? { 'x-amz-storage-class': info.storageClass } : {}),
     ...versionHeaders(info),
   };
   const c = info.contentHeaders;
@@ -76,7 +77,8 @@ function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string>
   if (c.expires) h.expires = c.expires;
   for (const [k, v] of Object.entries(info.userMeta)) h[`x-amz-meta-${k}`] = headerBytes(v);
   if (info.tags) h['x-amz-tagging-count'] = String(new URLSearchParams(info.tags).size);
-  if (info.parts.length > 1 || /-\d+$/.test(info.etag)) h['x-amz-mp-parts-count'] = String(info.parts.length);
+  // S3 gives the parts count only to a request for one part (partNumber) of a multipart object
+  if (ctx.ep.query.has('partNumber') && (info.parts.length > 1 || /-\d+$/.test(info.etag))) h['x-amz-mp-parts-count'] = String(info.parts.length);
   // response-* overrides (signed requests only, which every request here is)
   const q = ctx.ep.query;
   const overrides: [string, string][] = [

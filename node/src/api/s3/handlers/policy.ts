@@ -48,8 +48,8 @@ export async function handleDeleteBucketPolicy(ctx: S3Context): Promise<void> {
 
 export async function handleGetBucketPolicyStatus(ctx: S3Context): Promise<void> {
   const sec = await bucketSecurity(ctx);
-  if (!sec.policy) throw new SvcError('NoSuchBucketPolicy');
-  sendXml(ctx, 200, 'PolicyStatus', { IsPublic: isPublicPolicy(sec.policy) });
+  // a bucket without a policy is not public by policy (what S3 answers), not an error
+  sendXml(ctx, 200, 'PolicyStatus', { IsPublic: sec.policy ? isPublicPolicy(sec.policy) : false });
 }
 
 export async function handlePutBucketOwnershipControls(ctx: S3Context): Promise<void> {
