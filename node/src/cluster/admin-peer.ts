@@ -39,6 +39,8 @@ export interface AdminCall {
   readonly body: Buffer;
   /** The access key whose signature was verified. */
   readonly principal: string;
+  /** The session token the request carried (temporary credentials). */
+  readonly sessionToken?: string;
   readonly requestId: string;
   readonly clientAddress: string;
 }
@@ -79,6 +81,7 @@ export function decodeAdminCall(args: unknown): AdminCall {
     url: str(a['url'], 'url'),
     body: toBuffer(a['body']),
     principal: str(a['principal'], 'principal'),
+    ...(typeof a['sessionToken'] === 'string' ? { sessionToken: a['sessionToken'] } : {}),
     requestId: str(a['requestId'], 'requestId'),
     clientAddress: str(a['clientAddress'], 'clientAddress'),
   };
@@ -143,7 +146,15 @@ export class AdminPeers {
     try {
       reply = await client.rpcCall(
         peerPath(ADMIN_FORWARD_METHOD),
-        { method: call.method, url: call.url, body: call.body, principal: call.principal, requestId: call.requestId, clientAddress: call.clientAddress },
+        {
+          method: call.method,
+          url: call.url,
+          body: call.body,
+          principal: call.principal,
+          ...(call.sessionToken !== undefined ? { sessionToken: call.sessionToken } : {}),
+          requestId: call.requestId,
+          clientAddress: call.clientAddress,
+        },
         { control: true, timeoutMs: ADMIN_FORWARD_TIMEOUT_MS },
       );
     } catch (err) {

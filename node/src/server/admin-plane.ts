@@ -17,7 +17,7 @@
 import { governanceReport, kmsReport } from '../object/admin/governance-admin.ts';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { rootAuthorizer } from '../api/admin/authorize.ts';
+import { iamAuthorizer, principalMay, rootAuthorizer } from '../api/admin/authorize.ts';
 import { createAdminCore } from '../api/admin/core.ts';
 import { createAdminHandler } from '../api/admin/index.ts';
 import { ADMIN_PREFIXES, ADMIN_ROUTES } from '../api/admin/routes.ts';
@@ -52,6 +52,7 @@ import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type RootCredentialSource, staticRootCredential } from '../util/root-credential.ts';
 import { adminDiskOf, type DriveReport, probeDrives } from './admin-drives.ts';
+import type { IamService } from './iam-service.ts';
 import { type AdminHealDeps, backgroundHealStatus, replacementStatus, usageFields } from './admin-heal.ts';
 import type { ReadinessReport } from './readiness.ts';
 
@@ -84,6 +85,12 @@ export interface AdminPlaneOptions {
   readonly workers?: AdminWorkers;
   /** The root credential as it changes; default: the configured one, fixed. */
   readonly rootCredential?: RootCredentialSource;
+  /**
+   * The identity store: when given, requests resolve through it (users,
+   * access keys, sessions) and the identity routes are served; default:
+   * the root credential alone.
+   */
+  readonly iam?: IamService;
 }
 
 export interface AdminPlane {
@@ -399,7 +406,8 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const core = createAdminCore({
     services,
     layout: { cmdlines: pools.map((p) => p.cmdline), pools: pools.length, setsOf: (i) => pools[i]?.setCount ?? 0 },
-    authorizer: rootAuthorizer(() => root.current().accessKey),
+    authorizer: o.iam ? iamAuthorizer((ak, token) => o.iam!.lookup(ak, token), () => clock.now()) : rootAuthorizer(() => root.current().accessKey),
+    ...(o.iam ? { iam: { store: o.iam, allowed: (p, action) => principalMay(p, action, '', clock.now()), now: () => clock.now() } } : {}),
     forwarder: {
       leaderOf: (i) => {
         const first = pools[i]?.endpoints[0];
@@ -419,7 +427,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
 
   const handler = createAdminHandler({
     core,
-    credentials: (accessKey) => root.lookup(accessKey),
+    credentials: o.iam ? (accessKey, token) => o.iam!.lookup(accessKey, token) : (accessKey) => root.lookup(accessKey),
     region: config.region,
     anyRegion: config.acceptAnyRegion,
     clock,

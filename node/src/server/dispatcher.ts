@@ -39,7 +39,7 @@ export function routeOf(path: string, healthEnabled: boolean): Route {
   if (healthEnabled && isHealthPath(path)) return 'health';
   if (path.startsWith('/svc/rpc/')) return 'rpc';
   if (path.startsWith('/svc/peer/')) return 'peer';
-  if (path.startsWith('/svc/admin/') || path.startsWith('/compat/admin/')) return 'admin';
+  if (path.startsWith('/svc/admin/') || path.startsWith('/compat/admin/') || path.startsWith('/minio/admin/')) return 'admin';
   return 's3';
 }
 

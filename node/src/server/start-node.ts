@@ -30,6 +30,7 @@ import { startCapacitySampler } from './capacity.ts';
 import { createNodeDataMovement } from './data-movement.ts';
 import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
+import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, watchKms } from './kms.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
@@ -76,6 +77,15 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     tls?.close();
     throw err;
   });
+  // The identity store: the root credential alone until it loads (readiness stage `iam`).
+  const iam = new IamService({
+    root: () => rootCredential.current(),
+    clock,
+    logger: log,
+    ...(kms ? { kms } : {}),
+    notifyPeers: async (generation) =>
+      (await cluster.peers.broadcast(IAM_RELOAD_METHOD, { generation }, IAM_NOTIFY_TIMEOUT_MS)).map((r) => (r.error === undefined ? { peer: r.peer } : { peer: r.peer, error: r.error.message })),
+  });
   let layer: ServerPools | undefined;
   let server: RunningServer | undefined;
   let deploymentId: string | undefined;
@@ -92,8 +102,10 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     deploymentId: () => deploymentId ?? server?.deploymentId(),
     workers,
     rootCredential,
+    iam,
   });
   cluster.registerPeerService(admin.peerService);
+  cluster.registerPeerService(iamPeerService(iam));
   cluster.registerPeerService(movementPeerService(() => (movement === undefined ? undefined : (n) => movement!.notice(n))));
   try {
     server = await startServer(config, {
@@ -134,8 +146,9 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         const healing = await startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers });
         const s3 = createS3Handler({
           objectLayer: built,
-          credentials: (accessKey) => rootCredential.lookup(accessKey),
+          credentials: (accessKey, token) => iam.lookup(accessKey, token),
           ownerId: () => rootCredential.current().accessKey,
+          knownUser: (id) => (iam.loaded && iam.doc().users[id] !== undefined ? id : undefined),
           region: config.region,
           anyRegion: config.acceptAnyRegion,
           domains: [...config.domains],
@@ -154,8 +167,12 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         };
         return {
           handlers: { s3 },
-          loadIam: () => loadIamState(iamStore),
+          loadIam: async () => {
+            await loadIamState(iamStore);
+            return iam.load({ read: (p) => built.sysRecords.read(p), update: (p, fn) => built.sysRecords.update(p, fn) });
+          },
           close: async () => {
+            iam.close();
             // Workers first (a running root heal is persisted), then the layer.
             await healing.close();
             stopKms?.();

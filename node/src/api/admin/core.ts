@@ -16,6 +16,7 @@ import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { parseQuery, splitTarget } from '../s3/auth/sigv4.ts';
 import type { AdminAuthorizer } from './authorize.ts';
+import { type IamAdminDeps, matchIamRoute } from './iam.ts';
 import { adminErrorReply } from './errors.ts';
 import { ADMIN_NODE_HEADER, type AdminCall, type AdminReply } from './reply.ts';
 import { type AdminEndpoint, adminSubpath, type EndpointLayout, matchRoute, parseAdminEndpoint } from './routes.ts';
@@ -33,6 +34,8 @@ export interface AdminCoreOptions {
   readonly services: AdminServices;
   readonly layout: EndpointLayout;
   readonly authorizer: AdminAuthorizer;
+  /** The identity routes (`iam.ts`); absent: they answer as unknown routes. */
+  readonly iam?: IamAdminDeps;
   readonly forwarder?: AdminForwarder;
   /** This node's id (`host:port`), sent in `x-svc-admin-node`. */
   readonly selfId: string;
@@ -117,8 +120,19 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
       try {
         const sub = adminSubpath(path);
         if (sub === undefined) throw new SvcError('XSvcAdminNoSuchRoute', `${path} is not an admin API path`);
+        const iamRoute = o.iam === undefined ? undefined : matchIamRoute(call.method, sub);
+        if (iamRoute !== undefined) {
+          if ('allowed' in iamRoute) throw new SvcError('MethodNotAllowed', `${sub} takes ${iamRoute.allowed.join(' or ')}, not ${call.method}`);
+          const who = o.authorizer.resolve?.(call);
+          if (who === undefined) throw new SvcError('AccessDenied', 'the credential no longer resolves to an identity');
+          const reply = await iamRoute.handler(
+            { method: call.method, query: new Map(parseQuery(query)), body: call.body, principal: who.principal, secretKey: who.secretKey, requestId: call.requestId, clientAddress: call.clientAddress },
+            o.iam!,
+          );
+          return { status: reply.status, headers, ...(reply.contentType !== undefined ? { contentType: reply.contentType } : {}), body: reply.body };
+        }
         const { route } = matchRoute(call.method, sub);
-        if (!o.authorizer.allowed(call.principal, route.action)) {
+        if (!o.authorizer.allowed(call, route.action)) {
           throw new SvcError('AccessDenied', `access denied: the credential lacks the ${route.action} permission`);
         }
         const ep = parseAdminEndpoint(call.method, sub, parseQuery(query), call.body, o.layout);

@@ -21,6 +21,7 @@ import { type HttpOperationMessage, httpRequestOperation } from '../../util/diag
 import type { Logger } from '../../util/logger.ts';
 import { requestOrigin } from '../request-origin.ts';
 import type { Credential, CredentialLookup } from '../s3/auth/sigv4.ts';
+import { sessionTokenOf } from '../s3/auth/sigv4.ts';
 import { verifyIncoming } from '../s3/auth/verify.ts';
 import { credentialLookup } from '../s3/index.ts';
 import { readSmallBody } from '../s3/put-data.ts';
@@ -72,7 +73,8 @@ export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessag
     const run = async (): Promise<AdminReply> => {
       const auth = verifyIncoming(req, { credentials: lookup, region: o.region, anyRegion: o.anyRegion === true, clock: o.clock });
       const body = await readSmallBody(req.headers, req, auth, MAX_ADMIN_BODY);
-      return o.core.execute({ method, url, body, principal: auth.accessKey, requestId, clientAddress: requestOrigin(req).sourceIp });
+      const sessionToken = sessionTokenOf({ method, url, headers: req.headers });
+      return o.core.execute({ method, url, body, principal: auth.accessKey, ...(sessionToken !== undefined ? { sessionToken } : {}), requestId, clientAddress: requestOrigin(req).sourceIp });
     };
     run().then(
       (reply) => writeAdminReply(req, res, reply),

@@ -22,7 +22,8 @@ import {
   validateQuery,
 } from './params.ts';
 
-export const ADMIN_PREFIXES = ['/svc/admin/', '/compat/admin/'] as const;
+/** `/minio/admin/` too: MinIO's own clients (`mc admin`, madmin-go) reach the routes they know there. */
+export const ADMIN_PREFIXES = ['/svc/admin/', '/compat/admin/', '/minio/admin/'] as const;
 
 export type AdminOp =
   | 'PoolsList'

@@ -28,6 +28,8 @@ export interface S3Context<E extends S3Endpoint = S3Endpoint> {
   principal: Principal;
   /** How signatures are verified: the credential lookup, region rule, clock (POST Object verifies its form's signature itself). */
   verify: VerifyOptions;
+  /** Display name of a canonical user id svc knows (ACL grants name users by it); undefined for unknown ids. */
+  knownUser?: (canonicalId: string) => string | undefined;
   /** The bucket's access-control settings, loaded by authorization (bucket-level operations). */
   security?: BucketSecurity;
   /** Authorizes one more action of this request on another key (DeleteObjects entries); throws AccessDenied. */

@@ -106,6 +106,8 @@ export interface S3HandlerOptions {
   clock: Clock;
   /** Canonical id of the owner of every bucket (a function: the root access key as it rotates); default: the (first) root credential's access key. */
   ownerId?: string | (() => string);
+  /** Display name of a canonical user id (IAM users, for ACL grants); the root's id is always known. */
+  knownUser?: (canonicalId: string) => string | undefined;
   /**
    * Port of svc's web console: pages from an origin on that port may call the
    * S3 API cross-origin on buckets without a CORS configuration (requests
@@ -254,6 +256,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         ownerId: typeof ownerId === 'function' ? ownerId() : ownerId,
         principal: auth.anonymous ? ANONYMOUS : (auth.principal ?? rootPrincipal(auth.accessKey)),
         verify,
+        ...(opts.knownUser ? { knownUser: opts.knownUser } : {}),
         authorizeKey: async () => {
           throw new SvcError('AccessDenied');
         },

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { fetch, type Response } from 'undici';
+import { decryptData, encryptData } from '../../iam/madmin-crypto.ts';
 import { Sha256 } from '../../util/smithy-sha256.ts';
 import { certificateAdvice, type ClientTlsOptions, tlsDispatcher } from '../client-tls.ts';
 import type { Target } from './config.ts';
@@ -48,6 +49,7 @@ export interface AdminResponse {
   readonly status: number;
   /** The raw body ('' for an empty 200). */
   readonly text: string;
+  readonly bytes: Buffer;
   /** Node that executed the request (`x-svc-admin-node`). */
   readonly node: string | undefined;
 }
@@ -72,7 +74,7 @@ export class AdminClient {
   }
 
   /** One signed admin request; `path` is relative to `/svc/admin/` (e.g. `v3/pools/list`). */
-  async request(method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body = ''): Promise<AdminResponse> {
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, query: Record<string, string> = {}, body: string | Buffer = '', contentType = 'application/json'): Promise<AdminResponse> {
     const u = new URL(this.target.url);
     const fullPath = `/svc/admin/${path}`;
     const payloadHash = createHash('sha256').update(body).digest('hex');
@@ -83,8 +85,8 @@ export class AdminClient {
       ...(u.port !== '' ? { port: Number(u.port) } : {}),
       path: fullPath,
       query,
-      headers: { host: u.host, 'x-amz-content-sha256': payloadHash, ...(body !== '' ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== '' ? { body } : {}),
+      headers: { host: u.host, 'x-amz-content-sha256': payloadHash, ...(body.length > 0 ? { 'content-type': contentType } : {}) },
+      ...(body.length > 0 ? { body } : {}),
     });
     const qs = Object.entries(query)
       .map(([k, v]) => `${encodeRfc3986(k)}=${encodeRfc3986(v)}`)
@@ -95,18 +97,19 @@ export class AdminClient {
       const headers = { ...(signed.headers as Record<string, string>) };
       delete headers['host'];
       const dispatcher = u.protocol === 'https:' ? await tlsDispatcher(this.#tls) : undefined;
-      res = await fetch(url, { method, headers, ...(body !== '' ? { body } : {}), signal: AbortSignal.timeout(TIMEOUT_MS), ...(dispatcher ? { dispatcher } : {}) });
+      res = await fetch(url, { method, headers, ...(body.length > 0 ? { body } : {}), signal: AbortSignal.timeout(TIMEOUT_MS), ...(dispatcher ? { dispatcher } : {}) });
     } catch (err) {
       const advice = certificateAdvice(err, this.#tls);
       if (advice !== undefined) throw new UnreachableError(`cannot talk to ${this.target.url}: ${advice.problem}`, advice.next);
       throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err)}`);
     }
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await res.text();
+      bytes = Buffer.from(await res.arrayBuffer());
     } catch (err) {
       throw new UnreachableError(`${this.target.url} broke off its answer: ${networkReason(err)}`);
     }
+    const text = bytes.toString('utf8');
     const node = res.headers.get('x-svc-admin-node') ?? undefined;
     if (res.status >= 400) {
       let code = `HTTP${res.status}`;
@@ -120,11 +123,34 @@ export class AdminClient {
       }
       throw new ServerError(res.status, code, message, text);
     }
-    return { status: res.status, text, node };
+    return { status: res.status, text, bytes, node };
+  }
+
+  /** A request whose body is encrypted with this client's secret key (madmin's format), and optionally its answer. */
+  async encrypted(method: 'PUT' | 'POST', path: string, query: Record<string, string>, value: unknown, decryptAnswer: boolean): Promise<{ value: unknown; raw: string }> {
+    const body = await encryptData(this.target.secretKey, Buffer.from(JSON.stringify(value)));
+    const r = await this.request(method, path, query, body, 'application/octet-stream');
+    if (!decryptAnswer) return { value: undefined, raw: r.text };
+    return this.#decrypted(r, path);
+  }
+
+  /** A GET whose answer is encrypted with this client's secret key. */
+  async encryptedAnswer<T>(path: string, query: Record<string, string> = {}): Promise<{ value: T; raw: string }> {
+    return this.#decrypted(await this.request('GET', path, query), path) as Promise<{ value: T; raw: string }>;
+  }
+
+  async #decrypted(r: AdminResponse, path: string): Promise<{ value: unknown; raw: string }> {
+    let raw: string;
+    try {
+      raw = (await decryptData(this.target.secretKey, r.bytes)).toString('utf8');
+      return { value: JSON.parse(raw) as unknown, raw };
+    } catch {
+      throw new ServerError(r.status, 'InvalidResponse', `the server's answer to ${path} does not decrypt with this alias's secret key`, r.text);
+    }
   }
 
   /** A request whose answer is JSON. */
-  async json<T>(method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body = ''): Promise<{ value: T; raw: string }> {
+  async json<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, query: Record<string, string> = {}, body = ''): Promise<{ value: T; raw: string }> {
     const r = await this.request(method, path, query, body);
     try {
       return { value: JSON.parse(r.text) as T, raw: r.text };

@@ -9,6 +9,7 @@
  *                               [--remove] [--recreate] [--dry-run] [--client-token T] [--watch]
  *   svc admin info [ALIAS]           svc admin snapshot [ALIAS]       svc admin kms [ALIAS]
  *   svc bucket info [ALIAS] [BUCKET]  (versioning, object lock, encryption, lifecycle)
+ *   svc admin user|group|policy|accesskey ...   (identities; `iam-commands.ts`)
  *
  * Every command takes `--json` (print the server's JSON). Exit codes: 0 ok,
  * 1 the server said no, 2 usage, 3 the server is unreachable. Errors say
@@ -32,6 +33,7 @@ import { table } from './format.ts';
 import type { BucketGovernanceReport, KmsStatusReport } from '../../object/admin/governance-admin.ts';
 import { bucketGovernanceView, kmsView } from './governance-views.ts';
 import { decommissionView, type DrainRates, healView, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
+import { registerIamCommands } from './iam-commands.ts';
 import { watch } from './watch.ts';
 
 export const EXIT_OK = 0;
@@ -374,7 +376,7 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
   });
 
   // ---- admin info / snapshot
-  const admin = program.command('admin').description('cluster and drive information');
+  const admin = program.command('admin').description('cluster and drive information; users, groups, policies and access keys');
   const view = <T>(name: string, description: string, path: string, render: (v: T) => string) =>
     aliasCommand(admin.command(name).description(description), async (client, o) => {
       const r = await client.json<T>('GET', path);
@@ -383,6 +385,16 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
   view<ServerInfoMessage>('info', 'servers, drives online/offline, usage', 'v3/info', infoView);
   view<ClusterSnapshot>('snapshot', 'nodes, pools, sets and every drive with its format slot', 'v4/cluster/snapshot', snapshotView);
   view<KmsStatusReport>('kms', 'the SSE key store: configured, ready, key ids', 'v3/kms/status', kmsView);
+  registerIamCommands(admin, {
+    env: io.env,
+    print,
+    run: (json, body) =>
+      run(io, json, aliasOf, () =>
+        body((name) => {
+          currentAlias = name;
+        }),
+      ),
+  });
 
   // ---- bucket governance
   const bucket = program.command('bucket').description('per-bucket data governance settings');

@@ -11,7 +11,7 @@ import { SvcError } from '../../../util/errors.ts';
 import { type Acl, aclAllows, cannedAcl, decodeAcl, type Owner } from './acl.ts';
 import { actionOf, ACTIONS, conditionContext, type RequestFacts, resourceArn } from './actions.ts';
 import { DEFAULT_OWNERSHIP, decodeOwnership, decodePublicAccessBlock, NO_PUBLIC_ACCESS_BLOCK, type ObjectOwnership, type PublicAccessBlock } from './bucket-settings.ts';
-import { decide } from '../../../iam/decide.ts';
+import { decide, NO_PUBLIC_ACCESS_SWITCHES } from '../../../iam/decide.ts';
 import { type PolicyDocument, parsePolicy } from '../../../iam/policy.ts';
 import type { Principal } from '../../../iam/principal.ts';
 
@@ -89,9 +89,21 @@ export async function authorize(r: AuthorizeRequest): Promise<void> {
   const action = r.action ?? actionOf(ep);
   const principal: Principal = r.facts.principal;
   if (spec.level === 'service' || r.bucket === '') {
-    // ListBuckets and CreateBucket: signed users only (the root owns everything)
-    if (principal.kind === 'user' && principal.root) return;
-    throw new SvcError('AccessDenied');
+    // ListBuckets and CreateBucket: signed callers only. ListBuckets lists
+    // what the caller may see (its handler filters); CreateBucket needs
+    // s3:CreateBucket on the new bucket from the caller's own policies.
+    if (principal.kind !== 'user') throw new SvcError('AccessDenied');
+    if (ep.op === 'ListBuckets') return;
+    const d = decide({
+      principal,
+      action,
+      resource: resourceArn(ep.bucket),
+      context: conditionContext(r.facts),
+      aclsEnabled: false,
+      publicAccessBlock: NO_PUBLIC_ACCESS_SWITCHES,
+    });
+    if (!d.allow) throw new SvcError('AccessDenied');
+    return;
   }
   const sec = r.security!;
   const base = {

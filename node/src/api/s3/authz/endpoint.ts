@@ -11,7 +11,8 @@ import type { S3Context } from '../context.ts';
 import { parseCopySource } from '../copy-source.ts';
 import { cannedAcl, type Owner } from './acl.ts';
 import { DEFAULT_OWNERSHIP, NO_PUBLIC_ACCESS_BLOCK } from './bucket-settings.ts';
-import type { RequestFacts } from './actions.ts';
+import { decide, NO_PUBLIC_ACCESS_SWITCHES } from '../../../iam/decide.ts';
+import { conditionContext, type RequestFacts } from './actions.ts';
 import { authorizeGovernance } from './governance.ts';
 import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity, storedPolicy } from './authorize.ts';
 
@@ -113,4 +114,34 @@ export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
       object: () => ctx.layer.getObjectInfo(src.bucket, src.key, src.versionId ? { versionId: src.versionId } : {}),
     });
   }
+}
+
+/** The owner a bucket created by this caller gets: the root's own id for the root (and its keys), else the user's. */
+export function callerOwner(ctx: S3Context): Owner {
+  const p = ctx.principal;
+  if (p.kind !== 'user' || p.root) return rootOwner(ctx);
+  return { id: p.canonicalId, displayName: p.userName ?? p.canonicalId };
+}
+
+/**
+ * Which of `buckets` ListBuckets shows this caller: all of them with
+ * `s3:ListAllMyBuckets` (the root always); else those it may list
+ * (`s3:ListBucket` by its own policies, the bucket policy, an ACL grant, or
+ * as the bucket's owner), as MinIO lists a user's buckets.
+ */
+export async function visibleBuckets<T extends { name: string }>(ctx: S3Context, buckets: T[]): Promise<T[]> {
+  const facts = requestFacts(ctx);
+  const all = decide({ principal: ctx.principal, action: 's3:ListAllMyBuckets', resource: 'arn:aws:s3:::*', context: conditionContext(facts), aclsEnabled: false, publicAccessBlock: NO_PUBLIC_ACCESS_SWITCHES }).allow;
+  if (all) return buckets;
+  const out: T[] = [];
+  for (const b of buckets) {
+    const security = await bucketSecurity(ctx, b.name).catch(() => undefined);
+    if (security === undefined) continue;
+    const ok = await authorize({ facts: { ...facts, ep: { ...facts.ep, op: 'ListObjectsV2', bucket: b.name } as RequestFacts['ep'] }, bucket: b.name, action: 's3:ListBucket', security }).then(
+      () => true,
+      () => false,
+    );
+    if (ok) out.push(b);
+  }
+  return out;
 }

@@ -21,7 +21,7 @@ import { parseXml } from '../xml.ts';
 
 /** Canonical ids svc knows: the root credential's (IAM users join here). */
 function knownUsers(ctx: S3Context): (id: string) => string | undefined {
-  return (id) => (id === ctx.ownerId ? ctx.ownerId : undefined);
+  return (id) => (id === ctx.ownerId ? ctx.ownerId : ctx.knownUser?.(id));
 }
 
 /** True for an ACL that grants nothing beyond the owner's FULL_CONTROL (allowed even when ACLs are disabled). */

@@ -11,7 +11,7 @@ import { escapeXml, parseXml, S3_NS, XML_DECL, xmlText } from '../xml.ts';
 import { type Acl, cannedAcl, encodeAcl } from '../authz/acl.ts';
 import type { BucketSecurity } from '../authz/authorize.ts';
 import { DEFAULT_OWNERSHIP, encodeSetting, NO_PUBLIC_ACCESS_BLOCK, parseOwnership } from '../authz/bucket-settings.ts';
-import { configStore, rootOwner } from '../authz/endpoint.ts';
+import { bucketSecurity, callerOwner, configStore, visibleBuckets } from '../authz/endpoint.ts';
 import { headerAcl } from './acl.ts';
 
 const MAX_CONFIG_BODY = 64 * 1024;
@@ -29,7 +29,7 @@ export async function handleListBuckets(ctx: S3Context): Promise<void> {
   const token = q.get('continuation-token');
   // the token is opaque to clients: base64url of the last bucket name returned
   const after = token !== undefined && token !== '' ? decodeContinuationToken(token) : undefined;
-  const buckets = (await ctx.layer.listBuckets())
+  const buckets = (await visibleBuckets(ctx, await ctx.layer.listBuckets()))
     .filter((b) => b.name.startsWith(prefix) && (after === undefined || compareKeys(b.name, after) > 0))
     .sort((a, b) => compareKeys(a.name, b.name));
   const page = rawMax === undefined ? buckets : buckets.slice(0, Number(rawMax));
@@ -45,7 +45,7 @@ export async function handleListBuckets(ctx: S3Context): Promise<void> {
 export async function handleCreateBucket(ctx: S3Context): Promise<void> {
   const ownershipHeader = hdr(ctx.req, 'x-amz-object-ownership');
   const ownership = ownershipHeader !== undefined ? parseOwnership(ownershipHeader) : undefined;
-  const owner = rootOwner(ctx);
+  const owner = callerOwner(ctx);
   // a new bucket: private, no policy, nothing blocked (see authz/bucket-settings.ts)
   const fresh: BucketSecurity = { owner, acl: cannedAcl('private', owner), policy: undefined, ownership: ownership ?? DEFAULT_OWNERSHIP, publicAccessBlock: NO_PUBLIC_ACCESS_BLOCK };
   let acl: Acl | undefined;
@@ -75,13 +75,17 @@ export async function handleCreateBucket(ctx: S3Context): Promise<void> {
     // with 200 (and changes nothing) in us-east-1, BucketAlreadyOwnedByYou elsewhere;
     // BucketAlreadyExists is for a bucket another account owns.
     if (!(err instanceof SvcError && (err.code === 'BucketAlreadyExists' || err.code === 'BucketAlreadyOwnedByYou'))) throw err;
+    // another user's bucket: the name is taken
+    if (ctx.principal.kind === 'user' && !ctx.principal.root && (await bucketSecurity(ctx)).owner.id !== owner.id) throw new SvcError('BucketAlreadyExists');
     if (ctx.region !== 'us-east-1') throw new SvcError('BucketAlreadyOwnedByYou');
     sendEmpty(ctx, 200, { location: `/${ctx.ep.bucket}` });
     return;
   }
   const store = configStore(ctx.layer);
   if (ownership) await store.setBucketConfig(ctx.ep.bucket, 'ownership', encodeSetting(ownership));
-  if (acl) await store.setBucketConfig(ctx.ep.bucket, 'acl', Buffer.from(encodeAcl(acl)));
+  // a bucket a user created records its owner (the root's buckets read as the root's without a document)
+  const stored = acl ?? (owner.id !== ctx.ownerId ? cannedAcl('private', owner) : undefined);
+  if (stored) await store.setBucketConfig(ctx.ep.bucket, 'acl', Buffer.from(encodeAcl(stored)));
   sendEmpty(ctx, 200, { location: `/${ctx.ep.bucket}` });
 }
 

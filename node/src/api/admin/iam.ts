@@ -1,0 +1,439 @@
+/**
+ * The identity routes of the admin API, at the paths and with the bodies
+ * `mc admin user|group|policy|accesskey` (madmin-go) sends: under
+ * `/svc/admin/v3/`, `/compat/admin/v3/` and MinIO's own prefix
+ * `/minio/admin/v3/`. Bodies that carry secrets are encrypted with the
+ * caller's secret key both ways (`iam/madmin-crypto.ts`), as madmin does.
+ *
+ * Each route names the admin action it needs (MinIO's names); the decision
+ * is the one of every request (`iam/decide.ts`). A user may manage its own
+ * access keys and read its own user info without any admin permission.
+ */
+import { randomBytes } from 'node:crypto';
+import { CANNED_POLICY_NAMES, cannedPolicy } from '../../iam/canned.ts';
+import { decryptData, encryptData } from '../../iam/madmin-crypto.ts';
+import { parseIdentityPolicy } from '../../iam/policy.ts';
+import type { SignedPrincipal } from '../../iam/principal.ts';
+import {
+  accessKey as accessKeyRecord,
+  addAccessKey,
+  attachPolicies,
+  checkAccessKey,
+  checkSecretKey,
+  checkStatus,
+  type Ctx,
+  effectivePolicyNames,
+  groupsOf,
+  type IamDoc,
+  policyList,
+  putPolicy,
+  removeAccessKey,
+  removePolicy,
+  removeUser,
+  type Secret,
+  setGroupStatus,
+  setPolicies,
+  setUser,
+  setUserStatus,
+  type Target,
+  updateAccessKey,
+  updateGroupMembers,
+} from '../../iam/state.ts';
+import { SvcError } from '../../util/errors.ts';
+
+/** What the routes need of the identity store (`server/iam-service.ts`). */
+export interface IamAdminStore {
+  doc(): IamDoc;
+  seal(plain: string): Secret;
+  open(s: Secret): string;
+  mutate<R>(op: string, actor: { accessKey: string; requestId?: string; clientAddress?: string }, target: Record<string, unknown>, fn: (d: IamDoc, c: Ctx) => R): Promise<R>;
+}
+
+export interface IamCall {
+  readonly method: string;
+  readonly query: ReadonlyMap<string, string>;
+  readonly body: Buffer;
+  readonly principal: SignedPrincipal;
+  /** The caller's secret key: the key of encrypted bodies. */
+  readonly secretKey: string;
+  readonly requestId: string;
+  readonly clientAddress: string;
+}
+
+export interface IamAdminDeps {
+  readonly store: IamAdminStore;
+  /** The one decision: may this principal perform this admin action? */
+  readonly allowed: (p: SignedPrincipal, action: string) => boolean;
+  readonly now: () => number;
+}
+
+export interface IamReply {
+  readonly status: number;
+  readonly contentType?: string;
+  readonly body: Buffer;
+}
+
+type Handler = (c: IamCall, d: IamAdminDeps) => Promise<IamReply>;
+
+export interface IamRoute {
+  readonly op: string;
+  readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE';
+  readonly path: string;
+  readonly summary: string;
+  readonly handler: Handler;
+}
+
+// ---- helpers
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+const iso = (ms: number | undefined) => (ms === undefined || ms === 0 ? ZERO_TIME : new Date(ms).toISOString());
+
+function json(v: unknown, status = 200): IamReply {
+  return { status, contentType: 'application/json', body: Buffer.from(JSON.stringify(v)) };
+}
+
+const EMPTY: IamReply = { status: 200, body: Buffer.alloc(0) };
+
+async function encrypted(c: IamCall, v: unknown): Promise<IamReply> {
+  return { status: 200, contentType: 'application/octet-stream', body: await encryptData(c.secretKey, Buffer.from(JSON.stringify(v))) };
+}
+
+function q(c: IamCall, name: string, required = true): string {
+  const v = c.query.get(name);
+  if (v === undefined || v === '') {
+    if (required) throw new SvcError('InvalidArgument', `the ${name} parameter is required`);
+    return '';
+  }
+  return v;
+}
+
+function parseJson<T>(buf: Buffer, what: string): T {
+  try {
+    return JSON.parse(buf.toString('utf8')) as T;
+  } catch {
+    throw new SvcError('XSvcAdminConfigBadJson', `the ${what} is not valid JSON`);
+  }
+}
+
+async function decryptedJson<T>(c: IamCall, what: string): Promise<T> {
+  return parseJson<T>(await decryptData(c.secretKey, c.body), what);
+}
+
+function need(c: IamCall, d: IamAdminDeps, action: string): void {
+  if (!d.allowed(c.principal, action)) throw new SvcError('AccessDenied', `access denied: the credential lacks the ${action} permission`);
+}
+
+/** The user the caller acts as (its own name; access keys and sessions act as their parent). */
+const selfUser = (p: SignedPrincipal) => (p.root ? undefined : (p.userName ?? p.canonicalId));
+
+const actor = (c: IamCall) => ({ accessKey: c.principal.accessKey, requestId: c.requestId, clientAddress: c.clientAddress });
+
+function userInfo(doc: IamDoc, name: string) {
+  const u = doc.users[name]!;
+  return { policyName: u.policies.join(','), status: u.status, memberOf: groupsOf(doc, name), updatedAt: iso(u.updatedAt) };
+}
+
+/** Random access and secret keys shaped like MinIO's (20 and 40 characters). */
+export function generateKeys(): { accessKey: string; secretKey: string } {
+  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const ak = [...randomBytes(20)].map((b) => A[b % A.length]).join('');
+  const sk = randomBytes(30).toString('base64').replace(/[+/]/g, (ch) => (ch === '+' ? 'x' : 'y'));
+  return { accessKey: ak, secretKey: sk };
+}
+
+function expiryOf(v: unknown, now: number): number | undefined {
+  if (v === undefined || v === null || v === '' || v === ZERO_TIME) return undefined;
+  const t = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+  if (!Number.isFinite(t)) throw new SvcError('InvalidArgument', `the expiration "${String(v)}" is not an RFC 3339 time`);
+  if (t <= now) throw new SvcError('InvalidArgument', 'the expiration must be in the future');
+  return t;
+}
+
+function policyText(v: unknown): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  parseIdentityPolicy(text);
+  return text;
+}
+
+function accessKeyView(doc: IamDoc, ak: string) {
+  const k = doc.accessKeys[ak]!;
+  return {
+    parentUser: k.parent ?? '',
+    accountStatus: k.status === 'enabled' ? 'on' : 'off',
+    impliedPolicy: k.policy === undefined,
+    accessKey: ak,
+    name: k.name ?? '',
+    description: k.description ?? '',
+    expiration: k.expiresAt === undefined ? null : iso(k.expiresAt),
+  };
+}
+
+/** Access-key routes: admins, or a user for its own keys. */
+function ownsOrMay(c: IamCall, d: IamAdminDeps, parent: string | null, action: string): void {
+  const self = selfUser(c.principal);
+  if (self !== undefined && parent === self && c.principal.credential !== 'accesskey') return;
+  need(c, d, action);
+}
+
+// ---- handlers
+
+const addUser: Handler = async (c, d) => {
+  need(c, d, 'admin:CreateUser');
+  const name = q(c, 'accessKey');
+  checkAccessKey(name);
+  const body = await decryptedJson<{ secretKey?: unknown; status?: unknown; policy?: unknown }>(c, 'user');
+  if (typeof body.secretKey !== 'string') throw new SvcError('XSvcAdminInvalidSecretKey');
+  checkSecretKey(body.secretKey);
+  const status = checkStatus(typeof body.status === 'string' && body.status !== '' ? body.status : 'enabled');
+  const policies = typeof body.policy === 'string' && body.policy !== '' ? policyList(body.policy) : undefined;
+  const secret = d.store.seal(body.secretKey);
+  await d.store.mutate('user.add', actor(c), { user: name, status }, (doc, ctx) => setUser(doc, ctx, name, secret, status, policies));
+  return EMPTY;
+};
+
+const removeUserH: Handler = async (c, d) => {
+  need(c, d, 'admin:DeleteUser');
+  const name = q(c, 'accessKey');
+  await d.store.mutate('user.remove', actor(c), { user: name }, (doc) => removeUser(doc, name));
+  return EMPTY;
+};
+
+const listUsers: Handler = async (c, d) => {
+  need(c, d, 'admin:ListUsers');
+  const doc = d.store.doc();
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(doc.users).sort()) out[name] = userInfo(doc, name);
+  return encrypted(c, out);
+};
+
+const userInfoH: Handler = async (c, d) => {
+  const name = q(c, 'accessKey');
+  if (selfUser(c.principal) !== name) need(c, d, 'admin:GetUser');
+  const doc = d.store.doc();
+  if (doc.users[name] === undefined) throw new SvcError('XSvcAdminNoSuchUser', `the user "${name}" does not exist`);
+  return json(userInfo(doc, name));
+};
+
+const setUserStatusH: Handler = async (c, d) => {
+  const name = q(c, 'accessKey');
+  const status = checkStatus(q(c, 'status'));
+  need(c, d, status === 'enabled' ? 'admin:EnableUser' : 'admin:DisableUser');
+  await d.store.mutate('user.status', actor(c), { user: name, status }, (doc, ctx) => setUserStatus(doc, ctx, name, status));
+  return EMPTY;
+};
+
+const updateGroupMembersH: Handler = async (c, d) => {
+  const body = parseJson<{ group?: unknown; members?: unknown; isRemove?: unknown; groupStatus?: unknown }>(c.body, 'group update');
+  if (typeof body.group !== 'string' || body.group === '') throw new SvcError('InvalidArgument', 'name the group');
+  const members = Array.isArray(body.members) ? body.members.filter((m): m is string => typeof m === 'string') : [];
+  const remove = body.isRemove === true;
+  need(c, d, remove ? 'admin:RemoveUserFromGroup' : 'admin:AddUserToGroup');
+  const status = typeof body.groupStatus === 'string' && body.groupStatus !== '' ? checkStatus(body.groupStatus) : undefined;
+  const group = body.group;
+  await d.store.mutate(remove ? 'group.remove' : 'group.add', actor(c), { group, members }, (doc, ctx) => updateGroupMembers(doc, ctx, group, members, remove, status));
+  return EMPTY;
+};
+
+const groupInfo: Handler = async (c, d) => {
+  need(c, d, 'admin:GetGroup');
+  const name = q(c, 'group');
+  const g = d.store.doc().groups[name];
+  if (g === undefined) throw new SvcError('XSvcAdminNoSuchGroup', `the group "${name}" does not exist`);
+  return json({ name, status: g.status, members: g.members, policy: g.policies.join(','), updatedAt: iso(g.updatedAt) });
+};
+
+const listGroups: Handler = async (c, d) => {
+  need(c, d, 'admin:ListGroups');
+  return json(Object.keys(d.store.doc().groups).sort());
+};
+
+const setGroupStatusH: Handler = async (c, d) => {
+  const name = q(c, 'group');
+  const status = checkStatus(q(c, 'status'));
+  need(c, d, status === 'enabled' ? 'admin:EnableGroup' : 'admin:DisableGroup');
+  await d.store.mutate('group.status', actor(c), { group: name, status }, (doc, ctx) => setGroupStatus(doc, ctx, name, status));
+  return EMPTY;
+};
+
+const addPolicy: Handler = async (c, d) => {
+  need(c, d, 'admin:CreatePolicy');
+  const name = q(c, 'name');
+  const text = c.body.toString('utf8');
+  await d.store.mutate('policy.create', actor(c), { policy: name }, (doc, ctx) => putPolicy(doc, ctx, name, text));
+  return EMPTY;
+};
+
+const removePolicyH: Handler = async (c, d) => {
+  need(c, d, 'admin:DeletePolicy');
+  const name = q(c, 'name');
+  await d.store.mutate('policy.remove', actor(c), { policy: name }, (doc) => removePolicy(doc, name));
+  return EMPTY;
+};
+
+function policyEntry(doc: IamDoc, name: string): { text: string; createdAt: number; updatedAt: number } | undefined {
+  const canned = cannedPolicy(name);
+  if (canned) return { text: canned.text, createdAt: 0, updatedAt: 0 };
+  const p = doc.policies[name];
+  return p && { text: p.text, createdAt: p.createdAt, updatedAt: p.updatedAt };
+}
+
+const listPolicies: Handler = async (c, d) => {
+  need(c, d, 'admin:ListUserPolicies');
+  const doc = d.store.doc();
+  const out: Record<string, unknown> = {};
+  for (const name of [...CANNED_POLICY_NAMES, ...Object.keys(doc.policies).sort()]) out[name] = JSON.parse(policyEntry(doc, name)!.text);
+  return json(out);
+};
+
+const policyInfo: Handler = async (c, d) => {
+  need(c, d, 'admin:GetPolicy');
+  const name = q(c, 'name');
+  const p = policyEntry(d.store.doc(), name);
+  if (p === undefined) throw new SvcError('XSvcAdminNoSuchPolicy', `the policy "${name}" does not exist`);
+  if (c.query.get('v') === '2') return json({ PolicyName: name, Policy: JSON.parse(p.text), CreateDate: iso(p.createdAt), UpdateDate: iso(p.updatedAt) });
+  return { status: 200, contentType: 'application/json', body: Buffer.from(p.text) };
+};
+
+function target(user: unknown, group: unknown): Target {
+  const u = typeof user === 'string' ? user : '';
+  const g = typeof group === 'string' ? group : '';
+  if ((u === '') === (g === '')) throw new SvcError('InvalidArgument', 'name either a user or a group');
+  return u !== '' ? { user: u } : { group: g };
+}
+
+const setPolicy: Handler = async (c, d) => {
+  need(c, d, 'admin:AttachUserOrGroupPolicy');
+  const name = q(c, 'userOrGroup');
+  const policies = policyList(c.query.get('policyName') ?? '');
+  const t: Target = c.query.get('isGroup') === 'true' ? { group: name } : { user: name };
+  await d.store.mutate('policy.set', actor(c), { ...t, policies }, (doc, ctx) => setPolicies(doc, ctx, t, policies));
+  return EMPTY;
+};
+
+function attach(detach: boolean): Handler {
+  return async (c, d) => {
+    need(c, d, 'admin:AttachUserOrGroupPolicy');
+    const body = await decryptedJson<{ policies?: unknown; user?: unknown; group?: unknown }>(c, 'policy association');
+    const policies = Array.isArray(body.policies) ? policyList(body.policies.filter((p): p is string => typeof p === 'string').join(',')) : [];
+    const t = target(body.user, body.group);
+    const changed = await d.store.mutate(detach ? 'policy.detach' : 'policy.attach', actor(c), { ...t, policies }, (doc, ctx) => attachPolicies(doc, ctx, t, policies, detach));
+    return encrypted(c, { ...(detach ? { policiesDetached: changed } : { policiesAttached: changed }), updatedAt: new Date(d.now()).toISOString() });
+  };
+}
+
+const addServiceAccount: Handler = async (c, d) => {
+  const body = await decryptedJson<{ policy?: unknown; targetUser?: unknown; accessKey?: unknown; secretKey?: unknown; name?: unknown; description?: unknown; expiration?: unknown }>(c, 'access key');
+  const self = selfUser(c.principal);
+  const targetUser = typeof body.targetUser === 'string' && body.targetUser !== '' ? body.targetUser : (self ?? null);
+  ownsOrMay(c, d, targetUser, 'admin:CreateServiceAccount');
+  const gen = generateKeys();
+  const ak = typeof body.accessKey === 'string' && body.accessKey !== '' ? body.accessKey : gen.accessKey;
+  const sk = typeof body.secretKey === 'string' && body.secretKey !== '' ? body.secretKey : gen.secretKey;
+  checkAccessKey(ak);
+  checkSecretKey(sk);
+  const policy = policyText(body.policy);
+  const expiresAt = expiryOf(body.expiration, d.now());
+  const secret = d.store.seal(sk);
+  await d.store.mutate('accesskey.create', actor(c), { accessKeyId: ak, parent: targetUser ?? 'root' }, (doc, ctx) =>
+    addAccessKey(doc, ctx, {
+      accessKey: ak,
+      secret,
+      parent: targetUser,
+      ...(policy !== undefined ? { policy } : {}),
+      ...(typeof body.name === 'string' && body.name !== '' ? { name: body.name } : {}),
+      ...(typeof body.description === 'string' && body.description !== '' ? { description: body.description } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    }),
+  );
+  return encrypted(c, { credentials: { accessKey: ak, secretKey: sk, expiration: expiresAt === undefined ? ZERO_TIME : iso(expiresAt) } });
+};
+
+const listServiceAccounts: Handler = async (c, d) => {
+  const self = selfUser(c.principal);
+  const userParam = c.query.get('user');
+  const user = userParam !== undefined && userParam !== '' ? userParam : (self ?? null);
+  ownsOrMay(c, d, user, 'admin:ListServiceAccounts');
+  const doc = d.store.doc();
+  const accounts = Object.keys(doc.accessKeys)
+    .filter((ak) => doc.accessKeys[ak]!.parent === user)
+    .sort()
+    .map((ak) => accessKeyView(doc, ak));
+  return encrypted(c, { accounts });
+};
+
+const infoServiceAccount: Handler = async (c, d) => {
+  const ak = q(c, 'accessKey');
+  const doc = d.store.doc();
+  const k = accessKeyRecord(doc, ak);
+  ownsOrMay(c, d, k.parent, 'admin:ListServiceAccounts');
+  const v = accessKeyView(doc, ak);
+  const implied = k.parent === null ? '' : JSON.stringify({ Version: '2012-10-17', Statement: effectivePolicyNames(doc, k.parent).flatMap((n) => (JSON.parse(policyEntry(doc, n)?.text ?? '{"Statement":[]}') as { Statement: unknown[] }).Statement) });
+  return encrypted(c, { parentUser: v.parentUser, accountStatus: v.accountStatus, impliedPolicy: v.impliedPolicy, policy: k.policy ?? implied, name: v.name, description: v.description, expiration: v.expiration });
+};
+
+const updateServiceAccount: Handler = async (c, d) => {
+  const ak = q(c, 'accessKey');
+  const k = accessKeyRecord(d.store.doc(), ak);
+  ownsOrMay(c, d, k.parent, 'admin:UpdateServiceAccount');
+  const body = await decryptedJson<{ newPolicy?: unknown; newSecretKey?: unknown; newStatus?: unknown; newName?: unknown; newDescription?: unknown; newExpiration?: unknown }>(c, 'access key update');
+  let secret: Secret | undefined;
+  if (typeof body.newSecretKey === 'string' && body.newSecretKey !== '') {
+    checkSecretKey(body.newSecretKey);
+    secret = d.store.seal(body.newSecretKey);
+  }
+  const status = body.newStatus === 'on' || body.newStatus === 'enabled' ? 'enabled' : body.newStatus === 'off' || body.newStatus === 'disabled' ? 'disabled' : undefined;
+  if (body.newStatus !== undefined && body.newStatus !== '' && status === undefined) throw new SvcError('InvalidArgument', 'the status is "on" or "off"');
+  const policy = body.newPolicy === undefined || body.newPolicy === null ? undefined : policyText(body.newPolicy) ?? '';
+  const expiresAt = body.newExpiration === undefined || body.newExpiration === null ? undefined : (expiryOf(body.newExpiration, d.now()) ?? 0);
+  await d.store.mutate('accesskey.update', actor(c), { accessKeyId: ak, ...(status ? { status } : {}), ...(secret ? { secretChanged: true } : {}) }, (doc, ctx) =>
+    updateAccessKey(doc, ctx, ak, {
+      ...(secret ? { secret } : {}),
+      ...(status ? { status } : {}),
+      ...(policy !== undefined ? { policy } : {}),
+      ...(typeof body.newName === 'string' ? { name: body.newName } : {}),
+      ...(typeof body.newDescription === 'string' ? { description: body.newDescription } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    }),
+  );
+  return { status: 204, body: Buffer.alloc(0) };
+};
+
+const deleteServiceAccount: Handler = async (c, d) => {
+  const ak = q(c, 'accessKey');
+  const k = accessKeyRecord(d.store.doc(), ak);
+  ownsOrMay(c, d, k.parent, 'admin:RemoveServiceAccount');
+  await d.store.mutate('accesskey.remove', actor(c), { accessKeyId: ak }, (doc) => removeAccessKey(doc, ak));
+  return { status: 204, body: Buffer.alloc(0) };
+};
+
+export const IAM_ADMIN_ROUTES: readonly IamRoute[] = [
+  { op: 'AddUser', method: 'PUT', path: 'v3/add-user', summary: 'create or update a user (encrypted body {secretKey, status})', handler: addUser },
+  { op: 'RemoveUser', method: 'DELETE', path: 'v3/remove-user', summary: 'delete a user and its access keys', handler: removeUserH },
+  { op: 'ListUsers', method: 'GET', path: 'v3/list-users', summary: 'every user (encrypted answer)', handler: listUsers },
+  { op: 'UserInfo', method: 'GET', path: 'v3/user-info', summary: "a user's status, policies and groups", handler: userInfoH },
+  { op: 'SetUserStatus', method: 'PUT', path: 'v3/set-user-status', summary: 'enable or disable a user', handler: setUserStatusH },
+  { op: 'UpdateGroupMembers', method: 'PUT', path: 'v3/update-group-members', summary: 'add members to a group (creating it) or remove them (an empty removal deletes the group)', handler: updateGroupMembersH },
+  { op: 'GroupInfo', method: 'GET', path: 'v3/group', summary: "a group's members, status and policies", handler: groupInfo },
+  { op: 'ListGroups', method: 'GET', path: 'v3/groups', summary: 'every group', handler: listGroups },
+  { op: 'SetGroupStatus', method: 'PUT', path: 'v3/set-group-status', summary: 'enable or disable a group', handler: setGroupStatusH },
+  { op: 'AddCannedPolicy', method: 'PUT', path: 'v3/add-canned-policy', summary: 'create or replace a policy (body: the policy document)', handler: addPolicy },
+  { op: 'RemoveCannedPolicy', method: 'DELETE', path: 'v3/remove-canned-policy', summary: 'delete a policy that nothing is attached to', handler: removePolicyH },
+  { op: 'ListCannedPolicies', method: 'GET', path: 'v3/list-canned-policies', summary: 'every policy, canned ones first', handler: listPolicies },
+  { op: 'InfoCannedPolicy', method: 'GET', path: 'v3/info-canned-policy', summary: 'one policy (v=2: with its dates)', handler: policyInfo },
+  { op: 'SetUserOrGroupPolicy', method: 'PUT', path: 'v3/set-user-or-group-policy', summary: "replace a user's or group's policies", handler: setPolicy },
+  { op: 'AttachPolicy', method: 'POST', path: 'v3/idp/builtin/policy/attach', summary: 'attach policies to a user or group (encrypted both ways)', handler: attach(false) },
+  { op: 'DetachPolicy', method: 'POST', path: 'v3/idp/builtin/policy/detach', summary: 'detach policies (encrypted both ways)', handler: attach(true) },
+  { op: 'AddServiceAccount', method: 'PUT', path: 'v3/add-service-account', summary: 'create an access key (encrypted both ways; the secret is shown once)', handler: addServiceAccount },
+  { op: 'UpdateServiceAccount', method: 'POST', path: 'v3/update-service-account', summary: "change an access key's secret, status, policy, expiry", handler: updateServiceAccount },
+  { op: 'InfoServiceAccount', method: 'GET', path: 'v3/info-service-account', summary: 'one access key (encrypted answer)', handler: infoServiceAccount },
+  { op: 'ListServiceAccounts', method: 'GET', path: 'v3/list-service-accounts', summary: "a user's access keys (encrypted answer)", handler: listServiceAccounts },
+  { op: 'DeleteServiceAccount', method: 'DELETE', path: 'v3/delete-service-account', summary: 'delete an access key', handler: deleteServiceAccount },
+];
+
+/** The identity route at a method and sub-path (after the admin prefix); undefined for other paths. */
+export function matchIamRoute(method: string, sub: string): IamRoute | { allowed: string[] } | undefined {
+  const hits = IAM_ADMIN_ROUTES.filter((r) => r.path === sub);
+  if (hits.length === 0) return undefined;
+  return hits.find((r) => r.method === method) ?? { allowed: hits.map((r) => r.method) };
+}

@@ -1,0 +1,255 @@
+/**
+ * The identity groups of `svc admin`, shaped like `mc admin`'s:
+ *
+ *   svc admin user add|remove|enable|disable|info ALIAS USER ...   user add ALIAS ACCESSKEY SECRETKEY
+ *   svc admin user list ALIAS
+ *   svc admin group add ALIAS GROUP MEMBER...   group remove ALIAS GROUP [MEMBER...]   group list|info
+ *   svc admin policy create ALIAS POLICY FILE | remove | list | info ALIAS POLICY
+ *   svc admin policy attach|detach ALIAS POLICY [POLICY...] --user U | --group G
+ *   svc admin accesskey create ALIAS [USER] [--access-key K --secret-key S --policy FILE --name N --description D --expiry 24h|DATE]
+ *   svc admin accesskey list ALIAS [USER]   accesskey info|remove|enable|disable ALIAS ACCESSKEY
+ *
+ * They call the identity routes with madmin's bodies (secrets encrypted
+ * with the alias's secret key). ALIAS may be left out when SVC_ENDPOINT,
+ * SVC_ACCESS_KEY and SVC_SECRET_KEY are set. Every command takes `--json`.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { AdminClient, DEFAULT_REGION } from './client.ts';
+import { envTarget, readAliases, UsageError } from './config.ts';
+import { table } from './format.ts';
+
+export interface IamCommandDeps {
+  readonly env: NodeJS.ProcessEnv;
+  readonly print: (s: string) => void;
+  /** Runs a command body with the shared error handling and exit codes. */
+  readonly run: (json: boolean, body: (remember: (alias: string) => void) => Promise<void>) => Promise<void>;
+}
+
+interface JsonOpt {
+  json?: boolean;
+}
+
+/** ALIAS (an alias that exists) then the rest; or the SVC_ENDPOINT server and every argument. */
+function target(args: readonly string[], env: NodeJS.ProcessEnv): { client: AdminClient; rest: string[] } {
+  const first = args[0];
+  const region = env['SVC_REGION'] || DEFAULT_REGION;
+  if (first !== undefined) {
+    const a = readAliases(env).aliases[first];
+    if (a !== undefined) return { client: new AdminClient({ name: first, ...a }, region), rest: args.slice(1) };
+  }
+  const t = envTarget(env);
+  if (t === undefined) throw new UsageError(`no alias "${first ?? ''}", and SVC_ENDPOINT, SVC_ACCESS_KEY and SVC_SECRET_KEY are not set; add one with svc alias set NAME URL ACCESS_KEY SECRET_KEY`);
+  return { client: new AdminClient(t, region), rest: [...args] };
+}
+
+function exactly(rest: readonly string[], n: number, usage: string): string[] {
+  if (rest.length !== n) throw new UsageError(`usage: ${usage}`);
+  return [...rest];
+}
+
+/** `24h`, `30d`, `90m` from now, or an RFC 3339 time. */
+export function parseExpiry(s: string, now = Date.now()): string {
+  const m = /^(\d+)(m|h|d)$/.exec(s);
+  if (m) return new Date(now + Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd']).toISOString();
+  const t = Date.parse(s);
+  if (!Number.isFinite(t)) throw new UsageError(`--expiry takes a duration (90m, 24h, 30d) or an RFC 3339 time, not "${s}"`);
+  return new Date(t).toISOString();
+}
+
+function readPolicyFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read the policy file ${path}: ${(err as Error).message}`);
+  }
+}
+
+interface UserInfo {
+  policyName?: string;
+  status: string;
+  memberOf?: string[];
+}
+
+interface AccessKeyInfo {
+  parentUser: string;
+  accountStatus: string;
+  accessKey: string;
+  name: string;
+  description: string;
+  expiration: string | null;
+  impliedPolicy: boolean;
+  policy?: string;
+}
+
+export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
+  const json = (o: JsonOpt, value: unknown, text: string) => d.print(o.json ? JSON.stringify(value) : text);
+  const done = (o: JsonOpt, text: string, extra: Record<string, unknown>) => json(o, { status: 'success', ...extra }, text);
+  const cmd = <O extends JsonOpt>(parent: Command, name: string, description: string, usage: string, body: (client: AdminClient, rest: string[], o: O) => Promise<void>) =>
+    parent
+      .command(name)
+      .description(description)
+      .argument('[args...]', usage)
+      .option('--json', 'print JSON')
+      .action(async (args: string[], o: O) =>
+        d.run(!!o.json, async (remember) => {
+          const { client, rest } = target(args, d.env);
+          remember(client.target.name);
+          await body(client, rest, o);
+        }),
+      );
+
+  // ---- user
+  const user = admin.command('user').description('users: an access key and secret key, enabled or disabled, with policies');
+  cmd(user, 'add', 'add a user, or change its secret key', 'ALIAS ACCESSKEY SECRETKEY', async (c, rest, o) => {
+    const [ak, sk] = exactly(rest, 2, 'svc admin user add ALIAS ACCESSKEY SECRETKEY');
+    await c.encrypted('PUT', 'v3/add-user', { accessKey: ak! }, { secretKey: sk, status: 'enabled' }, false);
+    done(o, `Added user \`${ak}\` successfully.`, { accessKey: ak });
+  });
+  cmd(user, 'remove', 'remove a user and its access keys', 'ALIAS USER', async (c, rest, o) => {
+    const [ak] = exactly(rest, 1, 'svc admin user remove ALIAS USER');
+    await c.request('DELETE', 'v3/remove-user', { accessKey: ak! });
+    done(o, `Removed user \`${ak}\` successfully.`, { accessKey: ak });
+  });
+  for (const [name, status] of [
+    ['enable', 'enabled'],
+    ['disable', 'disabled'],
+  ] as const) {
+    cmd(user, name, `${name} a user (a disabled user's requests, access keys and sessions are refused)`, 'ALIAS USER', async (c, rest, o) => {
+      const [ak] = exactly(rest, 1, `svc admin user ${name} ALIAS USER`);
+      await c.request('PUT', 'v3/set-user-status', { accessKey: ak!, status });
+      done(o, `${name === 'enable' ? 'Enabled' : 'Disabled'} user \`${ak}\` successfully.`, { accessKey: ak, userStatus: status });
+    });
+  }
+  cmd(user, 'list', 'every user with its status and policies', 'ALIAS', async (c, rest, o) => {
+    exactly(rest, 0, 'svc admin user list ALIAS');
+    const r = await c.encryptedAnswer<Record<string, UserInfo>>('v3/list-users');
+    const rows = Object.entries(r.value).map(([n, u]) => [u.status, n, u.policyName ?? '', (u.memberOf ?? []).join(',')] as const);
+    json(o, Object.entries(r.value).map(([accessKey, u]) => ({ accessKey, ...u })), rows.length === 0 ? 'No users.' : table(['STATUS', 'ACCESS KEY', 'POLICIES', 'GROUPS'], rows));
+  });
+  cmd(user, 'info', "a user's status, policies and groups", 'ALIAS USER', async (c, rest, o) => {
+    const [ak] = exactly(rest, 1, 'svc admin user info ALIAS USER');
+    const r = await c.json<UserInfo>('GET', 'v3/user-info', { accessKey: ak! });
+    json(o, { accessKey: ak, ...r.value }, `AccessKey: ${ak}\nStatus: ${r.value.status}\nPolicyName: ${r.value.policyName ?? ''}\nMemberOf: ${(r.value.memberOf ?? []).join(', ')}`);
+  });
+
+  // ---- group
+  const group = admin.command('group').description('groups of users; policies attached to a group apply to its members');
+  cmd(group, 'add', 'add users to a group (creating it)', 'ALIAS GROUP MEMBER...', async (c, rest, o) => {
+    if (rest.length < 2) throw new UsageError('usage: svc admin group add ALIAS GROUP MEMBER...');
+    const [g, ...members] = rest;
+    await c.request('PUT', 'v3/update-group-members', {}, JSON.stringify({ group: g, members, isRemove: false }));
+    done(o, `Added members ${members.map((m) => `\`${m}\``).join(', ')} to group \`${g}\` successfully.`, { groupName: g, members });
+  });
+  cmd(group, 'remove', 'remove users from a group; without users, remove the (empty) group', 'ALIAS GROUP [MEMBER...]', async (c, rest, o) => {
+    if (rest.length < 1) throw new UsageError('usage: svc admin group remove ALIAS GROUP [MEMBER...]');
+    const [g, ...members] = rest;
+    await c.request('PUT', 'v3/update-group-members', {}, JSON.stringify({ group: g, members, isRemove: true }));
+    done(o, members.length === 0 ? `Removed group \`${g}\` successfully.` : `Removed members ${members.map((m) => `\`${m}\``).join(', ')} from group \`${g}\` successfully.`, { groupName: g, members });
+  });
+  cmd(group, 'list', 'every group', 'ALIAS', async (c, rest, o) => {
+    exactly(rest, 0, 'svc admin group list ALIAS');
+    const r = await c.json<string[]>('GET', 'v3/groups');
+    json(o, r.value, r.value.length === 0 ? 'No groups.' : r.value.join('\n'));
+  });
+  cmd(group, 'info', "a group's members, status and policies", 'ALIAS GROUP', async (c, rest, o) => {
+    const [g] = exactly(rest, 1, 'svc admin group info ALIAS GROUP');
+    const r = await c.json<{ name: string; status: string; members: string[]; policy: string }>('GET', 'v3/group', { group: g! });
+    json(o, r.value, `Group: ${r.value.name}\nStatus: ${r.value.status}\nPolicy: ${r.value.policy}\nMembers: ${r.value.members.join(', ')}`);
+  });
+  for (const [name, status] of [
+    ['enable', 'enabled'],
+    ['disable', 'disabled'],
+  ] as const) {
+    cmd(group, name, `${name} a group (a disabled group's policies stop applying)`, 'ALIAS GROUP', async (c, rest, o) => {
+      const [g] = exactly(rest, 1, `svc admin group ${name} ALIAS GROUP`);
+      await c.request('PUT', 'v3/set-group-status', { group: g!, status });
+      done(o, `${name === 'enable' ? 'Enabled' : 'Disabled'} group \`${g}\` successfully.`, { groupName: g, groupStatus: status });
+    });
+  }
+
+  // ---- policy
+  const policy = admin.command('policy').description('IAM policies (canned: readonly, readwrite, writeonly, diagnostics, consoleAdmin)');
+  cmd(policy, 'create', 'create or replace a policy from a JSON file', 'ALIAS POLICY FILE', async (c, rest, o) => {
+    const [name, file] = exactly(rest, 2, 'svc admin policy create ALIAS POLICY FILE');
+    await c.request('PUT', 'v3/add-canned-policy', { name: name! }, readPolicyFile(file!));
+    done(o, `Created policy \`${name}\` successfully.`, { policy: name });
+  });
+  cmd(policy, 'remove', 'remove a policy (detach it everywhere first)', 'ALIAS POLICY', async (c, rest, o) => {
+    const [name] = exactly(rest, 1, 'svc admin policy remove ALIAS POLICY');
+    await c.request('DELETE', 'v3/remove-canned-policy', { name: name! });
+    done(o, `Removed policy \`${name}\` successfully.`, { policy: name });
+  });
+  cmd(policy, 'list', 'every policy', 'ALIAS', async (c, rest, o) => {
+    exactly(rest, 0, 'svc admin policy list ALIAS');
+    const r = await c.json<Record<string, unknown>>('GET', 'v3/list-canned-policies');
+    json(o, Object.keys(r.value).map((p) => ({ policy: p })), Object.keys(r.value).join('\n'));
+  });
+  cmd(policy, 'info', 'one policy document', 'ALIAS POLICY', async (c, rest, o) => {
+    const [name] = exactly(rest, 1, 'svc admin policy info ALIAS POLICY');
+    const r = await c.json<{ PolicyName: string; Policy: unknown }>('GET', 'v3/info-canned-policy', { name: name!, v: '2' });
+    json(o, r.value, JSON.stringify(r.value.Policy, null, 2));
+  });
+  type AttachOpt = JsonOpt & { user?: string; group?: string };
+  for (const name of ['attach', 'detach'] as const) {
+    cmd<AttachOpt>(policy, name, `${name} policies ${name === 'attach' ? 'to' : 'from'} a user or a group`, 'ALIAS POLICY [POLICY...]', async (c, rest, o) => {
+      if (rest.length < 1) throw new UsageError(`usage: svc admin policy ${name} ALIAS POLICY [POLICY...] --user USER | --group GROUP`);
+      if ((o.user === undefined) === (o.group === undefined)) throw new UsageError('name exactly one of --user or --group');
+      const r = await c.encrypted('POST', `v3/idp/builtin/policy/${name}`, {}, { policies: rest, ...(o.user !== undefined ? { user: o.user } : { group: o.group }) }, true);
+      const v = r.value as { policiesAttached?: string[]; policiesDetached?: string[] };
+      const changed = (name === 'attach' ? v.policiesAttached : v.policiesDetached) ?? [];
+      json(o, v, `${name === 'attach' ? 'Attached' : 'Detached'} ${changed.join(', ')} ${name === 'attach' ? 'to' : 'from'} ${o.user !== undefined ? `user \`${o.user}\`` : `group \`${o.group}\``}.`);
+    }).option('--user <user>', 'the user').option('--group <group>', 'the group');
+  }
+
+  // ---- access keys
+  const ak = admin.command('accesskey').description("access keys (service accounts) of a user: its rights, optionally narrowed by a policy, with an expiry");
+  type CreateOpt = JsonOpt & { accessKey?: string; secretKey?: string; policy?: string; name?: string; description?: string; expiry?: string };
+  cmd<CreateOpt>(ak, 'create', 'create an access key for USER (default: yourself); the secret key is shown once', 'ALIAS [USER]', async (c, rest, o) => {
+    if (rest.length > 1) throw new UsageError('usage: svc admin accesskey create ALIAS [USER] [--policy FILE] [--expiry 24h]');
+    const body = {
+      ...(rest[0] !== undefined ? { targetUser: rest[0] } : {}),
+      ...(o.accessKey !== undefined ? { accessKey: o.accessKey } : {}),
+      ...(o.secretKey !== undefined ? { secretKey: o.secretKey } : {}),
+      ...(o.policy !== undefined ? { policy: JSON.parse(readPolicyFile(o.policy)) as unknown } : {}),
+      ...(o.name !== undefined ? { name: o.name } : {}),
+      ...(o.description !== undefined ? { description: o.description } : {}),
+      ...(o.expiry !== undefined ? { expiration: parseExpiry(o.expiry) } : {}),
+    };
+    const r = await c.encrypted('PUT', 'v3/add-service-account', {}, body, true);
+    const cred = (r.value as { credentials: { accessKey: string; secretKey: string; expiration: string } }).credentials;
+    json(o, cred, `Access Key: ${cred.accessKey}\nSecret Key: ${cred.secretKey}\nExpiration: ${cred.expiration.startsWith('0001') ? 'no expiry' : cred.expiration}\n(the secret key is not shown again)`);
+  })
+    .option('--access-key <key>', 'choose the access key (default: generated)')
+    .option('--secret-key <key>', 'choose the secret key (default: generated)')
+    .option('--policy <file>', 'a policy narrowing the access key to less than its user may do')
+    .option('--name <name>', 'a name for it')
+    .option('--description <text>', 'a description')
+    .option('--expiry <when>', 'expires after a duration (90m, 24h, 30d) or at an RFC 3339 time');
+  cmd(ak, 'list', "a user's access keys (default: your own)", 'ALIAS [USER]', async (c, rest, o) => {
+    if (rest.length > 1) throw new UsageError('usage: svc admin accesskey list ALIAS [USER]');
+    const r = await c.encryptedAnswer<{ accounts: AccessKeyInfo[] }>('v3/list-service-accounts', rest[0] !== undefined ? { user: rest[0] } : {});
+    const rows = r.value.accounts.map((a) => [a.accessKey, a.parentUser || '(root)', a.accountStatus, a.expiration ?? 'no expiry', a.name] as const);
+    json(o, r.value.accounts, rows.length === 0 ? 'No access keys.' : table(['ACCESS KEY', 'USER', 'STATUS', 'EXPIRES', 'NAME'], rows));
+  });
+  cmd(ak, 'info', 'one access key', 'ALIAS ACCESSKEY', async (c, rest, o) => {
+    const [key] = exactly(rest, 1, 'svc admin accesskey info ALIAS ACCESSKEY');
+    const r = await c.encryptedAnswer<AccessKeyInfo>('v3/info-service-account', { accessKey: key! });
+    json(o, r.value, `AccessKey: ${key}\nParentUser: ${r.value.parentUser || '(root)'}\nStatus: ${r.value.accountStatus}\nExpiration: ${r.value.expiration ?? 'no expiry'}\nPolicy: ${r.value.impliedPolicy ? "implied (the user's)" : r.value.policy}`);
+  });
+  cmd(ak, 'remove', 'remove an access key (its next request is refused)', 'ALIAS ACCESSKEY', async (c, rest, o) => {
+    const [key] = exactly(rest, 1, 'svc admin accesskey remove ALIAS ACCESSKEY');
+    await c.request('DELETE', 'v3/delete-service-account', { accessKey: key! });
+    done(o, `Removed access key \`${key}\` successfully.`, { accessKey: key });
+  });
+  for (const [name, status] of [
+    ['enable', 'on'],
+    ['disable', 'off'],
+  ] as const) {
+    cmd(ak, name, `${name} an access key`, 'ALIAS ACCESSKEY', async (c, rest, o) => {
+      const [key] = exactly(rest, 1, `svc admin accesskey ${name} ALIAS ACCESSKEY`);
+      await c.encrypted('POST', 'v3/update-service-account', { accessKey: key! }, { newStatus: status }, false);
+      done(o, `${name === 'enable' ? 'Enabled' : 'Disabled'} access key \`${key}\` successfully.`, { accessKey: key, accountStatus: status });
+    });
+  }
+}
