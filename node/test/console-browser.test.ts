@@ -189,7 +189,7 @@ describe.skipIf(!HAVE_CHROMIUM).each(FLOWS)('web console in Chromium ($flow)', (
     await signIn(page, root);
     await expect.poll(() => page.locator('#health-state').getAttribute('data-state')).toBe('healthy');
     expect(await page.locator('#readiness-state').innerText()).toContain('Ready');
-    expect(await page.locator('.alerts > li').count()).toBe(5);
+    expect(await page.locator('.alerts > li').count()).toBe(6);
     expect(await page.locator('figure.capacity-chart svg[role="img"]').count()).toBe(1);
     // times in the browser's zone, zone named
     const iso = (await page.locator('.updated time').getAttribute('datetime'))!;

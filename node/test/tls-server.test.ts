@@ -25,7 +25,9 @@ import { CreateBucketCommand, GetObjectCommand, PutBucketPolicyCommand, PutObjec
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { METRIC } from '../src/telemetry/names.ts';
 import { issueLeaf, makeCa, presentedFingerprint, type TestCa } from './helpers/certs.ts';
+import { OtlpReceiver } from './helpers/otlp-receiver.ts';
 import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 
 const ACCESS = 'tlsadmin';
@@ -122,11 +124,59 @@ describe('a TLS node (real process)', () => {
   let certs: string;
   let url: string;
   let s3: S3Client;
+  let receiver: OtlpReceiver;
+  const DAY = 86_400_000;
+  let firstEnd: number;
+
+  /** A console session over TLS (the console trusts nothing but the node's CA set either). */
+  async function consoleSession(): Promise<{ call: (method: string, path: string, body?: unknown) => Promise<{ status: number; json: () => Promise<unknown> }>; cookie: string; close: () => Promise<void> }> {
+    const agent = new Agent({ connect: { ca: ca.pem } });
+    const consoleRoot = `https://127.0.0.1:${run.consolePort}/svc/console/`;
+    const signIn = await request(new URL('api/session', consoleRoot), {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accessKey: ACCESS, secretKey: SECRET }),
+    });
+    expect(signIn.statusCode).toBe(200);
+    const cookie = String(signIn.headers['set-cookie']);
+    const { csrfToken } = (await signIn.body.json()) as { csrfToken: string };
+    return {
+      cookie,
+      call: async (method, path, body) => {
+        const r = await request(new URL(path, consoleRoot), {
+          method: method as 'GET',
+          dispatcher: agent,
+          headers: { cookie: cookie.split(';')[0]!, 'x-csrf-token': csrfToken, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+        return { status: r.statusCode, json: () => r.body.json() };
+      },
+      close: () => agent.close(),
+    };
+  }
+
+  async function certificateAlert(): Promise<{ state: string; detail: string }> {
+    const c = await consoleSession();
+    try {
+      const r = await c.call('GET', 'api/overview');
+      expect(r.status).toBe(200);
+      const { alerts } = (await r.json()) as { alerts: { id: string; state: string; detail: string }[] };
+      return alerts.find((a) => a.id === 'certificates')!;
+    } finally {
+      await c.close();
+    }
+  }
+
+  const notAfterPoints = (file: string) => receiver.points(METRIC.tlsCertificateNotAfter).filter((p) => p.resource['process.pid'] === run.child.pid && p.attributes.file === file);
 
   beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
     const d = await drives('node');
-    certs = await certsDir('certs');
-    run = await runSvc(['server', `${d}/d{1...4}`], { ...CREDS, SVC_CERTS_DIR: certs });
+    // the first certificate ends in 10 days: inside the 21-day warning window
+    firstEnd = Math.floor((Date.now() + 10 * DAY) / 1000) * 1000;
+    certs = await certsDir('certs', { end: new Date(firstEnd) });
+    run = await runSvc(['server', `${d}/d{1...4}`], { ...CREDS, SVC_CERTS_DIR: certs, SVC_OBS_ENDPOINT: receiver.url, SVC_OBS_METER_INTERVAL: '300ms' });
     if (!(await run.started)) throw new Error(`svc did not start: ${run.stderr()}${run.stdout().slice(-3000)}`);
     url = `https://127.0.0.1:${run.port}`;
     s3 = s3Client(url, ca.pem);
@@ -135,6 +185,7 @@ describe('a TLS node (real process)', () => {
   afterAll(async () => {
     s3?.destroy();
     await run?.stop();
+    await receiver?.close();
   });
 
   it('serves https only, and says so at start-up', async () => {
@@ -143,6 +194,16 @@ describe('a TLS node (real process)', () => {
     expect(run.logs().find((l) => l.event === 'tls_enabled')).toMatchObject({ dir: certs });
     // a client without the CA fails cleanly on the certificate
     await expect(request(`${url}/health`)).rejects.toThrow(/certificate/);
+  });
+
+  it('a certificate close to its end: a warning in the log, the metric, the console alert', async () => {
+    expect(run.logs().find((l) => l.event === 'tls_certificate_expiring')).toMatchObject({ level: 'warn', file: join(certs, 'public.crt'), kind: 'server', daysLeft: 9 });
+    const point = await receiver.waitFor(() => notAfterPoints(join(certs, 'public.crt')).pop(), 20_000, 'certificate metric');
+    expect(point).toMatchObject({ type: 'gauge', unit: 's', value: firstEnd / 1000, attributes: { kind: 'server' } });
+    expect((await receiver.waitFor(() => notAfterPoints(join(certs, 'CAs', 'ca.crt')).pop(), 20_000, 'CA metric')).attributes.kind).toBe('ca');
+    const alert = await certificateAlert();
+    expect(alert.state).toBe('firing');
+    expect(alert.detail).toContain(`${join(certs, 'public.crt')} (served) ends on ${new Date(firstEnd).toISOString().slice(0, 10)}, in 9 days`);
   });
 
   it('certificate rotation while a large PUT streams: the PUT completes, new connections get the new certificate, same process', async () => {
@@ -189,6 +250,9 @@ describe('a TLS node (real process)', () => {
     expect(run.child.pid).toBe(pid);
     expect(run.logs().filter((l) => l.event === 'startup_begin')).toHaveLength(1);
     expect(run.logs().some((l) => l.event === 'tls_certificates_reloaded')).toBe(true);
+    // the renewed certificate (30 days) clears the alert and moves the metric
+    expect((await certificateAlert()).state).toBe('ok');
+    await receiver.waitFor(() => (notAfterPoints(join(certs, 'public.crt')).pop()?.value ?? 0) > firstEnd / 1000 + 15 * 86_400, 20_000, 'metric follows the new certificate');
   }, 120_000);
 
   it('the svc client verifies with ~/.svc/certs/CAs or SVC_CERTS_DIR, refuses without, and --insecure warns', async () => {
@@ -217,33 +281,20 @@ describe('a TLS node (real process)', () => {
   }, 60_000);
 
   it('the console reaches its node over TLS and signs https share links', async () => {
+    const c = await consoleSession();
     const agent = new Agent({ connect: { ca: ca.pem } });
     try {
-      const consoleRoot = `https://127.0.0.1:${run.consolePort}/svc/console/`;
-      const signIn = await request(new URL('api/session', consoleRoot), {
-        method: 'POST',
-        dispatcher: agent,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ accessKey: ACCESS, secretKey: SECRET }),
-      });
-      expect(signIn.statusCode).toBe(200);
-      const cookie = String(signIn.headers['set-cookie']);
-      expect(cookie).toMatch(/; Secure$/);
-      const { csrfToken } = (await signIn.body.json()) as { csrfToken: string };
+      expect(c.cookie).toMatch(/; Secure$/);
       await s3.send(new PutObjectCommand({ Bucket: 'rot', Key: 'shared.txt', Body: 'shared over https' }));
-      const share = await request(new URL('api/buckets/rot/share', consoleRoot), {
-        method: 'POST',
-        dispatcher: agent,
-        headers: { 'content-type': 'application/json', cookie: cookie.split(';')[0]!, 'x-csrf-token': csrfToken },
-        body: JSON.stringify({ key: 'shared.txt', expiresSeconds: 600 }),
-      });
-      expect(share.statusCode).toBe(200);
-      const link = ((await share.body.json()) as { url: string }).url;
+      const share = await c.call('POST', 'api/buckets/rot/share', { key: 'shared.txt', expiresSeconds: 600 });
+      expect(share.status).toBe(200);
+      const link = ((await share.json()) as { url: string }).url;
       expect(link.startsWith(`https://127.0.0.1:${run.port}/rot/shared.txt?`)).toBe(true);
       const got = await request(link, { dispatcher: agent });
       expect(got.statusCode).toBe(200);
       expect(await got.body.text()).toBe('shared over https');
     } finally {
+      await c.close();
       await agent.close();
     }
   });

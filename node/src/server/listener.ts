@@ -52,7 +52,9 @@ export function createListener(o: ListenerOptions): Listener {
   const common = guard === undefined ? { requestTimeout: 0 } : httpServerOptions(guard.limits);
   let server: Listener;
   if (o.tls !== undefined) {
-    const https = createHttpsServer({ ...common, ...o.tls.serverOptions() }, handle);
+    // A TLS handshake is bounded like the request head that follows it (Node's default: 120 s).
+    const handshakeTimeout = guard === undefined ? 120_000 : guard.limits.headerTimeoutMs;
+    const https = createHttpsServer({ ...common, handshakeTimeout, ...o.tls.serverOptions() }, handle);
     o.tls.attach(https);
     const log = o.logger;
     // A client that does not trust us, or speaks plain HTTP to a TLS port: its problem, logged quietly.

@@ -154,6 +154,11 @@ export class CertificateStore {
     return this.#current;
   }
 
+  /** How long before its end a certificate is reported as expiring. */
+  get warnBeforeMs(): number {
+    return this.#o.warnBeforeMs ?? EXPIRY_WARN_MS;
+  }
+
   /** A default pair was present at start-up: the listeners serve TLS. */
   get serving(): boolean {
     return this.#current.main !== undefined;
@@ -314,7 +319,7 @@ export class CertificateStore {
 
   #checkExpiry(): void {
     const now = this.#o.clock.now();
-    const warnBefore = this.#o.warnBeforeMs ?? EXPIRY_WARN_MS;
+    const warnBefore = this.warnBeforeMs;
     const list = this.certificates();
     const msg: TlsCertificatesMessage = { certificates: list.map((c) => ({ file: c.file, kind: c.kind, notAfter: c.notAfter })) };
     if (tlsCertificates.hasSubscribers) tlsCertificates.publish(msg);

@@ -14,6 +14,7 @@ const base: AlertInputs = {
   rawUsed: 10,
   rawTotal: 100,
   capacityFraction: 0.8,
+  certificates: { available: true, list: [{ file: '/c/public.crt', kind: 'server', notAfter: 100 * 60 * MIN + 60 * 24 * 60 * MIN }], warnBeforeMs: 21 * 24 * 60 * MIN },
 };
 const state = (i: Partial<AlertInputs>, id: string) => evaluateAlerts({ ...base, ...i }).find((a) => a.id === id)!.state;
 
@@ -26,6 +27,7 @@ describe('SPEC alert conditions', () => {
       ['heal-queue', 'ok'],
       ['scanner', 'ok'],
       ['capacity', 'ok'],
+      ['certificates', 'ok'],
     ]);
     expect(all.map((a) => a.rule)).toEqual([
       'readiness gauge equals 0 for 2 minutes',
@@ -33,7 +35,24 @@ describe('SPEC alert conditions', () => {
       'heal running tasks non-zero with rising queue delay for 30 minutes',
       'increase of the scanner cycles counter over 24 hours equals 0',
       'used capacity above 80 % of deployed raw capacity',
+      'a TLS certificate of this node ends within 21 days (svc_tls_certificate_not_after_seconds - time())',
     ]);
+  });
+
+  it('certificates: firing within 21 days of an end (served or trusted CA) or past it; unavailable in plain HTTP', () => {
+    const DAY = 24 * 60 * MIN;
+    const at = (days: number) => base.now + days * DAY;
+    const alert = (list: { file: string; kind: 'server' | 'ca'; notAfter: number }[]) =>
+      evaluateAlerts({ ...base, certificates: { available: true, list, warnBeforeMs: 21 * DAY } }).find((a) => a.id === 'certificates')!;
+    expect(alert([{ file: '/c/public.crt', kind: 'server', notAfter: at(22) }]).state).toBe('ok');
+    const soon = alert([
+      { file: '/c/public.crt', kind: 'server', notAfter: at(90) },
+      { file: '/c/CAs/ca.crt', kind: 'ca', notAfter: at(10.5) },
+    ]);
+    expect(soon.state).toBe('firing');
+    expect(soon.detail).toBe(`/c/CAs/ca.crt (trusted CA) ends on ${new Date(at(10.5)).toISOString().slice(0, 10)}, in 10 days.`);
+    expect(alert([{ file: '/c/public.crt', kind: 'server', notAfter: at(-1) }]).detail).toMatch(/^\/c\/public\.crt \(served\) expired on /);
+    expect(state({ certificates: { available: false } }, 'certificates')).toBe('unavailable');
   });
 
   it('readiness: pending under 2 minutes, firing from 2 minutes', () => {

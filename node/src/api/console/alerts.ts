@@ -8,6 +8,7 @@
  * 3. heal running tasks non-zero with rising queue delay for 30 minutes
  * 4. increase of the scanner cycles counter over 24 hours equals 0
  * 5. used capacity above a chosen fraction of deployed raw capacity
+ * 6. a TLS certificate of this node within 21 days of its end (or past it)
  *
  * `Observations` keeps what needs history: this node's readiness transitions
  * (from the readiness state machine, always), and samples taken whenever a
@@ -46,6 +47,10 @@ export interface AlertInputs {
   readonly rawUsed: number;
   readonly rawTotal: number;
   readonly capacityFraction: number;
+  /** This node's TLS certificates (served pairs and trusted CAs); unavailable when it serves plain HTTP. */
+  readonly certificates:
+    | { readonly available: false }
+    | { readonly available: true; readonly list: readonly { readonly file: string; readonly kind: 'server' | 'ca'; readonly notAfter: number }[]; readonly warnBeforeMs: number };
 }
 
 const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
@@ -146,8 +151,33 @@ function capacityAlert(i: AlertInputs): AlertView {
   return { ...base, state: f > i.capacityFraction ? 'firing' : 'ok', detail };
 }
 
+const DAY_MS = 24 * 3_600_000;
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+function certificateAlert(i: AlertInputs): AlertView {
+  const c = i.certificates;
+  const days = c.available ? Math.round(c.warnBeforeMs / DAY_MS) : 21;
+  const base = {
+    id: 'certificates' as const,
+    title: 'TLS certificate expiring',
+    rule: `a TLS certificate of this node ends within ${days} days (svc_tls_certificate_not_after_seconds - time())`,
+    action: 'Renew the certificate and replace public.crt and private.key in the certificate directory (a Kubernetes Secret update does this): the node picks the new files up without a restart.',
+  };
+  if (!c.available) return { ...base, state: 'unavailable', detail: 'This node serves plain HTTP: it has no certificate to watch.' };
+  if (c.list.length === 0) return { ...base, state: 'unavailable', detail: 'No certificate is loaded.' };
+  const sorted = [...c.list].sort((a, b) => a.notAfter - b.notAfter);
+  const ending = sorted.filter((x) => x.notAfter - i.now <= c.warnBeforeMs);
+  if (ending.length === 0) {
+    const first = sorted[0]!;
+    return { ...base, state: 'ok', detail: `Every certificate is valid for more than ${days} days; the first to end is ${first.file} on ${day(first.notAfter)}.` };
+  }
+  const describe = (x: (typeof sorted)[number]) =>
+    x.notAfter <= i.now ? `${x.file} (${x.kind === 'ca' ? 'trusted CA' : 'served'}) expired on ${day(x.notAfter)}` : `${x.file} (${x.kind === 'ca' ? 'trusted CA' : 'served'}) ends on ${day(x.notAfter)}, in ${Math.floor((x.notAfter - i.now) / DAY_MS)} days`;
+  return { ...base, state: 'firing', detail: `${ending.map(describe).join('; ')}.` };
+}
+
 export function evaluateAlerts(i: AlertInputs): AlertView[] {
-  return [readinessAlert(i), restartAlert(i), healAlert(i), scannerAlert(i), capacityAlert(i)];
+  return [readinessAlert(i), restartAlert(i), healAlert(i), scannerAlert(i), capacityAlert(i), certificateAlert(i)];
 }
 
 /** What the alerts need to remember, bounded. */

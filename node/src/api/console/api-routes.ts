@@ -19,7 +19,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
 import { validateBucketName } from '../s3/validate.ts';
 import { adminCalls } from './admin-calls.ts';
-import { evaluateAlerts, type Observations } from './alerts.ts';
+import { type AlertInputs, evaluateAlerts, type Observations } from './alerts.ts';
 import { capacityView, nodeHealth, nodeViews, poolViews, readinessView, rebalanceActions } from './cluster-views.ts';
 import { toConsoleError } from './console-errors.ts';
 import * as s3 from './s3-calls.ts';
@@ -49,6 +49,8 @@ export interface ConsoleApiDeps {
   readonly s3Port: () => number | undefined;
   /** The S3 listener serves TLS (share links then use https). */
   readonly s3Tls: boolean;
+  /** This node's certificates and the expiry warning window, when it serves TLS (the certificate alert). */
+  readonly certificates: () => { readonly list: readonly { readonly file: string; readonly kind: 'server' | 'ca'; readonly notAfter: number }[]; readonly warnBeforeMs: number } | undefined;
 }
 
 export interface RouteContext {
@@ -177,9 +179,15 @@ async function overview(ctx: RouteContext): Promise<OverviewResponse> {
       rawUsed: capacity.rawUsed,
       rawTotal: capacity.rawTotal,
       capacityFraction: capacity.alertFraction,
+      certificates: certificatesOf(ctx.deps),
     }),
     capabilities: caps,
   };
+}
+
+function certificatesOf(deps: ConsoleApiDeps): AlertInputs['certificates'] {
+  const c = deps.certificates();
+  return c === undefined ? { available: false } : { available: true, ...c };
 }
 
 async function pools(ctx: RouteContext): Promise<PoolsResponse> {

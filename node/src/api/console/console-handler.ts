@@ -107,6 +107,7 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
     version: o.version,
     s3Port: () => o.s3Address()?.port,
     s3Tls: o.s3Tls !== undefined,
+    certificates: () => (o.s3Tls === undefined ? undefined : { list: o.s3Tls.certificates(), warnBeforeMs: o.s3Tls.warnBeforeMs }),
   };
   const signInDeps: SignInDeps = { upstream, sessions, limiter, logger: log, version: o.version, idleMs: config.sessionIdleMs };
 
