@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,12 +26,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function get(port: number, path: string): Promise<number> {
+/** GET on 127.0.0.1 (over TLS, trusting `ca`, when given); resolves the status, 0 when unreachable. */
+function get(port: number, path: string, ca?: string): Promise<number> {
   return new Promise((res) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'GET' }, (r) => {
+    const opts = { host: '127.0.0.1', port, path, method: 'GET' };
+    const req = (ca === undefined ? request(opts, onRes) : httpsRequest({ ...opts, ca }, onRes));
+    function onRes(r: import('node:http').IncomingMessage) {
       r.resume();
       r.on('end', () => res(r.statusCode ?? 0));
-    });
+    }
     req.on('error', () => res(0));
     req.end();
   });
@@ -39,12 +43,15 @@ function get(port: number, path: string): Promise<number> {
 export class ServerProcess {
   readonly child: ChildProcess;
   readonly port: number;
+  /** The CA the server's certificate chains to, when it serves TLS. */
+  readonly ca: string | undefined;
   #stderr = '';
   readonly #exited: Promise<number | null>;
 
-  private constructor(child: ChildProcess, port: number) {
+  private constructor(child: ChildProcess, port: number, ca?: string) {
     this.child = child;
     this.port = port;
+    this.ca = ca;
     child.stderr?.on('data', (d: Buffer) => {
       this.#stderr = (this.#stderr + d.toString()).slice(-8192);
     });
@@ -65,14 +72,18 @@ export class ServerProcess {
     const until = Date.now() + timeoutMs;
     for (;;) {
       if (this.child.exitCode !== null) throw new Error(`server exited with ${this.child.exitCode}: ${this.#stderr}`);
-      if ((await get(this.port, path)) === 200) return;
+      if ((await get(this.port, path, this.ca)) === 200) return;
       if (Date.now() > until) throw new Error(`server not ready after ${timeoutMs} ms: ${this.#stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 
-  /** `svc server <drives...>` with root credentials `accessKey`/`secretKey`, ready to serve. */
-  static async svc(drives: string[], creds: { accessKey: string; secretKey: string }, env: Record<string, string> = {}): Promise<ServerProcess> {
+  /**
+   * `svc server <drives...>` with root credentials `accessKey`/`secretKey`,
+   * ready to serve; `tls.ca`: the server serves TLS (its `SVC_CERTS_DIR` in
+   * `env`) with a certificate from this CA.
+   */
+  static async svc(drives: string[], creds: { accessKey: string; secretKey: string }, env: Record<string, string> = {}, tls?: { ca: string }): Promise<ServerProcess> {
     const port = await freePort();
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
     const child = spawn(process.execPath, [...nodeArgs, SVC, 'server', ...drives], {
@@ -87,7 +98,7 @@ export class ServerProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const p = new ServerProcess(child, port);
+    const p = new ServerProcess(child, port, tls?.ca);
     await p.#waitFor('/health/ready', 60_000);
     return p;
   }
