@@ -20,6 +20,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as Minio from 'minio';
@@ -39,7 +40,7 @@ async function errorCode(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof S3ServiceException) return err.name;
+    if (err instanceof S3ServiceException || (err instanceof Error && '$metadata' in err)) return err.name;
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'string') return code;
     throw err;
@@ -249,5 +250,57 @@ describe('cross-account access', () => {
     // without s3:ListAllMyBuckets, ListBuckets shows the buckets one may list: her own (none) and dave's now
     expect((await erin.send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name)).toEqual(['daves']);
     expect((await dave.send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name)).toEqual(['daves']);
+  });
+});
+
+describe('STS AssumeRole', () => {
+  const FRANK = { accessKey: 'frank', secretKey: 'frank-secret-1' };
+
+  it('a user assumes a session (AWS SDK STS client); a session policy narrows it; the credentials need their token; disabling the user ends them', async () => {
+    const root = s3(ROOT.accessKey, ROOT.secretKey);
+    for (const b of ['sts-data', 'sts-other']) await root.send(new CreateBucketCommand({ Bucket: b }));
+    await root.send(new PutObjectCommand({ Bucket: 'sts-data', Key: 'k', Body: 'k' }));
+    await root.send(new PutObjectCommand({ Bucket: 'sts-other', Key: 'o', Body: 'o' }));
+    await ok(ROOT, ['admin', 'user', 'add', FRANK.accessKey, FRANK.secretKey]);
+    await ok(ROOT, ['admin', 'policy', 'attach', 'readwrite', '--user', 'frank']);
+    const sts = new STSClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: FRANK.accessKey, secretAccessKey: FRANK.secretKey } });
+    const narrow = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::sts-data/*'] }] });
+    const r = await sts.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 's1', DurationSeconds: 900, Policy: narrow }));
+    const c = r.Credentials!;
+    expect(c.Expiration!.getTime() - Date.now()).toBeGreaterThan(880_000);
+    expect(c.Expiration!.getTime() - Date.now()).toBeLessThanOrEqual(900_000);
+    const session = s3(c.AccessKeyId!, c.SecretAccessKey!, c.SessionToken!);
+    expect(await errorCode(session.send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('OK');
+    // the session policy narrows frank's readwrite to reading photos
+    expect(await errorCode(session.send(new PutObjectCommand({ Bucket: 'sts-data', Key: 'f', Body: 'f' })))).toBe('AccessDenied');
+    expect(await errorCode(session.send(new GetObjectCommand({ Bucket: 'sts-other', Key: 'o' })))).toBe('AccessDenied');
+    // past the expiry the credentials fail: a client whose clock runs 900 s ahead (the edge of SigV4's
+    // 15-minute skew) signs, a second after the session began, past its 900 s expiry
+    await new Promise((r) => setTimeout(r, 1_200));
+    const later = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: 900_000, credentials: { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! } });
+    expect(await errorCode(later.send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('ExpiredToken');
+    const before = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: 880_000, credentials: { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! } });
+    expect(await errorCode(before.send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('OK');
+    // without a session policy the session has frank's rights
+    const full = (await sts.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 's2' }))).Credentials!;
+    expect(await errorCode(s3(full.AccessKeyId!, full.SecretAccessKey!, full.SessionToken!).send(new PutObjectCommand({ Bucket: 'sts-data', Key: 'by-frank', Body: 'f' })))).toBe('OK');
+    // the token is part of the credential: missing or another session's is refused
+    expect(await errorCode(s3(c.AccessKeyId!, c.SecretAccessKey!).send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('InvalidAccessKeyId');
+    expect(await errorCode(s3(c.AccessKeyId!, c.SecretAccessKey!, full.SessionToken!).send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('InvalidToken');
+    // a session cannot assume further; bad input is refused
+    const fromSession = new STSClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! } });
+    expect(await errorCode(fromSession.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 's3' })))).toBe('AccessDenied');
+    expect(await errorCode(sts.send(new AssumeRoleCommand({ RoleArn: 'x', RoleSessionName: 's', DurationSeconds: 60 })))).toBe('InvalidParameterValue');
+    expect(await errorCode(sts.send(new AssumeRoleCommand({ RoleArn: 'x', RoleSessionName: 's', Policy: '{"Statement":' })))).toBe('MalformedPolicyDocumentException');
+    const wrong = new STSClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: FRANK.accessKey, secretAccessKey: 'not-his-secret' } });
+    expect(await errorCode(wrong.send(new AssumeRoleCommand({ RoleArn: 'x', RoleSessionName: 's' })))).toBe('SignatureDoesNotMatch');
+    // disabling frank ends his sessions at once
+    await ok(ROOT, ['admin', 'user', 'disable', 'frank']);
+    expect(await errorCode(session.send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('InvalidToken');
+    const sessionLogs = srv.logs().filter((l) => l.event === 'sts_session');
+    expect(sessionLogs.map((l) => [l.action, l.parent])).toEqual([
+      ['AssumeRole', 'frank'],
+      ['AssumeRole', 'frank'],
+    ]);
   });
 });

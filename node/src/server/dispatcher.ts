@@ -28,6 +28,13 @@ export interface RouteHandlers {
   readonly admin?: RequestHandler | undefined;
   /** Everything else: the S3 API (e.g. from `createS3Handler(...)`). */
   readonly s3?: RequestHandler | undefined;
+  /** STS (`POST /` with a form body), beside the S3 API on the same port. */
+  readonly sts?: RequestHandler | undefined;
+}
+
+/** An STS call: a form POST to the root path (S3 has no POST on `/`; POST Object forms are multipart). */
+export function isStsRequest(req: IncomingMessage, path: string): boolean {
+  return req.method === 'POST' && path === '/' && /^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
 }
 
 export type Route = 'health' | 'rpc' | 'peer' | 'admin' | 's3';
@@ -112,6 +119,10 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
               'cache-control': 'no-store',
               'x-svc-readiness-pending': r.pending ?? 'startup_finalization',
             });
+            return;
+          }
+          if (handlers.sts && isStsRequest(req, path)) {
+            handlers.sts(req, res);
             return;
           }
           const h = handlers.s3;

@@ -11,6 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
+import { createStsHandler } from '../api/sts/index.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
 import { RPC_TOKEN_VALIDITY_MS } from '../cluster/rpc-auth.ts';
@@ -166,7 +167,16 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           writeConfig: async (path: string, data: Uint8Array) => void (await built.sysRecords.write(path, data)),
         };
         return {
-          handlers: { s3 },
+          handlers: {
+            s3,
+            sts: createStsHandler({
+              credentials: (accessKey, token) => iam.lookup(accessKey, token),
+              sessionKey: () => (iam.loaded ? iam.index().stsKey : undefined),
+              region: config.region,
+              clock,
+              logger: log,
+            }),
+          },
           loadIam: async () => {
             await loadIamState(iamStore);
             return iam.load({ read: (p) => built.sysRecords.read(p), update: (p, fn) => built.sysRecords.update(p, fn) });

@@ -90,6 +90,11 @@ export interface VerifyOptions {
   signatureV2?: boolean;
   /** Virtual-host domains: SigV2 signs `/<bucket>` before the path of a `<bucket>.<domain>` request. */
   domains?: readonly string[];
+  /**
+   * The body's SHA-256 (hex) when the request carries no `x-amz-content-sha256`
+   * (services other than S3 sign the body hash without sending it: STS).
+   */
+  payloadHash?: string;
 }
 
 /** RFC 3986 encoding as SigV4 wants it: everything but unreserved characters (and `/` when `keepSlash`). */
@@ -372,7 +377,7 @@ export function verifyHeaderAuth(req: SignableRequest, opts: VerifyOptions): Aut
   if (Math.abs(opts.clock.now() - when) > MAX_SKEW_MS) throw new SvcError('RequestTimeTooSkewed');
   const signed = signedHeaders.split(';');
   if (!signed.includes('host')) throw new SvcError('AuthorizationHeaderMalformed', 'The host header must be signed.');
-  const payloadValue = headerValue(req.headers, 'x-amz-content-sha256');
+  const payloadValue = headerValue(req.headers, 'x-amz-content-sha256') ?? opts.payloadHash;
   const payload = payloadModeOf(payloadValue);
   const cred = lookupSecret(opts, scope.accessKey, { sessionToken: sessionTokenOf(req), signedAt: when });
   const { path, query } = splitTarget(req.url);
