@@ -7,16 +7,21 @@
  */
 import {
   ApiextensionsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  HttpMethod,
+  IsomorphicFetchHttpLibrary,
   type KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
   PatchStrategy,
+  RequestContext,
   setHeaderOptions,
   Watch,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kube, microTime } from '../src/kube/kube.ts';
 
 export interface ContractTarget {
   readonly kc: KubeConfig;
@@ -24,6 +29,8 @@ export interface ContractTarget {
   readonly namespace: string;
   /** Makes watches from any earlier resourceVersion answer 410 Gone (fake only). */
   readonly compact?: () => void;
+  /** Bounds the watch history to `events` (fake only; etcd compacts on its own schedule). */
+  readonly historyLimit?: (events: number) => void;
   readonly close: () => Promise<void>;
 }
 
@@ -43,6 +50,10 @@ const WIDGET_CRD = {
         served: true,
         storage: true,
         subresources: { status: {} },
+        additionalPrinterColumns: [
+          { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
+          { name: 'Color', type: 'string', jsonPath: '.spec.color' },
+        ],
         schema: {
           openAPIV3Schema: {
             type: 'object',
@@ -273,6 +284,159 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
         60_000,
       );
     }, 90_000);
+
+    it('a Lease with millisecond MicroTimes is refused with 400; the operator\'s Lease (six digits) is accepted', async () => {
+      const post = (renewTime: string) =>
+        objects.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `lease-${renewTime.length}`, namespace: ns }, spec: { holderIdentity: 'a', renewTime } } as KubernetesObject);
+      // The typed client turns MicroTime into Date.toISOString(): milliseconds.
+      const typed = await target.kc.makeApiClient(CoordinationV1Api).createNamespacedLease({ namespace: ns, body: { metadata: { name: 'typed' }, spec: { holderIdentity: 'a', renewTime: new Date('2026-11-26T20:17:23.108Z') as never } } }).then(() => 200, (e: unknown) => code(e));
+      expect(typed).toBe(400);
+      expect(await post('2026-11-26T20:17:23.108Z').then(() => 200, (e: unknown) => code(e))).toBe(400);
+      expect(await post('2026-11-26T20:17:23Z').then(() => 200, (e: unknown) => code(e))).toBe(400);
+      const leases = new Kube(target.kc).leaseClient(ns, 'operator-lease');
+      const t0 = new Date('2026-11-26T20:17:23.108Z').toISOString();
+      await leases.create({ holderIdentity: 'op-1', leaseDurationSeconds: 15, acquireTime: t0, renewTime: t0, leaseTransitions: 0 });
+      const got = await leases.get();
+      expect(got?.renewTime).toMatch(/^2026-11-26T20:17:23\.108000Z$/);
+      expect(microTime('2026-11-26T20:17:23.108123Z')).toBe('2026-11-26T20:17:23.108123Z');
+      await leases.update({ ...got!, renewTime: new Date().toISOString() });
+      expect((await leases.get())?.holderIdentity).toBe('op-1');
+    });
+
+    it('a PUT without resourceVersion is refused for a Lease and a custom resource, allowed for a ConfigMap', async () => {
+      const lease = await objects.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'put-lease', namespace: ns }, spec: { holderIdentity: 'a' } } as KubernetesObject);
+      const strip = <T extends KubernetesObject>(o: T) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+      await expect(objects.replace(strip({ ...lease, spec: { holderIdentity: 'b' } } as KubernetesObject))).rejects.toSatisfy((e: unknown) => code(e) === 422);
+      const w = await objects.create({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-put', namespace: ns }, spec: { size: 1 } } as Widget);
+      await expect(objects.replace(strip({ ...w, spec: { size: 2 } } as Widget))).rejects.toSatisfy((e: unknown) => code(e) === 422);
+      const c = await objects.create(cm('c-put', { a: '1' }));
+      const replaced = (await objects.replace(strip({ ...c, data: { a: '2' } } as KubernetesObject))) as KubernetesObject & { data: Record<string, string> };
+      expect(replaced.data).toEqual({ a: '2' });
+    });
+
+    it('strategic merge patch merges containers and env by name on a built-in kind, and is refused for a custom resource', async () => {
+      const dep = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'smp', namespace: ns },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: 'smp' } },
+          template: { metadata: { labels: { app: 'smp' } }, spec: { containers: [{ name: 'a', image: 'busybox', env: [{ name: 'X', value: '1' }] }, { name: 'b', image: 'busybox' }] } },
+        },
+      };
+      await objects.create(dep as KubernetesObject);
+      const patched = (await objects.patch(
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'smp', namespace: ns }, spec: { template: { spec: { containers: [{ name: 'a', env: [{ name: 'Y', value: '2' }] }] } } } } as KubernetesObject,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        PatchStrategy.StrategicMergePatch,
+      )) as unknown as typeof dep;
+      const containers = patched.spec.template.spec.containers as { name: string; image: string; env?: { name: string; value: string }[] }[];
+      expect(containers.map((c) => c.name)).toEqual(['a', 'b']);
+      expect(containers[0]!.env).toEqual([
+        { name: 'X', value: '1' },
+        { name: 'Y', value: '2' },
+      ]);
+      await objects.create({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-smp', namespace: ns }, spec: { size: 1 } } as Widget);
+      await expect(
+        objects.patch({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-smp', namespace: ns }, spec: { size: 2 } } as Widget, undefined, undefined, undefined, undefined, PatchStrategy.StrategicMergePatch),
+      ).rejects.toSatisfy((e: unknown) => code(e) === 415);
+    });
+
+    it('server-side apply merges list-map items of two managers (env by name) instead of replacing the list', async () => {
+      const sts = (manager: string, env: { name: string; value: string }[]) =>
+        objects.patch(
+          {
+            apiVersion: 'apps/v1',
+            kind: 'StatefulSet',
+            metadata: { name: 'ssa-lists', namespace: ns },
+            spec: {
+              serviceName: 'ssa-lists',
+              replicas: 0,
+              selector: { matchLabels: { app: 'ssa-lists' } },
+              template: { metadata: { labels: { app: 'ssa-lists' } }, spec: { containers: [{ name: 'main', image: 'busybox', env }] } },
+            },
+          } as KubernetesObject,
+          undefined,
+          undefined,
+          manager,
+          true,
+          PatchStrategy.ServerSideApply,
+        );
+      await sts('contract-operator', [{ name: 'A', value: '1' }]);
+      // Another manager adds its own env entry to the same container (the container's name is the key).
+      const both = (await objects.patch(
+        {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          metadata: { name: 'ssa-lists', namespace: ns },
+          spec: { template: { spec: { containers: [{ name: 'main', env: [{ name: 'B', value: '2' }] }] } } },
+        } as KubernetesObject,
+        undefined,
+        undefined,
+        'contract-other',
+        true,
+        PatchStrategy.ServerSideApply,
+      )) as unknown as { spec: { template: { spec: { containers: { env: { name: string }[] }[] } } } };
+      expect(both.spec.template.spec.containers[0]!.env.map((e) => e.name)).toEqual(['A', 'B']);
+      // The first manager stops applying A: A goes, B (the other manager's) stays.
+      const after = (await sts('contract-operator', [{ name: 'C', value: '3' }])) as unknown as typeof both;
+      expect(after.spec.template.spec.containers[0]!.env.map((e) => e.name).sort()).toEqual(['B', 'C']);
+    });
+
+    it('immutable StatefulSet fields (selector, serviceName, volumeClaimTemplates, podManagementPolicy) are refused on update', async () => {
+      const base = {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'immutable', namespace: ns },
+        spec: {
+          serviceName: 'immutable',
+          replicas: 0,
+          podManagementPolicy: 'Parallel',
+          selector: { matchLabels: { app: 'immutable' } },
+          template: { metadata: { labels: { app: 'immutable', v: '1' } }, spec: { containers: [{ name: 'main', image: 'busybox' }] } },
+          volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        },
+      };
+      await objects.create(base as KubernetesObject);
+      const apply = (spec: Record<string, unknown>) =>
+        objects.patch({ ...base, spec: { ...base.spec, ...spec } } as KubernetesObject, undefined, undefined, 'contract-immutable', true, PatchStrategy.ServerSideApply);
+      await expect(apply({ serviceName: 'other' })).rejects.toSatisfy((e: unknown) => code(e) === 422);
+      await expect(apply({ podManagementPolicy: 'OrderedReady' })).rejects.toSatisfy((e: unknown) => code(e) === 422);
+      await expect(apply({ selector: { matchLabels: { app: 'immutable', x: 'y' } }, template: { ...base.spec.template, metadata: { labels: { app: 'immutable', x: 'y' } } } })).rejects.toSatisfy((e: unknown) => code(e) === 422);
+      await expect(apply({ volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } } }] })).rejects.toSatisfy((e: unknown) => code(e) === 422);
+      // The template and replicas may change.
+      const ok = (await apply({ replicas: 1, template: { ...base.spec.template, metadata: { labels: { app: 'immutable', v: '2' } } } })) as unknown as { spec: { replicas: number } };
+      expect(ok.spec.replicas).toBe(1);
+    });
+
+    it('server-side printing: a Table with the CRD\'s printer columns (what kubectl get shows)', async () => {
+      await objects.create({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-table', namespace: ns }, spec: { size: 7, color: 'red' } } as Widget);
+      const cluster = target.kc.getCurrentCluster()!;
+      const ctx = new RequestContext(`${cluster.server}/apis/${GROUP}/v1/namespaces/${ns}/widgets`, HttpMethod.GET);
+      ctx.setHeaderParam('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json');
+      await target.kc.applySecurityAuthentication(ctx);
+      const raw = await new IsomorphicFetchHttpLibrary().send(ctx).toPromise();
+      expect(raw.httpStatusCode).toBe(200);
+      const res = { json: async () => JSON.parse(await raw.body.text()) as unknown };
+      const table = (await res.json()) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+      expect(table.kind).toBe('Table');
+      expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Size', 'Color', 'Age']);
+      const row = table.rows.find((r) => r.cells[0] === 'w-table')!;
+      expect(row.cells.slice(0, 3)).toEqual(['w-table', 7, 'red']);
+    });
+
+    it('a watch that starts below the kept history (trimmed, not compacted by hand) answers 410 Gone', async (ctx) => {
+      if (!target.historyLimit) return ctx.skip();
+      const list = await core.listNamespacedConfigMap({ namespace: ns });
+      target.historyLimit(20);
+      for (let i = 0; i < 30; i++) await objects.create(cm(`c-trim-${i}`));
+      const got = await watchEvents(target.kc, `/api/v1/namespaces/${ns}/configmaps`, list.metadata!.resourceVersion!, () => false, 3_000);
+      expect(got.errorCode).toBe(410);
+    });
 
     it('a watch from a compacted resourceVersion answers 410 Gone', async (ctx) => {
       if (!target.compact) return ctx.skip();

@@ -12,13 +12,16 @@ import {
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  HttpMethod,
   type Informer,
+  IsomorphicFetchHttpLibrary,
   type KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
   makeInformer,
   type ObjectCache,
   PatchStrategy,
+  RequestContext,
   StorageV1Api,
   type V1Pod,
   type V1PersistentVolumeClaim,
@@ -281,52 +284,84 @@ export class Kube {
     return { clusters, pods, statefulSets, pvcs };
   }
 
+  /**
+   * A JSON request through the kubeconfig's server, TLS and credentials,
+   * without the typed client's (de)serialisers. Errors carry `code` (the HTTP
+   * status) and `body`, like the typed client's.
+   */
+  async rawJson<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw new Error('no current cluster in the kubeconfig');
+    const ctx = new RequestContext(`${cluster.server.replace(/\/+$/, '')}${path}`, HttpMethod[method]);
+    ctx.setHeaderParam('Accept', 'application/json');
+    if (body !== undefined) {
+      ctx.setHeaderParam('Content-Type', 'application/json');
+      ctx.setBody(JSON.stringify(body));
+    }
+    await this.kc.applySecurityAuthentication(ctx);
+    const res = await new IsomorphicFetchHttpLibrary().send(ctx).toPromise();
+    const text = await res.body.text();
+    if (res.httpStatusCode >= 300) {
+      let message = text;
+      try {
+        message = (JSON.parse(text) as { message?: string }).message ?? text;
+      } catch {
+        // not a Status object
+      }
+      throw Object.assign(new Error(`${method} ${path}: HTTP ${res.httpStatusCode}: ${message}`), { code: res.httpStatusCode, body: text });
+    }
+    return JSON.parse(text) as T;
+  }
+
+  /**
+   * The leader-election Lease, sent as JSON written here: Kubernetes parses
+   * acquireTime/renewTime as MicroTime (exactly six fractional digits) and
+   * refuses anything else with 400, while client-node's typed serialiser
+   * turns them into `Date.toISOString()` (milliseconds).
+   */
   leaseClient(namespace: string, name: string): LeaseClient {
-    const toRecord = (l: { metadata?: { resourceVersion?: string }; spec?: Record<string, unknown> }): LeaseRecord => ({
+    type LeaseJson = { metadata?: { resourceVersion?: string }; spec?: Record<string, unknown> };
+    const toRecord = (l: LeaseJson): LeaseRecord => ({
       holderIdentity: l.spec?.['holderIdentity'] as string | undefined,
       leaseDurationSeconds: l.spec?.['leaseDurationSeconds'] as number | undefined,
-      acquireTime: dateString(l.spec?.['acquireTime']),
-      renewTime: dateString(l.spec?.['renewTime']),
+      acquireTime: l.spec?.['acquireTime'] as string | undefined,
+      renewTime: l.spec?.['renewTime'] as string | undefined,
       leaseTransitions: l.spec?.['leaseTransitions'] as number | undefined,
       resourceVersion: l.metadata?.resourceVersion,
     });
-    const body = (r: LeaseRecord) => ({
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name, namespace, ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) },
-      spec: {
-        holderIdentity: r.holderIdentity,
-        leaseDurationSeconds: r.leaseDurationSeconds,
-        acquireTime: r.acquireTime ? microTime(r.acquireTime) : undefined,
-        renewTime: r.renewTime ? microTime(r.renewTime) : undefined,
-        leaseTransitions: r.leaseTransitions,
-      },
-    });
+    const body = (r: LeaseRecord) => {
+      const spec: Record<string, unknown> = {};
+      if (r.holderIdentity !== undefined) spec['holderIdentity'] = r.holderIdentity;
+      if (r.leaseDurationSeconds !== undefined) spec['leaseDurationSeconds'] = r.leaseDurationSeconds;
+      if (r.acquireTime !== undefined) spec['acquireTime'] = microTime(r.acquireTime);
+      if (r.renewTime !== undefined) spec['renewTime'] = microTime(r.renewTime);
+      if (r.leaseTransitions !== undefined) spec['leaseTransitions'] = r.leaseTransitions;
+      return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace, ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, spec };
+    };
+    const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
     return {
       get: async () => {
         try {
-          return toRecord((await this.coordination.readNamespacedLease({ namespace, name })) as never);
+          return toRecord(await this.rawJson<LeaseJson>('GET', `${base}/${encodeURIComponent(name)}`));
         } catch (err) {
           ignoreNotFound(err);
           return undefined;
         }
       },
       create: async (r) => {
-        await this.coordination.createNamespacedLease({ namespace, body: body(r) as never });
+        await this.rawJson('POST', base, body(r));
       },
       update: async (r) => {
-        await this.coordination.replaceNamespacedLease({ namespace, name, body: body(r) as never });
+        await this.rawJson('PUT', `${base}/${encodeURIComponent(name)}`, body(r));
       },
     };
   }
 }
 
-function dateString(v: unknown): string | undefined {
-  if (v instanceof Date) return v.toISOString();
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** Lease times are MicroTime: RFC 3339 with microseconds. */
-function microTime(iso: string): Date {
-  return new Date(iso);
+/** Kubernetes MicroTime: RFC 3339 in UTC with exactly six fractional digits (`2026-11-26T20:17:23.108000Z`). */
+export function microTime(t: string | Date): string {
+  const d = typeof t === 'string' ? new Date(t) : t;
+  if (Number.isNaN(d.getTime())) throw new Error(`not a time: ${String(t)}`);
+  const micros = typeof t === 'string' ? (/\.(\d{4,6})/.exec(t)?.[1] ?? '').padEnd(6, '0').slice(3, 6) : '000';
+  return d.toISOString().replace(/\.(\d{3})Z$/, `.$1${micros}Z`);
 }

@@ -42,6 +42,7 @@ export class Controller {
   readonly #queue: WorkQueue;
   #caches: ReturnType<Kube['informers']> | undefined;
   #resync: NodeJS.Timeout | undefined;
+  #running = false;
 
   constructor(o: ControllerOptions) {
     this.#o = o;
@@ -58,7 +59,19 @@ export class Controller {
     return this.#queue;
   }
 
+  /** Caches synced, reconciles running. */
   async start(): Promise<void> {
+    await this.startCaches();
+    this.run();
+  }
+
+  /**
+   * Lists and watches everything the controller reads. Every replica does
+   * this (a standby is ready to take over with warm caches); the operator is
+   * Ready once it returns.
+   */
+  async startCaches(): Promise<void> {
+    if (this.#caches) return;
     const caches = this.#o.kube.informers(
       this.#o.namespace,
       (kind, obj) => this.#onChange(kind, obj),
@@ -68,10 +81,21 @@ export class Controller {
     this.#caches = caches;
     await Promise.all([caches.pods.start(), caches.statefulSets.start(), caches.pvcs.start()]);
     await caches.clusters.start();
-    // Level-triggered safety net: every cluster is looked at again periodically.
-    this.#resync = setInterval(() => {
+    this.#o.log.info({ event: 'caches_synced', namespace: this.#o.namespace ?? '(all)' }, 'caches synced');
+  }
+
+  /** Starts reconciling (the leader only): every cluster now, then on every change and periodically. */
+  run(): void {
+    const caches = this.#caches;
+    if (!caches) throw new Error('run() before startCaches()');
+    if (this.#running) return;
+    this.#running = true;
+    const all = () => {
       for (const c of caches.clusters.list()) this.#queue.add(keyOf(c.metadata.namespace!, c.metadata.name));
-    }, this.#o.idleMs);
+    };
+    all();
+    // Level-triggered safety net: every cluster is looked at again periodically.
+    this.#resync = setInterval(all, this.#o.idleMs);
     this.#resync.unref();
     this.#o.log.info({ event: 'controller_started', namespace: this.#o.namespace ?? '(all)' }, 'controller started');
   }
@@ -83,6 +107,7 @@ export class Controller {
   }
 
   #onChange(kind: string, obj: KubernetesObject): void {
+    if (!this.#running) return;
     const ns = obj.metadata?.namespace;
     if (!ns) return;
     const name = kind === 'SvcCluster' ? obj.metadata?.name : obj.metadata?.labels?.[LABEL_CLUSTER];

@@ -1,8 +1,11 @@
 /**
  * `svc-operator`: loads the kubeconfig (in-cluster or KUBECONFIG), checks the
- * installed CRD, elects a leader through a Lease, then runs the controller.
- * Losing the lease exits the process (its Deployment restarts it as a
- * follower), so two replicas never act on the same cluster.
+ * installed CRD, syncs its caches (then `/readyz` answers 200, leader or
+ * not: a Deployment's rollout waits for readiness, and a standby must be able
+ * to become Ready while the old pod still holds the lease), elects a leader
+ * through a Lease, and the leader runs the controller. Losing the lease exits
+ * the process (its Deployment restarts it as a follower), so two replicas
+ * never act on the same cluster. `/leaderz` answers 200 on the leader only.
  */
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
@@ -52,11 +55,14 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   let ready = false;
+  let leading = false;
   let probes: Server | undefined;
   if (config.probeAddress) {
     probes = createServer((req, res) => {
-      const ok = req.url === '/healthz' || (req.url === '/readyz' && ready);
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'not ready\n');
+      const path = (req.url ?? '').split('?')[0];
+      const [ok, text] =
+        path === '/healthz' ? [true, 'ok'] : path === '/readyz' ? [ready, ready ? 'ok' : 'caches not synced'] : path === '/leaderz' ? [leading, leading ? 'leader' : 'standby'] : [false, 'not found'];
+      res.writeHead(ok ? 200 : path === '/readyz' || path === '/leaderz' ? 503 : 404, { 'content-type': 'text/plain' }).end(`${text}\n`);
     });
     probes.listen(config.probeAddress.port, config.probeAddress.host);
   }
@@ -76,17 +82,23 @@ export async function main(argv: string[]): Promise<number> {
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
   let elector: LeaderElector | undefined;
+  const caches = controller.startCaches().then(
+    () => {
+      ready = true;
+      return true;
+    },
+    (err: unknown) => {
+      log.fatal({ event: 'controller_start_failed', err: (err as Error).message }, 'caches failed to sync');
+      exitCode = 1;
+      finish();
+      return false;
+    },
+  );
   const startController = () => {
-    controller.start().then(
-      () => {
-        ready = true;
-      },
-      (err) => {
-        log.fatal({ event: 'controller_start_failed', err: (err as Error).message }, 'controller failed to start');
-        exitCode = 1;
-        finish();
-      },
-    );
+    leading = true;
+    void caches.then((ok) => {
+      if (ok) controller.run();
+    });
   };
   if (config.leaderElection) {
     elector = new LeaderElector({
@@ -97,6 +109,7 @@ export async function main(argv: string[]): Promise<number> {
         startController();
       },
       onStoppedLeading: () => {
+        leading = false;
         log.warn({ event: 'leader_lost', identity: config.identity }, 'lost the lease; exiting');
         exitCode = 1;
         finish();

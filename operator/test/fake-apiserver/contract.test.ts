@@ -4,5 +4,6 @@ import { FakeApiServer } from './server.ts';
 
 describeKubeContract('in-process fake API server', async () => {
   const api = await FakeApiServer.start();
-  return { kc: api.kubeConfig(), namespace: 'contract', compact: () => api.store.compact(), close: () => api.close() };
+  api.store.create(api.store.find('', 'v1', 'namespaces')!, undefined, { metadata: { name: 'contract' } });
+  return { kc: api.kubeConfig(), namespace: 'contract', compact: () => api.store.compact(), historyLimit: (n) => (api.store.historyLimit = n), close: () => api.close() };
 });

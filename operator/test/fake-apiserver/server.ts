@@ -1,10 +1,20 @@
 /**
  * An in-process Kubernetes API server over `Store`, spoken to by the real
- * `@kubernetes/client-node` (so informers, watches and server-side apply go
- * through real HTTP). Discovery, list/watch with resourceVersions and 410
- * Gone, create/replace/patch (merge, JSON, strategic treated as merge, apply)
- * with 409 on stale writes, status subresources, finalizers, background GC,
- * and CustomResourceDefinitions: creating one serves its resource.
+ * `@kubernetes/client-node`, `helm` and `kubectl` (so informers, watches and
+ * server-side apply go through real HTTP). Discovery, list/watch with
+ * resourceVersions and 410 Gone (also once the bounded watch history was
+ * trimmed past a watcher), create/replace/patch (JSON merge, JSON patch,
+ * strategic merge with the built-in kinds' list semantics, apply) with 409
+ * on stale writes, status subresources, finalizers, background GC,
+ * CustomResourceDefinitions (creating one serves its resource), and server
+ * side printing (Tables with the CRD's printer columns).
+ *
+ * Strict where Kubernetes is strict (`builtins.ts`): time formats per field
+ * (a Lease with millisecond MicroTimes is refused), PUT without
+ * resourceVersion where the kind requires it, immutable fields, strategic
+ * merge patch refused for custom resources. `enableRbac()` turns on bearer
+ * token authentication and RBAC authorization from the stored roles
+ * (`rbac.ts`).
  *
  * Fault injection for tests: latency, scripted failures (500/429/...), and
  * dropping every open watch.
@@ -14,32 +24,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import { allowsUnconditionalUpdate, BUILTIN_TYPES, checkImmutable, checkTimes, isBuiltin } from './builtins.ts';
+import { Rbac, type RequestAttributes, serviceAccountUser, type UserInfo } from './rbac.ts';
 import { ApiError, apiVersionOf, jsonPatch, matchesFieldSelector, matchesLabelSelector, mergePatch, type Obj, type ResourceType, Store, type StoredEvent, typeKeyOf } from './store.ts';
-
-const CORE: ResourceType[] = [
-  { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false, status: true, shortNames: ['ns'] },
-  { group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, status: true, shortNames: ['po'] },
-  { group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true, status: true, shortNames: ['svc'] },
-  { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', singular: 'secret', namespaced: true, status: false },
-  { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', singular: 'configmap', namespaced: true, status: false, shortNames: ['cm'] },
-  { group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', namespaced: true, status: true, shortNames: ['pvc'] },
-  { group: '', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, status: false, shortNames: ['ev'] },
-  { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount', namespaced: true, status: false, shortNames: ['sa'] },
-  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', singular: 'statefulset', namespaced: true, status: true, shortNames: ['sts'] },
-  { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', namespaced: true, status: true, shortNames: ['pdb'] },
-  { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true, status: false },
-  { group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass', namespaced: false, status: false, shortNames: ['sc'] },
-  {
-    group: 'apiextensions.k8s.io',
-    version: 'v1',
-    kind: 'CustomResourceDefinition',
-    plural: 'customresourcedefinitions',
-    singular: 'customresourcedefinition',
-    namespaced: false,
-    status: true,
-    shortNames: ['crd'],
-  },
-];
+import { crdLists, strategicMerge, DEFAULT_LISTS } from './structured.ts';
+import { type PrinterColumn, toTable, wantsTable } from './table.ts';
 
 export interface Fault {
   /** Matches `METHOD path` (path without query), e.g. /PATCH .*statefulsets/ */
@@ -73,10 +62,14 @@ export class FakeApiServer {
   /** Optional admission for custom resources (the CRD's schema and CEL rules). */
   crdValidator: CrdValidator | undefined;
   url = '';
+  /** RBAC, once `enableRbac()` was called (until then every request is an administrator's). */
+  rbac: Rbac | undefined;
+  readonly #tokens = new Map<string, UserInfo>();
+  static readonly ADMIN_TOKEN = 'fake-apiserver-admin';
 
   private constructor(store: Store) {
     this.store = store;
-    for (const t of CORE) store.register(t);
+    for (const t of BUILTIN_TYPES) store.register(t);
     this.#server = createServer((req, res) => void this.#handle(req, res));
     store.onEvent((e) => this.#fanOut(e));
   }
@@ -89,28 +82,53 @@ export class FakeApiServer {
     return s;
   }
 
-  kubeConfig(): KubeConfig {
+  /** Turns on token authentication and RBAC; the admin token (system:masters) is what `kubeConfig()` uses by default. */
+  enableRbac(): Rbac {
+    this.rbac ??= new Rbac(this.store);
+    this.#tokens.set(FakeApiServer.ADMIN_TOKEN, { name: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] });
+    return this.rbac;
+  }
+
+  /** A token authenticating as ServiceAccount `namespace/name` (what the kubelet would mount). */
+  serviceAccountToken(namespace: string, name: string): string {
+    const token = `sa-${namespace}-${name}-${this.#tokens.size}`;
+    this.#tokens.set(token, serviceAccountUser(namespace, name));
+    return token;
+  }
+
+  kubeConfig(token?: string): KubeConfig {
     const kc = new KubeConfig();
+    const t = token ?? (this.rbac ? FakeApiServer.ADMIN_TOKEN : undefined);
     kc.loadFromOptions({
       clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
-      users: [{ name: 'fake' }],
+      users: [{ name: 'fake', ...(t ? { token: t } : {}) }],
       contexts: [{ name: 'fake', cluster: 'fake', user: 'fake', namespace: 'default' }],
       currentContext: 'fake',
     });
     return kc;
   }
 
-  /** A kubeconfig file body pointing at this server (for child processes). */
-  kubeConfigYaml(): string {
+  /** A kubeconfig file body pointing at this server (for child processes, helm and kubectl). */
+  kubeConfigYaml(token?: string): string {
+    const t = token ?? (this.rbac ? FakeApiServer.ADMIN_TOKEN : undefined);
     return [
       'apiVersion: v1',
       'kind: Config',
       `clusters: [{name: fake, cluster: {server: "${this.url}", insecure-skip-tls-verify: true}}]`,
-      'users: [{name: fake, user: {}}]',
+      `users: [{name: fake, user: {${t ? `token: "${t}"` : ''}}}]`,
       'contexts: [{name: fake, context: {cluster: fake, user: fake, namespace: default}}]',
       'current-context: fake',
       '',
     ].join('\n');
+  }
+
+  /** The user a request authenticates as (undefined: RBAC off, every request is allowed). */
+  #authenticate(req: IncomingMessage): UserInfo | undefined {
+    if (!this.rbac) return undefined;
+    const m = /^Bearer\s+(\S+)$/.exec(String(req.headers['authorization'] ?? ''));
+    const user = m ? this.#tokens.get(m[1]!) : undefined;
+    if (!user) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    return user;
   }
 
   failNext(match: RegExp, status: number, times = 1): void {
@@ -152,11 +170,13 @@ export class FakeApiServer {
   }
 
   async #route(req: IncomingMessage, res: ServerResponse, url: URL, body: string): Promise<void> {
+    const user = this.#authenticate(req);
     const path = url.pathname.replace(/\/+$/, '');
     const segs = path.split('/').filter(Boolean);
+    // Discovery is open to every authenticated user (system:discovery).
     if (path === '/api') return sendJson(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
     if (path === '/apis') return sendJson(res, 200, this.#groupList());
-    if (path === '/version') return sendJson(res, 200, { major: '1', minor: '33', gitVersion: 'v1.33.0-fake' });
+    if (path === '/version') return sendJson(res, 200, { major: '1', minor: '33', gitVersion: 'v1.33.0-fake', platform: 'linux/amd64' });
     let group = '';
     let version: string;
     let rest: string[];
@@ -182,28 +202,55 @@ export class FakeApiServer {
     const q = url.searchParams;
     const manager = q.get('fieldManager') ?? userAgentManager(req);
     const dryRun = q.get('dryRun') === 'All';
+    const watching = q.get('watch') === 'true' || q.get('watch') === '1';
+    // A list or watch narrowed to one name by field selector is authorized for that name.
+    const selectedName = /(?:^|,)metadata\.name=([^,]+)/.exec(q.get('fieldSelector') ?? '')?.[1];
+    const verb =
+      req.method === 'GET' ? (name !== undefined ? 'get' : watching ? 'watch' : 'list') : req.method === 'POST' ? 'create' : req.method === 'PUT' ? 'update' : req.method === 'PATCH' ? 'patch' : req.method === 'DELETE' ? (name === undefined ? 'deletecollection' : 'delete') : '';
+    const attrs: RequestAttributes = { verb, apiGroup: group, resource: sub ? `${plural}/${sub}` : plural!, name: name ?? selectedName, namespace: t.namespaced ? ns : undefined };
+    if (user) this.rbac!.authorize(user, attrs);
+    const namespaced = (o: Obj) => (t.namespaced ? (ns ?? o?.metadata?.namespace) : undefined);
     switch (req.method) {
-      case 'GET':
+      case 'GET': {
         if (name === undefined) {
-          if (q.get('watch') === 'true' || q.get('watch') === '1') return this.#watch(res, t, ns, q);
-          return this.#list(res, t, ns, q);
+          if (watching) return this.#watch(res, t, ns, q);
+          return this.#list(req, res, t, ns, q);
         }
-        return sendJson(res, 200, this.store.get(t, ns, name));
+        const obj = this.store.get(t, ns, name);
+        if (wantsTable(req.headers['accept'])) return sendJson(res, 200, toTable([obj], this.#printerColumns(t), String(this.store.resourceVersion)));
+        return sendJson(res, 200, obj);
+      }
       case 'POST': {
         if (name !== undefined) throw new ApiError(405, 'MethodNotAllowed', 'POST to a named resource');
         const obj = parseJson(body) as Obj;
+        if (t.namespaced && ns !== undefined && obj?.metadata?.namespace !== undefined && obj.metadata.namespace !== ns) {
+          throw new ApiError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+        }
+        if (t.namespaced && t.kind !== 'Namespace') {
+          const nsName = ns ?? obj?.metadata?.namespace;
+          if (nsName === undefined || !this.store.tryGet(this.store.find('', 'v1', 'namespaces')!, undefined, nsName)) throw new ApiError(404, 'NotFound', `namespaces "${nsName ?? ''}" not found`);
+        }
+        if (!obj?.metadata?.name && typeof obj?.metadata?.['generateName'] === 'string') obj.metadata.name = `${obj.metadata['generateName'] as string}${Math.random().toString(36).slice(2, 7)}`;
+        this.#decode(t, obj);
         if (dryRun) return sendJson(res, 201, obj);
         this.#admit(t, obj, undefined);
-        const created = this.store.create(t, ns ?? obj?.metadata?.namespace, obj, manager);
+        const created = this.store.create(t, namespaced(obj), obj, manager);
         this.#afterWrite(t, created);
         return sendJson(res, 201, created);
       }
       case 'PUT': {
         const obj = parseJson(body) as Obj;
         if (name === undefined || obj?.metadata?.name !== name) throw new ApiError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
+        this.#decode(t, obj);
         const old = this.store.get(t, ns, name);
-        this.#admit(t, sub === 'status' ? { ...old, status: obj['status'] } : { ...obj, status: old['status'] }, old);
-        const updated = this.store.update(t, ns, obj, { subresource: sub === 'status' ? 'status' : undefined, manager, requireRv: t.kind === 'Lease' ? false : false });
+        if (!obj.metadata.resourceVersion && !allowsUnconditionalUpdate(t)) {
+          throw new ApiError(422, 'Invalid', `${t.kind} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`);
+        }
+        const next = sub === 'status' ? { ...old, status: obj['status'] } : { ...obj, status: old['status'] };
+        if (sub !== 'status') checkImmutable(t, next, old);
+        this.#admit(t, next, old);
+        if (dryRun) return sendJson(res, 200, next);
+        const updated = this.store.update(t, ns, obj, { subresource: sub === 'status' ? 'status' : undefined, manager });
         this.#afterWrite(t, updated);
         return sendJson(res, 200, updated);
       }
@@ -214,21 +261,32 @@ export class FakeApiServer {
         if (type === 'application/apply-patch+yaml' || type === 'application/apply-patch+cbor') {
           const cfg = parseYaml(body) as Obj;
           if (cfg?.metadata?.name !== name) throw new ApiError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
+          this.#decode(t, cfg);
           const old = this.store.tryGet(t, ns, name);
           if (q.get('fieldManager') === null) throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
-          if (dryRun) return sendJson(res, 200, cfg);
-          this.#admit(t, old ? (mergePatch(old, cfg) as Obj) : cfg, old);
+          // Apply that creates is authorized as create too (Kubernetes: "patch" alone cannot create).
+          if (!old && user) this.rbac!.authorize(user, { ...attrs, verb: 'create' });
+          if (!old && t.namespaced && !this.store.tryGet(this.store.find('', 'v1', 'namespaces')!, undefined, ns ?? '')) throw new ApiError(404, 'NotFound', `namespaces "${ns ?? ''}" not found`);
+          const merged = old ? (mergePatch(old, cfg) as Obj) : cfg;
+          if (old && sub !== 'status') checkImmutable(t, merged, old);
+          this.#admit(t, merged, old);
+          if (dryRun) return sendJson(res, 200, merged);
           result = this.store.apply(t, ns, cfg, manager, q.get('force') === 'true', sub === 'status' ? 'status' : undefined);
         } else {
           const cur = this.store.get(t, ns, name);
           const patch = parseJson(body);
           let next: Obj;
           if (type === 'application/json-patch+json') next = jsonPatch(cur, patch as never) as Obj;
-          else if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') next = mergePatch(cur, patch) as Obj;
-          else throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got ${type})`);
+          else if (type === 'application/merge-patch+json') next = mergePatch(cur, patch) as Obj;
+          else if (type === 'application/strategic-merge-patch+json') {
+            if (!isBuiltin(t)) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
+            next = strategicMerge(cur, patch, t.lists ?? DEFAULT_LISTS) as Obj;
+          } else throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${type})`);
+          this.#decode(t, next);
           // A patch carries a resourceVersion only when the client sent one (optimistic lock).
           const sentRv = (patch as Obj)?.metadata?.resourceVersion;
           if (!sentRv && !(type === 'application/json-patch+json' && JSON.stringify(patch).includes('resourceVersion'))) next.metadata.resourceVersion = cur.metadata.resourceVersion;
+          if (sub !== 'status') checkImmutable(t, next, cur);
           if (dryRun) return sendJson(res, 200, next);
           this.#admit(t, next, cur);
           result = this.store.update(t, ns, next, { subresource: sub === 'status' ? 'status' : undefined, manager });
@@ -248,13 +306,29 @@ export class FakeApiServer {
     }
   }
 
+  /** What decoding the request body does on a real server: time fields checked (and Time normalized). */
+  #decode(t: ResourceType, obj: Obj): void {
+    if (!obj || typeof obj !== 'object' || typeof obj.metadata !== 'object') throw new ApiError(400, 'BadRequest', `${t.kind} in version "${t.version}" cannot be handled as a ${t.kind}: missing metadata`);
+    checkTimes(t, obj);
+  }
+
   #admit(t: ResourceType, obj: Obj, old: Obj | undefined): void {
-    if (!this.crdValidator || t.group === '' || CORE.includes(t)) return;
-    const crd = this.store.list(this.store.find('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!).find((c) => {
+    if (!this.crdValidator || isBuiltin(t)) return;
+    const crd = this.#crdOf(t);
+    if (crd) this.crdValidator(crd, obj, old);
+  }
+
+  #crdOf(t: ResourceType): Obj | undefined {
+    return this.store.list(this.store.find('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!).find((c) => {
       const spec = c['spec'] as { group: string; names: { plural: string } };
       return spec.group === t.group && spec.names.plural === t.plural;
     });
-    if (crd) this.crdValidator(crd, obj, old);
+  }
+
+  #printerColumns(t: ResourceType): PrinterColumn[] {
+    const crd = isBuiltin(t) ? undefined : this.#crdOf(t);
+    const v = (crd?.['spec'] as { versions?: { name: string; additionalPrinterColumns?: PrinterColumn[] }[] } | undefined)?.versions?.find((x) => x.name === t.version);
+    return v?.additionalPrinterColumns ?? [];
   }
 
   /** CRDs: serve the resource and report it Established, like the apiextensions controller. */
@@ -264,7 +338,7 @@ export class FakeApiServer {
       group: string;
       scope: string;
       names: { kind: string; plural: string; singular?: string; shortNames?: string[] };
-      versions: { name: string; served: boolean; storage: boolean; subresources?: { status?: unknown } }[];
+      versions: { name: string; served: boolean; storage: boolean; subresources?: { status?: unknown }; schema?: { openAPIV3Schema?: Parameters<typeof crdLists>[0] } }[];
     };
     for (const v of spec.versions.filter((x) => x.served)) {
       this.store.register({
@@ -276,6 +350,7 @@ export class FakeApiServer {
         namespaced: spec.scope === 'Namespaced',
         status: v.subresources?.status !== undefined,
         ...(spec.names.shortNames ? { shortNames: spec.names.shortNames } : {}),
+        lists: crdLists(v.schema?.openAPIV3Schema),
       });
     }
     const st = obj['status'] as { conditions?: { type: string }[] } | undefined;
@@ -305,11 +380,13 @@ export class FakeApiServer {
     }
   }
 
-  #list(res: ServerResponse, t: ResourceType, ns: string | undefined, q: URLSearchParams): void {
+  #list(req: IncomingMessage, res: ServerResponse, t: ResourceType, ns: string | undefined, q: URLSearchParams): void {
     const items = this.store
       .list(t, ns)
       .filter((o) => matchesLabelSelector(o.metadata.labels, q.get('labelSelector') ?? undefined) && matchesFieldSelector(o, q.get('fieldSelector') ?? undefined));
-    sendJson(res, 200, { kind: `${t.kind}List`, apiVersion: apiVersionOf(t), metadata: { resourceVersion: String(this.store.resourceVersion) }, items });
+    const rv = String(this.store.resourceVersion);
+    if (wantsTable(req.headers['accept'])) return sendJson(res, 200, toTable(items, this.#printerColumns(t), rv));
+    sendJson(res, 200, { kind: `${t.kind}List`, apiVersion: apiVersionOf(t), metadata: { resourceVersion: rv }, items });
   }
 
   #watch(res: ServerResponse, t: ResourceType, ns: string | undefined, q: URLSearchParams): void {

@@ -10,6 +10,10 @@
  * against a real k3s API server (e2e/, where Docker exists).
  */
 import { randomUUID } from 'node:crypto';
+import { ApiError } from './errors.ts';
+import { applyMerge, DEFAULT_LISTS, deletePath, getPath, isObject, leafPaths, leafValue, type ListTypes } from './structured.ts';
+
+export { ApiError };
 
 export type Obj = {
   apiVersion?: string;
@@ -43,16 +47,8 @@ export interface ResourceType {
   /** Has a `/status` subresource: the main resource ignores status, `/status` ignores everything else. */
   readonly status: boolean;
   readonly shortNames?: string[];
-}
-
-export class ApiError extends Error {
-  readonly code: number;
-  readonly reason: string;
-  constructor(code: number, reason: string, message: string) {
-    super(message);
-    this.code = code;
-    this.reason = reason;
-  }
+  /** List semantics for server-side apply and strategic merge patch (default: every list atomic). */
+  readonly lists?: ListTypes;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -67,49 +63,6 @@ export const apiVersionOf = (t: ResourceType): string => (t.group ? `${t.group}/
 export const typeKeyOf = (t: ResourceType): string => `${t.group}/${t.plural}`;
 
 const clone = <T>(v: T): T => structuredClone(v);
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Leaf paths of a value: objects recurse, arrays and scalars are leaves. */
-function leafPaths(v: unknown, prefix = ''): Map<string, unknown> {
-  const out = new Map<string, unknown>();
-  if (isObject(v)) {
-    for (const [k, child] of Object.entries(v)) {
-      for (const [p, leaf] of leafPaths(child, `${prefix}/${k}`)) out.set(p, leaf);
-    }
-    if (Object.keys(v).length === 0 && prefix) out.set(prefix, {});
-  } else out.set(prefix, v);
-  return out;
-}
-
-function getPath(v: unknown, path: string): unknown {
-  let cur = v;
-  for (const seg of path.split('/').slice(1)) {
-    if (!isObject(cur)) return undefined;
-    cur = cur[seg];
-  }
-  return cur;
-}
-
-function deletePath(v: Record<string, unknown>, path: string): void {
-  const segs = path.split('/').slice(1);
-  const stack: Record<string, unknown>[] = [v];
-  let cur: unknown = v;
-  for (const seg of segs.slice(0, -1)) {
-    if (!isObject(cur)) return;
-    cur = cur[seg];
-    if (!isObject(cur)) return;
-    stack.push(cur);
-  }
-  if (isObject(cur)) delete cur[segs[segs.length - 1]!];
-  // Drop objects the removal left empty.
-  for (let i = stack.length - 1; i > 0; i--) {
-    if (Object.keys(stack[i]!).length === 0) delete stack[i - 1]![segs[i - 1]!];
-    else break;
-  }
-}
 
 /** RFC 7386 JSON merge patch. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -188,14 +141,6 @@ export function jsonPatch(target: unknown, ops: { op: string; path: string; valu
   return doc;
 }
 
-/** Deep merge for server-side apply: objects merge, arrays and scalars replace. */
-function applyMerge(target: unknown, cfg: unknown): unknown {
-  if (!isObject(cfg) || !isObject(target)) return clone(cfg);
-  const out = clone(target);
-  for (const [k, v] of Object.entries(cfg)) out[k] = applyMerge(out[k], v);
-  return out;
-}
-
 /** The non-metadata, non-status part: what `generation` tracks. */
 function specPart(o: Obj): string {
   const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
@@ -222,6 +167,8 @@ export class Store {
   #rv = 1;
   /** Watches from below this resourceVersion get 410 Gone. */
   compactedRv = 0;
+  /** Watch events kept (all kinds); the oldest quarter goes when there are more. */
+  historyLimit = 20_000;
   readonly now: () => Date;
 
   constructor(now: () => Date = () => new Date()) {
@@ -272,7 +219,12 @@ export class Store {
   #emit(t: ResourceType, type: WatchEventType, obj: Obj): void {
     const e: StoredEvent = { rv: Number(obj.metadata.resourceVersion), type, typeKey: typeKeyOf(t), object: clone(obj) };
     this.#log.push(e);
-    if (this.#log.length > 20_000) this.#log.splice(0, 5_000);
+    // Bounded history (etcd compacts too): a watch that starts below what is
+    // kept gets 410 Gone and must re-list.
+    if (this.#log.length > this.historyLimit) {
+      const dropped = this.#log.splice(0, this.#log.length - Math.floor(this.historyLimit * 0.75));
+      this.compactedRv = Math.max(this.compactedRv, dropped[dropped.length - 1]!.rv);
+    }
     for (const l of this.#listeners) l(e);
   }
 
@@ -333,7 +285,7 @@ export class Store {
     if (t.status && o['status'] === undefined) o['status'] = {};
     o.metadata.resourceVersion = this.#nextRv();
     this.#objects.set(key, o);
-    this.#track(key, manager, [...leafPaths(o).keys()].filter((p) => !IGNORED_APPLY_PATHS.test(p)), true);
+    this.#track(key, manager, [...leafPaths(o, t.lists ?? DEFAULT_LISTS).keys()].filter((p) => !IGNORED_APPLY_PATHS.test(p)), true);
     this.#emit(t, 'ADDED', o);
     return clone(o);
   }
@@ -380,7 +332,7 @@ export class Store {
       if (added.length) throw new ApiError(422, 'Forbidden', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`);
     }
     if (JSON.stringify(next) === JSON.stringify(cur)) return clone(cur);
-    const changed = [...leafPaths(next)].filter(([p, v]) => JSON.stringify(getPath(cur, p)) !== JSON.stringify(v)).map(([p]) => p);
+    const changed = [...leafPaths(next, t.lists ?? DEFAULT_LISTS)].filter(([p, v]) => JSON.stringify(leafValue(cur, p)) !== JSON.stringify(v)).map(([p]) => p);
     this.#track(key, opts.manager ?? 'unknown', changed.filter((p) => !IGNORED_APPLY_PATHS.test(p)), true);
     next.metadata.resourceVersion = this.#nextRv();
     this.#objects.set(key, next);
@@ -404,7 +356,8 @@ export class Store {
     let cur = this.#objects.get(key);
     const scoped = (paths: Iterable<string>) =>
       [...paths].filter((p) => !IGNORED_APPLY_PATHS.test(p) && (subresource === 'status' ? p.startsWith('/status') : !(t.status && p.startsWith('/status'))));
-    const newPaths = new Set(scoped(leafPaths(cfg).keys()));
+    const lists = t.lists ?? DEFAULT_LISTS;
+    const newPaths = new Set(scoped(leafPaths(cfg, lists).keys()));
     if (!cur) {
       if (subresource === 'status') throw new ApiError(404, 'NotFound', `${t.plural} "${name}" not found`);
       const body = clone(cfg);
@@ -422,22 +375,25 @@ export class Store {
     const managers = this.#managers.get(key) ?? new Map<string, ManagerState>();
     const conflicts: string[] = [];
     for (const p of newPaths) {
-      if (JSON.stringify(getPath(cur, p)) === JSON.stringify(getPath(cfg, p))) continue;
+      if (JSON.stringify(leafValue(cur, p)) === JSON.stringify(leafValue(cfg, p))) continue;
       for (const [other, st] of managers) if (other !== manager && st.paths.has(p)) conflicts.push(`conflict with "${other}": ${p.slice(1).replace(/\//g, '.')}`);
     }
     if (conflicts.length && !force) throw new ApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${conflicts.join('; ')}`);
     const mine = managers.get(manager);
     let next = clone(cur) as Record<string, unknown>;
     for (const p of mine?.applied ?? []) {
-      if (newPaths.has(p) || [...newPaths].some((n) => n.startsWith(`${p}/`) || p.startsWith(`${n}/`))) continue;
-      const ownedByOther = [...managers].some(([other, st]) => other !== manager && st.paths.has(p));
+      // Still applied, or an ancestor/descendant of something applied now (an atomic value replaced whole);
+      // a list-map item applied again does not keep fields inside it that this apply omits.
+      const lastSeg = (x: string) => x.slice(x.lastIndexOf('/') + 1);
+      if (newPaths.has(p) || [...newPaths].some((n) => n.startsWith(`${p}/`) || (p.startsWith(`${n}/`) && !lastSeg(n).startsWith('k:')))) continue;
+      const ownedByOther = [...managers].some(([other, st]) => other !== manager && [...st.paths].some((q) => q === p || q.startsWith(`${p}/`)));
       if (!ownedByOther) deletePath(next, p);
     }
     const part = clone(cfg) as Record<string, unknown>;
-    if (subresource === 'status') next = { ...next, status: applyMerge(next['status'], part['status'] ?? {}) };
+    if (subresource === 'status') next = { ...next, status: applyMerge(next['status'], part['status'] ?? {}, lists, ['status']) };
     else {
       if (t.status) delete part['status'];
-      next = applyMerge(next, part) as Record<string, unknown>;
+      next = applyMerge(next, part, lists) as Record<string, unknown>;
     }
     const body = next as Obj;
     body.metadata.resourceVersion = cur.metadata.resourceVersion;
