@@ -90,8 +90,8 @@ describe('admin API, single node with two pools', () => {
     // An idle cluster answers idle records, never NotImplemented.
     expect(reb).toMatchObject({ id: '', status: 'idle', stoppedAt: '0001-01-01T00:00:00Z' });
     expect(reb.pools.map((p) => [p.status, p.progress.elapsed, p.progress.eta])).toEqual([
-      ['None', 0, 0],
-      ['None', 0, 0],
+      ['none', 0, 0],
+      ['none', 0, 0],
     ]);
     // The MinIO PoolStatus keys mc reads, with their types.
     for (const p of list) {

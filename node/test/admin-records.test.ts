@@ -99,7 +99,7 @@ describe('pool.bin and rebalance.bin behind the admin services', () => {
     const st = await rebalanceAdminOf(admin).status();
     expect(st.status).toBe('running');
     expect(st.pools[0]!.progress).toMatchObject({ objects: 2, bytes: 100, remainingBuckets: 2, elapsed: 1_500_000_000, eta: 4_500_000_000 });
-    expect(st.pools[0]!.status).toBe('Started');
+    expect(st.pools[0]!.status).toBe('active');
     expect(st.stopPropagation).toMatchObject({ failedPeers: ['node3:9000'], lastAttemptAt: new Date(started).toISOString() });
     expect((await admin.list()).map((p) => p.status)).toEqual(['rebalancing', 'active']);
     expect(await code(admin.startDecommission([1]))).toBe('XSvcAdminRebalanceAlreadyStarted');

@@ -94,7 +94,7 @@ describe.skipIf(!enabled)('data movement on a 4-node cluster with two pools', ()
     expect(err.Message).toContain('rolled back');
     const rolled = (await admin(c.url(2), creds(), { method: 'GET', path: 'v3/rebalance/status' })).json() as RebalanceStatus;
     expect(rolled.status).toBe('failed');
-    expect(rolled.pools.find((p) => p.participating)).toMatchObject({ status: 'Failed', stopping: false });
+    expect(rolled.pools.find((p) => p.participating)).toMatchObject({ status: 'failed', stopping: false });
     expect(rolled.pools.find((p) => p.participating)!.lastError).toMatch(/start propagation failed/);
     expect(rolled.stopPropagation.failedPeers.join()).toContain(`${c.host(4)}:${c.port}`);
     // Nothing moved; the fence is down on every node (a new key may go to either pool).

@@ -56,8 +56,8 @@ describe.skipIf(!enabled)('expansion then rebalance through a real svc server', 
     const id = /Rebalance ([0-9a-f-]{36}) started/.exec(start.out)?.[1];
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 
-    // … │ Started │ 44 % │ [███░…] 20 % │ 112 │ 4.8 MiB │ 2.3 MiB/s │ 2s │ 8s │
-    const runningRow = /│ Started +│ +[\d.]+ % │ \[.*\] +[\d.]+ % │ +[1-9]\d* │ +[\d.]+ (KiB|MiB) │ +[\d.]+ (KiB|MiB)\/s │ +[\d.]+(ms|s|m) │ +[\d.]+(ms|s|m|h) │/;
+    // … │ active │ 44 % │ [███░…] 20 % │ 112 │ 4.8 MiB │ 2.3 MiB/s │ 2s │ 8s │
+    const runningRow = /│ active +│ +[\d.]+ % │ \[.*\] +[\d.]+ % │ +[1-9]\d* │ +[\d.]+ (KiB|MiB) │ +[\d.]+ (KiB|MiB)\/s │ +[\d.]+(ms|s|m) │ +[\d.]+(ms|s|m|h) │/;
     // Two watchers at once: the JSON status every 50 ms, and the CLI (its own process, which takes
     // a while to start on a loaded machine) until it shows the run with progress and an ETA. Run
     // one after the other in one loop, a slow CLI start could swallow the whole run.
@@ -86,14 +86,14 @@ describe.skipIf(!enabled)('expansion then rebalance through a real svc server', 
     await cli;
     expect(during, 'a running status with progress and an ETA').toBeDefined();
     expect(during!.id).toBe(id);
-    expect(during!.pools[0]).toMatchObject({ status: 'Started', participating: true, stopping: false });
+    expect(during!.pools[0]).toMatchObject({ status: 'active', participating: true, stopping: false });
     expect(during!.pools[0]!.progress.bytes).toBeGreaterThan(0);
     expect(during!.pools[0]!.progress.elapsed).toBeGreaterThan(0);
-    expect(during!.pools[1]).toMatchObject({ status: 'None', participating: false });
+    expect(during!.pools[1]).toMatchObject({ status: 'none', participating: false });
     expect(cliDuring, 'svc rebalance status while it runs: running, with progress, rate, elapsed and ETA').toContain(`Rebalance ${id}: running`);
 
     expect(end.status).toBe('completed');
-    expect(end.pools[0]).toMatchObject({ status: 'Completed', lastError: null });
+    expect(end.pools[0]).toMatchObject({ status: 'completed', lastError: null });
     const [a, b] = await fills();
     expect(Math.abs(a! - b!)).toBeLessThan(0.1);
     expect((await objectJournals(s.roots(1)[0]!)).length).toBeGreaterThan(200);

@@ -105,8 +105,8 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', { timeout: 180
     expect(end.status).toBe('completed');
     expect(end.id).toBe(id);
     expect(end.pools.map((p) => [p.status, p.participating, p.stopping])).toEqual([
-      ['Completed', true, false],
-      ['None', false, false],
+      ['completed', true, false],
+      ['none', false, false],
     ]);
     expect(end.pools[0]!.lastError).toBeNull();
     expect(end.pools[0]!.progress.objects).toBeGreaterThan(10);
@@ -133,8 +133,8 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', { timeout: 180
     expect(st.pools.every((p) => p.progress.objects === 0)).toBe(true);
     // Nothing to move is no error: lastError stays empty, and no pool took part.
     expect(st.pools.map((p) => [p.status, p.participating, p.lastError])).toEqual([
-      ['Completed', false, null],
-      ['Completed', false, null],
+      ['completed', false, null],
+      ['completed', false, null],
     ]);
   });
 
@@ -152,7 +152,7 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', { timeout: 180
     const stopped = await a.rebalanceStatus();
     expect(stopped.status).toBe('stopped');
     expect(stopped.stoppedAt).not.toBe('0001-01-01T00:00:00Z');
-    expect(stopped.pools[0]).toMatchObject({ status: 'Stopped', stopping: false });
+    expect(stopped.pools[0]).toMatchObject({ status: 'stopped', stopping: false });
     expect(stopped.stopPropagation.failedPeers).toEqual([]);
     expect(stopped.stopPropagation.lastAttemptAt).not.toBe('0001-01-01T00:00:00Z');
     expect(layer.poolAdmission()[0]).toEqual({ pool: 0, admitting: true });
@@ -179,7 +179,7 @@ describe.skipIf(!enabled)('rebalance (in process, tmpfs drives)', { timeout: 180
     const recovered = await adminOver(layer, cmdlines, dm).rebalanceStatus();
     expect(recovered.id).toBe(id);
     expect(recovered.status).toBe('stopped');
-    expect(recovered.pools[0]).toMatchObject({ status: 'Stopped', stopping: false });
+    expect(recovered.pools[0]).toMatchObject({ status: 'stopped', stopping: false });
     expect(recovered.pools[0]!.lastError).toMatch(/interrupted: local restarted/);
     expect(dm.rebalancer.runningPools).toEqual([]);
     await new Promise((r) => setTimeout(r, 500));

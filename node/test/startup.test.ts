@@ -74,12 +74,15 @@ describe('svc server start-up', () => {
     expect(cmdline(run.child.pid!)).toContain(`--initial-old-space-size=${SERVER_OLD_SPACE_MB}`);
 
     const events = run.logs().map((l) => l.event);
-    for (const e of ['startup_storage_class', 'host_failure_data_unavailable', 'default_credentials', 'startup_local_disks', 'startup_format_written', 'startup_format_quorum', 'startup_listening']) {
+    for (const e of ['startup_storage_class', 'host_failure_data_unavailable', 'default_credentials', 'startup_local_disks', 'startup_lock_clients', 'startup_format_written', 'startup_format_quorum', 'startup_listening']) {
       expect(events).toContain(e);
     }
     expect(events).not.toContain('zero_redundancy');
     expect(events.indexOf('startup_storage_class')).toBeLessThan(events.indexOf('startup_local_disks'));
-    expect(events.indexOf('startup_local_disks')).toBeLessThan(events.indexOf('startup_format_quorum'));
+    // SPEC: local disks, lock clients, format quorum, in that order
+    expect(events.indexOf('startup_local_disks')).toBeLessThan(events.indexOf('startup_lock_clients'));
+    expect(events.indexOf('startup_lock_clients')).toBeLessThan(events.indexOf('startup_format_quorum'));
+    expect(run.logs().find((l) => l.event === 'startup_lock_clients')?.distributed).toBe(true);
     expect(await run.stop()).toBe(0);
 
     // restart: reuses the format; health endpoints and console can be disabled

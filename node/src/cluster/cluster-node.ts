@@ -139,7 +139,7 @@ export interface ClusterNode {
   readonly localDrives: ReadonlyMap<string, LocalDrive>;
   /** The drive of any endpoint: local, or remote over RPC. */
   driveOf(ep: Endpoint): Drive;
-  /** The object layer's `NamespaceLocker` (quorum across every node's locker). */
+  /** The object layer's `NamespaceLocker` (quorum across every node's locker; its clients are created on first use at the latest). */
   readonly namespaceLocker: DistNamespaceLocker;
   readonly locker: DistLocker;
   readonly peers: ClusterPeers;
@@ -159,6 +159,8 @@ export interface ClusterNode {
     readonly storageNote: () => string | undefined;
     /** Takes the S3 listener's guard: peers calling in are exempt from its connection caps. */
     readonly onGuard: (guard: { trust(address: string | undefined): void }) => void;
+    /** Creates the distributed lock clients (start-up calls it after the local-disk check). */
+    readonly initLockClients: () => void;
   };
   /**
    * Tells every peer that a bucket's metadata changed (versioning, tags,
@@ -260,8 +262,12 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   // One quorum locker over every node: (bucket, object) locks are then
   // independent of placement, which the object layer decides afterwards.
   // A fresh incarnation per process: lockers drop what a killed predecessor still held (lock-server.ts).
-  const locker = new DistLocker({ lockers: peers.lockersFor(allEndpoints, lockServer), owner: `${selfId}#${randomUUID().slice(0, 8)}`, clock, logger });
-  const namespaceLocker = new DistNamespaceLocker({ lockerFor: () => locker, logger });
+  // Its clients are created by start-up between the local-disk check and format quorum (SPEC's order:
+  // `initLockClients`); anything asking for the locker before that creates them then.
+  let lockClients: DistLocker | undefined;
+  const initLockClients = (): DistLocker =>
+    (lockClients ??= new DistLocker({ lockers: peers.lockersFor(allEndpoints, lockServer), owner: `${selfId}#${randomUUID().slice(0, 8)}`, clock, logger }));
+  const namespaceLocker = new DistNamespaceLocker({ lockerFor: initLockClients, logger });
   const first = allEndpoints[0];
   const leader = first !== undefined && isLocal(first);
   const multiNode = allEndpoints.some((ep) => !isLocal(ep));
@@ -312,7 +318,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   let stopLockWatch: (() => void) | undefined;
   logger.info(
     { event: 'cluster_node_created', self: selfId, nodes: distinctHosts(allEndpoints), leader, multiNode, localDrives: [...localDrives.keys()] },
-    'internode RPC, peers and distributed locks ready',
+    'internode RPC and peers ready',
   );
 
   const formatIO = (pool: PoolLayout): FormatIO => ({
@@ -383,9 +389,14 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
       onGuard: (guard) => {
         late.guard = guard;
       },
+      initLockClients: () => {
+        initLockClients();
+      },
     },
     namespaceLocker,
-    locker,
+    get locker() {
+      return initLockClients();
+    },
     peers,
     notifyBucketMetaChanged: async (bucket) => {
       for (const r of await peers.broadcast('reloadBucketMeta', { bucket })) {
@@ -399,7 +410,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     attachReadiness: (readiness, everyMs = 1_000) => {
       stopLockWatch?.();
       const update = () => {
-        const ok = locker.quorumAvailable(true);
+        const ok = initLockClients().quorumAvailable(true);
         readiness.update({ lock: ok }, { lock: ok ? 'lock quorum available' : 'lock RPC majority unreachable' });
       };
       update();
@@ -408,7 +419,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     close: async () => {
       stopLockWatch?.();
       // Releases reach the other lockers before the clients to them close.
-      await locker.close();
+      await lockClients?.close();
       lockServer.stop();
       await peers.close();
       await Promise.all([...localDrives.values()].map((d) => d.flush().catch(() => undefined)));

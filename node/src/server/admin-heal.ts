@@ -11,6 +11,7 @@ import type { UsageReport } from '../object/scanner/usage.ts';
 import {
   type BgHealSet,
   type BgHealState,
+  type ErasureSetInfo,
   nanos,
   type ReplacementInstance,
   type ReplacementRecoveryStatus,
@@ -35,6 +36,8 @@ export interface AdminHealDeps {
   peer(node: string): Promise<LocalHealInfo | undefined>;
   /** A drive's raw file under `.svc.sys` (the recovery tracker). */
   readSys(endpoint: string, path: string): Promise<Uint8Array>;
+  /** The scanners' usage (per set too); undefined before the first cycle. */
+  usage(): Promise<UsageReport | undefined>;
 }
 
 async function allLocal(d: AdminHealDeps): Promise<LocalHealInfo[]> {
@@ -45,14 +48,23 @@ async function allLocal(d: AdminHealDeps): Promise<LocalHealInfo[]> {
 }
 
 export async function backgroundHealStatus(d: AdminHealDeps): Promise<BgHealState> {
-  const [all, infos] = await Promise.all([d.drives(), allLocal(d)]);
+  const [all, infos, usage] = await Promise.all([d.drives(), allLocal(d), d.usage().catch(() => undefined)]);
   const healing = new Set(d.healing());
   for (const i of infos) for (const e of i.healing) healing.add(e);
   const sets: BgHealSet[] = d.pools.flatMap((p) =>
     Array.from({ length: p.setCount }, (_, s): BgHealSet => {
       const ds = all.filter((x) => x.pool === p.index && x.set === s).sort((a, b) => a.slot - b.slot);
       const any = ds.some((x) => healing.has(x.endpoint));
-      return { id: `${p.index}-${s}`, pool_index: p.index, set_index: s, heal_status: any ? 'Healing' : '', heal_priority: any ? 'high' : '', disks: ds.map((x) => adminDiskOf(x, healing)) };
+      const total = usage?.perSet.find((u) => u.pool === p.index && u.set === s)?.objects ?? 0;
+      return {
+        id: `${p.index}-${s}`,
+        pool_index: p.index,
+        set_index: s,
+        heal_status: any ? 'Healing' : '',
+        heal_priority: any ? 'high' : '',
+        total_objects: total,
+        disks: ds.map((x) => adminDiskOf(x, healing)),
+      };
     }),
   );
   const sum = (f: (i: LocalHealInfo) => number) => infos.reduce((a, i) => a + f(i), 0);
@@ -174,16 +186,49 @@ export async function replacementStatus(d: AdminHealDeps, now: number, firstSeen
   };
 }
 
+/**
+ * Server info's `pools` as madmin decodes it: pool index → set index → the
+ * set's usage (its newest scan) and capacity (its drives as measured now).
+ */
+export function erasureSets(
+  pools: readonly PoolLayout[],
+  drives: readonly DriveReport[],
+  usage: UsageReport | undefined,
+  healing: ReadonlySet<string>,
+): Record<string, Record<string, ErasureSetInfo>> {
+  const out: Record<string, Record<string, ErasureSetInfo>> = {};
+  for (const p of pools) {
+    const sets: Record<string, ErasureSetInfo> = {};
+    for (let s = 0; s < p.setCount; s++) {
+      const ds = drives.filter((d) => d.pool === p.index && d.set === s);
+      const u = usage?.perSet.find((x) => x.pool === p.index && x.set === s);
+      sets[String(s)] = {
+        id: s,
+        rawUsage: u?.rawSize ?? 0,
+        rawCapacity: ds.reduce((a, d) => a + d.total, 0),
+        usage: u?.size ?? 0,
+        objectsCount: u?.objects ?? 0,
+        versionsCount: u?.versions ?? 0,
+        deleteMarkersCount: u?.deleteMarkers ?? 0,
+        healDisks: ds.filter((d) => healing.has(d.endpoint)).length,
+      };
+    }
+    out[String(p.index)] = sets;
+  }
+  return out;
+}
+
 /** Server info's object counts and usage from the scanners' records. */
-export function usageFields(u: UsageReport | undefined, reason: string | undefined): Pick<ServerInfoMessage, 'objects' | 'versions' | 'deleteMarkers' | 'usage'> & { dataUsage?: ServerInfoMessage['dataUsage'] } {
+export function usageFields(u: UsageReport | undefined, reason: string | undefined): Pick<ServerInfoMessage, 'objects' | 'versions' | 'deletemarkers' | 'usage'> & { dataUsage?: ServerInfoMessage['dataUsage'] } {
   if (u === undefined) {
     const error = reason ?? 'not measured yet: no scanner cycle has finished (object counts and usage come from the background scanner)';
-    return { objects: { error }, versions: { error }, deleteMarkers: { error }, usage: { error } };
+    // madmin's counts are not omitempty: 0 with the reason, as MinIO answers
+    return { objects: { count: 0, error }, versions: { count: 0, error }, deletemarkers: { count: 0, error }, usage: { size: 0, error } };
   }
   return {
     objects: { count: u.objects },
     versions: { count: u.versions },
-    deleteMarkers: { count: u.deleteMarkers },
+    deletemarkers: { count: u.deleteMarkers },
     usage: { size: u.size },
     dataUsage: {
       lastUpdate: rfc3339(u.lastUpdate),

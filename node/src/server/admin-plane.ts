@@ -52,8 +52,8 @@ import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type RootCredentialSource, staticRootCredential } from '../util/root-credential.ts';
 import { adminDiskOf, type DriveReport, probeDrives } from './admin-drives.ts';
+import { type AdminHealDeps, backgroundHealStatus, erasureSets, replacementStatus, usageFields } from './admin-heal.ts';
 import type { IamService } from './iam-service.ts';
-import { type AdminHealDeps, backgroundHealStatus, replacementStatus, usageFields } from './admin-heal.ts';
 import type { ReadinessReport } from './readiness.ts';
 
 /** Capabilities that other parts of the build provide (flipped on as they land). */
@@ -348,7 +348,8 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         totalDrivesPerSet: pools.map((p) => p.setDriveCount),
       },
       servers,
-      pools: pools.map((p) => {
+      pools: erasureSets(pools, all, usage, healing()),
+      poolCapacity: pools.map((p) => {
         const c = caps?.[p.index];
         return { id: p.index, cmdline: p.cmdline, rawTotal: c?.rawTotal ?? 0, rawFree: c?.rawFree ?? 0, usableTotal: c?.usableTotal ?? 0, usableFree: c?.usableFree ?? 0, usableUsed: usableUsed(c) };
       }),
@@ -369,6 +370,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       if (ep === undefined) return Promise.reject(new SvcError('InternalError', `unknown drive ${endpoint}`));
       return cluster.driveOf(ep).readAll(SYS_VOL, path);
     },
+    usage: () => workers.usage?.() ?? Promise.resolve(undefined),
   };
 
   const services: AdminServices = {

@@ -5,9 +5,10 @@
  * `event`:
  *   1. storage-class check and pool layout   (`startup_storage_class`)  - no disk touched yet
  *   2. local disks: every local drive root must exist (`startup_local_disks`)
- *   3. format quorum per pool, formatting fresh pools (`startup_format_quorum`)
- *   4. services on top of the formatted drives (object layer, S3/admin handlers)
- *   5. listeners (`startup_listening`), then IAM and finalization (the
+ *   3. lock clients (`startup_lock_clients`)
+ *   4. format quorum per pool, formatting fresh pools (`startup_format_quorum`)
+ *   5. services on top of the formatted drives (object layer, S3/admin handlers)
+ *   6. listeners (`startup_listening`), then IAM and finalization (the
  *      services' `finalize`: the bucket sync) → ready
  *
  * When format quorum cannot be reached yet (drives unreachable), the
@@ -110,6 +111,8 @@ export interface ServerDeps {
   readonly storageNote?: () => string | undefined;
   /** Receives the S3 listener's guard once it exists (cluster peers are exempt from its connection caps). */
   readonly onGuard?: (guard: HttpGuard) => void;
+  /** Creates the distributed lock clients: start-up step 3, after the local disks and before format quorum (SPEC). */
+  readonly initLockClients?: () => void;
 }
 
 export interface RunningServer {
@@ -271,7 +274,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log.info({ event: 'startup_local_disks', drives: local.flat().filter(Boolean).length, remote: local.flat().filter((l) => !l).length }, 'local drives present');
   await countStart([...new Set(pools.flatMap((p, pi) => p.endpoints.filter((_e, ei) => local[pi]![ei]).map(drivePath)))], log);
 
-  // 3. format quorum
+  // 3. lock clients (SPEC: local disks, lock clients, format quorum, in that order)
+  deps.initLockClients?.();
+  log.info({ event: 'startup_lock_clients', distributed: deps.initLockClients !== undefined }, 'lock clients created');
+
+  // 4. format quorum
   let deploymentId: string | undefined;
   let formats: { reference: FormatFile; slots: readonly SlotStatus[] }[] | undefined;
   const tryFormat = async (): Promise<string | undefined> => {
@@ -420,7 +427,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     });
   };
 
-  // 4/5. services, IAM, finalization
+  // 5/6. services, IAM, finalization
   const finishStartup = async () => {
     await refreshStorage();
     if (deps.buildServices && deploymentId && formats) {

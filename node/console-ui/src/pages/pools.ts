@@ -234,7 +234,7 @@ function rebalanceCard(r: PoolsResponse, refresh: () => void): HTMLElement {
                     formatPercent(p.used),
                     `${formatBytes(p.progress.bytes)}, ${formatCount(p.progress.objects)} objects`,
                     elapsed > 0 ? formatRate(p.progress.bytes / elapsed) : '–',
-                    p.status === 'Started' && p.progress.eta > 0 ? `about ${formatDuration(p.progress.eta / 1e9)}` : '–',
+                    p.status === 'active' && p.progress.eta > 0 ? `about ${formatDuration(p.progress.eta / 1e9)}` : '–',
                     p.lastError ?? '',
                   ];
                 }),

@@ -93,14 +93,34 @@ export function adminSubpath(path: string): string | undefined {
   return undefined;
 }
 
-/** The route a method and sub-path address (no parameters looked at yet). */
+/** The API versions every route answers under: madmin-go asks for `/v4` today, older clients and SPEC's paths use `/v3`. */
+export const ADMIN_API_VERSIONS = ['v3', 'v4'] as const;
+
+/** A route's path without its version (`pools/list`). */
+export function unversioned(path: string): string {
+  return path.replace(/^v\d+\//, '');
+}
+
+/**
+ * The route a method and sub-path address (no parameters looked at yet).
+ * Every route answers under `/v3/` and `/v4/` alike. A fixed route wins over
+ * the heal route's bucket/prefix path (`heal/replacement-recovery` is the
+ * replacement route for GET, a heal of that bucket for POST).
+ */
 export function matchRoute(method: string, sub: string): { route: AdminRoute; rest: string } {
-  const isHeal = sub === 'v3/heal' || sub.startsWith('v3/heal/');
-  const candidates = ADMIN_ROUTES.filter((r) => (r.op === 'Heal' ? isHeal : r.path === sub));
-  if (candidates.length === 0) throw new SvcError('XSvcAdminNoSuchRoute', `no admin API route at "${sub}"; see docs/admin-api.md for the routes`);
-  const route = candidates.find((r) => r.method === method);
-  if (route === undefined) throw new SvcError('MethodNotAllowed', `${sub} takes ${candidates.map((r) => r.method).join(' or ')}, not ${method}`);
-  return { route, rest: route.op === 'Heal' ? sub.slice('v3/heal'.length).replace(/^\//, '') : '' };
+  const m = /^(v\d+)\/(.*)$/s.exec(sub);
+  const version = m?.[1];
+  const path = m?.[2] ?? '';
+  const known = version !== undefined && (ADMIN_API_VERSIONS as readonly string[]).includes(version);
+  const fixed = known ? ADMIN_ROUTES.filter((r) => r.op !== 'Heal' && unversioned(r.path) === path) : [];
+  const isHeal = known && (path === 'heal' || path.startsWith('heal/'));
+  const route = fixed.find((r) => r.method === method) ?? (isHeal && method === 'POST' ? ADMIN_ROUTES.find((r) => r.op === 'Heal') : undefined);
+  if (route === undefined) {
+    const methods = [...fixed.map((r) => r.method), ...(isHeal ? ['POST'] : [])];
+    if (methods.length === 0) throw new SvcError('XSvcAdminNoSuchRoute', `no admin API route at "${sub}"; see docs/admin-api.md for the routes`);
+    throw new SvcError('MethodNotAllowed', `${sub} takes ${[...new Set(methods)].join(' or ')}, not ${method}`);
+  }
+  return { route, rest: route.op === 'Heal' ? path.slice('heal'.length).replace(/^\//, '') : '' };
 }
 
 export interface EndpointLayout extends HealLayout {

@@ -105,11 +105,11 @@ export function rebalanceView(r: RebalanceStatus): string {
   const rows = r.pools.map((p) => {
     const elapsed = p.progress.elapsed / 1e6;
     const eta = p.progress.eta / 1e6;
-    const moving = p.status === 'Started';
+    const moving = p.status === 'active' || p.status === 'stopping';
     return [
       p.id,
       p.cmdline,
-      p.status + (p.stopping ? ' (stopping)' : ''),
+      p.status,
       formatPercent(p.used),
       moving ? progressBar(elapsed + eta > 0 ? elapsed / (elapsed + eta) : 0, 16) : '-',
       p.progress.objects,
@@ -165,9 +165,9 @@ export function infoView(m: ServerInfoMessage): string {
     ),
     ['left', 'right', 'right', 'right', 'left', 'right', 'right', 'right'],
   );
-  const usableTotal = m.pools.reduce((a, p) => a + p.usableTotal, 0);
-  const usableFree = m.pools.reduce((a, p) => a + p.usableFree, 0);
-  const used = m.pools.reduce((a, p) => a + p.usableUsed, 0);
+  const usableTotal = m.poolCapacity.reduce((a, p) => a + p.usableTotal, 0);
+  const usableFree = m.poolCapacity.reduce((a, p) => a + p.usableFree, 0);
+  const used = m.poolCapacity.reduce((a, p) => a + p.usableUsed, 0);
   const online = m.backend.onlineDisks;
   const offline = m.backend.offlineDisks;
   return [
@@ -183,9 +183,9 @@ export function infoView(m: ServerInfoMessage): string {
 /** What the scanners counted (or why nothing is counted yet). */
 function usageLines(m: ServerInfoMessage): string[] {
   const u = m.dataUsage;
-  if (m.objects.count === undefined || u === undefined) return [`Objects and data usage: ${m.objects.error ?? 'not measured yet'}`];
+  if (m.objects.error !== undefined || u === undefined) return [`Objects and data usage: ${m.objects.error ?? 'not measured yet'}`];
   const lines = [
-    `Objects: ${m.objects.count} (${m.versions.count ?? 0} versions, ${m.deleteMarkers.count ?? 0} delete markers), ${formatBytes(m.usage.size ?? 0)} of data (${formatBytes(u.rawSize)} on the drives); scanned ${formatTime(u.lastUpdate)}`,
+    `Objects: ${m.objects.count} (${m.versions.count ?? 0} versions, ${m.deletemarkers.count ?? 0} delete markers), ${formatBytes(m.usage.size ?? 0)} of data (${formatBytes(u.rawSize)} on the drives); scanned ${formatTime(u.lastUpdate)}`,
   ];
   if (u.buckets.length > 0) {
     lines.push(

@@ -187,12 +187,17 @@ export function poolStatusOf(
 }
 
 const WIRE_STATUS: Record<RebalancePoolEntry['state'], RebalanceWireStatus> = {
-  none: 'None',
-  started: 'Started',
-  completed: 'Completed',
-  stopped: 'Stopped',
-  failed: 'Failed',
+  none: 'none',
+  started: 'active',
+  completed: 'completed',
+  stopped: 'stopped',
+  failed: 'failed',
 };
+
+function wireStatus(e: RebalancePoolEntry | undefined): RebalanceWireStatus {
+  if (e === undefined) return 'none';
+  return e.state === 'started' && e.stopping ? 'stopping' : WIRE_STATUS[e.state];
+}
 
 /**
  * Remaining time of one pool's move, from its rate so far: the bytes it
@@ -218,7 +223,7 @@ export function rebalanceStatusOf(meta: RebalanceMeta | undefined, pools: readon
     return {
       id: desc.id,
       cmdline: desc.cmdline,
-      status: e === undefined ? 'None' : WIRE_STATUS[e.state],
+      status: wireStatus(e),
       stopping: e?.stopping ?? false,
       participating: e?.participating ?? false,
       used: fraction(usableUsed(cap), cap?.usableTotal ?? 0),

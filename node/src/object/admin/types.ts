@@ -105,7 +105,13 @@ export interface DecommissionStatusReport {
 
 // ---- rebalance (shapes §2.3)
 
-export type RebalanceWireStatus = 'None' | 'Started' | 'Completed' | 'Stopped' | 'Failed';
+/**
+ * A pool's rebalance status in SPEC's words: `active` while it moves data,
+ * `stopping` until a stop took effect, then `stopped`; `completed`, `failed`,
+ * or `none` for a pool that never took part. (MinIO writes `Started`,
+ * `Completed`…; madmin decodes any string.)
+ */
+export type RebalanceWireStatus = 'none' | 'active' | 'stopping' | 'stopped' | 'completed' | 'failed';
 
 export interface RebalancePoolStatus {
   id: number;
@@ -246,7 +252,8 @@ export interface HealProgress {
  */
 export interface HealTaskStatus {
   Summary: 'not started' | 'running' | 'stopped' | 'finished' | 'failed';
-  Detail?: string;
+  /** Why it stopped or failed; empty otherwise. */
+  Detail: string;
   StartTime: Rfc3339;
   Settings: HealOpts;
   Items: HealResultItem[] | null;
@@ -262,6 +269,8 @@ export interface BgHealSet {
   set_index: number;
   heal_status: '' | 'Healing';
   heal_priority: '' | 'high';
+  /** Objects in the set at the scanner's last scan of it (0 before the first). */
+  total_objects: number;
   disks: AdminDisk[];
 }
 
@@ -442,10 +451,12 @@ export interface ServerInfoMessage {
   deploymentID: string;
   region: string;
   buckets: { count: number; error?: string };
-  objects: { count?: number; error?: string };
-  versions: { count?: number; error?: string };
-  deleteMarkers: { count?: number; error?: string };
-  usage: { size?: number; error?: string };
+  /** Counts from the scanner: 0 with `error` saying why while not measured. */
+  objects: { count: number; error?: string };
+  versions: { count: number; error?: string };
+  /** madmin's key is `deletemarkers`. */
+  deletemarkers: { count: number; error?: string };
+  usage: { size: number; error?: string };
   /** svc: what the scanners accounted, per bucket and pool (absent until a cycle finished). */
   dataUsage?: {
     lastUpdate: Rfc3339;
@@ -464,8 +475,26 @@ export interface ServerInfoMessage {
     totalDrivesPerSet: number[];
   };
   servers: ServerProperties[];
+  /** madmin: pool index → set index → the set's usage and capacity (JSON object keys are the indices). */
+  pools: Record<string, Record<string, ErasureSetInfo>>;
   /** svc: usable and raw capacity per pool. */
-  pools: { id: number; cmdline: string; rawTotal: number; rawFree: number; usableTotal: number; usableFree: number; usableUsed: number }[];
+  poolCapacity: { id: number; cmdline: string; rawTotal: number; rawFree: number; usableTotal: number; usableFree: number; usableUsed: number }[];
+}
+
+/** madmin `ErasureSetInfo`: usage from the scanner's last scan of the set, capacity from its drives. */
+export interface ErasureSetInfo {
+  id: number;
+  /** Bytes the set's versions take on its drives (shards and parity). */
+  rawUsage: number;
+  /** Total bytes of the set's drives. */
+  rawCapacity: number;
+  /** Object bytes of every version in the set. */
+  usage: number;
+  objectsCount: number;
+  versionsCount: number;
+  deleteMarkersCount: number;
+  /** Drives of the set being rebuilt. */
+  healDisks: number;
 }
 
 export interface RuntimeCapabilities {

@@ -217,8 +217,11 @@ export class HealSequence {
     const st = this.worker.state;
     const summary: HealTaskStatus['Summary'] =
       st === 'completed' ? 'finished' : st === 'stopped' || st === 'failed' ? 'stopped' : st === 'stopping' ? 'stopped' : 'running';
-    const out: HealTaskStatus = {
+    const detail = this.#detail ?? (this.#stoppedByUser ? 'stopped by the client (forceStop)' : undefined);
+    return {
       Summary: summary,
+      // madmin's `detail` is not omitempty: empty while there is nothing to say
+      Detail: detail ?? '',
       StartTime: rfc3339(this.startTime),
       Settings: this.scope.opts,
       Items: items.length > 0 ? items : null,
@@ -226,9 +229,6 @@ export class HealSequence {
       Path: this.path,
       Progress: this.progress(),
     };
-    const detail = this.#detail ?? (this.#stoppedByUser ? 'stopped by the client (forceStop)' : undefined);
-    if (detail !== undefined) out.Detail = detail;
-    return out;
   }
 
   #push(r: HealResult, always = false): void {

@@ -48,6 +48,8 @@ export interface UsageReport {
   pools: { pool: number; objects: number; versions: number; size: number; rawSize: number }[];
   /** Sets counted. */
   sets: number;
+  /** Every set counted, with its totals over its buckets (the newest scan of it). */
+  perSet: ({ pool: number; set: number } & BucketUsage)[];
 }
 
 export const USAGE_DIR = 'usage';
@@ -99,13 +101,17 @@ export function mergeUsage(records: readonly UsageRecord[], poolCount: number): 
     buckets: {},
     pools: Array.from({ length: poolCount }, (_, pool) => ({ pool, objects: 0, versions: 0, size: 0, rawSize: 0 })),
     sets: newest.size,
+    perSet: [],
   };
   for (const s of newest.values()) {
     out.lastUpdate = Math.max(out.lastUpdate, s.scannedAt);
     const pool = out.pools[s.pool];
+    const set = { pool: s.pool, set: s.set, ...emptyBucketUsage() };
+    out.perSet.push(set);
     for (const [b, u] of Object.entries(s.buckets)) {
       addUsage((out.buckets[b] ??= emptyBucketUsage()), u);
       addUsage(out, u);
+      addUsage(set, u);
       if (pool) {
         pool.objects += u.objects;
         pool.versions += u.versions;
@@ -114,6 +120,7 @@ export function mergeUsage(records: readonly UsageRecord[], poolCount: number): 
       }
     }
   }
+  out.perSet.sort((a, b) => a.pool - b.pool || a.set - b.set);
   return out;
 }
 
