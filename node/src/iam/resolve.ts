@@ -140,7 +140,8 @@ export class IamIndex {
       base = c.parent === null || c.parent === undefined ? this.#rootPrincipal(accessKey, root.accessKey) : this.userPrincipal(c.parent, accessKey);
     } else {
       const subject = c.subject ?? accessKey;
-      base = { kind: 'user', accessKey, canonicalId: subject, root: false, userName: subject, policies: this.#docs(c.policies ?? []) };
+      // an external identity's canonical id names its provider, so it never owns an svc user's buckets
+      base = { kind: 'user', accessKey, canonicalId: `${c.kind === 'ldap' ? 'ldap' : 'oidc'}:${subject}`, root: false, userName: subject, policies: this.#docs(c.policies ?? []) };
     }
     if (base === undefined) return undefined;
     const restrictions = c.sessionPolicy !== undefined ? [parseCached(this.#policies, `sp:${token}`, c.sessionPolicy)] : [];

@@ -12,6 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
 import { createStsHandler } from '../api/sts/index.ts';
+import { verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
 import { RPC_TOKEN_VALIDITY_MS } from '../cluster/rpc-auth.ts';
@@ -175,6 +176,15 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
               region: config.region,
               clock,
               logger: log,
+              webIdentity: () => {
+                const cfg = iam.loaded ? iam.doc().idp.openid : undefined;
+                return cfg && ((token: string) => verifyWebIdentity(cfg, token, clock.now()));
+              },
+              ldap: () => {
+                const doc = iam.loaded ? iam.doc() : undefined;
+                const cfg = doc?.idp.ldap;
+                return cfg && ((user: string, password: string) => verifyLdapUser(cfg, iam.open(cfg.lookupBindPassword), doc!.ldapPolicies, user, password));
+              },
             }),
           },
           loadIam: async () => {

@@ -38,7 +38,11 @@ import {
   type Target,
   updateAccessKey,
   updateGroupMembers,
+  type LdapConfig,
+  mapLdapPolicies,
+  type OpenIdConfig,
 } from '../../iam/state.ts';
+import { parseConfigText } from '../sts/providers.ts';
 import { SvcError } from '../../util/errors.ts';
 
 /** What the routes need of the identity store (`server/iam-service.ts`). */
@@ -407,7 +411,93 @@ const deleteServiceAccount: Handler = async (c, d) => {
   return { status: 204, body: Buffer.alloc(0) };
 };
 
+// ---- identity providers (STS)
+
+function openIdFrom(kv: Map<string, string>): OpenIdConfig {
+  const issuer = kv.get('config_url') ?? '';
+  if (!/^https?:\/\//.test(issuer)) throw new SvcError('InvalidArgument', 'config_url must be the provider\'s http(s) discovery URL (…/.well-known/openid-configuration)');
+  const clientIds = (kv.get('client_id') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (clientIds.length === 0) throw new SvcError('InvalidArgument', 'client_id is required (the audience its tokens carry)');
+  return {
+    issuer,
+    clientIds,
+    claimName: kv.get('claim_name') || 'policy',
+    ...(kv.get('role_policy') ? { rolePolicy: kv.get('role_policy')! } : {}),
+  };
+}
+
+function ldapFrom(kv: Map<string, string>, seal: (s: string) => Secret): LdapConfig {
+  const need = (k: string) => {
+    const v = kv.get(k);
+    if (v === undefined || v === '') throw new SvcError('InvalidArgument', `${k} is required`);
+    return v;
+  };
+  const serverAddr = need('server_addr');
+  if (!/^ldaps?:\/\//.test(serverAddr)) throw new SvcError('InvalidArgument', 'server_addr is an ldap:// or ldaps:// URL');
+  return {
+    serverAddr,
+    lookupBindDn: need('lookup_bind_dn'),
+    lookupBindPassword: seal(need('lookup_bind_password')),
+    userDnSearchBaseDn: need('user_dn_search_base_dn'),
+    userDnSearchFilter: need('user_dn_search_filter'),
+    ...(kv.get('group_search_base_dn') ? { groupSearchBaseDn: kv.get('group_search_base_dn')! } : {}),
+    ...(kv.get('group_search_filter') ? { groupSearchFilter: kv.get('group_search_filter')! } : {}),
+    ...(kv.get('tls_skip_verify') === 'on' || kv.get('tls_skip_verify') === 'true' ? { tlsSkipVerify: true } : {}),
+  };
+}
+
+function idpConfig(kind: 'openid' | 'ldap', method: 'PUT' | 'GET' | 'DELETE'): Handler {
+  return async (c, d) => {
+    need(c, d, 'admin:ConfigUpdate');
+    if (method === 'GET') {
+      const cfg = d.store.doc().idp[kind];
+      if (cfg === undefined) throw new SvcError('XSvcStsNotConfigured', `no ${kind} provider is configured`);
+      const shown = kind === 'ldap' ? { ...cfg, lookupBindPassword: '(set)' } : cfg;
+      return encrypted(c, shown);
+    }
+    if (method === 'DELETE') {
+      await d.store.mutate(`idp.${kind}.remove`, actor(c), {}, (doc) => {
+        delete doc.idp[kind];
+      });
+      return EMPTY;
+    }
+    const kv = parseConfigText((await decryptData(c.secretKey, c.body)).toString('utf8'));
+    if (kind === 'openid') {
+      const cfg = openIdFrom(kv);
+      await d.store.mutate('idp.openid.set', actor(c), { issuer: cfg.issuer }, (doc) => {
+        doc.idp.openid = cfg;
+      });
+    } else {
+      const cfg = ldapFrom(kv, (s) => d.store.seal(s));
+      await d.store.mutate('idp.ldap.set', actor(c), { server: cfg.serverAddr }, (doc) => {
+        doc.idp.ldap = cfg;
+      });
+    }
+    return EMPTY;
+  };
+}
+
+function ldapAttach(detach: boolean): Handler {
+  return async (c, d) => {
+    need(c, d, 'admin:AttachUserOrGroupPolicy');
+    const body = await decryptedJson<{ policies?: unknown; user?: unknown; group?: unknown }>(c, 'policy association');
+    const policies = Array.isArray(body.policies) ? policyList(body.policies.filter((p): p is string => typeof p === 'string').join(',')) : [];
+    const t = target(body.user, body.group);
+    const dn = 'user' in t ? t.user : t.group;
+    const changed = await d.store.mutate(detach ? 'ldap.policy.detach' : 'ldap.policy.attach', actor(c), { dn, policies }, (doc) => mapLdapPolicies(doc, dn, policies, detach));
+    return encrypted(c, { ...(detach ? { policiesDetached: changed } : { policiesAttached: changed }), updatedAt: new Date(d.now()).toISOString() });
+  };
+}
+
 export const IAM_ADMIN_ROUTES: readonly IamRoute[] = [
+  { op: 'SetOpenIdConfig', method: 'PUT', path: 'v3/idp-config/openid/_', summary: 'configure the OpenID Connect provider (encrypted `config_url=… client_id=… claim_name=…`)', handler: idpConfig('openid', 'PUT') },
+  { op: 'GetOpenIdConfig', method: 'GET', path: 'v3/idp-config/openid/_', summary: 'the OpenID Connect provider (encrypted answer)', handler: idpConfig('openid', 'GET') },
+  { op: 'DeleteOpenIdConfig', method: 'DELETE', path: 'v3/idp-config/openid/_', summary: 'remove the OpenID Connect provider', handler: idpConfig('openid', 'DELETE') },
+  { op: 'SetLdapConfig', method: 'PUT', path: 'v3/idp-config/ldap/_', summary: 'configure the LDAP server (encrypted `server_addr=… lookup_bind_dn=… …`)', handler: idpConfig('ldap', 'PUT') },
+  { op: 'GetLdapConfig', method: 'GET', path: 'v3/idp-config/ldap/_', summary: 'the LDAP server (encrypted answer, password hidden)', handler: idpConfig('ldap', 'GET') },
+  { op: 'DeleteLdapConfig', method: 'DELETE', path: 'v3/idp-config/ldap/_', summary: 'remove the LDAP server', handler: idpConfig('ldap', 'DELETE') },
+  { op: 'LdapPolicyAttach', method: 'POST', path: 'v3/idp/ldap/policy/attach', summary: 'attach policies to an LDAP user or group DN (encrypted both ways)', handler: ldapAttach(false) },
+  { op: 'LdapPolicyDetach', method: 'POST', path: 'v3/idp/ldap/policy/detach', summary: 'detach policies from an LDAP DN (encrypted both ways)', handler: ldapAttach(true) },
   { op: 'AddUser', method: 'PUT', path: 'v3/add-user', summary: 'create or update a user (encrypted body {secretKey, status})', handler: addUser },
   { op: 'RemoveUser', method: 'DELETE', path: 'v3/remove-user', summary: 'delete a user and its access keys', handler: removeUserH },
   { op: 'ListUsers', method: 'GET', path: 'v3/list-users', summary: 'every user (encrypted answer)', handler: listUsers },

@@ -1,0 +1,133 @@
+/**
+ * The external identity providers behind STS: an OpenID Connect provider
+ * (ID tokens, or JWT access tokens, verified with `jose` against the keys its
+ * discovery document names) and an LDAP server (a user name and password
+ * checked by binding as the user with `ldapts`). Both are well-kept
+ * libraries for protocols not worth writing again: `jose` handles JWS
+ * algorithms, key rotation and caching of the provider's JWKS; `ldapts` is
+ * a maintained, dependency-light LDAP v3 client with LDAPS and StartTLS.
+ *
+ * Their configuration lives in the identity store (`idp` of the document,
+ * set through the admin API's `idp-config` routes), so every node uses the
+ * same provider.
+ */
+import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
+import { Client } from 'ldapts';
+import type { LdapConfig, OpenIdConfig } from '../../iam/state.ts';
+import { SvcError } from '../../util/errors.ts';
+import type { ExternalIdentity } from './index.ts';
+
+interface Discovered {
+  issuer: string;
+  jwks: ReturnType<typeof createRemoteJWKSet>;
+}
+
+const discovery = new Map<string, Promise<Discovered>>();
+
+async function discover(configUrl: string): Promise<Discovered> {
+  let d = discovery.get(configUrl);
+  if (d === undefined) {
+    d = (async () => {
+      let res: Response;
+      try {
+        res = await fetch(configUrl, { signal: AbortSignal.timeout(10_000) });
+      } catch (err) {
+        throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document ${configUrl} could not be fetched: ${(err as Error).message}`);
+      }
+      if (!res.ok) throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document answered ${res.status}`);
+      const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
+      if (typeof doc.issuer !== 'string' || typeof doc.jwks_uri !== 'string') throw new SvcError('IDPCommunicationError', 'the discovery document names no issuer or jwks_uri');
+      return { issuer: doc.issuer, jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 10_000 }) };
+    })();
+    discovery.set(configUrl, d);
+    d.catch(() => discovery.delete(configUrl));
+  }
+  return d;
+}
+
+function strings(v: unknown): string[] {
+  if (typeof v === 'string') return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (Array.isArray(v)) return v.filter((s): s is string => typeof s === 'string' && s !== '');
+  return [];
+}
+
+/** Verifies a token of the configured provider: signature, issuer, expiry, audience (or authorized party) one of the client ids. */
+export async function verifyWebIdentity(cfg: OpenIdConfig, token: string, now: number): Promise<ExternalIdentity> {
+  const d = await discover(cfg.issuer);
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, d.jwks, { issuer: d.issuer, currentDate: new Date(now), clockTolerance: 60 }));
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('InvalidIdentityToken', `the web identity token is not valid: ${(err as Error).message}`);
+  }
+  const audiences = [...strings(payload.aud), ...strings(payload['azp']), ...strings(payload['client_id'])];
+  if (!cfg.clientIds.some((c) => audiences.includes(c))) throw new SvcError('InvalidIdentityToken', `the token was not issued for a configured client id (${cfg.clientIds.join(', ')})`);
+  const policies = [...strings(payload[cfg.claimName]), ...(cfg.rolePolicy ? strings(cfg.rolePolicy) : [])];
+  if (policies.length === 0) throw new SvcError('AccessDenied', `the token's "${cfg.claimName}" claim names no policy, and no role policy is configured`);
+  const sub = typeof payload.sub === 'string' ? payload.sub : '';
+  const subject = typeof payload['preferred_username'] === 'string' ? (payload['preferred_username'] as string) : sub;
+  if (subject === '') throw new SvcError('InvalidIdentityToken', 'the token has no subject');
+  const claims: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(payload)) {
+    const vals = typeof v === 'number' ? [String(v)] : strings(v);
+    if (vals.length > 0) claims[`jwt:${k}`] = vals;
+  }
+  return { subject, policies, claims, ...(typeof payload.exp === 'number' ? { notAfter: payload.exp * 1000 } : {}) };
+}
+
+/** RFC 4515 escaping of a value placed in a search filter. */
+export function ldapEscape(s: string): string {
+  return s.replace(/[\\*()\0]/g, (c) => `\\${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Checks a user name and password against the configured LDAP server; returns the identity and the policies mapped to its DN and groups. */
+export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mappings: Readonly<Record<string, string[]>>, user: string, password: string): Promise<ExternalIdentity> {
+  if (password === '') throw new SvcError('AccessDenied', 'an empty LDAP password is refused (it would be an anonymous bind)');
+  const tlsOptions = cfg.tlsSkipVerify ? { rejectUnauthorized: false } : undefined;
+  const lookup = new Client({ url: cfg.serverAddr, timeout: 10_000, connectTimeout: 10_000, ...(tlsOptions ? { tlsOptions } : {}) });
+  let userDn: string;
+  const groups: string[] = [];
+  try {
+    try {
+      await lookup.bind(cfg.lookupBindDn, bindPassword);
+    } catch (err) {
+      throw new SvcError('IDPCommunicationError', `the LDAP lookup bind failed: ${(err as Error).message}`);
+    }
+    const found = await lookup.search(cfg.userDnSearchBaseDn, { scope: 'sub', filter: cfg.userDnSearchFilter.replaceAll('%s', ldapEscape(user)), attributes: ['dn'] });
+    if (found.searchEntries.length !== 1) throw new SvcError('AccessDenied', `the LDAP user "${user}" was not found (or not uniquely)`);
+    userDn = found.searchEntries[0]!.dn;
+    if (cfg.groupSearchBaseDn && cfg.groupSearchFilter) {
+      const filter = cfg.groupSearchFilter.replaceAll('%d', ldapEscape(userDn)).replaceAll('%s', ldapEscape(user));
+      const g = await lookup.search(cfg.groupSearchBaseDn, { scope: 'sub', filter, attributes: ['dn'] });
+      groups.push(...g.searchEntries.map((e) => e.dn));
+    }
+  } finally {
+    await lookup.unbind().catch(() => undefined);
+  }
+  const asUser = new Client({ url: cfg.serverAddr, timeout: 10_000, connectTimeout: 10_000, ...(tlsOptions ? { tlsOptions } : {}) });
+  try {
+    await asUser.bind(userDn, password);
+  } catch {
+    throw new SvcError('AccessDenied', 'the LDAP user name or password is wrong');
+  } finally {
+    await asUser.unbind().catch(() => undefined);
+  }
+  const policies = [...new Set([userDn, ...groups].flatMap((dn) => mappings[dn.toLowerCase()] ?? []))];
+  if (policies.length === 0) throw new SvcError('AccessDenied', `no policy is attached to the LDAP user ${userDn} or its groups`);
+  return { subject: user, policies, claims: { 'ldap:username': [user], 'ldap:user': [userDn], 'ldap:groups': groups } };
+}
+
+/** Parses madmin's configuration text: `key=value key="quoted value" ...`. */
+export function parseConfigText(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const re = /\s*([A-Za-z0-9_]+)=(?:"((?:[^"\\]|\\.)*)"|(\S*))/gy;
+  let m: RegExpExecArray | null;
+  let pos = 0;
+  while ((m = re.exec(text)) !== null) {
+    out.set(m[1]!, m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3]!);
+    pos = re.lastIndex;
+  }
+  if (text.slice(pos).trim() !== '') throw new SvcError('InvalidArgument', `cannot read the configuration near "${text.slice(pos, pos + 40)}"; write key=value pairs`);
+  return out;
+}
