@@ -79,7 +79,8 @@ describe.skipIf(!supported)('identity store on a 4-node cluster', () => {
     await Promise.all([adminOn(1).request('PUT', 'v3/add-canned-policy', { name: 'edit-a' }, policyDoc('a')), adminOn(2).request('PUT', 'v3/add-canned-policy', { name: 'edit-b' }, policyDoc('b'))]);
     await Promise.all([attach(3, 'both', ['edit-a']), attach(4, 'both', ['edit-b']), attach(1, 'both', ['readonly'])]);
     for (const k of NODES) {
-      const policies = await adminOn(k).json<Record<string, unknown>>('GET', 'v3/list-canned-policies');
+      // madmin-go's current /v4 paths reach the same routes
+      const policies = await adminOn(k).json<Record<string, unknown>>('GET', k % 2 === 0 ? 'v4/list-canned-policies' : 'v3/list-canned-policies');
       expect(Object.keys(policies.value)).toEqual(expect.arrayContaining(['edit-a', 'edit-b']));
       const info = await adminOn(k).json<{ policyName: string }>('GET', 'v3/user-info', { accessKey: 'both' });
       expect(info.value.policyName.split(',').sort()).toEqual(['edit-a', 'edit-b', 'readonly']);

@@ -523,7 +523,10 @@ export const IAM_ADMIN_ROUTES: readonly IamRoute[] = [
 
 /** The identity route at a method and sub-path (after the admin prefix); undefined for other paths. */
 export function matchIamRoute(method: string, sub: string): IamRoute | { allowed: string[] } | undefined {
-  const hits = IAM_ADMIN_ROUTES.filter((r) => r.path === sub);
+  // every route answers under /v3/ and /v4/ (current madmin-go asks for /v4), as the other admin routes do
+  const m = /^(v3|v4)\/(.*)$/s.exec(sub);
+  if (m === null) return undefined;
+  const hits = IAM_ADMIN_ROUTES.filter((r) => r.path === `v3/${m[2]}`);
   if (hits.length === 0) return undefined;
   return hits.find((r) => r.method === method) ?? { allowed: hits.map((r) => r.method) };
 }
