@@ -71,8 +71,10 @@ describe('Helm charts and samples', () => {
       JSON.parse(JSON.stringify({ ...committed, metadata: { ...committed.metadata, annotations: { ...committed.metadata.annotations, 'helm.sh/resource-policy': undefined } } })),
     );
     const role = out.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'ops-svc-operator')! as unknown as { rules: { resources: string[]; verbs: string[] }[] };
-    // Least privilege: secrets are only read; the operator never writes SvcCluster spec through update.
-    expect(role.rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get']);
+    // Least privilege: secrets are read, and written only by create/patch (spec.tls.generated: the CA and the
+    // certificate), never listed, watched or deleted; the operator never writes SvcCluster spec through update.
+    expect(role.rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get', 'create', 'patch']);
+    expect(role.rules.find((r) => r.resources.includes('certificates'))).toMatchObject({ apiGroups: ['cert-manager.io'], verbs: ['get', 'create', 'patch'] });
     expect(role.rules.find((r) => r.resources.includes('svcclusters'))!.verbs).not.toContain('update');
     expect(JSON.stringify(role.rules)).not.toContain('"*"');
   });
@@ -102,6 +104,17 @@ describe('Helm charts and samples', () => {
     // A value the CRD refuses is caught by validation (parity above half the set).
     const bad = docs(helm(['template', 'demo', 'charts/svc-cluster', '--set', 'credentials.existingSecret=mine', '--set', 'erasure.standardParity=9']).out);
     expect(admit(bad[0]).length).toBeGreaterThan(0);
+  });
+
+  it('chart value tls reaches spec.tls, each mode admitted; two modes at once refused', () => {
+    const base = ['template', 'demo', 'charts/svc-cluster', '--set', 'credentials.existingSecret=mine'];
+    for (const mode of [['--set', 'tls.secretName=my-tls'], ['--set', 'tls.certManager.issuerRef.name=ca', '--set', 'tls.certManager.issuerRef.kind=ClusterIssuer'], ['--set', 'tls.generated.duration=2160h', '--set', 'tls.extraNames[0]=s3.example.com']]) {
+      const c = docs(helm([...base, ...mode]).out).find((d) => d.kind === 'SvcCluster')!;
+      expect(c['spec']).toHaveProperty('tls');
+      expect(admit(c)).toEqual([]);
+    }
+    const both = docs(helm([...base, '--set', 'tls.secretName=my-tls', '--set', 'tls.generated.duration=1h']).out).find((d) => d.kind === 'SvcCluster')!;
+    expect(admit(both).map((v) => v.message)).toContain('tls takes exactly one of secretName, certManager or generated');
   });
 
   it('config/samples: cluster.yaml and the GitOps kustomization validate', () => {

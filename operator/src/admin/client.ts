@@ -4,8 +4,10 @@
  * S3 Service may have no endpoints while the cluster is degraded; any node
  * forwards pool operations to the pool leader). Bounded: 10 s per request.
  */
+import { getCACertificates } from 'node:tls';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { Agent, fetch, type Response } from 'undici';
 import { AdminError, type AdminPoolStatus, type RebalanceStatus } from './types.ts';
 
 export const ADMIN_PREFIX = '/svc/admin/v3';
@@ -22,6 +24,29 @@ export interface AdminClientOptions {
   readonly region?: string;
   readonly timeoutMs?: number;
   readonly now?: () => Date;
+  /**
+   * PEM the pods' certificates chain to (https endpoints: `spec.tls`), trusted
+   * besides Node's default roots; host names are verified.
+   */
+  readonly ca?: string | undefined;
+}
+
+/** One connection pool per CA (the controller builds a client per reconcile). */
+const agents = new Map<string, Agent>();
+
+function agentFor(ca: string): Agent {
+  let a = agents.get(ca);
+  if (a === undefined) {
+    if (agents.size >= 32) {
+      const [oldest, old] = agents.entries().next().value!;
+      agents.delete(oldest);
+      void old.close();
+    }
+    // allowPartialTrustChain: a leaf given as its own anchor (a Secret without ca.crt) verifies too
+    a = new Agent({ connect: { ca: [...getCACertificates('default'), ca], allowPartialTrustChain: true }, keepAliveTimeout: 10_000 });
+    agents.set(ca, a);
+  }
+  return a;
 }
 
 export interface AdminApi {
@@ -113,7 +138,8 @@ export class AdminClient implements AdminApi {
     const headers = await signAdminRequest(url, method, this.#opts.credentials, this.#opts.region ?? 'us-east-1', this.#opts.now?.() ?? new Date());
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, signal: AbortSignal.timeout(this.#opts.timeoutMs ?? 10_000) });
+      const dispatcher = url.protocol === 'https:' && this.#opts.ca !== undefined ? agentFor(this.#opts.ca) : undefined;
+      res = await fetch(url, { method, headers, signal: AbortSignal.timeout(this.#opts.timeoutMs ?? 10_000), ...(dispatcher ? { dispatcher } : {}) });
     } catch (err) {
       throw new AdminError(0, 'Unreachable', `${base}: ${(err as Error).message}`);
     }

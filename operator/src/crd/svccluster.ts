@@ -44,7 +44,7 @@ export const MAX_SERVERS_PER_POOL = 64;
 export const MAX_VOLUMES_PER_SERVER = 32;
 
 /** Names the operator owns in every pod: refused in `spec.env`. */
-export const RESERVED_ENV_PREFIXES = ['SVC_VOLUMES', 'SVC_ERASURE_SET_DRIVE_COUNT', 'SVC_STORAGE_CLASS_', 'SVC_ACCESS_KEY', 'SVC_SECRET_KEY', 'COMPAT_'] as const;
+export const RESERVED_ENV_PREFIXES = ['SVC_VOLUMES', 'SVC_ERASURE_SET_DRIVE_COUNT', 'SVC_STORAGE_CLASS_', 'SVC_ACCESS_KEY', 'SVC_SECRET_KEY', 'COMPAT_', 'SVC_CERTS_DIR'] as const;
 
 const celReserved = RESERVED_ENV_PREFIXES.map((p) => `e.name.startsWith('${p}')`).join(' || ');
 
@@ -90,6 +90,50 @@ export const PoolSpecSchema = Type.Object(
       message: 'volumeClaimTemplate.storageClassName of a pool is immutable',
     },
     { rule: 'self.servers * self.volumesPerServer >= 2', message: 'a pool needs at least two drives (servers x volumesPerServer >= 2)' },
+  ]),
+);
+
+/** A Go duration as cert-manager writes it (`2160h`, `1h30m`, `90m`). */
+const GoDuration = (description: string) => Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(h|m|s))+$', maxLength: 32, description });
+
+const TlsSpec = Type.Object(
+  {
+    secretName: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 253, description: 'mode 1: an existing kubernetes.io/tls Secret (tls.crt, tls.key, optional ca.crt) whose certificate names every pod (*.<cluster>-hl.<namespace>.svc.<domain>)' }),
+    ),
+    certManager: Type.Optional(
+      Type.Object(
+        {
+          issuerRef: Type.Object({
+            name: Type.String({ minLength: 1, maxLength: 253 }),
+            kind: Type.Optional(StringEnum(['Issuer', 'ClusterIssuer'])),
+            group: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'default cert-manager.io' })),
+          }),
+          duration: Type.Optional(GoDuration('certificate lifetime (cert-manager default when unset)')),
+          renewBefore: Type.Optional(GoDuration('renew this long before the end (cert-manager default when unset)')),
+        },
+        { description: 'mode 2: the operator creates a cert-manager Certificate <cluster>-tls with this issuer' },
+      ),
+    ),
+    generated: Type.Optional(
+      Type.Object(
+        {
+          duration: Type.Optional(GoDuration('certificate lifetime (default 2160h: 90 days)')),
+          renewBefore: Type.Optional(GoDuration('renew this long before the end (default a third of the lifetime)')),
+        },
+        { description: 'mode 3: the operator keeps a CA (<cluster>-tls-ca) and issues and renews the certificate (<cluster>-tls) itself' },
+      ),
+    ),
+    extraNames: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 64, description: 'more DNS names or IP addresses for the certificate (modes 2 and 3), e.g. an ingress host' }),
+    ),
+  },
+  withRules([
+    {
+      rule: '(has(self.secretName) ? 1 : 0) + (has(self.certManager) ? 1 : 0) + (has(self.generated) ? 1 : 0) == 1',
+      message: 'tls takes exactly one of secretName, certManager or generated',
+    },
+    { rule: '!has(self.extraNames) || !has(self.secretName)', message: 'tls.extraNames applies to certManager and generated certificates; with secretName the certificate is yours' },
   ]),
 );
 
@@ -170,6 +214,7 @@ export const SvcClusterSpecSchema = Type.Object(
       }),
     ),
     storage: Type.Optional(Type.Object({ pvcRetention: Type.Optional(StringEnum(['Retain', 'Delete'])) })),
+    tls: Type.Optional(TlsSpec),
     paused: Type.Optional(Type.Boolean({ description: 'stop acting on this cluster (status is still refreshed)' })),
     ...Scheduling,
     priorityClassName: Type.Optional(Type.String()),
@@ -320,6 +365,7 @@ export const SvcClusterStatusSchema = Type.Object({
 });
 
 export type PoolSpec = Static<typeof PoolSpecSchema>;
+export type TlsSpecT = Static<typeof TlsSpec>;
 export type SvcClusterSpec = Static<typeof SvcClusterSpecSchema>;
 export type SvcClusterStatus = Static<typeof SvcClusterStatusSchema>;
 export type PoolStatus = Static<typeof PoolStatusSchema>;

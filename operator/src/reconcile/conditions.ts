@@ -6,7 +6,7 @@
  */
 import type { ConditionT } from '../crd/svccluster.ts';
 
-export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled', 'SpecValid', 'PoolsReady', 'DecommissionInProgress', 'RebalanceInProgress', 'Degraded'] as const;
+export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled', 'SpecValid', 'PoolsReady', 'DecommissionInProgress', 'RebalanceInProgress', 'Degraded', 'TlsReady'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** Stable CamelCase reasons, shared by conditions, events and logs. */
@@ -47,7 +47,10 @@ export type Reason =
   | 'Queued'
   | 'Paused'
   | 'PodsNotReady'
-  | 'Deleting';
+  | 'Deleting'
+  | 'TlsSecretMissing'
+  | 'CertManagerCrdMissing'
+  | 'CertificateNotReady';
 
 export interface ConditionInput {
   readonly type: ConditionType;

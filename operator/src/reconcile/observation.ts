@@ -52,6 +52,17 @@ export interface AdminObs {
   readonly rebalance?: RebalanceStatus | undefined;
 }
 
+/** `spec.tls` as the controller found it (`runtime/tls-manager.ts`); undefined without spec.tls. */
+export interface TlsObs {
+  readonly ready: boolean;
+  readonly reason: 'AsExpected' | 'TlsSecretMissing' | 'CertManagerCrdMissing' | 'CertificateNotReady';
+  readonly message: string;
+  /** PEM the operator verifies its pods with (the Secret's ca.crt, else its tls.crt). */
+  readonly ca?: string | undefined;
+  /** When the operator renews the certificate itself (mode generated), ms since the epoch. */
+  readonly renewAtMs?: number | undefined;
+}
+
 export interface Observation {
   readonly now: Date;
   /** Undefined when the credentials Secret exists with both keys; otherwise why not. */
@@ -60,6 +71,7 @@ export interface Observation {
   readonly pods: readonly PodObs[];
   readonly pvcs: readonly PvcObs[];
   readonly admin?: AdminObs | undefined;
+  readonly tls?: TlsObs | undefined;
 }
 
 export interface PlanContext {

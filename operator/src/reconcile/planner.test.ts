@@ -1007,3 +1007,34 @@ describe('planner: what needs a human (§3.4) and other changes', () => {
     expect(deletedPods(p)).toEqual([]);
   });
 });
+
+describe('planner: spec.tls', () => {
+  const tls = { generated: {} };
+  it('TlsReady follows the certificate; a missing one degrades an applied cluster; renewal time sets the requeue', () => {
+    const { c, hash } = established([pool('p0')], { tls });
+    const pods = podsFor(c, 'p0', hash);
+    const sts = [stsFor(c, 'p0', hash)];
+    const adminObs = { reachable: true, pools: [adminPool(0, expr(c, 'p0'))] };
+    const renewAtMs = NOW.getTime() + 60_000;
+    const ok = plan(c, { pods, statefulSets: sts, admin: adminObs, tls: { ready: true, reason: 'AsExpected', message: 'serving', ca: 'PEM', renewAtMs } });
+    expect(cond(ok, 'TlsReady')).toMatchObject({ status: 'True', reason: 'AsExpected' });
+    expect(cond(ok, 'Ready')?.status).toBe('True');
+    expect(ok.requeueAfterMs).toBe(60_000);
+    const missing = plan(c, { pods, statefulSets: sts, admin: adminObs, tls: { ready: false, reason: 'TlsSecretMissing', message: 'Secret storage/prod-tls not found' } });
+    expect(cond(missing, 'TlsReady')).toMatchObject({ status: 'False', reason: 'TlsSecretMissing', message: 'Secret storage/prod-tls not found' });
+    expect(cond(missing, 'Degraded')).toMatchObject({ status: 'True', reason: 'TlsSecretMissing' });
+    expect(missing.requeueAfterMs).toBeLessThanOrEqual(5_000);
+    // https endpoints everywhere
+    expect(expr(c, 'p0')).toMatch(/^https:\/\//);
+  });
+
+  it('switching TLS on is one coordinated restart (the pool keeps its identity across the scheme change)', () => {
+    const { c } = established([pool('p0')]);
+    const on = edit(c, c.spec.pools, { tls });
+    const p = plan(on, { pods: podsFor(c, 'p0', c.status!.launchConfig!.applied!.hash), statefulSets: [stsFor(c, 'p0', c.status!.launchConfig!.applied!.hash)] });
+    expect(p.status.operation).toMatchObject({ type: 'CoordinatedRestart' });
+    expect(p.status.operation!.target!.volumes).toMatch(/^https:\/\/prod-p0-/);
+    expect(p.status.pools!.map((x) => [x.name, x.state])).toEqual([['p0', 'Active']]);
+    expect(cond(plan(c), 'TlsReady')).toBeUndefined();
+  });
+});

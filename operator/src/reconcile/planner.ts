@@ -16,7 +16,7 @@
 import { decommissionPhase, isDecommissionRunning, isInsufficientCapacity, isRebalanceRunning, isUnknownPool, rebalanceActive, rebalanceId, rebalanceOutcome } from '../admin/types.ts';
 import type { ConditionT, LaunchConfigT, Operation, OperationPhase, OperationType, PoolSpec, PoolStatus, SvcCluster, SvcClusterStatus } from '../crd/svccluster.ts';
 import { clusterDomain, consoleServiceName, podName, statefulSetName } from '../topology/names.ts';
-import { launchConfig, poolExpression, shortHash, volumeList } from '../topology/volumes.ts';
+import { launchConfig, poolExpression, sameExpression, shortHash, volumeList } from '../topology/volumes.ts';
 import { type ConditionInput, type Reason, setCondition } from './conditions.ts';
 import type { Action, EventSpec, Observation, Plan, PlanContext, PodObs } from './observation.ts';
 import { buildPdb, buildServiceAccount, buildServices, buildStatefulSet, endpoints, templateHash } from './render.ts';
@@ -191,7 +191,7 @@ function applied(pass: Pass): LaunchConfigT | undefined {
 /** Pools in the applied configuration, in order. */
 function runningPools(pass: Pass): PoolSpec[] {
   const exprs = volumeList(applied(pass)?.volumes);
-  return exprs.map((e) => pass.c.spec.pools.find((p) => poolExpression(pass.c, p, pass.domain) === e)).filter((p): p is PoolSpec => p !== undefined);
+  return exprs.map((e) => pass.c.spec.pools.find((p) => sameExpression(poolExpression(pass.c, p, pass.domain), e))).filter((p): p is PoolSpec => p !== undefined);
 }
 
 /** Idle upkeep: every running pool's StatefulSet with the *applied* launch settings (never the next ones early). */
@@ -266,7 +266,7 @@ function verifyTopology(pass: Pass, expected: string[]): boolean {
   const listed = [...(pass.obs.admin!.pools ?? [])].sort((a, b) => a.id - b.id).map((p) => p.cmdline);
   if (listed.join(' ') === expected.join(' ')) {
     for (const p of pass.obs.admin!.pools ?? []) {
-      const sp = pass.status.pools?.find((s) => s.expression === p.cmdline);
+      const sp = pass.status.pools?.find((s) => sameExpression(s.expression, p.cmdline));
       if (sp) sp.index = p.id;
     }
     return true;
@@ -347,7 +347,7 @@ function noteListedPools(pass: Pass, newNames: readonly string[]): void {
   for (const n of newNames) {
     const p = specPool(pass.c, n);
     const expr = p ? poolExpression(pass.c, p, pass.domain) : pass.poolStatus(n)?.expression;
-    const entry = expr === undefined ? undefined : pass.obs.admin?.pools?.find((a) => a.cmdline === expr);
+    const entry = expr === undefined ? undefined : pass.obs.admin?.pools?.find((a) => sameExpression(a.cmdline, expr));
     if (entry) pass.setPool(n, { index: entry.id });
   }
 }
@@ -419,7 +419,7 @@ function addPools(pass: Pass): void {
     }
   }
   const targetPools = volumeList(target.volumes)
-    .map((e) => c.spec.pools.find((p) => poolExpression(c, p, pass.domain) === e))
+    .map((e) => c.spec.pools.find((p) => sameExpression(poolExpression(c, p, pass.domain), e)))
     .filter((p): p is PoolSpec => p !== undefined);
   const existing = targetPools.filter((p) => !newNames.includes(p.name));
   const newPools = targetPools.filter((p) => newNames.includes(p.name));
@@ -524,7 +524,7 @@ function addPools(pass: Pass): void {
 }
 
 function decommissionInfoOf(pass: Pass, expr: string) {
-  const entry = pass.obs.admin?.pools?.find((p) => p.cmdline === expr);
+  const entry = pass.obs.admin?.pools?.find((p) => sameExpression(p.cmdline, expr));
   return entry ? { entry, phase: decommissionPhase(entry.decommissionInfo) } : undefined;
 }
 
@@ -659,7 +659,7 @@ function removePool(pass: Pass): void {
     pass.setPhase('RestartingWithoutPool');
   }
   const remaining = volumeList(target.volumes)
-    .map((e) => c.spec.pools.find((p) => poolExpression(c, p, pass.domain) === e))
+    .map((e) => c.spec.pools.find((p) => sameExpression(poolExpression(c, p, pass.domain), e)))
     .filter((p): p is PoolSpec => p !== undefined);
   if (op.phase === 'RestartingWithoutPool') {
     // Rollback of step 5 (design §3.3) is allowed only before any remaining
@@ -937,7 +937,7 @@ function refreshPoolStatus(pass: Pass): void {
   pass.status.pools = (pass.status.pools ?? []).filter((sp) => specPool(c, sp.name) || sp.state !== 'Removed');
   const draining = pass.op && (pass.op.type === 'RemovePool' || pass.op.type === 'CancelDecommission') ? pass.op.pools ?? [] : [];
   for (const sp of pass.status.pools) {
-    const admin = pass.obs.admin?.pools?.find((a) => a.cmdline === sp.expression);
+    const admin = pass.obs.admin?.pools?.find((a) => sameExpression(a.cmdline, sp.expression));
     if (admin && launched.has(sp.name) && !draining.includes(sp.name)) sp.index = admin.id;
   }
 }
@@ -992,6 +992,12 @@ function writeConditions(pass: Pass): void {
   const rbError = pass.status.rebalance?.lastError;
   if (!pass.degraded && rbError) pass.degraded = { reason: 'RebalanceFailed', message: `${rbError}; change spec.rebalance.requestId to run it again` };
   if (!pass.degraded && !op && launch && !podsReady) pass.degraded = { reason: 'PodsNotReady', message: 'some pods are not ready' };
+  // spec.tls: the certificate the pods serve (absent without spec.tls)
+  const tls = pass.obs.tls;
+  if (pass.c.spec.tls && tls) {
+    set(tls.ready ? { type: 'TlsReady', status: 'True', reason: 'AsExpected', message: tls.message } : { type: 'TlsReady', status: 'False', reason: tls.reason as Reason, message: tls.message });
+    if (!tls.ready && !pass.degraded && launch) pass.degraded = { reason: tls.reason as Reason, message: tls.message };
+  } else conds = conds.filter((x) => x.type !== 'TlsReady');
   set(pass.degraded ? { type: 'Degraded', status: 'True', reason: pass.degraded.reason, message: pass.degraded.message } : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' });
 
   const ready = !stall && !op && !pass.progress && podsReady && !paused;
@@ -1016,6 +1022,10 @@ function summarize(pass: Pass): void {
     s.launchConfig = { ...(s.launchConfig ?? {}), desiredHash: launchConfig(pass.c, target, pass.domain).hash };
   }
   if (pass.stall) pass.requeueMs = Math.min(pass.requeueMs, pass.ctx.stalledMs);
+  // A certificate the operator renews itself: look again when it is due (a missing one: soon).
+  const tls = pass.obs.tls;
+  if (tls?.renewAtMs !== undefined) pass.requeueMs = Math.min(pass.requeueMs, Math.max(1_000, tls.renewAtMs - pass.obs.now.getTime()));
+  else if (tls && !tls.ready) pass.requeueMs = Math.min(pass.requeueMs, 5_000);
 }
 
 // ------------------------------------------------------------- entry

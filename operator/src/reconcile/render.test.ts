@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { cluster, pool } from '../../test/fixtures.ts';
 import { launchConfig } from '../topology/volumes.ts';
-import { buildPdb, buildProbes, buildServiceAccount, buildServices, buildStatefulSet, templateHash } from './render.ts';
+import { buildCertificate, buildPdb, buildProbes, buildServiceAccount, buildServices, buildStatefulSet, templateHash, tlsNames } from './render.ts';
 
 const c = cluster([pool('p0', { servers: 4, volumesPerServer: 2 }), pool('p1', { servers: 2, volumesPerServer: 4 })], {
   erasure: { standardParity: 2 },
@@ -86,6 +86,53 @@ describe('render', () => {
     const labelled = { ...c, metadata: { ...c.metadata, labels: { 'argocd.argoproj.io/instance': 'x' } } };
     const all = [...buildServices(labelled), buildPdb(labelled), buildStatefulSet(labelled, c.spec.pools[0]!, launch)];
     expect(JSON.stringify(all)).not.toContain('argocd');
+  });
+
+  describe('TLS, each mode (golden)', () => {
+    const modes = {
+      secret: { secretName: 'prod-certs' },
+      'cert-manager': { certManager: { issuerRef: { name: 'internal-ca', kind: 'ClusterIssuer' as const }, duration: '2160h', renewBefore: '720h' }, extraNames: ['s3.example.com', '203.0.113.10'] },
+      generated: { generated: { duration: '2160h' }, extraNames: ['s3.example.com'] },
+    };
+    for (const [mode, tls] of Object.entries(modes)) {
+      it(mode, async () => {
+        const t = cluster([pool('p0', { servers: 2, volumesPerServer: 2 })], { tls });
+        const l = launchConfig(t, t.spec.pools, 'cluster.local');
+        const objects: object[] = [buildStatefulSet(t, t.spec.pools[0]!, l)];
+        if (mode === 'cert-manager') objects.push(buildCertificate(t, 'cluster.local'));
+        if (mode === 'generated') objects.push({ generatedCertificate: { secret: 'prod-tls', caSecret: 'prod-tls-ca', names: tlsNames(t, 'cluster.local') } });
+        await expect(stringify(objects, { lineWidth: 0, aliasDuplicateObjects: false })).toMatchFileSnapshot(`./__golden__/tls-${mode}.yaml`);
+        // https endpoints, HTTPS probes, the Secret's files where svc reads them
+        expect(l.volumes).toBe('https://prod-p0-{0...1}.prod-hl.storage.svc.cluster.local:9000/data/d{0...1}');
+        const sts = objects[0] as { spec: { template: { spec: { containers: { env: { name: string; value: string }[]; readinessProbe: { httpGet: { scheme: string } }; volumeMounts: { name: string; mountPath: string }[] }[] } } } };
+        const ct = sts.spec.template.spec.containers[0]!;
+        expect(ct.readinessProbe.httpGet.scheme).toBe('HTTPS');
+        expect(ct.env).toContainEqual({ name: 'SVC_CERTS_DIR', value: '/etc/svc/certs' });
+        expect(ct.volumeMounts).toContainEqual({ name: 'tls', mountPath: '/etc/svc/certs', readOnly: true });
+        new StatefulSet(sts as never).validate();
+      });
+    }
+    it('the certificate names every pod, the Services and the extra names; a plain cluster keeps its template', () => {
+      const t = cluster([pool('p0', { servers: 2, volumesPerServer: 2 }), pool('p1', { servers: 1, volumesPerServer: 2 })], { tls: modes['cert-manager'] });
+      const n = tlsNames(t, 'cluster.local');
+      expect(n.dns).toEqual(
+        expect.arrayContaining([
+          'prod-p0-0.prod-hl.storage.svc.cluster.local',
+          'prod-p0-1.prod-hl.storage.svc.cluster.local',
+          'prod-p1-0.prod-hl.storage.svc.cluster.local',
+          '*.prod-hl.storage.svc.cluster.local',
+          'prod-hl',
+          'prod.storage.svc',
+          'prod-console.storage.svc.cluster.local',
+          's3.example.com',
+        ]),
+      );
+      expect(n.ips).toEqual(['203.0.113.10']);
+      // TLS on is a launch change (https endpoints on every node at once), off again the same
+      const plain = cluster([pool('p0', { servers: 2, volumesPerServer: 2 })]);
+      expect(launchConfig(plain, plain.spec.pools, 'cluster.local').hash).not.toBe(launchConfig(t, [t.spec.pools[0]!], 'cluster.local').hash);
+      expect(JSON.stringify(buildStatefulSet(plain, plain.spec.pools[0]!, launchConfig(plain, plain.spec.pools, 'cluster.local')))).not.toMatch(/tls|HTTPS|CERTS/);
+    });
   });
 
   it('every rendered object is valid against the Kubernetes schemas', () => {

@@ -5,22 +5,28 @@
  */
 import type { LaunchConfigT, OwnerReference, PoolSpec, SvcCluster } from '../crd/svccluster.ts';
 import { API_VERSION, KIND } from '../crd/svccluster.ts';
+import { isIP } from 'node:net';
 import {
   ANNOTATION_LAUNCH_HASH,
   ANNOTATION_TEMPLATE_HASH,
+  CERTS_DIR,
+  certificateName,
   CONSOLE_PORT,
   clusterLabels,
   clusterSelector,
   consoleServiceName,
   drivePath,
   driveClaimName,
+  headlessDomain,
   headlessServiceName,
   pdbName,
+  podHost,
   poolLabels,
   poolSelector,
   S3_PORT,
   s3ServiceName,
   statefulSetName,
+  tlsSecretName,
 } from '../topology/names.ts';
 import { ecValue, shortHash } from '../topology/volumes.ts';
 
@@ -67,9 +73,9 @@ function scheduling(c: SvcCluster, pool: PoolSpec): Record<string, unknown> {
   return out;
 }
 
-function probe(path: string, timing: { periodSeconds?: number; failureThreshold?: number; timeoutSeconds?: number; initialDelaySeconds?: number } | undefined, dflt: { period: number; failure: number; timeout: number }) {
+function probe(scheme: 'HTTP' | 'HTTPS', path: string, timing: { periodSeconds?: number; failureThreshold?: number; timeoutSeconds?: number; initialDelaySeconds?: number } | undefined, dflt: { period: number; failure: number; timeout: number }) {
   const p: Record<string, unknown> = {
-    httpGet: { path, port: 's3', scheme: 'HTTP' },
+    httpGet: { path, port: 's3', scheme },
     periodSeconds: timing?.periodSeconds ?? dflt.period,
     failureThreshold: timing?.failureThreshold ?? dflt.failure,
     timeoutSeconds: timing?.timeoutSeconds ?? dflt.timeout,
@@ -87,10 +93,12 @@ function probe(path: string, timing: { periodSeconds?: number; failureThreshold?
 export function buildProbes(c: SvcCluster): Record<string, Record<string, unknown>> {
   const wait = c.spec.startupReadinessMaxWaitSeconds ?? DEFAULT_STARTUP_WAIT_SECONDS;
   const startupPeriod = c.spec.probes?.startup?.periodSeconds ?? 10;
+  // The kubelet does not verify certificates: HTTPS probes work with any of the three TLS modes.
+  const scheme = c.spec.tls ? 'HTTPS' : 'HTTP';
   return {
-    startupProbe: probe('/health', c.spec.probes?.startup, { period: startupPeriod, failure: Math.ceil((wait + 60) / startupPeriod), timeout: 5 }),
-    livenessProbe: probe('/health', c.spec.probes?.liveness, { period: 10, failure: 6, timeout: 5 }),
-    readinessProbe: probe('/health/ready', c.spec.probes?.readiness, { period: 5, failure: 3, timeout: 5 }),
+    startupProbe: probe(scheme, '/health', c.spec.probes?.startup, { period: startupPeriod, failure: Math.ceil((wait + 60) / startupPeriod), timeout: 5 }),
+    livenessProbe: probe(scheme, '/health', c.spec.probes?.liveness, { period: 10, failure: 6, timeout: 5 }),
+    readinessProbe: probe(scheme, '/health/ready', c.spec.probes?.readiness, { period: 5, failure: 3, timeout: 5 }),
   };
 }
 
@@ -114,6 +122,7 @@ function otherEnv(c: SvcCluster): Record<string, unknown>[] {
     { name: 'SVC_SECRET_KEY_FILE', value: `${CREDENTIALS_DIR}/secretKey` },
     { name: 'SVC_STARTUP_READINESS_MAX_WAIT_SECS', value: String(c.spec.startupReadinessMaxWaitSeconds ?? DEFAULT_STARTUP_WAIT_SECONDS) },
   ];
+  if (c.spec.tls) env.push({ name: 'SVC_CERTS_DIR', value: CERTS_DIR });
   const obs = c.spec.observability;
   if (obs?.otlpEndpoint) env.push({ name: 'SVC_OBS_ENDPOINT', value: obs.otlpEndpoint });
   if (obs?.serviceName) env.push({ name: 'SVC_OBS_SERVICE_NAME', value: obs.serviceName });
@@ -126,6 +135,7 @@ function podSpec(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT | undefine
   const mounts: Record<string, unknown>[] = [];
   for (let d = 0; d < pool.volumesPerServer; d++) mounts.push({ name: driveClaimName(d), mountPath: drivePath(d) });
   mounts.push({ name: 'credentials', mountPath: CREDENTIALS_DIR, readOnly: true }, { name: 'tmp', mountPath: '/tmp' });
+  if (c.spec.tls) mounts.push({ name: 'tls', mountPath: CERTS_DIR, readOnly: true });
   const container: Record<string, unknown> = {
     name: 'svc',
     image: launch && coordinatedImage(c) ? launch.image : c.spec.image,
@@ -169,11 +179,87 @@ function podSpec(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT | undefine
         },
       },
       { name: 'tmp', emptyDir: {} },
+      ...(c.spec.tls ? [tlsVolume(c)] : []),
     ],
     ...scheduling(c, pool),
   };
   if (c.spec.imagePullSecrets?.length) spec['imagePullSecrets'] = c.spec.imagePullSecrets;
   return spec;
+}
+
+/**
+ * The certificate directory of every pod (`docs/tls.md`): the Secret's
+ * `tls.crt` and `tls.key` as `public.crt` and `private.key`, its `ca.crt`
+ * (when there is one) in `CAs/`. A projected volume (not subPath), so the
+ * kubelet refreshes the files when the Secret changes and svc reloads them
+ * without a restart.
+ */
+function tlsVolume(c: SvcCluster): Record<string, unknown> {
+  const name = tlsSecretName(c);
+  return {
+    name: 'tls',
+    projected: {
+      defaultMode: 0o440,
+      sources: [
+        {
+          secret: {
+            name,
+            items: [
+              { key: 'tls.crt', path: 'public.crt' },
+              { key: 'tls.key', path: 'private.key' },
+            ],
+          },
+        },
+        { secret: { name, items: [{ key: 'ca.crt', path: 'CAs/ca.crt' }], optional: true } },
+      ],
+    },
+  };
+}
+
+/**
+ * The names the cluster's certificate covers (modes certManager and
+ * generated): every pod's stable DNS name, a wildcard over the headless
+ * domain (so pods of a pool added later are covered before the certificate
+ * is reissued), the headless, S3 and console Services in their short and
+ * qualified forms, and `spec.tls.extraNames`. DNS names first, then IPs.
+ */
+export function tlsNames(c: SvcCluster, domain: string): { dns: string[]; ips: string[] } {
+  const ns = c.metadata.namespace ?? 'default';
+  const dns: string[] = [];
+  const add = (n: string) => {
+    if (!dns.includes(n)) dns.push(n);
+  };
+  for (const p of c.spec.pools) for (let i = 0; i < p.servers; i++) add(podHost(c, p.name, i, domain));
+  add(`*.${headlessDomain(c, domain)}`);
+  const services = [headlessServiceName(c.metadata.name), s3ServiceName(c.metadata.name)];
+  if (c.spec.services?.console?.enabled !== false) services.push(consoleServiceName(c.metadata.name));
+  for (const svc of services) for (const n of [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.${domain}`]) add(n);
+  const ips: string[] = [];
+  for (const n of c.spec.tls?.extraNames ?? []) {
+    if (isIP(n) !== 0) {
+      if (!ips.includes(n)) ips.push(n);
+    } else add(n.toLowerCase());
+  }
+  return { dns, ips };
+}
+
+/** Mode certManager: the Certificate cert-manager turns into the Secret `<cluster>-tls`. */
+export function buildCertificate(c: SvcCluster, domain: string): KubeObject {
+  const cm = c.spec.tls!.certManager!;
+  const names = tlsNames(c, domain);
+  const spec: Record<string, unknown> = {
+    secretName: tlsSecretName(c),
+    issuerRef: { name: cm.issuerRef.name, kind: cm.issuerRef.kind ?? 'Issuer', group: cm.issuerRef.group ?? 'cert-manager.io' },
+    dnsNames: names.dns,
+    // ECDSA P-256, a new key at every renewal
+    privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+    usages: ['server auth', 'client auth', 'digital signature', 'key encipherment'],
+    secretTemplate: { labels: clusterLabels(c.metadata.name) },
+  };
+  if (names.ips.length > 0) spec['ipAddresses'] = names.ips;
+  if (cm.duration) spec['duration'] = cm.duration;
+  if (cm.renewBefore) spec['renewBefore'] = cm.renewBefore;
+  return { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: meta(c, certificateName(c.metadata.name), clusterLabels(c.metadata.name)), spec };
 }
 
 /**
@@ -295,7 +381,8 @@ export function buildServiceAccount(c: SvcCluster): KubeObject {
 
 export function endpoints(c: SvcCluster, domain: string): { s3: string; console?: string } {
   const ns = c.metadata.namespace ?? 'default';
-  const out: { s3: string; console?: string } = { s3: `http://${s3ServiceName(c.metadata.name)}.${ns}.svc.${domain}:${S3_PORT}` };
-  if (c.spec.services?.console?.enabled !== false) out.console = `http://${consoleServiceName(c.metadata.name)}.${ns}.svc.${domain}:${CONSOLE_PORT}`;
+  const scheme = c.spec.tls ? 'https' : 'http';
+  const out: { s3: string; console?: string } = { s3: `${scheme}://${s3ServiceName(c.metadata.name)}.${ns}.svc.${domain}:${S3_PORT}` };
+  if (c.spec.services?.console?.enabled !== false) out.console = `${scheme}://${consoleServiceName(c.metadata.name)}.${ns}.svc.${domain}:${CONSOLE_PORT}`;
   return out;
 }

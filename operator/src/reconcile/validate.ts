@@ -7,7 +7,7 @@
  */
 import { MAX_STATEFULSET_NAME, RESERVED_ENV_PREFIXES, type SvcCluster } from '../crd/svccluster.ts';
 import { clusterDomain } from '../topology/names.ts';
-import { checkLaunchConfig, launchConfig, poolExpression, volumeList } from '../topology/volumes.ts';
+import { checkLaunchConfig, launchConfig, poolExpression, sameExpression, volumeList } from '../topology/volumes.ts';
 import type { Reason } from './conditions.ts';
 import { parseQuantity } from './quantity.ts';
 
@@ -20,8 +20,9 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Pools that run now: their expression is in the applied launch configuration. */
 export function launchedPoolNames(c: SvcCluster): Set<string> {
-  const applied = new Set(volumeList(c.status?.launchConfig?.applied?.volumes));
-  return new Set((c.status?.pools ?? []).filter((p) => p.expression !== undefined && applied.has(p.expression)).map((p) => p.name));
+  // the scheme aside: a pool stays launched while TLS is switched on or off
+  const applied = volumeList(c.status?.launchConfig?.applied?.volumes);
+  return new Set((c.status?.pools ?? []).filter((p) => p.expression !== undefined && applied.some((e) => sameExpression(e, p.expression))).map((p) => p.name));
 }
 
 /** The pools the cluster should run once every pending change is done. */
@@ -91,7 +92,7 @@ export function validateSpec(c: SvcCluster, operatorDomain: string, claimOf?: (p
     if (sp.state === 'Removed' && p.decommission !== true) {
       issues.push({ reason: 'SpecInvalid', message: `pool "${sp.name}" was removed; a removed pool's name is not reused: delete the entry or choose a new name` });
     }
-    if (launched.has(sp.name) && sp.expression !== undefined && sp.expression !== poolExpression(c, p, domain)) {
+    if (launched.has(sp.name) && sp.expression !== undefined && !sameExpression(sp.expression, poolExpression(c, p, domain))) {
       issues.push({
         reason: 'SpecInvalid',
         message: `pool "${sp.name}" runs as ${sp.expression} but the spec now renders ${poolExpression(c, p, domain)}: servers, volumesPerServer, clusterDomain and names of a running pool cannot change`,

@@ -17,6 +17,7 @@ import { type Kube, statusCode, type WatchedCache } from '../kube/kube.ts';
 import type { Action, AdminObs, Observation, PlanContext, PodObs, StatefulSetObs, PvcObs } from '../reconcile/observation.ts';
 import { planReconcile, statusEqual } from '../reconcile/planner.ts';
 import { ANNOTATION_LAUNCH_HASH, ANNOTATION_TEMPLATE_HASH, clusterDomain, FINALIZER, headlessDomain, LABEL_CLUSTER, LABEL_POOL, S3_PORT } from '../topology/names.ts';
+import { reconcileTls } from './tls-manager.ts';
 import { WorkQueue } from './workqueue.ts';
 
 export interface ControllerOptions {
@@ -30,8 +31,8 @@ export interface ControllerOptions {
   readonly stalledMs: number;
   readonly concurrency: number;
   readonly now?: () => Date;
-  /** Admin API factory (tests may point it elsewhere). */
-  readonly adminFactory?: (endpoints: string[], creds: Credentials) => AdminApi;
+  /** Admin API factory (tests may point it elsewhere); `ca`: what https pods are verified against. */
+  readonly adminFactory?: (endpoints: string[], creds: Credentials, ca?: string) => AdminApi;
   readonly informerQuietMs?: number;
 }
 
@@ -140,7 +141,10 @@ export class Controller {
     }
     if (!c.metadata.finalizers?.includes(FINALIZER)) c = await kube.setFinalizers(c, [...(c.metadata.finalizers ?? []), FINALIZER]);
 
-    const { obs, admin } = await this.#observe(c);
+    // spec.tls first: the Secret the pods mount, the CA the admin calls trust.
+    const tls = await reconcileTls(c, kube, clusterDomain(c, this.#o.clusterDomain), this.#now());
+    for (const e of tls.events) await this.#event(c, e.type, e.reason, e.message, log);
+    const { obs, admin } = await this.#observe(c, tls.obs);
     const ctx: PlanContext = { clusterDomain: this.#o.clusterDomain, pollMs: this.#o.pollMs, idleMs: this.#o.idleMs, stalledMs: this.#o.stalledMs, newId: () => randomUUID() };
     const plan = planReconcile(c, obs, ctx);
 
@@ -178,13 +182,15 @@ export class Controller {
     await this.#o.kube.event(c, type, reason, message, this.#now()).catch((err) => log.warn({ event: 'event_failed', err: errText(err) }, 'could not record event'));
   }
 
-  async #observe(c: SvcCluster): Promise<{ obs: Observation; admin: AdminApi | undefined }> {
+  async #observe(c: SvcCluster, tls: Observation['tls']): Promise<{ obs: Observation; admin: AdminApi | undefined }> {
     const ns = c.metadata.namespace!;
     const name = c.metadata.name;
     const domain = clusterDomain(c, this.#o.clusterDomain);
     const mine = <T extends KubernetesObject>(list: T[]) => list.filter((o) => o.metadata?.labels?.[LABEL_CLUSTER] === name);
     const caches = this.#caches!;
-    const pods: PodObs[] = mine(caches.pods.list(ns) as V1Pod[]).map((p) => podObs(p, `http://${p.metadata!.name}.${headlessDomain(c, domain)}:${S3_PORT}`));
+    // A pod serves TLS when its template mounts the certificate (during a switch, old and new pods differ).
+    const scheme = (p: V1Pod) => (p.spec?.volumes?.some((v) => v.name === 'tls') ? 'https' : 'http');
+    const pods: PodObs[] = mine(caches.pods.list(ns) as V1Pod[]).map((p) => podObs(p, `${scheme(p)}://${p.metadata!.name}.${headlessDomain(c, domain)}:${S3_PORT}`));
     const statefulSets: StatefulSetObs[] = mine(caches.statefulSets.list(ns) as V1StatefulSet[]).map(stsObs);
     const pvcs: PvcObs[] = mine(caches.pvcs.list(ns) as V1PersistentVolumeClaim[]).map((v) => ({
       name: v.metadata!.name!,
@@ -204,7 +210,7 @@ export class Controller {
     // Ready pods first: any node forwards pool operations to the pool leader.
     const endpoints = [...pods.filter((p) => p.ready), ...pods.filter((p) => !p.ready && p.running)].map((p) => p.url);
     if (creds && endpoints.length > 0 && c.spec.paused !== true) {
-      admin = (this.#o.adminFactory ?? ((e, k) => new AdminClient({ endpoints: e, credentials: k })))(endpoints, creds);
+      admin = (this.#o.adminFactory ?? ((e, k, ca) => new AdminClient({ endpoints: e, credentials: k, ca })))(endpoints, creds, tls?.ca);
       try {
         const [poolsList, rebalance] = await Promise.all([admin.poolsList(), admin.rebalanceStatus()]);
         adminObs = { reachable: true, pools: poolsList, rebalance };
@@ -212,7 +218,7 @@ export class Controller {
         adminObs = { reachable: false, error: errText(err) };
       }
     }
-    return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, admin: adminObs }, admin };
+    return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, admin: adminObs, tls }, admin };
   }
 
   /** Runs actions in order, stopping at the first failure. Admin failures are returned for the journal. */

@@ -22,6 +22,14 @@ export const consoleServiceName = (cluster: string): string => `${cluster}-conso
 export const pdbName = (cluster: string): string => cluster;
 export const podName = (cluster: string, pool: string, ordinal: number): string => `${statefulSetName(cluster, pool)}-${ordinal}`;
 export const drivePath = (drive: number | string): string => `${DATA_ROOT}/d${drive}`;
+/** Where the TLS Secret is mounted in every pod (the image's SVC_CERTS_DIR). */
+export const CERTS_DIR = '/etc/svc/certs';
+/** The Secret holding the served certificate: the user's (spec.tls.secretName) or the one the operator or cert-manager writes. */
+export const tlsSecretName = (c: SvcCluster): string => c.spec.tls?.secretName ?? `${c.metadata.name}-tls`;
+/** The operator's CA of a `generated` cluster (ca.crt, ca.key). */
+export const tlsCaSecretName = (cluster: string): string => `${cluster}-tls-ca`;
+/** The cert-manager Certificate of a `certManager` cluster. */
+export const certificateName = (cluster: string): string => `${cluster}-tls`;
 export const driveClaimName = (drive: number): string => `data-${drive}`;
 
 export function clusterDomain(c: SvcCluster, operatorDefault: string): string {

@@ -3,6 +3,7 @@
  *
  * A pool `p` of cluster `c` with N servers and M volumes per server renders as
  *   http://c-p-{0...N-1}.c-hl.<ns>.svc.<domain>:9000/data/d{0...M-1}
+ * (`https://` when `spec.tls` is set: internode traffic is then TLS)
  * with the host written literally (`c-p-0`) for a one-server pool and the
  * drive written literally (`/data/d0`) for one volume per server, so every
  * range the server sees has at least two values. The server's own parser and
@@ -17,7 +18,17 @@ export function poolExpression(c: SvcCluster, pool: Pick<PoolSpec, 'name' | 'ser
   const hostOrdinal = pool.servers === 1 ? '0' : `{0...${pool.servers - 1}}`;
   const host = `${statefulSetName(c.metadata.name, pool.name)}-${hostOrdinal}.${headlessDomain(c, domain)}`;
   const drive = pool.volumesPerServer === 1 ? '0' : `{0...${pool.volumesPerServer - 1}}`;
-  return `http://${host}:${S3_PORT}${DATA_ROOT}/d${drive}`;
+  return `${c.spec.tls ? 'https' : 'http'}://${host}:${S3_PORT}${DATA_ROOT}/d${drive}`;
+}
+
+/**
+ * The same pool, whatever the scheme: a pool keeps its identity when TLS is
+ * switched on or off (the applied expressions still say the old scheme
+ * until the coordinated restart that changes it).
+ */
+export function sameExpression(a: string | undefined, b: string | undefined): boolean {
+  const strip = (e: string | undefined) => e?.replace(/^https?:\/\//, '');
+  return a !== undefined && b !== undefined && strip(a) === strip(b);
 }
 
 /** SVC_VOLUMES for the given pools, in order: one expression per pool, space separated. */
