@@ -249,15 +249,15 @@ describe('what a heal does', { timeout: 180_000 }, () => {
     for (const [i, k] of ['a', 'b', 'c'].entries()) expect((await getBytes(s.s3, 'dry', k)).equals(body(i)), k).toBe(true);
   });
 
-  it('too few shards: refused (dangling, data lost for good), nothing changes', async () => {
+  it('too few shards: refused (data lost for good, kept without remove=true), nothing changes', async () => {
     await s.s3.send(new PutObjectCommand({ Bucket: 'few', Key: 'f', Body: bytes(3 * 1024 * 1024, 6) }));
     for (const shard of [1, 2, 3]) rmSync(shardFile(s.roots, 'few', 'f', shard)[1]);
     const before = trees();
     const seq = await start('few', {});
     const { items } = await finish('few', seq.clientToken);
     const item = items.find((i) => i.object === 'f')!;
-    expect(item.outcome).toBe('dangling');
-    expect(item.detail).toMatch(/more shards missing than parity can rebuild: 1 of 4 shards are good, 2 needed/);
+    expect(item.outcome).toBe('refused');
+    expect(item.detail).toMatch(/lost its data \(more shards missing than parity can rebuild: 1 of 4 shards are good, 2 needed\); kept until an operator heals with remove=true/);
     expect(trees()).toEqual(before);
   });
 

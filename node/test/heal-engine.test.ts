@@ -194,9 +194,17 @@ describe('object heal engine', () => {
     for (const i of [0, 1]) rmSync(partFile(fx, i, 'b', 'o'));
     const before = fx.roots.map((r) => tree(r));
     const r = await healerOf(fx).healObjectAnywhere('b', 'o', NORMAL);
-    expect(r.outcome).toBe('dangling');
+    expect(r.outcome).toBe('refused');
     expect(r.detail).toMatch(/more shards missing than parity can rebuild: 2 of 4 shards are good, 3 needed/);
     expect(fx.roots.map((x) => tree(x))).toEqual(before);
+    // Background heal removes dangling versions (remove), never one that was complete and lost its data.
+    const bg = await healerOf(fx).healObjectAnywhere('b', 'o', { ...NORMAL, remove: true });
+    expect(bg.outcome).toBe('refused');
+    expect(bg.detail).toMatch(/kept until an operator heals with remove=true/);
+    expect(fx.roots.map((x) => tree(x))).toEqual(before);
+    // An operator's remove=true does.
+    const op = await healerOf(fx).healObjectAnywhere('b', 'o', { ...NORMAL, remove: true, removeLost: true });
+    expect(op.outcome).toBe('removed');
   });
 
   it('refuses outright (even with remove) while offline drives could still hold the missing shards', async () => {
@@ -232,6 +240,23 @@ describe('object heal engine', () => {
       expect(r.parityBlocks).toBe(0);
     }
     expect(fx.roots.map((x) => tree(x))).toEqual(before);
+  });
+
+  it('never removes a zero-parity object whose folder is gone from one online drive, even as background heal (remove)', async () => {
+    // Issue 27 item 4: the vote put it below quorum (3 of 4 copies, quorum 4) and background heal removed it everywhere.
+    fx = await makeFixture({ drives: 4, standardParity: 0, rrsParity: 0 });
+    await fx.layer.makeBucket('b');
+    await put(fx.layer, 'b', 'o', bytes(1024 * 1024 + 5));
+    for (const d of fx.drives) await d.flush();
+    rmSync(join(fx.roots[1]!, 'b', 'o'), { recursive: true });
+    const before = fx.roots.map((r) => tree(r));
+    for (const opts of [NORMAL, { ...NORMAL, remove: true }]) {
+      const r = await healerOf(fx).healObjectAnywhere('b', 'o', opts);
+      expect(r.outcome).toBe('refused');
+      expect(r.detail).toContain('no-parity object is unrecoverable');
+    }
+    expect(fx.roots.map((x) => tree(x))).toEqual(before);
+    for (const i of [0, 2, 3]) expect(journal(fx, i, 'b', 'o')).toHaveLength(1);
   });
 
   it('dry run reports what it would heal and changes nothing', async () => {

@@ -37,7 +37,7 @@ beforeAll(async () => {
     layer: srv.objectLayer,
     clock,
     logger: silentLogger,
-    config: { scannerIntervalMs: 200, scannerSpeed: 'fastest', scannerDeepSample: 0, healSpeed: 'fastest' },
+    config: { scannerIntervalMs: 200, scannerSpeed: 'fastest', scannerDeepSample: 0, healSpeed: 'fastest', orphanAgeMs: 3_600_000 },
     node: '127.0.0.1:9000',
     nodeIndex: 0,
     scans: () => true,

@@ -5,7 +5,7 @@
  * parameter order (see `remote-drive.ts`).
  */
 import { Readable } from 'node:stream';
-import type { Drive, FileVersion, WalkOptions } from '../storage/drive.ts';
+import type { Drive, FileVersion, MakeVolOptions, WalkOptions } from '../storage/drive.ts';
 import { SvcError } from '../util/errors.ts';
 import type { RpcMethod, RpcService } from './rpc-server.ts';
 
@@ -42,7 +42,14 @@ function unary(handle: (a: unknown[]) => Promise<unknown>, n: number): RpcMethod
 export function driveRpcService(drive: Drive): RpcService {
   return {
     diskInfo: unary(() => drive.diskInfo(), 0),
-    makeVol: unary(([v]) => drive.makeVol(str(v)), 1),
+    makeVol: {
+      kind: 'unary',
+      handle: async (args) => {
+        // One argument from nodes that send no options.
+        const [v, o] = Array.isArray(args) && args.length === 1 ? [args[0], null] : argv(args, 2);
+        return drive.makeVol(str(v), o === null || o === undefined ? undefined : obj<MakeVolOptions>(o));
+      },
+    },
     listVols: unary(() => drive.listVols(), 0),
     statVol: unary(([v]) => drive.statVol(str(v)), 1),
     deleteVol: unary(([v, f]) => drive.deleteVol(str(v), f === true), 2),

@@ -10,6 +10,7 @@ import type {
   DiskInfo,
   Drive,
   FileVersion,
+  MakeVolOptions,
   PartState,
   RenameDataResult,
   VolInfo,
@@ -58,8 +59,9 @@ export class RemoteDrive implements Drive {
     return (await this.rpc('diskInfo')) as DiskInfo;
   }
 
-  async makeVol(vol: string): Promise<void> {
-    await this.rpc('makeVol', vol);
+  async makeVol(vol: string, opts?: MakeVolOptions): Promise<void> {
+    if (opts === undefined) await this.rpc('makeVol', vol);
+    else await this.rpc('makeVol', vol, opts);
   }
 
   async listVols(): Promise<VolInfo[]> {
@@ -150,6 +152,7 @@ export class RemoteDrive implements Drive {
     const wire: WalkOptions = { recursive: opts.recursive };
     if (opts.prefix !== undefined) wire.prefix = opts.prefix;
     if (opts.marker !== undefined) wire.marker = opts.marker;
+    if (opts.orphanAgeMs !== undefined) wire.orphanAgeMs = opts.orphanAgeMs;
     for await (const rec of this.#peer.rpcRecords(storagePath(this.driveId, 'walkDir'), [vol, wire])) yield rec as WalkEntry;
   }
 }

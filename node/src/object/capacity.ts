@@ -3,7 +3,7 @@
  * new-object placement, per-set quorum health for readiness, and the drive
  * probe that keeps `Drive.isOnline()` fresh without traffic.
  */
-import type { Drive } from '../storage/drive.ts';
+import type { DiskInfo, Drive, DriveIssue } from '../storage/drive.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Pool } from './pools.ts';
 import { readQuorum, writeQuorum } from './quorum.ts';
@@ -65,12 +65,41 @@ export function storageHealth(pools: readonly Pool[]): StorageHealth {
   return { readQuorum: read, writeQuorum: write, onlineDrives: online, totalDrives: total };
 }
 
-/** Refreshes every drive's online state (a failing probe is logged, never thrown). */
-export async function probeDrives(drives: readonly Drive[], log: Logger): Promise<void> {
+/** Refreshes every drive's online state (a failing probe is logged, never thrown); each drive's answer, in order. */
+export async function probeDrives(drives: readonly Drive[], log: Logger): Promise<(DiskInfo | undefined)[]> {
   const rs = await Promise.allSettled(drives.map((d) => d.diskInfo()));
-  rs.forEach((r, i) => {
-    if (r.status === 'rejected') {
-      log.warn({ event: 'drive_probe_failed', endpoint: drives[i]!.endpoint, err: r.reason }, 'drive probe failed');
-    }
+  return rs.map((r, i) => {
+    if (r.status === 'fulfilled') return r.value;
+    log.warn({ event: 'drive_probe_failed', endpoint: drives[i]!.endpoint, err: r.reason }, 'drive probe failed');
+    return undefined;
   });
+}
+
+/** A drive with problems its node reports, where it sits. */
+export interface DriveIssueReport {
+  readonly endpoint: string;
+  readonly pool: number;
+  readonly set: number;
+  readonly issues: readonly DriveIssue[];
+}
+
+/**
+ * Sets that cannot take writes because too many of their online drives
+ * are full or read-only (fewer writable drives than the set's write
+ * quorum at its STANDARD parity), and a one-line account for readiness.
+ */
+export function writeBlockedSets(pools: readonly Pool[], issues: readonly DriveIssueReport[]): { pool: number; set: number; why: string }[] {
+  const out: { pool: number; set: number; why: string }[] = [];
+  for (const pool of pools) {
+    const k = pool.width - pool.standardParity;
+    for (const set of pool.sets) {
+      const blocked = issues.filter((r) => r.pool === pool.index && r.set === set.index && r.issues.some((i) => i.kind === 'full' || i.kind === 'read-only'));
+      const writable = set.drives.filter((d) => d.isOnline()).length - blocked.length;
+      if (blocked.length > 0 && writable < writeQuorum(k, pool.standardParity)) {
+        const kinds = [...new Set(blocked.flatMap((b) => b.issues.filter((i) => i.kind === 'full' || i.kind === 'read-only').map((i) => i.kind)))];
+        out.push({ pool: pool.index, set: set.index, why: `${blocked.length} of ${set.width} drives ${kinds.join(' or ')}: writes refused` });
+      }
+    }
+  }
+  return out;
 }

@@ -17,6 +17,7 @@ import type {
   DiskInfo,
   Drive,
   FileVersion,
+  MakeVolOptions,
   PartState,
   RenameDataResult,
   VolInfo,
@@ -87,9 +88,9 @@ export class MemberDrive implements Drive {
     return this.#state === 'member' ? info : { ...info, online: false };
   }
 
-  async makeVol(vol: string): Promise<void> {
+  async makeVol(vol: string, opts?: MakeVolOptions): Promise<void> {
     this.#guard();
-    return this.inner.makeVol(vol);
+    return this.inner.makeVol(vol, opts);
   }
 
   async listVols(): Promise<VolInfo[]> {

@@ -24,6 +24,8 @@ export interface NamespaceEntry {
   readonly name: string;
   /** Per slot: the drive's journal (without inline data), a clean not-found, or a failure. */
   readonly metas: SlotMeta[];
+  /** Per slot: orphaned data directories the drive reported (walks with `orphanAgeMs`). */
+  readonly orphans?: (readonly string[] | undefined)[];
 }
 
 export interface WalkSetOptions {
@@ -33,13 +35,15 @@ export interface WalkSetOptions {
   marker?: string;
   /** Top-level prefixes to leave out (e.g. `tmp/` and `multipart/` of `.svc.sys`). */
   skip?: readonly string[];
+  /** Also report data directories orphaned for this long (`WalkOptions.orphanAgeMs`); keys with only orphans come out too. */
+  orphanAgeMs?: number;
 }
 
 /** `.svc.sys` areas that hold no records: staging and multipart uploads. */
 export const SYS_SKIP = ['tmp/', 'multipart/'] as const;
 
-function walkOf(d: Drive, vol: string, prefix: string, marker: string | undefined, recursive: boolean): AsyncIterable<WalkEntry> {
-  return d.walkDir(vol, { prefix, recursive, ...(marker !== undefined ? { marker } : {}) });
+function walkOf(d: Drive, vol: string, prefix: string, marker: string | undefined, recursive: boolean, orphanAgeMs: number | undefined): AsyncIterable<WalkEntry> {
+  return d.walkDir(vol, { prefix, recursive, ...(marker !== undefined ? { marker } : {}), ...(orphanAgeMs !== undefined ? { orphanAgeMs } : {}) });
 }
 
 /**
@@ -49,16 +53,16 @@ function walkOf(d: Drive, vol: string, prefix: string, marker: string | undefine
 export async function* walkSet(set: ErasureSet, vol: string, opts: WalkSetOptions = {}): AsyncGenerator<NamespaceEntry> {
   const prefix = opts.prefix ?? '';
   if (opts.skip === undefined || opts.skip.length === 0 || prefix !== '') {
-    yield* walkRange(set, vol, prefix, opts.marker);
+    yield* walkRange(set, vol, prefix, opts.marker, opts.orphanAgeMs);
     return;
   }
   // Top level first (objects there and the prefixes below), then each prefix that is not skipped.
   const tops: string[] = [];
-  for await (const e of walkRange(set, vol, '', opts.marker, tops)) yield e;
+  for await (const e of walkRange(set, vol, '', opts.marker, opts.orphanAgeMs, tops)) yield e;
   for (const p of tops) {
     if (opts.skip.includes(p)) continue;
     if (opts.marker !== undefined && compareKeys(opts.marker, p) >= 0 && !opts.marker.startsWith(p)) continue;
-    yield* walkRange(set, vol, p, opts.marker !== undefined && opts.marker.startsWith(p) ? opts.marker : undefined);
+    yield* walkRange(set, vol, p, opts.marker !== undefined && opts.marker.startsWith(p) ? opts.marker : undefined, opts.orphanAgeMs);
   }
 }
 
@@ -66,7 +70,14 @@ export async function* walkSet(set: ErasureSet, vol: string, opts: WalkSetOption
  * One merge-walk. With `prefixesOut` the walk is not recursive: objects at
  * this level are yielded and the prefixes below are collected instead.
  */
-async function* walkRange(set: ErasureSet, vol: string, prefix: string, marker: string | undefined, prefixesOut?: string[]): AsyncGenerator<NamespaceEntry> {
+async function* walkRange(
+  set: ErasureSet,
+  vol: string,
+  prefix: string,
+  marker: string | undefined,
+  orphanAgeMs: number | undefined,
+  prefixesOut?: string[],
+): AsyncGenerator<NamespaceEntry> {
   const n = set.width;
   const failed = new Array<boolean>(n).fill(false);
   const missingVol = new Array<boolean>(n).fill(false);
@@ -83,22 +94,26 @@ async function* walkRange(set: ErasureSet, vol: string, prefix: string, marker: 
       failed[slot] = true;
       return guard(slot, (async function* () {})());
     }
-    return guard(slot, walkOf(d, vol, prefix, marker, prefixesOut === undefined));
+    return guard(slot, walkOf(d, vol, prefix, marker, prefixesOut === undefined, orphanAgeMs));
   });
   for await (const g of mergeSorted(streams)) {
     const objects = g.items.filter((i) => !i.item.prefix);
     if (objects.length < g.items.length) prefixesOut?.push(g.name);
     if (objects.length === 0) continue;
     const metas: SlotMeta[] = new Array(n);
-    for (let s = 0; s < n; s++) metas[s] = failed[s] ? { ok: false, notFound: false } : { ok: false, notFound: true };
+    for (let s = 0; s < n; s++) metas[s] = failed[s] ? { ok: false, notFound: false } : missingVol[s] ? { ok: false, notFound: true, noVolume: true } : { ok: false, notFound: true };
+    let orphans: (readonly string[] | undefined)[] | undefined;
     for (const { item } of objects) {
+      if (item.orphans !== undefined && item.orphans.length > 0) (orphans ??= new Array(n).fill(undefined))[item.slot] = item.orphans;
+      // A key holding only orphaned data here has no journal on this drive.
+      if (item.meta === undefined) continue;
       try {
-        metas[item.slot] = { ok: true, versions: decodeXlMeta(item.meta!, false) };
+        metas[item.slot] = { ok: true, versions: decodeXlMeta(item.meta, false) };
       } catch (err) {
         metas[item.slot] = { ok: false, notFound: false, error: err };
       }
     }
-    yield { name: g.name, metas };
+    yield orphans === undefined ? { name: g.name, metas } : { name: g.name, metas, orphans };
   }
 }
 

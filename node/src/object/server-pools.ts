@@ -17,7 +17,7 @@ import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { BucketSync } from './bucket-sync.ts';
 import { Buckets } from './buckets.ts';
-import { poolCapacity, probeDrives, storageHealth } from './capacity.ts';
+import { type DriveIssueReport, poolCapacity, probeDrives, storageHealth, writeBlockedSets } from './capacity.ts';
 import type { CommitHooks, ErasureSet, StagedShards } from './erasure-set.ts';
 import type { ListQuorum } from './list-merge.ts';
 import { applyLifecycle, type LifecycleOutcome } from './lifecycle/apply.ts';
@@ -128,6 +128,7 @@ export class ServerPools implements ObjectLayer {
   readonly #stopProbe: () => void;
   readonly #free = new Map<number, { at: number; free: number }>();
   #probing = false;
+  #driveIssues: readonly DriveIssueReport[] = [];
 
   constructor(opts: ObjectLayerOptions) {
     this.mrf = opts.mrf ?? new MrfQueue();
@@ -185,10 +186,28 @@ export class ServerPools implements ObjectLayer {
     if (this.#probing) return;
     this.#probing = true;
     try {
-      await probeDrives(this.#pools.allDrives(), this.#log);
+      const drives = this.#pools.list.flatMap((p) => p.sets.flatMap((s) => s.drives.map((d) => ({ d, pool: p.index, set: s.index }))));
+      const infos = await probeDrives(
+        drives.map((x) => x.d),
+        this.#log,
+      );
+      this.#driveIssues = drives.flatMap((x, i) => {
+        const issues = infos[i]?.online === true ? (infos[i]?.issues ?? []) : [];
+        return issues.length > 0 ? [{ endpoint: x.d.endpoint, pool: x.pool, set: x.set, issues }] : [];
+      });
     } finally {
       this.#probing = false;
     }
+  }
+
+  /** Drives with problems their nodes reported at the last probe (every 5 s). */
+  driveIssues(): readonly DriveIssueReport[] {
+    return this.#driveIssues;
+  }
+
+  /** Sets whose full or read-only drives leave them short of write quorum (from the last probe). */
+  writeBlockedSets(): { pool: number; set: number; why: string }[] {
+    return writeBlockedSets(this.#pools.list, this.#driveIssues);
   }
 
   // ---- placement

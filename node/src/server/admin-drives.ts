@@ -6,6 +6,7 @@
  * when an operator most needs to see which drives are missing.
  */
 import type { AdminDisk } from '../object/admin/types.ts';
+import type { DriveIssue } from '../storage/drive.ts';
 import type { DriveFormatState, FormatIO } from '../storage/format.ts';
 import { type Endpoint, endpointHostPort } from '../topology/endpoint.ts';
 import type { PoolLayout } from '../topology/pool-layout.ts';
@@ -29,13 +30,15 @@ export interface DriveReport {
   readonly total: number;
   readonly used: number;
   readonly free: number;
+  /** Problems the drive's own node reports for it (`DiskInfo.issues`). */
+  readonly issues: readonly DriveIssue[];
 }
 
 export interface DriveProbeSource {
   readonly pools: readonly PoolLayout[];
   readonly selfId: string;
   isLocal(ep: Endpoint): boolean;
-  diskInfo(ep: Endpoint): Promise<{ online: boolean; total: number; used: number; free: number; id: string }>;
+  diskInfo(ep: Endpoint): Promise<{ online: boolean; total: number; used: number; free: number; id: string; issues?: DriveIssue[] }>;
   formatIO(pool: PoolLayout): FormatIO;
   /** The deployment id once format quorum was reached. */
   deploymentId(): string | undefined;
@@ -60,7 +63,7 @@ export async function probeDrives(src: DriveProbeSource, only?: (ep: Endpoint) =
       return [
         (async (): Promise<DriveReport> => {
           const [info, st] = await Promise.all([
-            src.diskInfo(ep).catch(() => ({ online: false, total: 0, used: 0, free: 0, id: '' })),
+            src.diskInfo(ep).catch(() => ({ online: false, total: 0, used: 0, free: 0, id: '', issues: undefined })),
             io.readFormat(i).catch((err: unknown): DriveFormatState => ({ state: 'offline', reason: err instanceof Error ? err.message : String(err) })),
           ]);
           const pos = slotOf(st);
@@ -93,6 +96,7 @@ export async function probeDrives(src: DriveProbeSource, only?: (ep: Endpoint) =
             total: info.total,
             used: info.used,
             free: info.free,
+            issues: online ? (info.issues ?? []) : [],
           };
         })(),
       ];
@@ -101,15 +105,28 @@ export async function probeDrives(src: DriveProbeSource, only?: (ep: Endpoint) =
   return Promise.all(jobs);
 }
 
-/** madmin.Disk of a drive report. */
+/** One line per drive issue, for people (`kind: detail`). */
+export function issueText(issues: readonly DriveIssue[]): string | undefined {
+  return issues.length === 0 ? undefined : issues.map((i) => `${i.kind}: ${i.detail}`).join('; ');
+}
+
+/**
+ * madmin.Disk of a drive report. A drive that is online but refuses writes
+ * (read-only, I/O errors) is `faulty`; one whose damage is being repaired
+ * (a recreated bucket folder) is `healing`; `detail` says why.
+ */
 export function adminDiskOf(d: DriveReport, healing: ReadonlySet<string>): AdminDisk {
+  const faulty = d.issues.some((i) => i.kind === 'read-only' || i.kind === 'faulty');
+  const detail = issueText(d.issues) ?? d.detail ?? undefined;
   return {
     endpoint: d.endpoint,
     rootDisk: false,
     path: d.path,
-    healing: healing.has(d.endpoint),
+    healing: healing.has(d.endpoint) || d.issues.some((i) => i.kind === 'healing'),
     scanning: false,
-    state: !d.online ? 'offline' : d.format === 'ok' ? 'ok' : d.format === 'unformatted' ? 'unformatted' : d.format === 'corrupt' ? 'corrupt' : 'faulty',
+    state: !d.online ? 'offline' : d.format === 'ok' ? (faulty ? 'faulty' : 'ok') : d.format === 'unformatted' ? 'unformatted' : d.format === 'corrupt' ? 'corrupt' : 'faulty',
+    ...(detail !== undefined ? { detail } : {}),
+    ...(d.issues.length > 0 ? { issues: d.issues.map((i) => ({ ...i })) } : {}),
     uuid: d.uuid,
     totalspace: d.total,
     usedspace: d.used,

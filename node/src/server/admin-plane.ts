@@ -51,7 +51,7 @@ import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type RootCredentialSource, staticRootCredential } from '../util/root-credential.ts';
-import { adminDiskOf, type DriveReport, probeDrives } from './admin-drives.ts';
+import { adminDiskOf, issueText, type DriveReport, probeDrives } from './admin-drives.ts';
 import { type AdminHealDeps, backgroundHealStatus, erasureSets, replacementStatus, usageFields } from './admin-heal.ts';
 import type { IamService } from './iam-service.ts';
 import type { ReadinessReport } from './readiness.ts';
@@ -225,7 +225,8 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       node: d.node,
       local: d.local,
       state: h.has(d.endpoint) ? 'healing' : d.online && d.format === 'ok' ? 'online' : 'offline',
-      detail: d.detail,
+      detail: d.detail ?? issueText(d.issues) ?? null,
+      ...(d.issues.length > 0 ? { issues: d.issues.map((i) => ({ ...i })) } : {}),
       uuid: d.uuid,
       slot: { pool: d.pool, set: d.set, index: d.slot },
       total: d.total,

@@ -200,7 +200,13 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
             await built.close();
           },
           finalize: () => built.bucketSync.attempt(),
-          storageNote: () => built.bucketSync.note(),
+          storageNote: () => {
+            // Drives that are online but damaged, full or read-only show in the readiness detail too.
+            const drives = built.driveIssues().map((d) => `${d.endpoint}: ${d.issues.map((i) => `${i.kind} (${i.detail})`).join(', ')}`);
+            const blocked = built.writeBlockedSets().map((b) => `pool ${b.pool} set ${b.set}: ${b.why}`);
+            const parts = [built.bucketSync.note(), ...blocked, ...drives].filter((x): x is string => x !== undefined && x !== '');
+            return parts.length > 0 ? parts.join('; ') : undefined;
+          },
         };
       },
     });

@@ -48,6 +48,26 @@ export interface DiskInfo {
   total: number;
   used: number;
   free: number;
+  /**
+   * What the drive's own node saw go wrong with it lately (absent or empty:
+   * nothing): a bucket folder it had to recreate, writes refused because it
+   * is full or read-only, I/O errors. Each issue lapses a while after it was
+   * last seen.
+   */
+  issues?: DriveIssue[];
+}
+
+export interface MakeVolOptions {
+  healing?: { detail: string; ttlMs: number };
+}
+
+/** A problem of a drive that is online (`DiskInfo.issues`). */
+export interface DriveIssue {
+  /** `healing`: damage found and being repaired; `full`; `read-only`; `faulty`: I/O errors. */
+  kind: 'healing' | 'full' | 'read-only' | 'faulty';
+  detail: string;
+  /** Unix ms it was first seen (in the current run of sightings). */
+  since: number;
 }
 
 export interface VolInfo {
@@ -140,14 +160,25 @@ export interface WalkOptions {
    * there are reported as `{ name: 'dir/', prefix: true }`.
    */
   recursive: boolean;
+  /**
+   * Also report orphaned data directories older than this many
+   * milliseconds (by the drive's own clock): data directories (UUID names
+   * holding only `part.N` files) that the `xl.meta` beside them does not
+   * name, or that have no `xl.meta` at all (a crash between moving data in
+   * and publishing metadata). Reported as entries with `orphans` and, when
+   * the key has no `xl.meta` on this drive, no `meta`.
+   */
+  orphanAgeMs?: number;
 }
 
 export interface WalkEntry {
   /** Object key (or common prefix ending in '/' when `prefix`). */
   name: string;
   prefix?: boolean;
-  /** Raw xl.meta bytes of the object (absent for prefixes). */
+  /** Raw xl.meta bytes of the object (absent for prefixes, and for a key with only orphans here). */
   meta?: Uint8Array;
+  /** Orphaned data directory names of this key on this drive (`WalkOptions.orphanAgeMs`). */
+  orphans?: string[];
 }
 
 export interface Drive {
@@ -158,7 +189,12 @@ export interface Drive {
   diskInfo(): Promise<DiskInfo>;
 
   // ---- volumes (bucket = volume; SYS_VOL is created by `init`)
-  makeVol(vol: string): Promise<void>;
+  /**
+   * `healing`: the volume is made by heal because it went missing (a bucket
+   * folder deleted under the drive): the drive then reports a `healing`
+   * issue with this detail for `ttlMs` (`DiskInfo.issues`).
+   */
+  makeVol(vol: string, opts?: MakeVolOptions): Promise<void>;
   listVols(): Promise<VolInfo[]>;
   statVol(vol: string): Promise<VolInfo>;
   /** `force` removes contents; otherwise `VolumeNotEmpty` when it holds objects. */

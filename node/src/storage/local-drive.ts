@@ -27,7 +27,9 @@ import {
   BUCKETS_DIR,
   type DiskInfo,
   type Drive,
+  type DriveIssue,
   type FileVersion,
+  type MakeVolOptions,
   MULTIPART_DIR,
   type PartState,
   type RenameDataResult,
@@ -92,6 +94,12 @@ interface WriteChecked {
 }
 
 const WRITE_CHECKED_MAX = 1024;
+/** How long a drive problem counts after it was last seen. */
+const ISSUE_TTL_MS = 60_000;
+/** Free space below which a drive counts as full. */
+const FULL_BELOW_BYTES = 1 << 20;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const PART_RE = /^part\.[0-9]+$/;
 /**
  * createFile flushes a large file every this many bytes while it is still
  * being written. Measured on the 64 MiB PUT bench (ext4): the final fsync
@@ -150,6 +158,8 @@ export class LocalDrive implements Drive {
   readonly #writeChecked = new Map<string, WriteChecked>();
   #format: { at: number; id: string; state: 'ok' | 'missing' | 'corrupt' } | undefined;
   readonly #jobs: FileJobs | undefined;
+  /** Recent problems by kind (`DiskInfo.issues`): when first and last seen, and until when they count. */
+  readonly #issues = new Map<DriveIssue['kind'], { detail: string; since: number; until: number }>();
 
   constructor(root: string, opts: LocalDriveOptions = {}) {
     this.root = root;
@@ -193,6 +203,32 @@ export class LocalDrive implements Drive {
     return this.#online;
   }
 
+  /**
+   * Records a problem of this drive for `ttlMs` (re-noting extends it and
+   * keeps its first sighting): `DiskInfo.issues` carries it to the admin
+   * API, the readiness detail and the console, from any node.
+   */
+  noteIssue(kind: DriveIssue['kind'], detail: string, ttlMs = ISSUE_TTL_MS): void {
+    const now = Date.now();
+    const cur = this.#issues.get(kind);
+    this.#issues.set(kind, { detail, since: cur !== undefined && cur.until > now ? cur.since : now, until: now + ttlMs });
+  }
+
+  clearIssue(kind: DriveIssue['kind']): void {
+    this.#issues.delete(kind);
+  }
+
+  /** Issues still in force. */
+  issues(): DriveIssue[] {
+    const now = Date.now();
+    const out: DriveIssue[] = [];
+    for (const [kind, i] of this.#issues) {
+      if (i.until <= now) this.#issues.delete(kind);
+      else out.push({ kind, detail: i.detail, since: i.since });
+    }
+    return out;
+  }
+
   async diskInfo(): Promise<DiskInfo> {
     try {
       const root = await this.#checkRoot();
@@ -200,7 +236,19 @@ export class LocalDrive implements Drive {
       const total = s.blocks * s.bsize;
       const free = s.bavail * s.bsize;
       const fmt = await this.#formatIdentity();
-      return { id: fmt.id, format: fmt.state, mountId: `${root.dev}:${root.ino}`, endpoint: this.endpoint, online: true, total, free, used: total - s.bfree * s.bsize };
+      if (free < FULL_BELOW_BYTES) this.noteIssue('full', `${free} bytes free: writes are refused (XSvcStorageFull)`, 10_000);
+      const issues = this.issues();
+      return {
+        id: fmt.id,
+        format: fmt.state,
+        mountId: `${root.dev}:${root.ino}`,
+        endpoint: this.endpoint,
+        online: true,
+        total,
+        free,
+        used: total - s.bfree * s.bsize,
+        ...(issues.length > 0 ? { issues } : {}),
+      };
     } catch (err) {
       if (hasCode(err, 'DiskNotFound')) return { id: this.#id, endpoint: this.endpoint, online: false, total: 0, used: 0, free: 0 };
       throw err;
@@ -380,7 +428,7 @@ export class LocalDrive implements Drive {
 
   // ---- volumes
 
-  async makeVol(vol: string): Promise<void> {
+  async makeVol(vol: string, opts: MakeVolOptions = {}): Promise<void> {
     await this.#checkRoot();
     await this.#hook('make-vol');
     try {
@@ -389,6 +437,7 @@ export class LocalDrive implements Drive {
       if (errno(err) === 'EEXIST') throw new SvcError('VolumeExists');
       await this.#mapErr(err, vol, 'VolumeNotFound');
     }
+    if (opts.healing !== undefined) this.noteIssue('healing', opts.healing.detail, opts.healing.ttlMs);
   }
 
   async listVols(): Promise<VolInfo[]> {
@@ -950,6 +999,42 @@ export class LocalDrive implements Drive {
     }
   }
 
+  /**
+   * Data directories in the object directory `dir` that `named` (its
+   * xl.meta's data dirs) does not hold: UUID names holding nothing but
+   * `part.N` files, untouched (mtime and ctime) for `ageMs`. A key below the
+   * object that happens to be a UUID holds an xl.meta or directories, so it
+   * is never one.
+   */
+  async #orphansIn(dir: string, named: ReadonlySet<string>, ageMs: number): Promise<string[]> {
+    let ents: Dirent[];
+    try {
+      ents = await fsp.readdir(dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const cutoff = Date.now() - ageMs;
+    const out: string[] = [];
+    for (const d of ents) {
+      if (!d.isDirectory() || !UUID_RE.test(d.name) || named.has(d.name)) continue;
+      const p = join(dir, d.name);
+      try {
+        const inside = await fsp.readdir(p, { withFileTypes: true });
+        if (!inside.every((f) => f.isFile() && PART_RE.test(f.name))) continue;
+        const st = await fsp.stat(p);
+        let newest = Math.max(st.mtimeMs, st.ctimeMs);
+        for (const f of inside) {
+          const fst = await fsp.stat(join(p, f.name));
+          newest = Math.max(newest, fst.mtimeMs, fst.ctimeMs);
+        }
+        if (newest <= cutoff) out.push(d.name);
+      } catch {
+        // Gone or unreadable while looked at: not reported.
+      }
+    }
+    return out.sort();
+  }
+
   /** Data dirs named by the xl.meta in `dir` (not sub-objects). */
   async #dataDirsOf(dir: string): Promise<Set<string>> {
     try {
@@ -995,21 +1080,26 @@ export class LocalDrive implements Drive {
       const child = join(dir, it.name);
       if (it.obj) {
         if (marker !== undefined && compareKeys(it.key, marker) <= 0) continue;
-        let meta: Uint8Array;
+        let meta: Uint8Array | undefined;
         try {
           meta = await this.#readWhole(join(child, XL_META));
         } catch (err) {
           const code = errno(err);
-          if (code === 'ENOENT' || code === 'ENOTDIR') continue;
-          return this.#mapErr(err, '');
+          if (code !== 'ENOENT' && code !== 'ENOTDIR') return this.#mapErr(err, '');
         }
-        try {
-          const vs = decodeXlMeta(meta, false);
-          dataDirs.set(it.name, new Set(vs.map((v) => v.dataDir).filter((d) => d !== '')));
-        } catch {
-          // A corrupt xl.meta still lists (the object layer votes it out).
+        let named: Set<string> | undefined;
+        if (meta !== undefined) {
+          try {
+            const vs = decodeXlMeta(meta, false);
+            named = new Set(vs.map((v) => v.dataDir).filter((d) => d !== ''));
+            dataDirs.set(it.name, named);
+          } catch {
+            // A corrupt xl.meta still lists (the object layer votes it out); it proves nothing about data dirs.
+          }
         }
-        yield { name: it.key, meta };
+        const orphans = opts.orphanAgeMs !== undefined && (meta === undefined || named !== undefined) ? await this.#orphansIn(child, named ?? new Set(), opts.orphanAgeMs) : [];
+        if (meta === undefined && orphans.length === 0) continue;
+        yield { name: it.key, ...(meta !== undefined ? { meta } : {}), ...(orphans.length > 0 ? { orphans } : {}) };
       } else {
         if (marker !== undefined && compareKeys(marker, it.key) >= 0 && !marker.startsWith(it.key)) continue;
         const sub = this.#walk(child, it.key, '', { ...opts, recursive: true }, dataDirs.get(it.name));

@@ -9,7 +9,7 @@
  * write span the whole upload (the call resolves once the file is durable).
  */
 import { type DriveIoMessage, driveIo, tracingDetail } from '../util/diagnostics.ts';
-import type { DiskInfo, Drive, FileVersion, PartState, RenameDataResult, VolInfo, WalkEntry, WalkOptions } from './drive.ts';
+import type { DiskInfo, Drive, FileVersion, MakeVolOptions, PartState, RenameDataResult, VolInfo, WalkEntry, WalkOptions } from './drive.ts';
 
 export class TracedDrive implements Drive {
   readonly #d: Drive;
@@ -40,9 +40,9 @@ export class TracedDrive implements Drive {
     return this.#d.diskInfo();
   }
 
-  makeVol(vol: string): Promise<void> {
-    if (!driveIo.hasSubscribers || !tracingDetail()) return this.#d.makeVol(vol);
-    return this.#trace('makeVol', vol, '', () => this.#d.makeVol(vol));
+  makeVol(vol: string, opts?: MakeVolOptions): Promise<void> {
+    if (!driveIo.hasSubscribers || !tracingDetail()) return this.#d.makeVol(vol, opts);
+    return this.#trace('makeVol', vol, '', () => this.#d.makeVol(vol, opts));
   }
 
   listVols(): Promise<VolInfo[]> {

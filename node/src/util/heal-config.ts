@@ -21,6 +21,8 @@ export interface HealConfig {
   readonly scannerDeepSample: number;
   /** Background heal and replaced-drive rebuild pace. */
   readonly healSpeed: WorkerSpeed;
+  /** A data directory no xl.meta names is collected by the scanner once untouched this long (default 1 h). */
+  readonly orphanAgeMs: number;
 }
 
 export const HEAL_CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
@@ -28,6 +30,7 @@ export const HEAL_CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_SCANNER_SPEED', 'scanner pace: fastest, fast, default, slow, slowest'],
   ['SVC_SCANNER_DEEP_SAMPLE', 'bitrot-verify one object in N per scanner cycle (default 64; 0 disables)'],
   ['SVC_HEAL_SPEED', 'background heal and drive rebuild pace: fastest, fast, default (at most a third of the time), slow, slowest'],
+  ['SVC_SCANNER_ORPHAN_AGE', 'the scanner collects a data folder no xl.meta names (a write cut off by a crash) once it is untouched this long (default 1h; at least 1s)'],
 ];
 
 function speed(name: string, raw: string | undefined): WorkerSpeed {
@@ -37,13 +40,13 @@ function speed(name: string, raw: string | undefined): WorkerSpeed {
   throw new SvcError('InvalidConfig', `${name}: "${raw}" is not a speed; use fastest, fast, default, slow or slowest`, { variable: name });
 }
 
-function interval(name: string, raw: string | undefined, dflt: number): number {
+function interval(name: string, raw: string | undefined, dflt: number, minMs = 100): number {
   if (raw === undefined || raw.trim() === '') return dflt;
   const m = /^([0-9]+)(ms|s|m|h)?$/.exec(raw.trim());
   if (!m) throw new SvcError('InvalidConfig', `${name}: invalid interval "${raw}"; expected seconds or a value like 500ms, 30s, 5m, 1h`, { variable: name });
   const n = Number(m[1]);
   const ms = m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : m[2] === 'h' ? n * 3_600_000 : n * 1000;
-  if (ms < 100) throw new SvcError('InvalidConfig', `${name}: at least 100ms`, { variable: name });
+  if (ms < minMs) throw new SvcError('InvalidConfig', `${name}: at least ${minMs}ms`, { variable: name });
   return ms;
 }
 
@@ -57,5 +60,6 @@ export function parseHealConfig(env: Readonly<Record<string, string | undefined>
     scannerSpeed: speed('SVC_SCANNER_SPEED', env.SVC_SCANNER_SPEED),
     scannerDeepSample: sample === '' ? 64 : Number(sample),
     healSpeed: speed('SVC_HEAL_SPEED', env.SVC_HEAL_SPEED),
+    orphanAgeMs: interval('SVC_SCANNER_ORPHAN_AGE', env.SVC_SCANNER_ORPHAN_AGE, 3_600_000, 1_000),
   };
 }

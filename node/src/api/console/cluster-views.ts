@@ -71,6 +71,9 @@ export function nodeHealth(readiness: ReadinessView, snap: ClusterSnapshot | und
           );
         }
         if (healing.length > 0) problems.push(`Pool ${p.id}, set ${set.id}: ${plural(healing.length, 'drive')} healing.`);
+        for (const d of set.drives) {
+          for (const i of d.issues ?? []) problems.push(`Pool ${p.id}, set ${set.id}, ${d.endpoint}: ${i.kind} — ${i.detail}`);
+        }
       }
     }
   }

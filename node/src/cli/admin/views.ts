@@ -165,6 +165,8 @@ export function infoView(m: ServerInfoMessage): string {
     ),
     ['left', 'right', 'right', 'right', 'left', 'right', 'right', 'right'],
   );
+  // What the drives' nodes saw go wrong with them (full, read-only, a recreated bucket folder being healed).
+  const driveNotes = m.servers.flatMap((s) => s.drives.filter((d) => d.issues !== undefined && d.issues.length > 0).map((d) => `  ${d.endpoint}: ${d.issues!.map((i) => `${i.kind}: ${i.detail}`).join('; ')}`));
   const usableTotal = m.poolCapacity.reduce((a, p) => a + p.usableTotal, 0);
   const usableFree = m.poolCapacity.reduce((a, p) => a + p.usableFree, 0);
   const used = m.poolCapacity.reduce((a, p) => a + p.usableUsed, 0);
@@ -174,6 +176,7 @@ export function infoView(m: ServerInfoMessage): string {
     `Deployment ${m.deploymentID || '(not formatted yet)'}, ${m.mode}, region ${m.region}`,
     servers,
     drives,
+    ...(driveNotes.length > 0 ? ['Drive issues:', ...driveNotes] : []),
     `${m.servers.filter((s) => s.state === 'online').length}/${m.servers.length} servers online, ${online} drive(s) online, ${offline} offline; ${m.buckets.count} bucket(s)`,
     `Usable capacity: ${formatBytes(used)} used of ${formatBytes(usableTotal)} (${formatPercent(usableTotal > 0 ? used / usableTotal : 0)}), ${formatBytes(usableFree)} free`,
     ...usageLines(m),

@@ -176,6 +176,10 @@ export interface AdminDisk {
   set_index: number;
   disk_index: number;
   local: boolean;
+  /** Why the drive is not `ok`, or what its node saw go wrong with it lately (svc extension). */
+  detail?: string;
+  /** The drive's recent problems (`DiskInfo.issues`; svc extension): full, read-only, faulty, healing. */
+  issues?: { kind: 'healing' | 'full' | 'read-only' | 'faulty'; detail: string; since: number }[];
 }
 
 // ---- heal (shapes §2.4, §2.5)
@@ -351,8 +355,10 @@ export interface SnapshotDrive {
   node: string;
   local: boolean;
   state: SnapshotDriveState;
-  /** Why a drive is not online (offline, unformatted replacement, corrupt format). */
+  /** Why a drive is not online (offline, unformatted replacement, corrupt format), or its recent problems. */
   detail: string | null;
+  /** Problems the drive's node reports for it while online: full, read-only, faulty, healing (a recreated bucket folder). */
+  issues?: { kind: 'healing' | 'full' | 'read-only' | 'faulty'; detail: string; since: number }[];
   uuid: string;
   /** The drive's format slot: its set and index in the set matrix of format.json. */
   slot: { pool: number; set: number; index: number };

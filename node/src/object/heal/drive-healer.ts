@@ -93,6 +93,15 @@ export interface DriveHealerOptions {
   selfId: string;
   /** Check period (default 5 s). */
   everyMs?: number;
+  /**
+   * The buckets that exist (their records): each check gives a member drive
+   * that lacks one of their folders the folder back (a folder deleted under
+   * a running node), so new writes land on every drive again and the
+   * scanner can heal the objects into it.
+   */
+  buckets?: { list(): Promise<string[]>; exists(bucket: string): Promise<boolean> };
+  /** How long a recreated bucket folder shows as a `healing` issue of its drive (default 10 min). */
+  volumeIssueMs?: number;
 }
 
 interface Slot {
@@ -106,7 +115,7 @@ interface Slot {
 export const slotKey = (s: { pool: number; set: number; slot: number }) => `${s.pool}-${s.set}-${s.slot}`;
 
 export class DriveHealer implements SetFormatHealer {
-  readonly worker: Worker<{ replacements: number; healing: string[] }>;
+  readonly worker: Worker<{ replacements: number; healing: string[]; volumesRecreated: number }>;
   readonly #o: DriveHealerOptions;
   #sequences: HealSequences | undefined;
   /** Trackers of drives this node is formatting or rebuilding, by slot id. */
@@ -117,6 +126,10 @@ export class DriveHealer implements SetFormatHealer {
   readonly #autoTokens = new Set<string>();
   #replacements = 0;
   #checking: Promise<void> | undefined;
+  /** The bucket list, read at most every 30 s. */
+  #bucketList: { at: number; names: string[] } | undefined;
+  /** Bucket folders this node gave back to its drives. */
+  #volumesRecreated = 0;
 
   constructor(o: DriveHealerOptions) {
     this.#o = o;
@@ -128,7 +141,7 @@ export class DriveHealer implements SetFormatHealer {
           return 'idle';
         },
         waitForWork: (signal) => sleepUnlessAborted(o.clock, o.everyMs ?? 5_000, signal),
-        progress: () => ({ replacements: this.#replacements, healing: [...this.healing()] }),
+        progress: () => ({ replacements: this.#replacements, healing: [...this.healing()], volumesRecreated: this.#volumesRecreated }),
       },
       { clock: o.clock, logger: o.logger },
     );
@@ -183,12 +196,42 @@ export class DriveHealer implements SetFormatHealer {
         continue;
       }
       if (s.member.membership !== 'member') continue;
+      await this.#checkVolumes(s).catch((err: unknown) => this.#o.logger.warn({ event: 'drive_volume_check_failed', endpoint: s.member.endpoint, err: toSvcError(err).message }, 'bucket folder check failed'));
       // A rebuild that stopped half-way (crash, restart, a heal on another node that went away).
       const t = await this.#readTracker(s);
       if (t?.state !== 'healing' || this.#active.has(key)) continue;
       const live = this.#sequences?.running().some((q) => q.token === t.healer) ?? false;
       if (!live && this.#o.clock.now() - t.updatedAt > STALE_MS) await this.#autoHeal(s, `${t.reason}; resuming an interrupted rebuild`, t);
     }
+  }
+
+  /** Gives a member drive back the folders of existing buckets it lacks. */
+  async #checkVolumes(s: Slot): Promise<void> {
+    const buckets = this.#o.buckets;
+    if (buckets === undefined) return;
+    const now = this.#o.clock.now();
+    if (this.#bucketList === undefined || now - this.#bucketList.at > 30_000) this.#bucketList = { at: now, names: await buckets.list() };
+    const have = new Set((await s.member.listVols()).map((v) => v.name));
+    const missing = this.#bucketList.names.filter((b) => !have.has(b));
+    const made: string[] = [];
+    for (const b of missing) {
+      // A bucket deleted since the list was read must not come back as a stray folder.
+      if (!(await buckets.exists(b))) continue;
+      try {
+        await s.member.makeVol(b, {
+          healing: { detail: `bucket folder ${b} was missing and has been recreated; its objects are rebuilt here by the scanner and background heal`, ttlMs: this.#o.volumeIssueMs ?? 600_000 },
+        });
+        made.push(b);
+      } catch (err) {
+        if (toSvcError(err).code !== 'VolumeExists') throw err;
+      }
+    }
+    if (made.length === 0) return;
+    this.#volumesRecreated += made.length;
+    this.#o.logger.warn(
+      { event: 'heal_bucket_volume_recreated', endpoint: s.member.endpoint, pool: s.pool, set: s.set, slot: s.slot, buckets: made },
+      'bucket folders were missing on a drive; recreated (the scanner heals their objects into it)',
+    );
   }
 
   async #autoHeal(s: Slot, reason: string, prior?: DriveTracker): Promise<void> {

@@ -31,9 +31,12 @@ import { MemberDrive } from '../member-drive.ts';
 import { type LockClock, removalBlocked } from '../object-lock.ts';
 import type { NamespaceLocker } from '../ns-lock.ts';
 import type { VersionGroup } from '../quorum.ts';
-import { classifySlot, type DriveState, type ObjectVote, planVersion, type ShardCheck, type SlotRead, type VersionPlan, voteObject, worse } from './plan.ts';
+import { classifySlot, type DriveState, NO_PARITY, type ObjectVote, planVersion, type ShardCheck, type SlotRead, type VersionPlan, voteObject, worse } from './plan.ts';
 import { SourceFailure, stageRebuiltPart } from './rebuild-stream.ts';
 import type { HealDrive, HealObjectOptions, HealResult } from './types.ts';
+
+/** How long a drive whose bucket folder heal recreated reports itself as healing. */
+export const VOLUME_ISSUE_MS = 600_000;
 
 export interface HealEngine {
   readonly locker: NamespaceLocker;
@@ -156,7 +159,7 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
     bytesHealed: 0,
   };
 
-  if (plans.length === 0 && vote.dangling.groups.length === 0 && vote.undecided.length === 0) {
+  if (plans.length === 0 && vote.dangling.groups.length === 0 && vote.undecided.length === 0 && vote.noParity.length === 0 && vote.unproven.length === 0) {
     result.outcome = 'absent';
     result.detail = 'no drive holds this object';
     return result;
@@ -165,12 +168,15 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
   if (vote.undecided.length > 0) {
     refusals.push(`${vote.offline} drive(s) did not answer and could hold a newer copy of version(s) ${vote.undecided.join(', ')}; heal again once they are back`);
   }
+  for (const id of vote.noParity) refusals.push(`version ${id}: ${NO_PARITY}`);
   if (refusals.length > 0) {
     result.outcome = 'refused';
     result.detail = refusals.join('; ');
     return result;
   }
-  const lost = plans.filter((p) => p.dataLost);
+  // A version whose data is lost was once complete: only an operator's explicit removal takes it.
+  const lost = plans.filter((p) => p.dataLost && opts.removeLost === true);
+  const lostKept = plans.filter((p) => p.dataLost && opts.removeLost !== true);
   const work = plans.filter((p) => p.refusal === undefined);
   const dangling = {
     groups: [...vote.dangling.groups, ...lost.map((p) => p.group)],
@@ -179,6 +185,10 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
   const locked = dangling.groups.length > 0 ? lockedIds(dangling.groups, engine.lockClock()) : new Set<string>();
   const removable = dangling.copies.filter((c) => !locked.has(c.id));
   const lockNote = locked.size > 0 ? `; version(s) under object lock kept: ${[...new Set(dangling.groups.filter((g) => locked.has(g.version.versionId)).map((g) => g.version.versionId))].join(', ')}` : '';
+  const keptNote = [
+    ...lostKept.map((p) => `version ${p.group.version.versionId} lost its data (${p.refusal}); kept until an operator heals with remove=true`),
+    ...(vote.unproven.length > 0 ? [`version(s) ${vote.unproven.join(', ')} below quorum but damaged drives may hold them; kept`] : []),
+  ].join('; ');
   const danglingNote =
     dangling.groups.length > 0
       ? `${dangling.groups.length} dangling version(s) (below read quorum for good: ${lost.map((p) => `${p.group.version.versionId}: ${p.refusal}`).concat(vote.dangling.groups.map((g) => `${g.version.versionId}: ${g.votes} of ${g.quorum} copies`)).join('; ')})${lockNote}`
@@ -201,7 +211,7 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
         .filter(Boolean)
         .join('; ');
     }
-    return result;
+    return keep(result, keptNote);
   }
 
   const after = [...before];
@@ -227,9 +237,18 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
       if (!d.isOnline()) fail(s, new SvcError('DiskNotFound', `${d.endpoint} is not usable now (offline or not a member of its slot)`));
     }),
   );
-  // Drives without the bucket's volume get it first (they hold none of its objects).
+  // Drives without the bucket's volume get it first (they hold none of its objects); the drive reports the damage.
   await Promise.all(
-    [...targeted].filter((s) => reads[s]!.kind === 'no-volume' && !failed.has(s)).map((s) => drives[s]!.makeVol(vol).catch((err: unknown) => (hasCode(err, 'VolumeExists') ? undefined : fail(s, err)))),
+    [...targeted]
+      .filter((s) => reads[s]!.kind === 'no-volume' && !failed.has(s))
+      .map(async (s) => {
+        try {
+          await drives[s]!.makeVol(vol, { healing: { detail: `bucket folder ${vol} was missing and has been recreated; its objects are rebuilt here by heal`, ttlMs: VOLUME_ISSUE_MS } });
+          engine.logger.warn({ event: 'heal_bucket_volume_recreated', bucket: vol, endpoint: drives[s]!.endpoint, object: key }, 'bucket folder missing on a drive: recreated by heal');
+        } catch (err) {
+          if (!hasCode(err, 'VolumeExists')) fail(s, err);
+        }
+      }),
   );
 
   // Copies that lost the vote go (a base id whose version lives on that drive
@@ -312,12 +331,24 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
     return again;
   }
 
-  if (opts.remove) {
+  if (opts.remove && removable.length > 0) {
     for (const { slot, id } of removable) {
       await drives[slot]!.deleteVersion(vol, path, id).catch((err: unknown) => {
         if (!hasCode(err, 'FileNotFound')) fail(slot, err);
       });
     }
+    // Never a silent deletion: what went, from where, and why.
+    engine.logger.warn(
+      {
+        event: 'heal_versions_removed',
+        bucket: vol,
+        object: key,
+        versions: [...new Set(removable.map((c) => baseVersionId(c.id)))],
+        drives: [...new Set(removable.map((c) => drives[c.slot]!.endpoint))],
+        reason: danglingNote,
+      },
+      'heal removed dangling versions (below read quorum for good)',
+    );
   }
 
   for (let s = 0; s < n; s++) {
@@ -346,6 +377,19 @@ async function healLocked(engine: HealEngine, set: ErasureSet, vol: string, key:
       .filter(Boolean)
       .join('; ');
   }
+  return keep(result, keptNote);
+}
+
+/**
+ * Versions left in place although below quorum (lost data without an
+ * operator's removal, copies damaged drives may still hold) are said in the
+ * detail; with nothing else done the outcome is `refused`, so background
+ * heal retries and then gives up with a log instead of reporting success.
+ */
+function keep(result: HealResult, note: string): HealResult {
+  if (note === '') return result;
+  result.detail = result.detail === '' ? note : `${result.detail}; ${note}`;
+  if (result.outcome === 'ok') result.outcome = 'refused';
   return result;
 }
 

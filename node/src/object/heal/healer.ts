@@ -127,6 +127,44 @@ export class Healer implements MetaHealDeps {
     };
   }
 
+  /**
+   * Collects orphaned data directories of one key (`orphans[slot]`, as the
+   * drives reported them): under the key's write lock, so no commit is half
+   * way, every drive's journal is read again and a directory goes only when
+   * no version on any drive names it and it still holds nothing but part
+   * files. A drive that cannot answer (offline, unreadable journal) stops
+   * the collection: it could be the one naming it. Returns how many went.
+   */
+  async collectOrphans(set: ErasureSet, vol: string, key: string, orphans: readonly (readonly string[] | undefined)[]): Promise<number> {
+    const path = objectPath(key);
+    const unlock = await this.locker.lock(vol, key);
+    try {
+      const metas = await set.readMetas(vol, path, false);
+      if (metas.some((m) => !m.ok && !m.notFound)) return 0;
+      const named = new Set(metas.flatMap((m) => (m.ok ? m.versions.map((v) => v.dataDir) : [])));
+      let removed = 0;
+      for (const [slot, dirs] of orphans.entries()) {
+        const drive = set.drives[slot];
+        if (drive === undefined || dirs === undefined) continue;
+        for (const dir of dirs) {
+          if (named.has(dir)) continue;
+          try {
+            const inside = await drive.listDir(vol, `${path}/${dir}`);
+            if (!inside.every((f) => /^part\.[0-9]+$/.test(f))) continue;
+            await drive.delete(vol, `${path}/${dir}`, { recursive: true });
+            removed++;
+            this.logger.info({ event: 'orphan_data_collected', bucket: vol, object: key, dataDir: dir, endpoint: drive.endpoint, files: inside.length }, 'collected a data folder no version names');
+          } catch (err) {
+            this.logger.warn({ event: 'orphan_collect_failed', bucket: vol, object: key, dataDir: dir, endpoint: drive.endpoint, err: toSvcError(err).message }, 'could not collect an orphaned data folder');
+          }
+        }
+      }
+      return removed;
+    } finally {
+      unlock();
+    }
+  }
+
   healBucket(bucket: string, opts: BucketHealOptions): Promise<HealResult> {
     return healBucket(this, bucket, opts);
   }

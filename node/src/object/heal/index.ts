@@ -64,7 +64,22 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
   const { layer, clock, logger, config } = o;
   const healer = new Healer({ pools: layer.pools, locker: layer.locker, records: layer.sysRecords, clock, logger, lockClock: () => layer.governance.lockClock() });
   const background = new BackgroundHeal({ healer, mrf: layer.mrf, clock, logger, tranquility: SPEED_TRANQUILITY[config.healSpeed] });
-  const drives = new DriveHealer({ pools: layer.pools, clock, logger, selfId: o.node });
+  const drives = new DriveHealer({
+    pools: layer.pools,
+    clock,
+    logger,
+    selfId: o.node,
+    buckets: {
+      list: async () => (await layer.listBuckets()).map((b) => b.name),
+      exists: (bucket) =>
+        layer.getBucketInfo(bucket).then(
+          () => true,
+          () => false,
+        ),
+    },
+    // A recreated folder shows as healing until the scanner has had two cycles to queue its objects.
+    volumeIssueMs: 2 * config.scannerIntervalMs + 60_000,
+  });
   const sequences = new HealSequences({
     healer,
     records: layer.sysRecords,
@@ -93,6 +108,7 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     deepSample: config.scannerDeepSample,
     onCycle: () => drives.check(),
     hooks: [lifecycle],
+    orphanAgeMs: config.orphanAgeMs,
   });
   background.start();
   drives.worker.start();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FileVersion } from '../../storage/drive.ts';
-import { NO_PARITY, planVersion, type SlotRead, voteObject, worse } from './plan.ts';
+import { classifySlot, NO_PARITY, planVersion, type SlotRead, voteObject, worse } from './plan.ts';
 
 const N = 4;
 
@@ -56,6 +56,32 @@ describe('voteObject', () => {
     const vote = voteObject([j(newer), offline, j(v()), j(v())]);
     expect(vote.undecided).toEqual(['null']);
     expect(vote.authoritative).toEqual([]);
+  });
+
+  it('a zero-parity version below quorum is never dangling: nothing proves it gone (no-parity)', () => {
+    const ec0 = v({ versionId: 'z', erasure: { data: 4, parity: 0, blockSize: 1 << 20, index: 1, distribution: [1, 2, 3, 4] } });
+    const vote = voteObject([j(ec0), j(ec0), j(ec0), absent]);
+    expect(vote.noParity).toEqual(['z']);
+    expect(vote.dangling.copies).toEqual([]);
+    expect(vote.authoritative).toEqual([]);
+  });
+
+  it('damaged drives (unreadable journal, missing bucket folder) that could make up the quorum leave the id unproven, never dangling', () => {
+    const x = v({ versionId: 'x' });
+    const corrupt: SlotRead = { kind: 'corrupt' };
+    const noVolume: SlotRead = { kind: 'no-volume' };
+    const a = voteObject([j(x), corrupt, absent, absent]);
+    expect(a.unproven).toEqual(['x']);
+    expect(a.dangling.copies).toEqual([]);
+    const b = voteObject([j(x), noVolume, absent, absent]);
+    expect(b.unproven).toEqual(['x']);
+    // Without the damaged drive it is proven: nobody else can hold the second copy.
+    expect(voteObject([j(x), absent, absent, absent]).dangling.copies).toEqual([{ slot: 0, id: 'x' }]);
+  });
+
+  it('a drive without the bucket folder reads as no-volume, not as a clean "not here"', () => {
+    expect(classifySlot({ ok: false, notFound: true, noVolume: true })).toEqual({ kind: 'no-volume' });
+    expect(classifySlot({ ok: false, notFound: true })).toEqual({ kind: 'absent' });
   });
 
   it('delete markers vote with a majority', () => {

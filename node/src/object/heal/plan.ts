@@ -12,6 +12,11 @@
  *    with no group at quorum is *dangling* when the drives that did not
  *    answer could not bring any of its groups to quorum, and *undecided*
  *    when they could (then heal leaves it alone until they answer).
+ *    Dangling must be proven: a damaged drive (unreadable journal, missing
+ *    bucket folder) that could make up the quorum leaves the id *unproven*,
+ *    and a zero-parity version is never dangling (*noParity*: nothing can
+ *    rebuild it, nothing proves it gone). Only proven dangling versions are
+ *    ever removed.
  * 2. `planVersion`: per authoritative version and drive, the state before
  *    (`ok`, `missing`, `corrupt`, `offline`), which drives get data rebuilt
  *    and which only metadata rewritten, and why it cannot be healed now
@@ -39,8 +44,9 @@ export type SlotRead =
 
 export function classifySlot(m: SlotMeta): SlotRead {
   if (m.ok) return { kind: 'journal', versions: m.versions };
+  // A missing bucket volume reads as "not found" too: it is told apart first (heal makes the volume).
+  if (m.noVolume === true || hasCode(m.error, 'VolumeNotFound')) return { kind: 'no-volume' };
   if (m.notFound) return { kind: 'absent' };
-  if (hasCode(m.error, 'VolumeNotFound')) return { kind: 'no-volume' };
   if (hasCode(m.error, 'FileCorrupt')) return { kind: 'corrupt' };
   return { kind: 'offline' };
 }
@@ -55,16 +61,30 @@ export interface ObjectVote {
   authoritative: VersionGroup[];
   /** Drive copies that lost the vote to an authoritative version of their id: `[slot, journal id]`. */
   stale: { slot: number; id: string }[];
-  /** Versions no group of which can reach quorum: every copy, `[slot, journal id]`, and the groups. */
+  /**
+   * Versions no group of which can reach quorum, proven: every drive
+   * answered cleanly (journal or a clean "not here"), so the missing copies
+   * are nowhere. Every copy, `[slot, journal id]`, and the groups.
+   */
   dangling: { groups: VersionGroup[]; copies: { slot: number; id: string }[] };
   /** Version ids the offline drives could still decide (left alone). */
   undecided: string[];
+  /**
+   * Version ids below quorum that damaged drives (an unreadable journal, a
+   * missing bucket folder) might still hold: not proven garbage, so never
+   * removed; they do not stop the heal of the rest.
+   */
+  unproven: string[];
+  /** Data versions without parity below quorum: nothing can rebuild them and nothing proves them gone (`NO_PARITY`). */
+  noParity: string[];
   /** Drives that did not answer. */
   offline: number;
 }
 
 export function voteObject(reads: readonly SlotRead[]): ObjectVote {
   const { groups, failed } = groupVersions(reads.map(forVote));
+  // Drives that answered but are damaged: they may hold copies the vote cannot see.
+  const damaged = reads.filter((r) => r.kind === 'corrupt' || r.kind === 'no-volume').length;
   const byId = new Map<string, VersionGroup[]>();
   for (const g of groups) {
     const id = g.version.versionId;
@@ -72,13 +92,15 @@ export function voteObject(reads: readonly SlotRead[]): ObjectVote {
     if (list) list.push(g);
     else byId.set(id, [g]);
   }
-  const out: ObjectVote = { authoritative: [], stale: [], dangling: { groups: [], copies: [] }, undecided: [], offline: failed };
+  const out: ObjectVote = { authoritative: [], stale: [], dangling: { groups: [], copies: [] }, undecided: [], unproven: [], noParity: [], offline: failed };
   const copies = (g: VersionGroup) => g.perSlot.flatMap((v, slot) => (v ? [{ slot, id: v.versionId }] : []));
   for (const [id, gs] of byId) {
     // Newest first (groupVersions' order).
     const auth = gs.find((g) => g.votes >= g.quorum);
     if (auth === undefined) {
       if (gs.some((g) => g.votes + failed >= g.quorum)) out.undecided.push(id);
+      else if (gs.some((g) => g.version.type === 'object' && g.version.erasure?.parity === 0)) out.noParity.push(id);
+      else if (gs.some((g) => g.votes + failed + damaged >= g.quorum)) out.unproven.push(id);
       else {
         out.dangling.groups.push(...gs);
         out.dangling.copies.push(...gs.flatMap(copies));

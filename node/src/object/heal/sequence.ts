@@ -295,7 +295,8 @@ export class HealSequence {
   async *#run(signal: AbortSignal): AsyncGenerator<void> {
     const h = this.#deps.healer;
     const { bucket, prefix, opts } = this.scope;
-    const obj = { dryRun: opts.dryRun, remove: opts.remove, deep: opts.scanMode === 2 };
+    // An operator's remove=true also takes versions whose data is lost (background heal never does).
+    const obj = { dryRun: opts.dryRun, remove: opts.remove, removeLost: opts.remove, deep: opts.scanMode === 2 };
     const c = this.#cursor;
     const p = this.#progress;
     const now = () => this.#deps.clock.now();

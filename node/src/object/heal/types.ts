@@ -53,8 +53,15 @@ export interface HealResult {
 export interface HealObjectOptions {
   /** Report only; change nothing. */
   dryRun: boolean;
-  /** Remove dangling versions (below quorum for good). */
+  /** Remove dangling versions (below quorum for good: writes that never reached quorum, deletes a drive missed). */
   remove: boolean;
+  /**
+   * Also remove versions whose metadata holds quorum but whose data is lost
+   * (fewer than K good shards anywhere): only an operator's explicit
+   * `remove=true` heal does; background heal never removes a version that
+   * was once complete.
+   */
+  removeLost?: boolean;
   /** Verify every bitrot frame of every shard (scan mode deep) instead of sizes. */
   deep: boolean;
 }

@@ -49,6 +49,8 @@ export interface ScannerProgress {
   objectsScanned: number;
   healsQueued: number;
   deepChecks: number;
+  /** Orphaned data folders collected. */
+  orphansCollected: number;
   lastCycle?: { result: 'success' | 'partial' | 'error'; startedAt: number; durationMs: number; objects: number; setsSkipped: number; lastError?: string };
   current?: { pool: number; set: number; bucket: string; object: string };
 }
@@ -73,6 +75,8 @@ export interface ScannerOptions {
   onCycle?: () => Promise<void>;
   /** Work done on the scanner's walk (lifecycle). */
   hooks?: readonly ScannerHook[];
+  /** Data folders no xl.meta names are collected once untouched this long (default 1 h). */
+  orphanAgeMs?: number;
 }
 
 /** What the scanner calls on its hooks, in walk order. */
@@ -90,7 +94,7 @@ type Result = 'success' | 'partial' | 'error';
 export class Scanner {
   readonly worker: Worker<ScannerProgress>;
   readonly #o: ScannerOptions;
-  readonly #p: ScannerProgress = { cycles: 0, cyclesByResult: { success: 0, partial: 0, error: 0 }, objectsScanned: 0, healsQueued: 0, deepChecks: 0 };
+  readonly #p: ScannerProgress = { cycles: 0, cyclesByResult: { success: 0, partial: 0, error: 0 }, objectsScanned: 0, healsQueued: 0, deepChecks: 0, orphansCollected: 0 };
   #gen: AsyncGenerator<void, Result> | undefined;
   #cycleStart = 0;
   #nextCycleAt = 0;
@@ -191,7 +195,8 @@ export class Scanner {
       for (const b of [SYS_VOL, ...buckets]) {
         const u = emptyBucketUsage();
         try {
-          for await (const e of walkSet(set, b, b === SYS_VOL ? { skip: SYS_SKIP } : {})) {
+          const orphanAgeMs = this.#o.orphanAgeMs ?? 3_600_000;
+          for await (const e of walkSet(set, b, b === SYS_VOL ? { skip: SYS_SKIP, orphanAgeMs } : { orphanAgeMs })) {
             if (signal.aborted) return 'partial';
             this.#p.current = { pool: set.pool, set: set.index, bucket: b, object: e.name };
             await this.#visit(set.pool, set.index, b, e, u);
@@ -215,6 +220,15 @@ export class Scanner {
   }
 
   async #visit(pool: number, si: number, bucket: string, e: NamespaceEntry, u: BucketUsage): Promise<void> {
+    if (e.orphans !== undefined) {
+      const set = this.#o.healer.pools.list[pool]!.sets[si]!;
+      this.#p.orphansCollected += await this.#o.healer.collectOrphans(set, bucket, e.name, e.orphans).catch((err: unknown) => {
+        this.#o.logger.warn({ event: 'orphan_collect_failed', bucket, object: e.name, err: toSvcError(err).message }, 'orphan collection failed; retried next cycle');
+        return 0;
+      });
+      // A key with nothing but orphaned data is no object.
+      if (e.metas.every((m) => !m.ok)) return;
+    }
     this.#p.objectsScanned++;
     this.#cycleObjects++;
     if (scannerObject.hasSubscribers) scannerObject.publish({ bucket, object: e.name });
