@@ -410,7 +410,16 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     services,
     layout: { cmdlines: pools.map((p) => p.cmdline), pools: pools.length, setsOf: (i) => pools[i]?.setCount ?? 0 },
     authorizer: o.iam ? iamAuthorizer((ak, token) => o.iam!.lookup(ak, token), () => clock.now()) : rootAuthorizer(() => root.current().accessKey),
-    ...(o.iam ? { iam: { store: o.iam, allowed: (p, action) => principalMay(p, action, '', clock.now()), now: () => clock.now() } } : {}),
+    ...(o.iam
+      ? {
+          iam: {
+            store: o.iam,
+            allowed: (p, action) => principalMay(p, action, '', clock.now()),
+            allowedOn: (p, action, resource) => principalMay(p, action, '', clock.now(), resource || 'arn:aws:s3:::*'),
+            now: () => clock.now(),
+          },
+        }
+      : {}),
     forwarder: {
       leaderOf: (i) => {
         const first = pools[i]?.endpoints[0];

@@ -68,6 +68,8 @@ export interface IamAdminDeps {
   readonly store: IamAdminStore;
   /** The one decision: may this principal perform this admin action? */
   readonly allowed: (p: SignedPrincipal, action: string) => boolean;
+  /** The same decision for an S3 action on a resource (`arn:aws:s3:::bucket[/*]`; '' for deployment-wide). */
+  readonly allowedOn?: (p: SignedPrincipal, action: string, resource: string) => boolean;
   readonly now: () => number;
 }
 
@@ -489,7 +491,63 @@ function ldapAttach(detach: boolean): Handler {
   };
 }
 
+/** What the console shows or hides: the actions it asks about. */
+export const CONSOLE_ACTIONS = [
+  's3:ListAllMyBuckets',
+  's3:CreateBucket',
+  's3:DeleteBucket',
+  's3:ListBucket',
+  's3:GetObject',
+  's3:PutObject',
+  's3:DeleteObject',
+  's3:PutBucketVersioning',
+  'admin:ServerInfo',
+  'admin:Heal',
+  'admin:Decommission',
+  'admin:Rebalance',
+  'admin:ListUsers',
+  'admin:CreateUser',
+  'admin:DeleteUser',
+  'admin:EnableUser',
+  'admin:DisableUser',
+  'admin:ListGroups',
+  'admin:AddUserToGroup',
+  'admin:ListUserPolicies',
+  'admin:CreatePolicy',
+  'admin:DeletePolicy',
+  'admin:AttachUserOrGroupPolicy',
+  'admin:CreateServiceAccount',
+  'admin:ListServiceAccounts',
+] as const;
+
+/**
+ * Who the caller is and what it may do, by its own policies (svc's route, no
+ * permission needed): with `bucket`, S3 actions are asked of that bucket and
+ * its objects; without, of any bucket. Bucket policies and ACLs can still
+ * allow more on a given bucket; the answer is for showing and hiding, the
+ * requests themselves are authorized as always.
+ */
+const whoami: Handler = async (c, d) => {
+  const p = c.principal;
+  const bucket = c.query.get('bucket');
+  const permissions: Record<string, boolean> = {};
+  for (const action of CONSOLE_ACTIONS) {
+    const resource = bucket ? (/Object$/.test(action) ? `arn:aws:s3:::${bucket}/*` : `arn:aws:s3:::${bucket}`) : action.startsWith('s3:') ? 'arn:aws:s3:::*' : '';
+    permissions[action] = d.allowedOn ? d.allowedOn(p, action, resource) : d.allowed(p, action);
+  }
+  const self = selfUser(p);
+  return json({
+    accessKey: p.accessKey,
+    user: self ?? '',
+    root: p.root,
+    credential: p.credential ?? 'user',
+    policies: self !== undefined && d.store.doc().users[self] ? effectivePolicyNames(d.store.doc(), self) : [],
+    permissions,
+  });
+};
+
 export const IAM_ADMIN_ROUTES: readonly IamRoute[] = [
+  { op: 'WhoAmI', method: 'GET', path: 'v3/iam/whoami', summary: "the caller's identity and what its policies allow (svc's route; `?bucket=` for one bucket)", handler: whoami },
   { op: 'SetOpenIdConfig', method: 'PUT', path: 'v3/idp-config/openid/_', summary: 'configure the OpenID Connect provider (encrypted `config_url=… client_id=… claim_name=…`)', handler: idpConfig('openid', 'PUT') },
   { op: 'GetOpenIdConfig', method: 'GET', path: 'v3/idp-config/openid/_', summary: 'the OpenID Connect provider (encrypted answer)', handler: idpConfig('openid', 'GET') },
   { op: 'DeleteOpenIdConfig', method: 'DELETE', path: 'v3/idp-config/openid/_', summary: 'remove the OpenID Connect provider', handler: idpConfig('openid', 'DELETE') },

@@ -19,6 +19,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
 import { validateBucketName } from '../s3/validate.ts';
 import { adminCalls } from './admin-calls.ts';
+import { iamCalls } from './iam-calls.ts';
 import { type AlertInputs, evaluateAlerts, type Observations } from './alerts.ts';
 import { capacityView, nodeHealth, nodeViews, poolViews, readinessView, rebalanceActions } from './cluster-views.ts';
 import { toConsoleError } from './console-errors.ts';
@@ -462,6 +463,91 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'POST', pattern: 'buckets/:bucket/multipart/:uploadId/complete', auth: 'session', handler: completeUpload },
   { method: 'DELETE', pattern: 'buckets/:bucket/multipart/:uploadId', auth: 'session', handler: async (ctx) => s3.abortMultipart(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), ctx.params.uploadId!) },
   { method: 'POST', pattern: 'buckets/:bucket/share', auth: 'session', handler: share },
+  // identity: what the signed-in identity may do, and the Identity pages
+  { method: 'GET', pattern: 'permissions', auth: 'session', handler: async (ctx) => iamCalls.whoami(up(ctx), cred(ctx), optional(ctx, 'bucket')) },
+  { method: 'GET', pattern: 'iam/users', auth: 'session', handler: async (ctx) => iamCalls.users(up(ctx), cred(ctx)) },
+  {
+    method: 'POST',
+    pattern: 'iam/users',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ accessKey?: unknown; secretKey?: unknown }>(ctx.req);
+      if (typeof b.accessKey !== 'string' || typeof b.secretKey !== 'string') throw new SvcError('InvalidArgument', 'give the access key and the secret key');
+      await iamCalls.addUser(up(ctx), cred(ctx), b.accessKey, b.secretKey);
+      return { accessKey: b.accessKey };
+    },
+  },
+  { method: 'DELETE', pattern: 'iam/users/:user', auth: 'session', handler: async (ctx) => iamCalls.removeUser(up(ctx), cred(ctx), ctx.params.user!) },
+  {
+    method: 'PUT',
+    pattern: 'iam/users/:user/status',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ enabled?: unknown }>(ctx.req);
+      if (typeof b.enabled !== 'boolean') throw new SvcError('InvalidArgument', 'say {"enabled": true} or {"enabled": false}');
+      await iamCalls.setUserStatus(up(ctx), cred(ctx), ctx.params.user!, b.enabled);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: 'iam/groups',
+    auth: 'session',
+    handler: async (ctx) => Promise.all((await iamCalls.groups(up(ctx), cred(ctx))).map((g) => iamCalls.group(up(ctx), cred(ctx), g))),
+  },
+  {
+    method: 'POST',
+    pattern: 'iam/groups',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ group?: unknown; members?: unknown; remove?: unknown }>(ctx.req);
+      if (typeof b.group !== 'string' || !Array.isArray(b.members)) throw new SvcError('InvalidArgument', 'give the group and its members');
+      await iamCalls.updateGroup(up(ctx), cred(ctx), b.group, b.members.filter((m): m is string => typeof m === 'string'), b.remove === true);
+    },
+  },
+  { method: 'GET', pattern: 'iam/policies', auth: 'session', handler: async (ctx) => iamCalls.policies(up(ctx), cred(ctx)) },
+  {
+    method: 'PUT',
+    pattern: 'iam/policies/:name',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ document?: unknown }>(ctx.req);
+      if (typeof b.document !== 'string') throw new SvcError('InvalidArgument', 'give the policy document as text');
+      // the server validates it: a malformed policy comes back as MalformedPolicy with what is wrong
+      await iamCalls.putPolicy(up(ctx), cred(ctx), ctx.params.name!, b.document);
+      return { name: ctx.params.name };
+    },
+  },
+  { method: 'DELETE', pattern: 'iam/policies/:name', auth: 'session', handler: async (ctx) => iamCalls.removePolicy(up(ctx), cred(ctx), ctx.params.name!) },
+  {
+    method: 'POST',
+    pattern: 'iam/policies/attach',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ policies?: unknown; user?: unknown; group?: unknown; detach?: unknown }>(ctx.req);
+      const policies = Array.isArray(b.policies) ? b.policies.filter((p): p is string => typeof p === 'string') : [];
+      const target = typeof b.user === 'string' ? { user: b.user } : typeof b.group === 'string' ? { group: b.group } : undefined;
+      if (target === undefined || policies.length === 0) throw new SvcError('InvalidArgument', 'give policies and a user or a group');
+      return iamCalls.attach(up(ctx), cred(ctx), b.detach === true, policies, target);
+    },
+  },
+  { method: 'GET', pattern: 'iam/accesskeys', auth: 'session', handler: async (ctx) => iamCalls.accessKeys(up(ctx), cred(ctx), optional(ctx, 'user')) },
+  {
+    method: 'POST',
+    pattern: 'iam/accesskeys',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ user?: unknown; policy?: unknown; expiresAt?: unknown; name?: unknown; description?: unknown }>(ctx.req);
+      const body: Record<string, unknown> = {};
+      if (typeof b.user === 'string' && b.user !== '') body.targetUser = b.user;
+      if (typeof b.policy === 'string' && b.policy.trim() !== '') body.policy = b.policy;
+      if (typeof b.expiresAt === 'string' && b.expiresAt !== '') body.expiration = b.expiresAt;
+      if (typeof b.name === 'string' && b.name !== '') body.name = b.name;
+      if (typeof b.description === 'string' && b.description !== '') body.description = b.description;
+      // the secret key is in this answer only: it is never shown again
+      return (await iamCalls.createAccessKey(up(ctx), cred(ctx), body)).credentials;
+    },
+  },
+  { method: 'DELETE', pattern: 'iam/accesskeys/:key', auth: 'session', handler: async (ctx) => iamCalls.removeAccessKey(up(ctx), cred(ctx), ctx.params.key!) },
 ];
 
 /** The route and captured parameters for a method and the segments after `api/`. */

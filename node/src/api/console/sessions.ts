@@ -24,6 +24,8 @@ export interface Session {
   readonly credentials: SessionCredentials;
   /** The user may read the cluster (the admin API answered its sign-in check). */
   readonly admin: boolean;
+  /** What the identity's own policies allow (the pages hide or disable what it may not do). */
+  readonly permissions?: Readonly<Record<string, boolean>>;
   /** Sent by the page on every mutating call (`x-csrf-token`). */
   readonly csrfToken: string;
   readonly createdAt: number;
@@ -65,7 +67,7 @@ export class SessionStore {
     return s.createdAt + this.#o.maxMs;
   }
 
-  create(credentials: SessionCredentials, admin: boolean): { token: string; session: Session } {
+  create(credentials: SessionCredentials, admin: boolean, permissions?: Readonly<Record<string, boolean>>): { token: string; session: Session } {
     const now = this.#o.clock.now();
     this.#sweep(now);
     while (this.#sessions.size >= this.#o.maxSessions) {
@@ -74,7 +76,7 @@ export class SessionStore {
       this.#sessions.delete(oldest);
     }
     const token = randomBytes(32).toString('base64url');
-    const session: Session = { credentials, admin, csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastSeenAt: now };
+    const session: Session = { credentials, admin, ...(permissions ? { permissions } : {}), csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastSeenAt: now };
     this.#sessions.set(keyOf(token), session);
     return { token, session };
   }

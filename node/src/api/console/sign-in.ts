@@ -11,6 +11,7 @@ import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { requestOrigin } from '../request-origin.ts';
 import { adminCalls } from './admin-calls.ts';
+import { iamCalls } from './iam-calls.ts';
 import { readJson } from './api-routes.ts';
 import { UpstreamError } from './console-errors.ts';
 import type { LoginLimiter } from './login-limiter.ts';
@@ -36,6 +37,7 @@ export function sessionInfo(deps: SignInDeps, s: Session): SessionInfo {
     expiresAt: new Date(deps.sessions.endsBy(s)).toISOString(),
     idleTimeoutSeconds: Math.round(deps.idleMs / 1000),
     admin: s.admin,
+    permissions: s.permissions ?? {},
     version: deps.version,
   };
 }
@@ -69,7 +71,9 @@ export async function signIn(deps: SignInDeps, req: IncomingMessage): Promise<{ 
     admin = false;
   }
   deps.limiter.succeed(keys[0]!);
-  const created = deps.sessions.create(credentials, admin);
+  // what the identity may do, for the pages to show (a server without the identity routes: nothing known)
+  const who = await iamCalls.whoami(deps.upstream, credentials).catch(() => undefined);
+  const created = deps.sessions.create(credentials, admin, who?.permissions);
   deps.logger.info({ event: 'console_signin', accessKey, address, admin }, 'console sign-in');
   return created;
 }

@@ -33,6 +33,8 @@ export interface SessionInfo {
   readonly idleTimeoutSeconds: number;
   /** The user may read the cluster (admin:ServerInfo); false for plain S3 users. */
   readonly admin: boolean;
+  /** Actions (`s3:DeleteObject`, `admin:CreateUser`, ...) the identity's policies allow on any bucket; pages hide or disable the rest. */
+  readonly permissions: Readonly<Record<string, boolean>>;
   readonly version: string;
 }
 
