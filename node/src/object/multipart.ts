@@ -23,6 +23,7 @@ import type { NamespaceLocker } from './ns-lock.ts';
 import { checkWritePreconditions, storedHeaders, toChecksum, toObjectInfo } from './object-info.ts';
 import { lockOf, newVersionLock, withLock } from './object-lock.ts';
 import { hashOrder } from './placement.ts';
+import { type ChangeOrigin, createdChange, type PostCommitHook, withPostCommit } from './post-commit.ts';
 import type { Pool, Pools } from './pools.ts';
 import { majority, readQuorum, type VersionGroup, writeQuorum } from './quorum.ts';
 import { decryptedSizeOf, effectiveSse, encryptPart, openObjectKey, sealNewKey, SSE_META, sseEtag, sseOf, storedSize } from './sse.ts';
@@ -70,6 +71,8 @@ export interface MultipartOptions {
   placement: (bucket: string, key: string) => Promise<Pool>;
   /** Counts a part's bytes against the pool's sampled free space (placement of later new objects). */
   reserve: (pool: number, bytes: number) => void;
+  /** The post-commit hook a completed upload's new version is reported through. */
+  postCommit?: () => PostCommitHook | undefined;
 }
 
 export class Multipart {
@@ -78,6 +81,7 @@ export class Multipart {
   readonly #locker: NamespaceLocker;
   readonly #gov: Governance;
   readonly #bucketInfo: MultipartOptions['bucketInfo'];
+  readonly #postCommit: MultipartOptions['postCommit'];
   readonly #placement: MultipartOptions['placement'];
   readonly #reserve: MultipartOptions['reserve'];
 
@@ -87,6 +91,7 @@ export class Multipart {
     this.#locker = opts.locker;
     this.#gov = opts.governance;
     this.#bucketInfo = opts.bucketInfo;
+    this.#postCommit = opts.postCommit;
     this.#placement = opts.placement;
     this.#reserve = opts.reserve;
   }
@@ -293,7 +298,7 @@ export class Multipart {
     key: string,
     uploadId: string,
     parts: CompletePart[],
-    opts: { preconditions?: Preconditions; checksum?: ObjectChecksum } = {},
+    opts: { preconditions?: Preconditions; checksum?: ObjectChecksum; origin?: ChangeOrigin } = {},
   ): Promise<ObjectInfo> {
     const meta = await this.#bucketInfo(bucket);
     if (parts.length === 0) throw new SvcError('MalformedXML', 'no parts');
@@ -372,8 +377,9 @@ export class Multipart {
       const cs = opts.checksum ?? compositeChecksum(up.sysMeta.checksumAlgorithm, up.sysMeta.checksumType, chosen);
       if (cs) version.checksum = cs;
       const staged: StagedShards = { size, shardBytes: 0, inline: false, inlineData: [], alive, stagePath: dir, dataDir: up.dataDir };
-      await set.commit(staged, version, bucket, path, bucket, key);
-      return toObjectInfo(bucket, key, version, true);
+      const info = toObjectInfo(bucket, key, version, true);
+      await withPostCommit(this.#postCommit?.(), createdChange(info, 'multipart', opts.origin), () => set.commit(staged, version, bucket, path, bucket, key));
+      return info;
     } finally {
       unlock();
     }

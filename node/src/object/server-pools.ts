@@ -27,6 +27,7 @@ import { MrfQueue } from './mrf.ts';
 import { Multipart } from './multipart.ts';
 import { ObjectMover } from './object-move.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
+import { type Change, type ChangeOrigin, createdChange, type PostCommitHook, withPostCommit } from './post-commit.ts';
 import { Governance } from './governance.ts';
 import { checkReadPreconditions, checkWritePreconditions, newDeleteMarker, storedHeaders, toObjectInfo, withAcl } from './object-info.ts';
 import { assertRemovable, checkRetentionChange, lockOf, newVersionLock, withLock } from './object-lock.ts';
@@ -129,6 +130,7 @@ export class ServerPools implements ObjectLayer {
   readonly #free = new Map<number, { at: number; free: number }>();
   #probing = false;
   #driveIssues: readonly DriveIssueReport[] = [];
+  #postCommit: PostCommitHook | undefined;
 
   constructor(opts: ObjectLayerOptions) {
     this.mrf = opts.mrf ?? new MrfQueue();
@@ -162,6 +164,7 @@ export class ServerPools implements ObjectLayer {
       bucketInfo: (bucket) => this.getBucketInfo(bucket),
       placement: (bucket, key) => this.#placement(bucket, key),
       reserve: (pool, bytes) => this.#reserve(pool, bytes),
+      postCommit: () => this.#postCommit,
     });
     const mover = new ObjectMover({
       pools: this.#pools,
@@ -295,6 +298,20 @@ export class ServerPools implements ObjectLayer {
     return this.#poolForNew(bucket, found);
   }
 
+  /**
+   * Installs the post-commit hook (`post-commit.ts`): told of every new
+   * version, delete marker and removed version, under the key's lock,
+   * before the commit and after it.
+   */
+  setPostCommitHook(hook: PostCommitHook | undefined): void {
+    this.#postCommit = hook;
+  }
+
+  /** The installed post-commit hook (lifecycle execution reports through it). */
+  get postCommit(): PostCommitHook | undefined {
+    return this.#postCommit;
+  }
+
   /** Opens or closes a pool to new objects (see `Pools.setAdmission`); decommission and rebalance use it. */
   setPoolAdmission(pool: number, admitting: boolean, reason?: string, opts?: { existingKeys?: boolean }): void {
     this.#pools.setAdmission(pool, admitting, reason, opts);
@@ -408,8 +425,9 @@ export class ServerPools implements ObjectLayer {
       inline: staged.inline,
     };
     if (checksum) version.checksum = { ...checksum };
-    await this.#commitLocked(set, staged, version, bucket, key, path, opts.preconditions, lockCfg !== undefined);
-    return toObjectInfo(bucket, key, version, true);
+    const info = toObjectInfo(bucket, key, version, true);
+    await this.#commitLocked(set, staged, version, bucket, key, path, opts.preconditions, lockCfg !== undefined, createdChange(info, 'request', opts.origin));
+    return info;
   }
 
   async #commitLocked(
@@ -421,6 +439,7 @@ export class ServerPools implements ObjectLayer {
     path: string,
     pre: Preconditions | undefined,
     lockEnabled: boolean,
+    change: Change,
   ): Promise<void> {
     const unlock = await this.#locker.lock(bucket, key);
     try {
@@ -441,7 +460,7 @@ export class ServerPools implements ObjectLayer {
         if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
         checkWritePreconditions(pre, res.kind === 'found' ? res.group.version : undefined);
       }
-      await set.commit(staged, version, bucket, path, bucket, key);
+      await withPostCommit(this.#postCommit, change, () => set.commit(staged, version, bucket, path, bucket, key));
     } catch (err) {
       // The staging belongs to this PUT: after a refused precondition or a
       // commit below quorum (already undone on the drives) it is discarded.
@@ -600,7 +619,11 @@ export class ServerPools implements ObjectLayer {
         // A permanent delete: refused while the version is locked (`object-lock.ts`).
         if (loc && loc.group.version.type === 'object') assertRemovable(loc.group.version.sysMeta, this.governance.lockClock(), { bypassGovernance: opts.bypassGovernance === true });
         const pools = loc ? [loc.pool] : this.#pools.list;
-        for (const pool of pools) await this.#pools.setOf(pool, key).deleteVersion(bucket, path, vid, bucket, key, loc?.metas);
+        // Only a version that was there makes an event (deleting nothing succeeds quietly, as S3 does).
+        const change = loc ? removedChange(bucket, key, vid, this.#clock.now(), opts.origin) : undefined;
+        await withPostCommit(this.#postCommit, change, async () => {
+          for (const pool of pools) await this.#pools.setOf(pool, key).deleteVersion(bucket, path, vid, bucket, key, loc?.metas);
+        });
         return { versionId: vid, deleteMarker: loc?.group.version.type === 'delete' };
       }
       if (loc) this.#pools.checkAdmits(loc.pool);
@@ -610,7 +633,8 @@ export class ServerPools implements ObjectLayer {
       // A suspended bucket's null marker replaces the null version: not a locked one.
       await this.governance.guardNullReplace(set, bucket, path, versionId, await this.governance.lockConfig(bucket));
       const marker = newDeleteMarker(versionId, this.#clock.now());
-      await set.writeMarker(bucket, path, marker, bucket, key);
+      const change: Change = { kind: 'delete-marker', cause: 'request', bucket, key, versionId, time: marker.modTime, ...(opts.origin ? { origin: opts.origin } : {}) };
+      await withPostCommit(this.#postCommit, change, () => set.writeMarker(bucket, path, marker, bucket, key));
       return { versionId, deleteMarker: true };
     } finally {
       unlock();
@@ -709,7 +733,7 @@ export class ServerPools implements ObjectLayer {
     key: string,
     uploadId: string,
     parts: CompletePart[],
-    opts: { preconditions?: Preconditions; checksum?: ObjectChecksum } = {},
+    opts: { preconditions?: Preconditions; checksum?: ObjectChecksum; origin?: ChangeOrigin } = {},
   ): Promise<ObjectInfo> {
     return this.#multipart.completeMultipartUpload(bucket, key, uploadId, parts, opts);
   }
@@ -723,7 +747,7 @@ export class ServerPools implements ObjectLayer {
   /** Applies lifecycle rules to one object under its lock, from a fresh quorum read (see `lifecycle/apply.ts`). */
   async applyLifecycle(bucket: string, key: string, config: LifecycleConfig, now: number): Promise<LifecycleOutcome> {
     const meta = await this.getBucketInfo(bucket);
-    return applyLifecycle({ pools: this.#pools, locker: this.#locker, governance: this.governance, logger: this.#log }, bucket, key, config, meta.versioning, now);
+    return applyLifecycle({ pools: this.#pools, locker: this.#locker, governance: this.governance, logger: this.#log, postCommit: this.#postCommit }, bucket, key, config, meta.versioning, now);
   }
 
   /** The multipart uploads one erasure set holds (every bucket). */
@@ -749,6 +773,10 @@ export class ServerPools implements ObjectLayer {
     await this.bucketSync.worker.stop();
     this.#buckets.clear();
   }
+}
+
+function removedChange(bucket: string, key: string, versionId: string, time: number, origin: ChangeOrigin | undefined): Change {
+  return { kind: 'version-removed', cause: 'request', bucket, key, versionId, time, ...(origin ? { origin } : {}) };
 }
 
 /**

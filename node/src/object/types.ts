@@ -11,6 +11,7 @@
  * - Version ids are UUID strings; the null version is the string `'null'`.
  */
 import type { Readable } from 'node:stream';
+import type { ChangeOrigin } from './post-commit.ts';
 
 export type StorageClass = 'STANDARD' | 'REDUCED_REDUNDANCY';
 export type VersioningStatus = 'Unversioned' | 'Enabled' | 'Suspended';
@@ -181,6 +182,8 @@ export interface PutObjectOptions {
   sse?: SseRequest;
   /** Retention and legal hold asked for; without a retention the bucket's default retention applies. */
   lock?: ObjectLockRequest;
+  /** The request behind the write (post-commit consumers: bucket events). */
+  origin?: ChangeOrigin;
 }
 
 export interface GetObjectOptions {
@@ -226,6 +229,8 @@ export interface DeleteObjectOptions {
   preconditions?: Preconditions;
   /** The request may remove versions under GOVERNANCE retention (header and permission checked by the edge). */
   bypassGovernance?: boolean;
+  /** The request behind the delete (post-commit consumers: bucket events). */
+  origin?: ChangeOrigin;
 }
 
 /** A change of a version's object lock (PutObjectRetention, PutObjectLegalHold). */
@@ -414,8 +419,8 @@ export interface ObjectLayer {
     key: string,
     uploadId: string,
     parts: CompletePart[],
-    /** `checksum`: the whole-object checksum (composite `-N` or full-object) the edge computed from the parts' checksums. */
-    opts?: { preconditions?: Preconditions; checksum?: ObjectChecksum },
+    /** `checksum`: the whole-object checksum (composite `-N` or full-object) the edge computed from the parts' checksums; `origin`: the request. */
+    opts?: { preconditions?: Preconditions; checksum?: ObjectChecksum; origin?: ChangeOrigin },
   ): Promise<ObjectInfo>;
   listMultipartUploads(bucket: string, opts: ListUploadsOptions): Promise<ListUploadsResult>;
 

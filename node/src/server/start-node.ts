@@ -34,6 +34,7 @@ import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, watchKms } from './kms.ts';
+import { startNotifications } from './notify-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
 export interface StartNodeDeps {
@@ -146,6 +147,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         workers.decommission = dm.decommission;
         workers.rebalance = dm.rebalance;
         const healing = await startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers });
+        // Bucket notifications: targets and their queues, then the layer's post-commit hook.
+        const notify = await startNotifications({ config, layer: built, drives: [...cluster.localDrives.keys()], trust: tls?.trust, ownerId: () => rootCredential.current().accessKey, clock, logger: log });
         const s3 = createS3Handler({
           objectLayer: built,
           credentials: (accessKey, token) => iam.lookup(accessKey, token),
@@ -155,6 +158,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           anyRegion: config.acceptAnyRegion,
           domains: [...config.domains],
           ...(config.consoleEnable ? { consolePort: config.consoleAddress.port } : {}),
+          notify,
           logger: log,
           clock,
         });
@@ -195,6 +199,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
             iam.close();
             // Workers first (a running root heal is persisted), then the layer.
             await healing.close();
+            built.setPostCommitHook(undefined);
+            await notify.close();
             stopKms?.();
             await dm.close();
             await built.close();

@@ -18,6 +18,7 @@ import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './con
 import { SvcError } from './errors.ts';
 import { IpSet } from './ip-set.ts';
 import { type HttpLimits, NET_CONFIG_VARIABLES, parseHttpLimits } from './net-config.ts';
+import { NOTIFY_CONFIG_VARIABLES, parseNotifyTargets, type TargetSpec } from './notify-config.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -130,6 +131,8 @@ export interface Config {
   readonly trustedProxies: IpSet;
   /** Timeouts and connection caps of the HTTP listeners (`util/net-config.ts`). */
   readonly http: HttpLimits;
+  /** Bucket notification targets from `SVC_NOTIFY_*` (`docs/notifications.md`). */
+  readonly notify: readonly TargetSpec[];
   /** Base directory for relative volume paths. */
   readonly cwd: string;
 }
@@ -217,6 +220,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_OBS_LOG_KEEP_FILES', 'rotated log files to keep'],
   ...HEAL_CONFIG_VARIABLES,
   ...NET_CONFIG_VARIABLES,
+  ...NOTIFY_CONFIG_VARIABLES,
   ['COMPAT_VOLUMES, COMPAT_ERASURE_SET_DRIVE_COUNT, COMPAT_STORAGE_CLASS_*', 'compatibility spellings, used when the SVC_ name is unset'],
 ];
 
@@ -482,6 +486,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     certsDir: certsDirOf(input, env),
     trustedProxies: IpSet.parse(env.SVC_TRUSTED_PROXIES),
     http: parseHttpLimits(env),
+    notify: parseNotifyTargets(env),
     cwd: input.cwd,
   };
   return { config: Object.freeze(config), warnings };

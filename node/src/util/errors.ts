@@ -167,6 +167,10 @@ export const ERRORS = {
   InvalidIdentityToken: { status: 400, message: 'The web identity token that was passed could not be validated.' },
   IDPCommunicationError: { status: 400, message: 'The request could not be fulfilled because the identity provider could not be reached.' },
   XSvcStsNotConfigured: { status: 400, message: 'This identity provider is not configured.' },
+  // bucket notifications (docs/notifications.md)
+  XSvcNotifyQueueFull: { status: 503, message: 'A notification target\'s queue is full; the write was not made. Retry once the target catches up.' },
+  XSvcNotifyTargetInvalid: { status: 400, message: 'The notification target configuration is invalid.' },
+  XSvcNotifyNoSuchTarget: { status: 404, message: 'The specified notification target does not exist.' },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERRORS;

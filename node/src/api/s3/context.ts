@@ -11,6 +11,10 @@ import type { AuthContext, VerifyOptions } from './auth/sigv4.ts';
 import type { BucketSecurity } from './authz/authorize.ts';
 import type { Principal } from '../../iam/principal.ts';
 import type { S3Endpoint } from './router.ts';
+import type { TargetArn } from '../../notify/bucket-config.ts';
+import type { EventName } from '../../notify/event.ts';
+import type { Listener } from '../../notify/notification-system.ts';
+import type { Change, ChangeOrigin } from '../../object/post-commit.ts';
 import { toXml, type XmlNode } from './xml.ts';
 
 export interface S3Context<E extends S3Endpoint = S3Endpoint> {
@@ -34,6 +38,20 @@ export interface S3Context<E extends S3Endpoint = S3Endpoint> {
   security?: BucketSecurity;
   /** Authorizes one more action of this request on another key (DeleteObjects entries); throws AccessDenied. */
   authorizeKey(key: string, action: string): Promise<void>;
+  /** Bucket notifications, when the server has them. */
+  notify?: NotifyEdge;
+  /** The request as bucket events tell it (who, from where, which request). */
+  origin(via?: ChangeOrigin['via']): ChangeOrigin;
+}
+
+/** What the S3 edge uses of bucket notifications (`notify/notification-system.ts`). */
+export interface NotifyEdge {
+  /** An ARN names a target of this deployment (configurations are checked against it). */
+  knownTarget(arn: TargetArn): boolean;
+  /** Events that follow a successful request without a commit of their own (accessed, tagging, ACL). */
+  publish(name: EventName, c: Pick<Change, 'bucket' | 'key' | 'versionId' | 'time' | 'size' | 'etag' | 'contentType' | 'userMeta' | 'origin'>): Promise<void>;
+  /** A live listener (ListenBucketNotification); returns its removal. */
+  listen(l: Listener): () => void;
 }
 
 export type Handler<E extends S3Endpoint = S3Endpoint> = (ctx: S3Context<E>) => Promise<void>;

@@ -15,7 +15,9 @@ import type { AuthContext, Credential, CredentialLookup, VerifyOptions } from '.
 import { authenticateRequest } from './auth/verify.ts';
 import { authorizeEndpoint } from './authz/endpoint.ts';
 import { ANONYMOUS, rootPrincipal } from '../../iam/principal.ts';
-import type { Handler, S3Context } from './context.ts';
+import type { Handler, NotifyEdge, S3Context } from './context.ts';
+import { requestOrigin } from '../request-origin.ts';
+import { handleGetBucketNotificationConfiguration, handleListenBucketNotification, handlePutBucketNotificationConfiguration } from './handlers/notification.ts';
 import { sendError } from './errors.ts';
 import {
   handleGetBucketAcl,
@@ -114,6 +116,8 @@ export interface S3HandlerOptions {
    * still need signatures).
    */
   consolePort?: number;
+  /** Bucket notifications (configuration checks, events that follow a request, listeners). */
+  notify?: NotifyEdge;
 }
 
 type AnyHandler = Handler<S3Endpoint>;
@@ -153,6 +157,9 @@ const HANDLERS: { [K in S3Operation]: Handler<Extract<S3Endpoint, { op: K }>> } 
   GetBucketEncryption: handleGetBucketEncryption,
   PutBucketEncryption: handlePutBucketEncryption,
   DeleteBucketEncryption: handleDeleteBucketEncryption,
+  GetBucketNotificationConfiguration: handleGetBucketNotificationConfiguration,
+  PutBucketNotificationConfiguration: handlePutBucketNotificationConfiguration,
+  ListenBucketNotification: handleListenBucketNotification,
   ListObjectsV1: handleListObjectsV1,
   ListObjectsV2: handleListObjectsV2,
   ListObjectVersions: handleListObjectVersions,
@@ -259,6 +266,20 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         ...(opts.knownUser ? { knownUser: opts.knownUser } : {}),
         authorizeKey: async () => {
           throw new SvcError('AccessDenied');
+        },
+        ...(opts.notify ? { notify: opts.notify } : {}),
+        origin: (via) => {
+          const o = requestOrigin(req);
+          const ua = req.headers['user-agent'];
+          return {
+            principalId: auth.anonymous ? 'anonymous' : (auth.principal?.accessKey ?? auth.accessKey),
+            sourceIp: o.sourceIp,
+            requestId,
+            hostId,
+            ...(o.host ? { host: o.host } : {}),
+            ...(ua ? { userAgent: ua } : {}),
+            ...(via ? { via } : {}),
+          };
         },
       };
       // POST Object carries its credentials in the form: its handler authorizes once the fields are read.

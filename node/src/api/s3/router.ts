@@ -54,6 +54,9 @@ export type S3Endpoint =
   | Op<'GetBucketEncryption'>
   | Op<'PutBucketEncryption'>
   | Op<'DeleteBucketEncryption'>
+  | Op<'GetBucketNotificationConfiguration'>
+  | Op<'PutBucketNotificationConfiguration'>
+  | Op<'ListenBucketNotification'>
   | Op<'ListObjectsV1'>
   | Op<'ListObjectsV2'>
   | Op<'ListObjectVersions'>
@@ -89,7 +92,6 @@ const UNSUPPORTED_SUBRESOURCES = [
   'replication',
   'website',
   'logging',
-  'notification',
   'requestPayment',
   'accelerate',
   'intelligent-tiering',
@@ -152,6 +154,8 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
   const has = (k: string) => query.has(k);
 
   if (bucket === '') {
+    // MinIO's listen on every bucket (`mc watch alias`).
+    if (m === 'GET' && has('events')) return { op: 'ListenBucketNotification', ...base };
     if (m === 'GET') return { op: 'ListBuckets', ...base };
     throw new SvcError('MethodNotAllowed');
   }
@@ -172,6 +176,7 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('object-lock')) return { op: 'PutObjectLockConfiguration', ...base };
         if (has('lifecycle')) return { op: 'PutBucketLifecycle', ...base };
         if (has('encryption')) return { op: 'PutBucketEncryption', ...base };
+        if (has('notification')) return { op: 'PutBucketNotificationConfiguration', ...base };
         return { op: 'CreateBucket', ...base };
       case 'HEAD':
         return { op: 'HeadBucket', ...base };
@@ -202,6 +207,9 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('object-lock')) return { op: 'GetObjectLockConfiguration', ...base };
         if (has('lifecycle')) return { op: 'GetBucketLifecycle', ...base };
         if (has('encryption')) return { op: 'GetBucketEncryption', ...base };
+        if (has('notification')) return { op: 'GetBucketNotificationConfiguration', ...base };
+        // MinIO's ListenBucketNotification (`mc event`/`mc watch`): a GET on the bucket with `events`.
+        if (has('events')) return { op: 'ListenBucketNotification', ...base };
         if (has('versions')) return { op: 'ListObjectVersions', ...base };
         if (has('uploads')) return { op: 'ListMultipartUploads', ...base };
         if (query.get('list-type') === '2') return { op: 'ListObjectsV2', ...base };

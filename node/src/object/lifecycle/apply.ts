@@ -22,6 +22,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { Governance } from '../governance.ts';
 import type { NamespaceLocker } from '../ns-lock.ts';
 import { newDeleteMarker } from '../object-info.ts';
+import { type PostCommitHook, withPostCommit } from '../post-commit.ts';
 import { removalBlocked } from '../object-lock.ts';
 import { type Located, pickNewest, type Pools } from '../pools.ts';
 import { groupVersions, listedVersions } from '../quorum.ts';
@@ -49,6 +50,8 @@ export interface ApplyDeps {
   locker: NamespaceLocker;
   governance: Governance;
   logger: Logger;
+  /** Told of each expiry (bucket events `s3:LifecycleExpiration:*`). */
+  postCommit?: PostCommitHook;
 }
 
 const MAX_ROUNDS = 3;
@@ -126,7 +129,9 @@ export async function applyLifecycle(
             out.actions.push({ ...a, done: false });
             continue;
           }
-          await loc.set.writeMarker(bucket, path, newDeleteMarker(id, now), bucket, key);
+          await withPostCommit(d.postCommit, { kind: 'delete-marker', cause: 'lifecycle', bucket, key, versionId: id, time: now }, () =>
+            loc.set.writeMarker(bucket, path, newDeleteMarker(id, now), bucket, key),
+          );
           out.markersAdded++;
           out.actions.push({ ...a, done: true });
           continue;
@@ -137,7 +142,9 @@ export async function applyLifecycle(
           out.actions.push({ ...a, done: false });
           continue;
         }
-        await loc.set.deleteVersion(bucket, path, a.versionId, bucket, key);
+        await withPostCommit(d.postCommit, { kind: 'version-removed', cause: 'lifecycle', bucket, key, versionId: a.versionId, time: now }, () =>
+          loc.set.deleteVersion(bucket, path, a.versionId, bucket, key),
+        );
         if (a.kind === 'delete-marker' || v.type === 'delete') out.markersRemoved++;
         else out.deleted++;
         out.actions.push({ ...a, done: true });

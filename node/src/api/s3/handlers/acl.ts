@@ -16,6 +16,7 @@ import { objectAcl } from '../authz/authorize.ts';
 import type { BucketSecurity } from '../authz/authorize.ts';
 import { bucketSecurity, configStore, rootOwner } from '../authz/endpoint.ts';
 import { type S3Context, sendEmpty, sendXml } from '../context.ts';
+import { publishAfter } from './events.ts';
 import { readSmallBody } from '../put-data.ts';
 import { parseXml } from '../xml.ts';
 
@@ -90,5 +91,6 @@ export async function handlePutObjectAcl(ctx: S3Context): Promise<void> {
   const current = await ctx.layer.getObjectInfo(ctx.ep.bucket, ctx.ep.key, versionId ? { versionId } : {});
   const acl = await aclToSet(ctx, objectAcl(current, sec.owner).owner, sec);
   const info = await ctx.layer.updateObjectMetadata(ctx.ep.bucket, ctx.ep.key, { ...(versionId ? { versionId } : {}), acl: encodeAcl(acl) });
+  await publishAfter(ctx, 'ObjectAcl:Put', info);
   sendEmpty(ctx, 200, versionId ? { 'x-amz-version-id': info.versionId } : {});
 }

@@ -265,6 +265,7 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
       ? { preconditions: { ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) } }
       : {}),
     ...(expectedChecksum ? { checksum: expectedChecksum } : {}),
+    origin: ctx.origin(),
   });
   sendCompleteResult(ctx, info, info.checksum ?? expectedChecksum);
 }

@@ -28,6 +28,7 @@ import { parseCopySource } from '../copy-source.ts';
 import { authorize } from '../authz/authorize.ts';
 import { bucketSecurity, requestFacts } from '../authz/endpoint.ts';
 import { type CustomerKey, customerKey, readCustomerKey, requestedSse, requireCustomerKey, sseResponseHeaders } from '../sse-headers.ts';
+import { publishAfter } from './events.ts';
 import { expirationHeader } from './lifecycle.ts';
 import { bypassRequested, lockResponseHeaders, requestedLock } from './object-lock.ts';
 
@@ -206,6 +207,7 @@ export async function handlePutObject(ctx: S3Context): Promise<void> {
   const pre = writePreconditions(ctx.req);
   if (pre) opts.preconditions = pre;
   const data = buildPutData(ctx.req.headers, ctx.req, ctx.auth, { maxSize: MAX_PUT_SIZE });
+  opts.origin = ctx.origin();
   const info = await ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts);
   sendEmpty(ctx, 200, {
     etag: quoteEtag(info.etag),
@@ -274,6 +276,7 @@ export async function handleGetObject(ctx: S3Context): Promise<void> {
   }
   if (result.chunks) await writeChunks(result.chunks, ctx.res);
   else await pipeline(body, ctx.res);
+  await publishAfter(ctx, 'ObjectAccessed:Get', info);
 }
 
 export async function handleHeadObject(ctx: S3Context): Promise<void> {
@@ -314,6 +317,7 @@ export async function handleHeadObject(ctx: S3Context): Promise<void> {
   headers['content-length'] = String(length);
   ctx.res.writeHead(status, headers);
   ctx.res.end();
+  await publishAfter(ctx, 'ObjectAccessed:Head', info);
 }
 
 // ============ DeleteObject / DeleteObjects ============
@@ -327,6 +331,7 @@ export async function handleDeleteObject(ctx: S3Context): Promise<void> {
       ...(im !== undefined ? { preconditions: { ifMatch: im } } : {}),
       // the permission for the bypass was checked with the request (authz/governance.ts)
       bypassGovernance: bypassRequested(ctx.req),
+      origin: ctx.origin(),
     });
     const h: Record<string, string> = {};
     if (r.versionId && r.versionId !== 'null') h['x-amz-version-id'] = r.versionId;
@@ -368,7 +373,7 @@ export async function handleDeleteObjects(ctx: S3Context): Promise<void> {
       if (bypass) await ctx.authorizeKey(t.key, 's3:BypassGovernanceRetention');
       let r: { versionId?: string; deleteMarker: boolean };
       try {
-        r = await ctx.layer.deleteObject(ctx.ep.bucket, t.key, { ...(t.versionId ? { versionId: t.versionId } : {}), bypassGovernance: bypass });
+        r = await ctx.layer.deleteObject(ctx.ep.bucket, t.key, { ...(t.versionId ? { versionId: t.versionId } : {}), bypassGovernance: bypass, origin: ctx.origin() });
       } catch (err) {
         if (err instanceof SvcError && (err.code === 'NoSuchKey' || err.code === 'NoSuchVersion')) r = { deleteMarker: false };
         else throw err;
@@ -443,6 +448,8 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
       ...(newTags !== undefined ? { tags: newTags } : {}),
       acl: acl ?? '',
     });
+    // Rewritten in place (no new version), the object still counts as copied, as S3 reports it.
+    await publishAfter(ctx, 'ObjectCreated:Copy', info, 'copy');
     sendXml(ctx, 200, 'CopyObjectResult', { ETag: quoteEtag(info.etag), LastModified: info.modTime, ...checksumXml(info.checksum, false) }, {
       ...versionHeaders(info),
       'x-amz-copy-source-version-id': srcInfo.versionId,
@@ -467,6 +474,7 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
     ...(destLock ? { lock: destLock } : {}),
   };
   if (destPre) opts.preconditions = destPre;
+  opts.origin = ctx.origin('copy');
   let info: ObjectInfo;
   try {
     info = await ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts);

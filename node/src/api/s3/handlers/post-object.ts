@@ -202,7 +202,7 @@ async function storeForm(ctx: S3Context, { fields: f, file, filename }: PostForm
   const expected = alg ? f.get(checksumHeaderName(alg)) : undefined;
   if (alg && expected !== undefined) checkChecksumValue(alg, expected, 'header');
   const data = streamPutData(file, -1, alg, 'FULL_OBJECT', { minSize: limits.min, maxSize: limits.max, ...(expected !== undefined ? { expected } : {}) });
-  const info = await ctx.layer.putObject(ctx.ep.bucket, key, data, opts);
+  const info = await ctx.layer.putObject(ctx.ep.bucket, key, data, { ...opts, origin: ctx.origin('post') });
 
   const etag = quoteEtag(info.etag);
   const origin = requestOrigin(ctx.req);

@@ -1,6 +1,7 @@
 /** Bucket and object tagging. Tag sets are stored URL-encoded (`k=v&k2=v2`). */
 import { SvcError } from '../../../util/errors.ts';
 import { type S3Context, sendEmpty, sendXml } from '../context.ts';
+import { publishAfter } from './events.ts';
 import { readSmallBody } from '../put-data.ts';
 import { decodeTags, encodeTags } from '../validate.ts';
 import { parseXml, xmlList, xmlRawText } from '../xml.ts';
@@ -60,11 +61,13 @@ export async function handlePutObjectTagging(ctx: S3Context): Promise<void> {
   const tags = await readTagging(ctx, MAX_OBJECT_TAGS);
   const versionId = ctx.ep.query.get('versionId');
   const info = await ctx.layer.updateObjectMetadata(ctx.ep.bucket, ctx.ep.key, versionId ? { versionId, tags } : { tags });
+  await publishAfter(ctx, 'ObjectTagging:Put', info);
   sendEmpty(ctx, 200, versionHeader(info.versionId));
 }
 
 export async function handleDeleteObjectTagging(ctx: S3Context): Promise<void> {
   const versionId = ctx.ep.query.get('versionId');
   const info = await ctx.layer.updateObjectMetadata(ctx.ep.bucket, ctx.ep.key, versionId ? { versionId, tags: '' } : { tags: '' });
+  await publishAfter(ctx, 'ObjectTagging:Delete', info);
   sendEmpty(ctx, 204, versionHeader(info.versionId));
 }
