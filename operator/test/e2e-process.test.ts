@@ -14,20 +14,19 @@
  * decommission and rebalance routes and workers. Needs root (mount
  * namespaces), like the node's multi-process cluster tests.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getCondition } from '../src/reconcile/conditions.ts';
 import type { FakeApiServer } from './fake-apiserver/server.ts';
-import { Clusters, CREDENTIALS, listOf, NS, startApiWithCrd } from './harness.ts';
-import { DNS_SHIM, ProcessKubelet } from './sim/process-kubelet.ts';
+import { Clusters, CREDENTIALS, listOf, startApiWithCrd } from './harness.ts';
+import { type OperatorProcess, operatorLog as readOperatorLog, startOperatorProcess } from './operator-process.ts';
+import { ProcessKubelet } from './sim/process-kubelet.ts';
 import { StatefulSetSimulator } from './sim/statefulset-sim.ts';
-import { NODE_BIN, REPO } from './svc-server.ts';
 
 const canUnshare = process.getuid?.() === 0;
 if (!canUnshare) console.log('skipped: operator process end-to-end needs root for mount namespaces');
@@ -40,38 +39,16 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
   let kubelet: ProcessKubelet;
   let sim: StatefulSetSimulator;
   let clusters: Clusters;
-  let operator: ChildProcess | undefined;
+  let operator: OperatorProcess | undefined;
   const objects = new Map<string, string>();
 
   const startOperator = async () => {
-    const kubeconfig = join(base, 'kubeconfig');
-    await writeFile(kubeconfig, api.kubeConfigYaml());
-    const log = createWriteStream(join(base, 'operator.log'), { flags: 'a' });
-    operator = spawn(NODE_BIN, [join(REPO, 'operator/bin/svc-operator.js')], {
-      cwd: REPO,
-      env: {
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        HOME: process.env['HOME'] ?? '/root',
-        KUBECONFIG: kubeconfig,
-        POD_NAMESPACE: NS,
-        HOSTNAME: 'svc-operator-0',
-        SVC_OPERATOR_POLL_SECONDS: '1',
-        SVC_OPERATOR_PROBE_ADDRESS: 'off',
-        NODE_OPTIONS: `--import ${DNS_SHIM}`,
-        SVC_TEST_DNS_MAP: kubelet.dnsMap,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    operator.stdout!.pipe(log, { end: false });
-    operator.stderr!.pipe(log, { end: false });
+    operator = await startOperatorProcess(api, kubelet, base);
   };
   const killOperator = async () => {
-    if (!operator || operator.exitCode !== null) return;
-    const exited = new Promise((r) => operator!.once('exit', r));
-    operator.kill('SIGKILL');
-    await exited;
+    await operator?.kill();
   };
-  const operatorLog = () => readFile(join(base, 'operator.log'), 'utf8').then((s) => s.slice(-6000), () => '');
+  const operatorLog = () => readOperatorLog(base);
 
   const s3 = (podName: string) =>
     new S3Client({ endpoint: kubelet.url(podName), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey } });

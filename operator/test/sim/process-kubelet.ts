@@ -3,15 +3,22 @@
  * loopback address (127.A.B.k: all of 127/8 is local, so every pod binds the
  * same :9000 its volume expression names) published through the DNS shim,
  * and its own mount namespace in which the PVC folders are bind-mounted at
- * the pod's volumeMounts (`/data/d0`, ...) and the credentials Secret at
- * `/run/secrets/svc`. The environment is the pod template's own, except the
+ * the pod's volumeMounts (`/data/d0`, ...) and the Secret volumes (`secret`
+ * and `projected` sources: the credentials at `/run/secrets/svc`, the TLS
+ * certificate at `/etc/svc/certs`). As the kubelet does, Secret volumes are
+ * written as `..data` → a timestamped folder and swapped atomically when the
+ * Secret changes (checked every 300 ms), so a running pod sees the new files.
+ * Probes follow the pod's probe scheme (HTTPS probes verify nothing, like
+ * the kubelet's). The environment is the pod template's own, except the
  * listen addresses, which become the pod's address (the pod network).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Agent, fetch } from 'undici';
 import type { FakeApiServer } from '../fake-apiserver/server.ts';
 import type { Obj } from '../fake-apiserver/store.ts';
 import { NODE_BIN, REPO, SVC_JS } from '../svc-server.ts';
@@ -22,13 +29,27 @@ export const DNS_SHIM = join(REPO, 'operator/test/dns-shim.mjs');
 interface Container {
   env: { name: string; value?: string }[];
   volumeMounts: { name: string; mountPath: string }[];
+  readinessProbe?: { httpGet?: { scheme?: string } };
+}
+
+type SecretSource = { name?: string; secretName?: string; items?: { key: string; path: string }[]; optional?: boolean };
+interface PodVolume {
+  name: string;
+  secret?: SecretSource;
+  projected?: { sources: { secret?: SecretSource }[] };
+  emptyDir?: unknown;
 }
 
 interface Running {
   child: ChildProcess;
   exited: Promise<void>;
   ip: string;
+  scheme: 'http' | 'https';
+  stopRefresh: () => void;
 }
+
+/** HTTPS probes and liveness checks: the kubelet does not verify certificates. */
+const unverified = new Agent({ connect: { rejectUnauthorized: false } });
 
 export class ProcessKubelet implements Kubelet {
   readonly #api: FakeApiServer;
@@ -67,8 +88,53 @@ export class ProcessKubelet implements Kubelet {
     return this.#publishing;
   }
 
+  /** A Secret volume's files (path → bytes); a required Secret or key that is missing throws (the pod cannot start). */
+  #secretFiles(ns: string, vol: PodVolume): Map<string, Buffer> {
+    const sources: SecretSource[] = vol.secret ? [vol.secret] : (vol.projected?.sources ?? []).flatMap((x) => (x.secret ? [x.secret] : []));
+    const files = new Map<string, Buffer>();
+    const t = this.#api.store.find('', 'v1', 'secrets')!;
+    for (const src of sources) {
+      const secretName = src.secretName ?? src.name!;
+      let data: Record<string, string>;
+      try {
+        data = (this.#api.store.get(t, ns, secretName)['data'] ?? {}) as Record<string, string>;
+      } catch (err) {
+        if (src.optional) continue;
+        throw Object.assign(new Error(`secret ${secretName} not found: ${(err as Error).message}`), { reason: 'ContainerCreating' });
+      }
+      for (const item of src.items ?? Object.keys(data).map((k) => ({ key: k, path: k }))) {
+        if (data[item.key] === undefined) {
+          if (src.optional) continue;
+          throw Object.assign(new Error(`secret ${secretName} has no key ${item.key}`), { reason: 'ContainerCreating' });
+        }
+        files.set(item.path, Buffer.from(data[item.key]!, 'base64'));
+      }
+    }
+    return files;
+  }
+
+  /** Writes `files` into `dir` the kubelet's way: a new `..<stamp>` folder, `..data` swapped to it, top-level names linked through `..data`. */
+  async #writeAtomically(dir: string, files: Map<string, Buffer>, previous: string | undefined): Promise<string> {
+    const stamp = `..${Date.now()}_${Math.random().toString(16).slice(2, 8)}`;
+    for (const [path, bytes] of files) {
+      await mkdir(dirname(join(dir, stamp, path)), { recursive: true });
+      await writeFile(join(dir, stamp, path), bytes, { mode: 0o600 });
+    }
+    await mkdir(join(dir, stamp), { recursive: true });
+    await rm(join(dir, '..data_tmp'), { force: true });
+    await symlink(stamp, join(dir, '..data_tmp'));
+    await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+    for (const top of new Set([...files.keys()].map((p) => p.split('/')[0]!))) {
+      await symlink(join('..data', top), join(dir, top)).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
+    }
+    if (previous !== undefined) await rm(join(dir, previous), { recursive: true, force: true });
+    return stamp;
+  }
+
   async start(pod: Obj): Promise<void> {
-    const spec = pod['spec'] as { containers: Container[]; volumes: { name: string; secret?: { secretName: string; items?: { key: string; path: string }[] }; emptyDir?: unknown }[]; hostname: string; subdomain: string };
+    const spec = pod['spec'] as { containers: Container[]; volumes: PodVolume[]; hostname: string; subdomain: string };
     const c = spec.containers[0]!;
     const name = pod.metadata.name;
     const ns = pod.metadata.namespace!;
@@ -76,17 +142,17 @@ export class ProcessKubelet implements Kubelet {
     await this.#publish(`${spec.hostname}.${spec.subdomain}.${ns}.svc.cluster.local`, ip);
     const podDir = join(this.base, 'pods', name);
     const mounts: [string, string][] = [];
+    const secretVolumes: { dir: string; vol: PodVolume; hash: string; stamp: string }[] = [];
     for (const m of c.volumeMounts) {
       const vol = spec.volumes?.find((v) => v.name === m.name);
       if (vol?.emptyDir !== undefined) continue; // the svc process writes no scratch files
-      if (vol?.secret) {
+      if (vol?.secret || vol?.projected) {
         const dir = join(podDir, 'secret', m.name);
+        await rm(dir, { recursive: true, force: true });
         await mkdir(dir, { recursive: true });
-        const secret = this.#api.store.get(this.#api.store.find('', 'v1', 'secrets')!, ns, vol.secret.secretName);
-        const data = (secret['data'] ?? {}) as Record<string, string>;
-        for (const item of vol.secret.items ?? Object.keys(data).map((k) => ({ key: k, path: k }))) {
-          await writeFile(join(dir, item.path), Buffer.from(data[item.key] ?? '', 'base64'), { mode: 0o600 });
-        }
+        const files = this.#secretFiles(ns, vol);
+        const stamp = await this.#writeAtomically(dir, files, undefined);
+        secretVolumes.push({ dir, vol, hash: filesHash(files), stamp });
         mounts.push([dir, m.mountPath]);
         continue;
       }
@@ -95,6 +161,30 @@ export class ProcessKubelet implements Kubelet {
       await mkdir(dir, { recursive: true });
       mounts.push([dir, m.mountPath]);
     }
+    // The kubelet's Secret volume sync: new content appears in the running pod.
+    let refreshing = false;
+    const refresh = setInterval(() => {
+      if (refreshing) return;
+      refreshing = true;
+      void (async () => {
+        for (const v of secretVolumes) {
+          let files: Map<string, Buffer>;
+          try {
+            files = this.#secretFiles(ns, v.vol);
+          } catch {
+            continue;
+          }
+          const h = filesHash(files);
+          if (h === v.hash) continue;
+          v.stamp = await this.#writeAtomically(v.dir, files, v.stamp);
+          v.hash = h;
+        }
+      })().finally(() => {
+        refreshing = false;
+      });
+    }, 300);
+    refresh.unref();
+    const scheme = c.readinessProbe?.httpGet?.scheme === 'HTTPS' ? 'https' : 'http';
     const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/root' };
     for (const e of c.env) if (e.value !== undefined) env[e.name] = e.value;
     env['SVC_ADDRESS'] = `${ip}:9000`;
@@ -103,7 +193,9 @@ export class ProcessKubelet implements Kubelet {
     env['NODE_OPTIONS'] = `--import ${DNS_SHIM}`;
     env['SVC_TEST_DNS_MAP'] = this.dnsMap;
     // Private mounts: tmpfs on the top folders, then every volume bind-mounted in place.
-    const tops = [...new Set(mounts.map(([, target]) => `/${target.split('/')[1]}`))];
+    // (under /etc only the volume's own parent: /etc/hosts and friends stay visible; the host gets that empty folder as a mount point)
+    const tops = [...new Set(mounts.map(([, target]) => (target.startsWith('/etc/') ? dirname(target) : `/${target.split('/')[1]}`)))];
+    for (const t of tops) if (t.startsWith('/etc/')) await mkdir(t, { recursive: true });
     const script = [
       ...tops.map((t) => `mount -t tmpfs tmpfs ${t}`),
       ...mounts.flatMap(([src, target]) => [`mkdir -p ${target}`, `mount --bind ${src} ${target}`]),
@@ -118,12 +210,13 @@ export class ProcessKubelet implements Kubelet {
     void exited.then(() => {
       if (this.#procs.get(name)?.child === child) this.#procs.delete(name);
     });
-    this.#procs.set(name, { child, exited, ip });
+    void exited.then(() => clearInterval(refresh));
+    this.#procs.set(name, { child, exited, ip, scheme, stopRefresh: () => clearInterval(refresh) });
     this.history.push(`${name}@${ip}`);
     const end = Date.now() + 30_000;
     for (;;) {
       if (child.exitCode !== null) throw Object.assign(new Error(`svc exited: ${await this.log(name)}`), { reason: 'CrashLoopBackOff' });
-      const live = await fetch(`http://${ip}:9000/health`, { signal: AbortSignal.timeout(2_000) }).then(
+      const live = await fetch(`${scheme}://${ip}:9000/health`, { signal: AbortSignal.timeout(2_000), dispatcher: unverified }).then(
         (r) => r.status === 200,
         () => false,
       );
@@ -145,13 +238,18 @@ export class ProcessKubelet implements Kubelet {
   async ready(pod: Obj): Promise<boolean> {
     const p = this.#procs.get(pod.metadata.name);
     if (!p) return false;
-    const r = await fetch(`http://${p.ip}:9000/health/ready`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
+    const r = await fetch(`${p.scheme}://${p.ip}:9000/health/ready`, { signal: AbortSignal.timeout(2_000), dispatcher: unverified }).catch(() => undefined);
     return r?.status === 200;
   }
 
   /** Base URL of a running pod. */
   url(pod: string): string {
-    return `http://${this.ipOf(pod)}:9000`;
+    return `${this.#procs.get(pod)?.scheme ?? 'http'}://${this.ipOf(pod)}:9000`;
+  }
+
+  /** The process id of a running pod's svc (a restart changes it). */
+  pid(pod: string): number | undefined {
+    return this.#procs.get(pod)?.child.pid;
   }
 
   running(): string[] {
@@ -173,4 +271,10 @@ export class ProcessKubelet implements Kubelet {
       }),
     );
   }
+}
+
+function filesHash(files: Map<string, Buffer>): string {
+  const h = createHash('sha256');
+  for (const [k, v] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) h.update(k).update('\0').update(v).update('\0');
+  return h.digest('hex');
 }

@@ -188,6 +188,12 @@ export class StatefulSetSimulator {
         rt.state = 'failed';
         rt.reason = err?.reason ?? 'CrashLoopBackOff';
         this.#setPodStatus(pod, { phase: 'Pending', waiting: rt.reason, ready: false });
+        // A volume that cannot be mounted yet (a Secret not there yet): the kubelet keeps trying.
+        if (rt.reason === 'ContainerCreating') {
+          setTimeout(() => {
+            if (this.#pods.get(key) === rt) this.#launch(pod);
+          }, 500).unref();
+        }
       },
     );
   }
