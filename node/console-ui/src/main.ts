@@ -11,6 +11,7 @@ import { formatTime } from './format.js';
 import { renderBucket } from './pages/bucket.js';
 import { renderBuckets } from './pages/buckets.js';
 import { renderHealing } from './pages/healing.js';
+import { renderIdentity } from './pages/identity.js';
 import { renderLogin } from './pages/login.js';
 import { renderObject } from './pages/object.js';
 import { renderOverview } from './pages/overview.js';
@@ -32,6 +33,7 @@ const PAGES: Record<Route['page'], Page> = {
   buckets: renderBuckets,
   bucket: renderBucket,
   object: renderObject,
+  identity: (main, _route, app) => renderIdentity(main, app.session),
   'not-found': (main, route) => {
     main.replaceChildren(
       pageHeader('Page not found'),
@@ -40,11 +42,13 @@ const PAGES: Record<Route['page'], Page> = {
   },
 };
 
-const NAV: readonly { readonly section: 'overview' | 'pools' | 'healing' | 'buckets'; readonly href: string; readonly label: string; readonly admin: boolean }[] = [
+const NAV: readonly { readonly section: 'overview' | 'pools' | 'healing' | 'buckets' | 'identity'; readonly href: string; readonly label: string; readonly admin: boolean }[] = [
   { section: 'overview', href: '#/', label: 'Overview', admin: true },
   { section: 'pools', href: '#/pools', label: 'Pools', admin: true },
   { section: 'healing', href: '#/healing', label: 'Healing', admin: true },
   { section: 'buckets', href: '#/buckets', label: 'Buckets', admin: false },
+  // everyone: their own access keys; users, groups and policies by permission
+  { section: 'identity', href: '#/identity', label: 'Identity', admin: false },
 ];
 
 const root = document.getElementById('app')!;
@@ -106,7 +110,7 @@ function showApp(session: SessionInfo): void {
     stopPage();
     let route = parseRoute(location.hash);
     // plain S3 users have no cluster pages: start them at their buckets
-    if (!session.admin && sectionOf(route) !== 'buckets' && route.page !== 'not-found') route = { page: 'buckets' };
+    if (!session.admin && sectionOf(route) !== 'buckets' && sectionOf(route) !== 'identity' && route.page !== 'not-found') route = { page: 'buckets' };
     const current = sectionOf(route);
     for (const l of links) {
       if (l.section === current) l.el.setAttribute('aria-current', 'page');

@@ -9,6 +9,7 @@ export type Route =
   | { readonly page: 'pools' }
   | { readonly page: 'healing' }
   | { readonly page: 'buckets' }
+  | { readonly page: 'identity' }
   | { readonly page: 'bucket'; readonly bucket: string; readonly prefix: string }
   | { readonly page: 'object'; readonly bucket: string; readonly key: string }
   | { readonly page: 'not-found'; readonly path: string };
@@ -26,7 +27,7 @@ export function parseRoute(hash: string): Route {
     }
   });
   if (seg.length === 0) return { page: 'overview' };
-  if (seg.length === 1 && (seg[0] === 'pools' || seg[0] === 'healing' || seg[0] === 'buckets')) return { page: seg[0] };
+  if (seg.length === 1 && (seg[0] === 'pools' || seg[0] === 'healing' || seg[0] === 'buckets' || seg[0] === 'identity')) return { page: seg[0] };
   if (seg[0] === 'buckets' && seg.length === 2) return { page: 'bucket', bucket: seg[1]!, prefix: query.get('prefix') ?? '' };
   if (seg[0] === 'buckets' && seg.length === 3 && seg[2] === 'object' && query.get('key')) return { page: 'object', bucket: seg[1]!, key: query.get('key')! };
   return { page: 'not-found', path };
@@ -39,6 +40,7 @@ export function href(r: Route): string {
     case 'pools':
     case 'healing':
     case 'buckets':
+    case 'identity':
       return `#/${r.page}`;
     case 'bucket':
       return `#/buckets/${encodeURIComponent(r.bucket)}${r.prefix ? `?${new URLSearchParams({ prefix: r.prefix })}` : ''}`;
@@ -50,7 +52,7 @@ export function href(r: Route): string {
 }
 
 /** The top-level section a route belongs to (for the navigation's current item). */
-export function sectionOf(r: Route): 'overview' | 'pools' | 'healing' | 'buckets' | undefined {
+export function sectionOf(r: Route): 'overview' | 'pools' | 'healing' | 'buckets' | 'identity' | undefined {
   if (r.page === 'bucket' || r.page === 'object') return 'buckets';
   if (r.page === 'not-found') return undefined;
   return r.page;

@@ -18,6 +18,7 @@ import { governanceReport, kmsReport } from '../object/admin/governance-admin.ts
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { iamAuthorizer, principalMay, rootAuthorizer } from '../api/admin/authorize.ts';
+import { decodeAcl } from '../api/s3/authz/acl.ts';
 import { createAdminCore } from '../api/admin/core.ts';
 import { createAdminHandler } from '../api/admin/index.ts';
 import { ADMIN_PREFIXES, ADMIN_ROUTES } from '../api/admin/routes.ts';
@@ -415,7 +416,11 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
           iam: {
             store: o.iam,
             allowed: (p, action) => principalMay(p, action, '', clock.now()),
-            allowedOn: (p, action, resource) => principalMay(p, action, '', clock.now(), resource || 'arn:aws:s3:::*'),
+            allowedOn: (p, action, resource, owner) => principalMay(p, action, '', clock.now(), resource || 'arn:aws:s3:::*', owner),
+            bucketOwner: async (bucket) => {
+              const raw = await layer?.getBucketConfig(bucket, 'acl');
+              return raw ? decodeAcl(raw).owner.id : root.current().accessKey;
+            },
             now: () => clock.now(),
           },
         }

@@ -67,8 +67,21 @@ export function renderBucket(main: HTMLElement, route: Route): void {
   const tokens: string[] = [''];
   let page = 0;
   let versioning: BucketDetails['versioning'] = 'Unversioned';
+  // what this identity may do here (its policies and ownership of the bucket; bucket policies may allow more, the server decides)
+  let canDelete = true;
+  const permissions = api<{ permissions: Record<string, boolean> }>('GET', 'permissions', undefined, { bucket }).then(
+    (p) => {
+      canDelete = p.permissions['s3:DeleteObject'] !== false;
+      if (p.permissions['s3:PutObject'] === false) {
+        fileInput.disabled = true;
+        uploadLabel.replaceWith(h('span', { class: 'muted', id: 'upload-not-allowed' }, 'Your policies do not allow uploading here.'));
+      }
+    },
+    () => undefined,
+  );
 
   const load = async () => {
+    await permissions;
     try {
       const r = await api<ObjectListing>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, undefined, { prefix, token: tokens[page], limit: pageSize });
       if (r.truncated) tokens[page + 1] = r.nextToken;
@@ -89,7 +102,12 @@ export function renderBucket(main: HTMLElement, route: Route): void {
               'span',
               { class: 'row-actions' },
               h('a', { href: apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: o.key }), download: name, class: 'button button-quiet download-link' }, 'Download', h('span', { class: 'visually-hidden' }, ` ${name}`)),
-              h('button', { type: 'button', class: 'button button-quiet', onclick: () => void remove(o.key) }, 'Delete…', h('span', { class: 'visually-hidden' }, ` ${name}`)),
+              h(
+                'button',
+                { type: 'button', class: 'button button-quiet delete-object', disabled: !canDelete, ...(canDelete ? {} : { title: 'Your policies do not allow deleting here' }), onclick: () => void remove(o.key) },
+                'Delete…',
+                h('span', { class: 'visually-hidden' }, ` ${name}`),
+              ),
             ),
           ];
         }),

@@ -1,5 +1,5 @@
 /** Buckets: the list, creating one (with versioning on or off) and deleting an empty one. */
-import type { BucketDetails, BucketEntry } from '../../../src/api/console/wire.ts';
+import type { BucketDetails, BucketEntry, SessionInfo } from '../../../src/api/console/wire.ts';
 import { api } from '../api.js';
 import { announce, h, replaceContent } from '../dom.js';
 import { href } from '../router.js';
@@ -15,7 +15,11 @@ export function bucketNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-export function renderBuckets(main: HTMLElement): void {
+export function renderBuckets(main: HTMLElement, _route?: unknown, app?: { session: SessionInfo }): void {
+  // what the identity's own policies allow (bucket policies and ownership may allow more; the server decides)
+  const perms = app?.session.permissions ?? {};
+  const canCreate = perms['s3:CreateBucket'] !== false;
+  const canDelete = perms['s3:DeleteBucket'] !== false;
   const list = h('div', { id: 'bucket-list' }, loading('the buckets'));
   const result = h('div', { class: 'action-result', id: 'bucket-result' });
   const name = h('input', { id: 'bucket-name', type: 'text', required: true, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off', 'aria-describedby': 'bucket-name-hint', pattern: '[a-z0-9][a-z0-9.\\-]{1,61}[a-z0-9]' });
@@ -40,7 +44,12 @@ export function renderBuckets(main: HTMLElement): void {
               buckets.map((b) => [
                 h('a', { href: href({ page: 'bucket', bucket: b.name, prefix: '' }), class: 'bucket-link' }, b.name),
                 time(b.created),
-                h('button', { type: 'button', class: 'button button-quiet', id: `delete-bucket-${b.name}`, onclick: () => void remove(b.name) }, 'Delete…', h('span', { class: 'visually-hidden' }, ` bucket ${b.name}`)),
+                h(
+                  'button',
+                  { type: 'button', class: 'button button-quiet', id: `delete-bucket-${b.name}`, disabled: !canDelete, ...(canDelete ? {} : { title: 'Your policies do not allow deleting buckets' }), onclick: () => void remove(b.name) },
+                  'Delete…',
+                  h('span', { class: 'visually-hidden' }, ` bucket ${b.name}`),
+                ),
               ]),
               { id: 'buckets-table' },
             ),
@@ -90,6 +99,6 @@ export function renderBuckets(main: HTMLElement): void {
       }
     })();
   });
-  main.replaceChildren(pageHeader('Buckets', 'Create, open and delete buckets.'), section('Create a bucket', 'create-title', create, result), section('All buckets', 'list-title', list));
+  main.replaceChildren(pageHeader('Buckets', canCreate ? 'Create, open and delete buckets.' : 'Open the buckets you may read.'), ...(canCreate ? [section('Create a bucket', 'create-title', create, result)] : [result]), section('All buckets', 'list-title', list));
   void load();
 }

@@ -36,13 +36,13 @@ export function rootAuthorizer(rootAccessKey: string | (() => string)): AdminAut
 }
 
 /** Whether `p` may perform the admin `action` (the one decision; admin actions are deployment-wide). */
-export function principalMay(p: SignedPrincipal, action: string, clientAddress: string, now: number, resource = 'arn:aws:s3:::*'): boolean {
+export function principalMay(p: SignedPrincipal, action: string, clientAddress: string, now: number, resource = 'arn:aws:s3:::*', bucketOwner?: string): boolean {
   const m = new Map<string, string[]>();
   addPrincipalKeys(m, p);
   m.set('aws:sourceip', [plainIp(clientAddress)]);
   m.set('aws:currenttime', [new Date(now).toISOString()]);
   m.set('aws:epochtime', [String(Math.floor(now / 1000))]);
-  return decide({ principal: p, action, resource, context: m, aclsEnabled: false, publicAccessBlock: NO_PUBLIC_ACCESS_SWITCHES }).allow;
+  return decide({ principal: p, action, resource, context: m, ...(bucketOwner !== undefined ? { bucketOwner } : {}), aclsEnabled: false, publicAccessBlock: NO_PUBLIC_ACCESS_SWITCHES }).allow;
 }
 
 /** Authorization through the identity store: `lookup` resolves a caller as the request's signature did. */

@@ -69,7 +69,9 @@ export interface IamAdminDeps {
   /** The one decision: may this principal perform this admin action? */
   readonly allowed: (p: SignedPrincipal, action: string) => boolean;
   /** The same decision for an S3 action on a resource (`arn:aws:s3:::bucket[/*]`; '' for deployment-wide). */
-  readonly allowedOn?: (p: SignedPrincipal, action: string, resource: string) => boolean;
+  readonly allowedOn?: (p: SignedPrincipal, action: string, resource: string, bucketOwner?: string) => boolean;
+  /** The canonical id of a bucket's owner (undefined when unknown). */
+  readonly bucketOwner?: (bucket: string) => Promise<string | undefined>;
   readonly now: () => number;
 }
 
@@ -530,10 +532,12 @@ export const CONSOLE_ACTIONS = [
 const whoami: Handler = async (c, d) => {
   const p = c.principal;
   const bucket = c.query.get('bucket');
+  const owner = bucket ? await d.bucketOwner?.(bucket).catch(() => undefined) : undefined;
   const permissions: Record<string, boolean> = {};
   for (const action of CONSOLE_ACTIONS) {
-    const resource = bucket ? (/Object$/.test(action) ? `arn:aws:s3:::${bucket}/*` : `arn:aws:s3:::${bucket}`) : action.startsWith('s3:') ? 'arn:aws:s3:::*' : '';
-    permissions[action] = d.allowedOn ? d.allowedOn(p, action, resource) : d.allowed(p, action);
+    const s3 = action.startsWith('s3:');
+    const resource = bucket && s3 ? (/Object$/.test(action) ? `arn:aws:s3:::${bucket}/*` : `arn:aws:s3:::${bucket}`) : s3 ? 'arn:aws:s3:::*' : '';
+    permissions[action] = d.allowedOn ? d.allowedOn(p, action, resource, s3 ? owner : undefined) : d.allowed(p, action);
   }
   const self = selfUser(p);
   return json({
