@@ -3,18 +3,30 @@
  * status subresource, events) against the in-process API server, with the
  * StatefulSet simulator for pods and the fake admin API for the nodes.
  * The same lifecycle with real `svc` processes is operator/test/e2e-process.test.ts.
+ *
+ * RBAC is enforced: the controller authenticates as the operator's
+ * ServiceAccount, bound to exactly the Roles and ClusterRoles the Helm chart
+ * renders. The last test fails on any grant the scenarios never used (so the
+ * chart grants no more than the operator needs; rbac.test.ts shows a missing
+ * verb fails with 403).
  */
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from '../src/admin/client.ts';
 import { getCondition } from '../src/reconcile/conditions.ts';
 import { Controller } from '../src/runtime/controller.ts';
+import { LeaderElector } from '../src/runtime/leader-election.ts';
+import { checkInstalledCrd } from '../src/runtime/main.ts';
 import { Kube } from '../src/kube/kube.ts';
-import { ANNOTATION_LAUNCH_HASH, FINALIZER } from '../src/topology/names.ts';
+import { ANNOTATION_LAUNCH_HASH, LEGACY_FINALIZER } from '../src/topology/names.ts';
+import { serviceAccountUser } from './fake-apiserver/rbac.ts';
 import { FakeAdminApi } from './fake-admin/fake-admin.ts';
-import type { FakeApiServer } from './fake-apiserver/server.ts';
+import { FakeApiServer } from './fake-apiserver/server.ts';
+
+const FakeApiServerToken = FakeApiServer.ADMIN_TOKEN;
 import type { Obj } from './fake-apiserver/store.ts';
-import { Clusters, CREDENTIALS, listOf, startApiWithCrd } from './harness.ts';
+import { Clusters, CREDENTIALS, installOperatorRbac, listOf, NS, OPERATOR_NS, OPERATOR_SA, startApiWithCrd } from './harness.ts';
 import { FixedKubelet, StatefulSetSimulator } from './sim/statefulset-sim.ts';
 
 /** Events are recorded right after the status write: wait for them (bounded). */
@@ -44,10 +56,12 @@ describe('controller against the in-process API server', () => {
   let admin: FakeAdminApi;
   let clusters: Clusters;
   let controller: Controller;
+  let token: string;
+  const operatorKube = () => new Kube(api.kubeConfig(token));
 
   const startController = () => {
     const c = new Controller({
-      kube: new Kube(api.kubeConfig()),
+      kube: operatorKube(),
       log,
       clusterDomain: 'cluster.local',
       pollMs: 100,
@@ -71,6 +85,7 @@ describe('controller against the in-process API server', () => {
 
   beforeAll(async () => {
     api = await startApiWithCrd();
+    token = installOperatorRbac(api);
     kubelet = new FixedKubelet();
     // A pod is ready only once every running pod agrees on SVC_VOLUMES (as nodes wait for their peers).
     kubelet.readiness = (pod) => {
@@ -91,10 +106,19 @@ describe('controller against the in-process API server', () => {
     await api?.close();
   });
 
-  it('a new SvcCluster becomes Ready: StatefulSet, Services, PDB with owner references, a finalizer, events', async () => {
+  it('at start-up, as the operator process does: the installed CRD revision checked, the leader-election Lease taken and renewed', async () => {
+    expect(await checkInstalledCrd(operatorKube())).toBeUndefined();
+    const elector = new LeaderElector({ identity: 'ops-0', client: operatorKube().leaseClient(OPERATOR_NS, 'svc-operator'), onStartedLeading: () => undefined, onStoppedLeading: () => undefined, timers: { setTimeout: () => 0, clearTimeout: () => undefined } });
+    await elector.tick();
+    await elector.tick();
+    expect(elector.leading).toBe(true);
+    await elector.stop();
+  });
+
+  it('a new SvcCluster becomes Ready: StatefulSet, Services, one PDB per pool with owner references, no finalizer, events', async () => {
     await clusters.create('prod', spec([{ name: 'p0' }]));
     const c = await clusters.waitReady('prod');
-    expect(c.metadata.finalizers).toContain(FINALIZER);
+    expect(c.metadata.finalizers ?? []).toEqual([]);
     expect(c.status!.phase).toBe('Ready');
     expect(c.status!.pools!.map((p) => [p.name, p.state, p.index])).toEqual([['p0', 'Active', 0]]);
     expect(getCondition(c.status!.conditions, 'Stalled')?.status).toBe('False');
@@ -102,7 +126,7 @@ describe('controller against the in-process API server', () => {
     expect(sts.map((s) => s.metadata.name)).toEqual(['prod-p0']);
     expect(sts[0]!.metadata.ownerReferences![0]).toMatchObject({ kind: 'SvcCluster', name: 'prod', uid: c.metadata.uid, controller: true });
     expect(listOf(api, '', 'v1', 'services').map((s) => s.metadata.name).sort()).toEqual(['prod', 'prod-console', 'prod-hl']);
-    expect(listOf(api, 'policy', 'v1', 'poddisruptionbudgets')).toHaveLength(1);
+    expect(listOf(api, 'policy', 'v1', 'poddisruptionbudgets').map((b) => [b.metadata.name, (b['spec'] as { maxUnavailable: number }).maxUnavailable])).toEqual([['prod-p0', 0]]);
     // One field manager owns what the operator applies.
     expect(Object.keys(api.store.managersOf(api.store.find('apps', 'v1', 'statefulsets')!, 'storage', 'prod-p0'))).toContain('svc-operator');
     await eventReasons(api, ['AddPoolsStarted', 'PoolAdded']);
@@ -171,13 +195,105 @@ describe('controller against the in-process API server', () => {
     expect(api.requests.filter((r) => r.startsWith('GET') && r.includes('watch=true')).length).toBeGreaterThan(4);
   });
 
-  it('deleting the SvcCluster removes the finalizer; children are garbage-collected; PVCs are kept', async () => {
+  it('drive size grows: the PVCs are expanded in place after the StorageClass is checked', async () => {
+    api.store.create(api.store.find('storage.k8s.io', 'v1', 'storageclasses')!, undefined, { metadata: { name: 'expandable' }, provisioner: 'fake', allowVolumeExpansion: true });
+    const g0 = { name: 'g0', servers: 2, volumesPerServer: 2, volumeClaimTemplate: { storageClassName: 'expandable', resources: { requests: { storage: '1Gi' } } } };
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, g0] }));
+    await clusters.waitFor('prod', 'g0 Active', (x) => x.status?.pools?.find((p) => p.name === 'g0')?.state === 'Active' && !x.status.operation, 60_000);
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.map((p) => (p.name === 'g0' ? { ...p, volumeClaimTemplate: { ...p.volumeClaimTemplate, resources: { requests: { storage: '2Gi' } } } } : p)) }));
+    const end = Date.now() + 20_000;
+    const sizes = () => listOf(api, '', 'v1', 'persistentvolumeclaims').filter((v) => v.metadata.name.includes('prod-g0')).map((v) => (v['spec'] as { resources: { requests: { storage: string } } }).resources.requests.storage);
+    while (Date.now() < end && !sizes().every((x) => x === '2Gi')) await new Promise((r) => setTimeout(r, 100));
+    expect(sizes()).toEqual(['2Gi', '2Gi', '2Gi', '2Gi']);
+  });
+
+  it('a new pool removed before it ever joined: its StatefulSet and PVCs are deleted (pvcRetention: Delete)', async () => {
+    await clusters.editSpec('prod', (s) => ({ ...s, storage: { pvcRetention: 'Delete' } }));
+    await clusters.waitReady('prod');
+    sim.pendingClaims = (claim) => claim.includes('prod-g1');
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, { name: 'g1', servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } }] }));
+    await clusters.waitFor('prod', 'g1 provisioning', (c) => c.status?.operation?.phase === 'ProvisioningNewPools');
+    await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.filter((p) => p.name !== 'g1') }));
+    await clusters.waitReady('prod');
+    const end = Date.now() + 20_000;
+    const left = () => [...listOf(api, 'apps', 'v1', 'statefulsets'), ...listOf(api, '', 'v1', 'persistentvolumeclaims'), ...listOf(api, 'policy', 'v1', 'poddisruptionbudgets')].filter((o) => o.metadata.name.includes('prod-g1'));
+    while (Date.now() < end && left().length > 0) await new Promise((r) => setTimeout(r, 100));
+    expect(left()).toEqual([]);
+    sim.pendingClaims = () => false;
+    await clusters.editSpec('prod', (s) => ({ ...s, storage: { pvcRetention: 'Retain' } }));
+  });
+
+  it('a cluster an earlier release gave svc.io/finalizer loses it, so deleting it never waits for the operator', async () => {
+    await api.kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: 'svc.io',
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'svcclusters',
+      // Paused: the operator touches nothing but the finalizer (this test's fake nodes serve one cluster).
+      body: { apiVersion: 'svc.io/v1alpha1', kind: 'SvcCluster', metadata: { name: 'legacy', namespace: NS, finalizers: [LEGACY_FINALIZER] }, spec: { ...spec([{ name: 'l0' }]), paused: true } },
+    });
+    await clusters.waitFor('legacy', 'the legacy finalizer removed', (c) => !(c.metadata.finalizers ?? []).includes(LEGACY_FINALIZER));
+    controller.stop();
+    await clusters.delete('legacy');
+    await clusters.waitFor('legacy', 'gone', () => false, 2_000).catch(() => undefined);
+    expect(listOf(api, 'svc.io', 'v1alpha1', 'svcclusters').map((c) => c.metadata.name)).not.toContain('legacy');
+    controller = await startController();
+  });
+
+  it('spec.tls under the chart\'s RBAC: generated (the operator keeps a CA and issues the certificate Secret) and cert-manager (a Certificate applied)', async () => {
+    const custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
+    // cert-manager's Certificate kind, as its CRD serves it (schema left open here).
+    await fetch(`${api.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${FakeApiServerToken}` },
+      body: JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'certificates.cert-manager.io' },
+        spec: {
+          group: 'cert-manager.io',
+          scope: 'Namespaced',
+          names: { kind: 'Certificate', plural: 'certificates', singular: 'certificate', listKind: 'CertificateList' },
+          versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        },
+      }),
+    });
+    // Paused: only spec.tls is acted on (this test's fake nodes serve one cluster).
+    const create = (name: string, tls: Record<string, unknown>) =>
+      custom.createNamespacedCustomObject({ group: 'svc.io', version: 'v1alpha1', namespace: NS, plural: 'svcclusters', body: { apiVersion: 'svc.io/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { ...spec([{ name: 'x0' }]), paused: true, tls } } });
+    await create('tls-gen', { generated: {} });
+    await create('tls-cm', { certManager: { issuerRef: { name: 'ca-issuer', kind: 'ClusterIssuer' } } });
+    const end = Date.now() + 20_000;
+    const secrets = () => listOf(api, '', 'v1', 'secrets').map((x) => x.metadata.name);
+    const certs = () => listOf(api, 'cert-manager.io', 'v1', 'certificates').map((x) => x.metadata.name);
+    while (Date.now() < end && !(secrets().includes('tls-gen-tls') && secrets().includes('tls-gen-tls-ca') && certs().includes('tls-cm-tls'))) await new Promise((r) => setTimeout(r, 100));
+    expect(secrets()).toEqual(expect.arrayContaining(['tls-gen-tls', 'tls-gen-tls-ca']));
+    expect(certs()).toEqual(['tls-cm-tls']);
+    // Renewal re-applies the issued Secret (patch), as at the end of its lifetime.
+    const tlsSecret = () => api.store.get(api.store.find('', 'v1', 'secrets')!, NS, 'tls-gen-tls');
+    const before = tlsSecret().metadata.resourceVersion;
+    await clusters.editSpec('tls-gen', (s) => ({ ...s, tls: { generated: {}, extraNames: ['s3.example.test'] } }));
+    while (Date.now() < end + 10_000 && tlsSecret().metadata.resourceVersion === before) await new Promise((r) => setTimeout(r, 100));
+    expect(tlsSecret().metadata.resourceVersion).not.toBe(before);
+    for (const n of ['tls-gen', 'tls-cm']) await clusters.delete(n);
+  });
+
+  it('deleting the SvcCluster: nothing waits for the operator; children are garbage-collected; PVCs are kept', async () => {
     await clusters.delete('prod');
     const end = Date.now() + 20_000;
     while (Date.now() < end && (listOf(api, 'svc.io', 'v1alpha1', 'svcclusters').length > 0 || listOf(api, 'apps', 'v1', 'statefulsets').length > 0)) await new Promise((r) => setTimeout(r, 100));
     expect(listOf(api, 'svc.io', 'v1alpha1', 'svcclusters')).toEqual([]);
     expect(listOf(api, 'apps', 'v1', 'statefulsets')).toEqual([]);
     expect(listOf(api, '', 'v1', 'services').filter((s: Obj) => s.metadata.name.startsWith('prod'))).toEqual([]);
-    expect(listOf(api, '', 'v1', 'persistentvolumeclaims').length).toBeGreaterThan(0);
+    expect(listOf(api, '', 'v1', 'persistentvolumeclaims').filter((v) => v.metadata.name.includes('prod-')).length).toBeGreaterThan(0);
+  });
+
+  it('RBAC: every grant the chart gives the operator was used by these scenarios, and nothing was refused', () => {
+    const user = serviceAccountUser(OPERATOR_NS, OPERATOR_SA);
+    const used = api.rbac!.used.get(user.name) ?? new Set<string>();
+    const granted = api.rbac!.grants(user, [NS, OPERATOR_NS]).map((g) => `${g.role}: ${g.verb} ${g.resource}${g.apiGroup ? `.${g.apiGroup}` : ''}`);
+    expect(api.rbac!.denied).toEqual([]);
+    expect(granted.filter((g) => !used.has(g))).toEqual([]);
+    expect(granted.length).toBeGreaterThan(20);
   });
 });

@@ -6,17 +6,60 @@
  */
 import { readFileSync } from 'node:fs';
 import { CustomObjectsApi, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { GENERATED_FILES } from '../src/crd/generated-files.ts';
 import { GROUP, PLURAL, type SvcCluster, type SvcClusterSpec, VERSION } from '../src/crd/svccluster.ts';
 import { statusCode } from '../src/kube/kube.ts';
 import { readyForWait } from '../src/reconcile/conditions.ts';
 import { crdAdmission } from './crd-admission.ts';
+import { helm } from './tools.ts';
 import { FakeApiServer } from './fake-apiserver/server.ts';
 import { ApiError, type Obj } from './fake-apiserver/store.ts';
 
 export const NS = 'storage';
+/** Where the operator chart is installed in tests (release `ops`). */
+export const OPERATOR_NS = 'svc-system';
+export const OPERATOR_SA = 'ops-svc-operator';
 export const CREDENTIALS = { accessKey: 'operatoradmin', secretKey: 'operator-secret-key-0123' };
+
+/**
+ * The operator chart's RBAC objects (Roles, ClusterRoles, their bindings and
+ * the ServiceAccount), rendered by a real `helm template` of release `ops`
+ * in `svc-system`. `drop` removes one verb from the rule that grants it on a
+ * resource (to show the operator fails without it).
+ */
+export function chartRbac(opts: { values?: string[]; drop?: { resource: string; verb: string } } = {}): Obj[] {
+  const out = helm(['template', 'ops', 'charts/svc-operator', '--namespace', OPERATOR_NS, ...(opts.values ?? [])]).out;
+  const docs = parseAllDocuments(out)
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d && ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding', 'ServiceAccount'].includes(String(d.kind)));
+  if (opts.drop) {
+    const { resource, verb } = opts.drop;
+    const rule = docs
+      .flatMap((d) => ((d['rules'] as { resources: string[]; verbs: string[] }[] | undefined) ?? []))
+      .find((r) => r.resources.includes(resource) && r.verbs.includes(verb));
+    if (!rule) throw new Error(`the chart grants no ${verb} on ${resource}`);
+    rule.verbs = rule.verbs.filter((v) => v !== verb);
+  }
+  return docs;
+}
+
+/**
+ * Turns on RBAC in the API server, stores the chart's RBAC (as `helm install`
+ * would) and returns a token of the operator's ServiceAccount.
+ */
+export function installOperatorRbac(api: FakeApiServer, opts: Parameters<typeof chartRbac>[0] = {}): string {
+  api.enableRbac();
+  const nsType = api.store.find('', 'v1', 'namespaces')!;
+  if (!api.store.tryGet(nsType, undefined, OPERATOR_NS)) api.store.create(nsType, undefined, { metadata: { name: OPERATOR_NS } });
+  for (const d of chartRbac(opts)) {
+    const [group, version] = String(d.apiVersion).includes('/') ? String(d.apiVersion).split('/') : ['', String(d.apiVersion)];
+    const t = api.store.byKind(String(d.apiVersion), String(d.kind));
+    if (!t) throw new Error(`no type for ${group}/${version} ${d.kind}`);
+    api.store.create(t, t.namespaced ? (d.metadata.namespace ?? OPERATOR_NS) : undefined, d, 'helm');
+  }
+  return api.serviceAccountToken(OPERATOR_NS, OPERATOR_SA);
+}
 
 export async function startApiWithCrd(): Promise<FakeApiServer> {
   const api = await FakeApiServer.start();

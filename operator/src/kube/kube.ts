@@ -23,6 +23,8 @@ import {
   PatchStrategy,
   RequestContext,
   StorageV1Api,
+  PolicyV1Api,
+  type V1PodDisruptionBudget,
   type V1Pod,
   type V1PersistentVolumeClaim,
   type V1StatefulSet,
@@ -124,6 +126,7 @@ export class Kube {
   readonly storage: StorageV1Api;
   readonly coordination: CoordinationV1Api;
   readonly ext: ApiextensionsV1Api;
+  readonly policy: PolicyV1Api;
 
   constructor(kc: KubeConfig) {
     this.kc = kc;
@@ -134,6 +137,7 @@ export class Kube {
     this.storage = kc.makeApiClient(StorageV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);
     this.ext = kc.makeApiClient(ApiextensionsV1Api);
+    this.policy = kc.makeApiClient(PolicyV1Api);
   }
 
   async getCluster(namespace: string, name: string): Promise<SvcCluster | undefined> {
@@ -192,6 +196,10 @@ export class Kube {
 
   async deleteService(namespace: string, name: string): Promise<void> {
     await this.core.deleteNamespacedService({ namespace, name }).catch(ignoreNotFound);
+  }
+
+  async deletePdb(namespace: string, name: string): Promise<void> {
+    await this.policy.deleteNamespacedPodDisruptionBudget({ namespace, name }).catch(ignoreNotFound);
   }
 
   async listPvcs(namespace: string, labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
@@ -281,7 +289,16 @@ export class Kube {
       log,
       { labelSelector: selector, quietMs },
     );
-    return { clusters, pods, statefulSets, pvcs };
+    const pdbs = resilientInformer<V1PodDisruptionBudget>(
+      this.kc,
+      nsPath('poddisruptionbudgets', '/apis/policy/v1'),
+      () =>
+        namespace ? this.policy.listNamespacedPodDisruptionBudget({ namespace, labelSelector: selector }) : this.policy.listPodDisruptionBudgetForAllNamespaces({ labelSelector: selector }),
+      (o) => onChange('PodDisruptionBudget', o),
+      log,
+      { labelSelector: selector, quietMs },
+    );
+    return { clusters, pods, statefulSets, pvcs, pdbs };
   }
 
   /**

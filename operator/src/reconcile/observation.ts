@@ -70,6 +70,8 @@ export interface Observation {
   readonly statefulSets: readonly StatefulSetObs[];
   readonly pods: readonly PodObs[];
   readonly pvcs: readonly PvcObs[];
+  /** Names of the cluster's PodDisruptionBudgets. */
+  readonly pdbs?: readonly string[] | undefined;
   readonly admin?: AdminObs | undefined;
   readonly tls?: TlsObs | undefined;
 }
@@ -94,6 +96,7 @@ export type Action =
   | { readonly kind: 'deletePods'; readonly names: readonly string[] }
   | { readonly kind: 'deleteStatefulSet'; readonly name: string }
   | { readonly kind: 'deleteService'; readonly name: string }
+  | { readonly kind: 'deletePdb'; readonly name: string }
   | { readonly kind: 'deletePvcs'; readonly pool: string }
   | { readonly kind: 'expandPvcs'; readonly pool: string; readonly storage: string | number }
   | { readonly kind: 'admin'; readonly call: AdminCall; readonly pool?: string | undefined };

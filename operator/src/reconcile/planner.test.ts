@@ -49,6 +49,23 @@ function edit(c: SvcCluster, pools: PoolSpec[], over: Parameters<typeof cluster>
   return { ...c, metadata: { ...c.metadata, generation: (c.metadata.generation ?? 1) + 1 }, spec: { ...c.spec, pools, ...over } };
 }
 
+describe('planner: PodDisruptionBudgets', () => {
+  const deletedPdbs = (p: Plan) => p.actions.filter((a): a is Extract<Action, { kind: 'deletePdb' }> => a.kind === 'deletePdb').map((a) => a.name);
+
+  it('keeps one budget per pool that has a StatefulSet; deletes the cluster-wide one of earlier releases and those of pools without a StatefulSet', () => {
+    const { c, hash } = established([pool('p0'), pool('p1')]);
+    const running = { pods: [...podsFor(c, 'p0', hash), ...podsFor(c, 'p1', hash)], statefulSets: [stsFor(c, 'p0', hash), stsFor(c, 'p1', hash)] };
+    const p = plan(c, { ...running, pdbs: ['prod', 'prod-p0', 'prod-p1', 'prod-gone'], admin: { reachable: true, pools: [adminPool(0, expr(c, 'p0')), adminPool(1, expr(c, 'p1'))] } });
+    expect(applied(p, 'PodDisruptionBudget').map((b) => b.metadata.name)).toEqual(['prod-p0', 'prod-p1']);
+    expect(deletedPdbs(p)).toEqual(['prod', 'prod-gone']);
+  });
+
+  it('a paused cluster deletes nothing', () => {
+    const { c } = established();
+    expect(deletedPdbs(plan({ ...c, spec: { ...c.spec, paused: true } }, { pdbs: ['prod'] }))).toEqual([]);
+  });
+});
+
 describe('planner: a new cluster', () => {
   it('provisions every pool at once with identical SVC_VOLUMES and waits for readiness (no restart)', () => {
     const c = cluster([pool('p0'), pool('p1', { servers: 2, volumesPerServer: 4 })]);
@@ -60,7 +77,7 @@ describe('planner: a new cluster', () => {
     expect(volumes[0]).toBe(volumes[1]);
     expect(volumes[0]).toBe(`${expr(c, 'p0')} ${expr(c, 'p1')}`);
     expect(applied(p, 'Service').map((s) => s.metadata.name)).toEqual(['prod-hl', 'prod', 'prod-console']);
-    expect(applied(p, 'PodDisruptionBudget')).toHaveLength(1);
+    expect(applied(p, 'PodDisruptionBudget').map((b) => b.metadata.name)).toEqual(['prod-p0', 'prod-p1']);
     expect(deletedPods(p)).toEqual([]);
     expect(p.requeueAfterMs).toBe(C.pollMs);
     expect(cond(p, 'Ready')?.status).toBe('False');

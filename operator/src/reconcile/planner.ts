@@ -15,7 +15,7 @@
  */
 import { decommissionPhase, isDecommissionRunning, isInsufficientCapacity, isRebalanceRunning, isUnknownPool, rebalanceActive, rebalanceId, rebalanceOutcome } from '../admin/types.ts';
 import type { ConditionT, LaunchConfigT, Operation, OperationPhase, OperationType, PoolSpec, PoolStatus, SvcCluster, SvcClusterStatus } from '../crd/svccluster.ts';
-import { clusterDomain, consoleServiceName, podName, statefulSetName } from '../topology/names.ts';
+import { clusterDomain, consoleServiceName, pdbName, podName, statefulSetName } from '../topology/names.ts';
 import { launchConfig, poolExpression, sameExpression, shortHash, volumeList } from '../topology/volumes.ts';
 import { type ConditionInput, type Reason, setCondition } from './conditions.ts';
 import type { Action, EventSpec, Observation, Plan, PlanContext, PodObs } from './observation.ts';
@@ -176,8 +176,8 @@ function applyChildren(pass: Pass, pools: readonly { pool: PoolSpec; launch: Lau
   pass.actions.push({ kind: 'apply', object: buildServiceAccount(c) });
   for (const s of buildServices(c)) pass.actions.push({ kind: 'apply', object: s });
   if (c.spec.services?.console?.enabled === false) pass.actions.push({ kind: 'deleteService', name: consoleServiceName(c.metadata.name) });
-  pass.actions.push({ kind: 'apply', object: buildPdb(c) });
   for (const { pool, launch, replicas } of pools) {
+    pass.actions.push({ kind: 'apply', object: buildPdb(c, pool, launch) });
     // volumeClaimTemplates are immutable: an existing StatefulSet keeps the size it was created with (PVCs grow in place).
     const claimStorage = pass.obs.statefulSets.find((s) => s.pool === pool.name)?.storage;
     pass.actions.push({ kind: 'apply', object: buildStatefulSet(c, pool, launch, { replicas, claimStorage }) });
@@ -1081,7 +1081,22 @@ function dedupeApplies(actions: Action[]): Action[] {
   });
 }
 
+/**
+ * PodDisruptionBudgets of pools that have no StatefulSet any more (removed,
+ * or never joined and discarded) go, and so does the cluster-wide one of
+ * earlier releases; a paused or stalled cluster keeps what it has.
+ */
+function pruneBudgets(pass: Pass): void {
+  if (pass.c.spec.paused === true || pass.stall) return;
+  const deleted = new Set(pass.actions.flatMap((a) => (a.kind === 'deleteStatefulSet' ? [a.name] : [])));
+  const keep = new Set<string>();
+  for (const s of pass.obs.statefulSets) if (!deleted.has(s.name)) keep.add(pdbName(pass.c.metadata.name, s.pool));
+  for (const a of pass.actions) if (a.kind === 'apply' && a.object.kind === 'PodDisruptionBudget') keep.add(a.object.metadata.name);
+  for (const b of pass.obs.pdbs ?? []) if (!keep.has(b)) pass.actions.push({ kind: 'deletePdb', name: b });
+}
+
 function finish(pass: Pass): Plan {
+  pruneBudgets(pass);
   return { actions: dedupeApplies(pass.actions), status: pass.status, requeueAfterMs: pass.requeueMs, events: pass.events };
 }
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { cluster, pool } from '../../test/fixtures.ts';
 import { launchConfig } from '../topology/volumes.ts';
-import { buildCertificate, buildPdb, buildProbes, buildServiceAccount, buildServices, buildStatefulSet, templateHash, tlsNames } from './render.ts';
+import { buildCertificate, buildPdb, buildProbes, buildServiceAccount, buildServices, buildStatefulSet, DEFAULT_RESOURCES, defaultSpread, templateHash, tlsNames } from './render.ts';
 
 const c = cluster([pool('p0', { servers: 4, volumesPerServer: 2 }), pool('p1', { servers: 2, volumesPerServer: 4 })], {
   erasure: { standardParity: 2 },
@@ -33,8 +33,49 @@ describe('render', () => {
     await expect(stringify(sts, { lineWidth: 0, aliasDuplicateObjects: false })).toMatchFileSnapshot('./__golden__/statefulsets.yaml');
   });
 
-  it('Services, PodDisruptionBudget, ServiceAccount (golden)', async () => {
-    await expect(stringify([...buildServices(c), buildPdb(c), buildServiceAccount(c)], { lineWidth: 0, aliasDuplicateObjects: false })).toMatchFileSnapshot('./__golden__/services.yaml');
+  it('Services, ServiceAccount (golden)', async () => {
+    await expect(stringify([...buildServices(c), buildServiceAccount(c)], { lineWidth: 0, aliasDuplicateObjects: false })).toMatchFileSnapshot('./__golden__/services.yaml');
+  });
+
+  it('one PodDisruptionBudget per pool, its budget from the pool\'s parity and set layout (golden)', async () => {
+    await expect(stringify(c.spec.pools.map((p) => buildPdb(c, p, launch)), { lineWidth: 0, aliasDuplicateObjects: false })).toMatchFileSnapshot('./__golden__/pdbs.yaml');
+  });
+
+  it.each([
+    // servers × volumes, parity → budget. A set tolerates width − write quorum lost drives; k pods down lose, per set, the drives of its k fullest servers.
+    { servers: 4, volumes: 4, parity: undefined, budget: 1, why: 'one set of 16 at EC:4 tolerates 4; a server holds 4' },
+    { servers: 8, volumes: 2, parity: undefined, budget: 2, why: 'one set of 16 at EC:4; a server holds 2' },
+    { servers: 16, volumes: 1, parity: undefined, budget: 4, why: 'one drive per server' },
+    { servers: 6, volumes: 4, parity: undefined, budget: 2, why: 'two sets of 12 at EC:4, each server holds 2 drives of each set' },
+    { servers: 4, volumes: 2, parity: undefined, budget: 1, why: 'set of 8 at EC:4: write quorum 5 (parity is half), tolerates 3' },
+    { servers: 2, volumes: 2, parity: undefined, budget: 0, why: 'set of 4 at EC:2: write quorum 3; one server down leaves 2' },
+    { servers: 4, volumes: 4, parity: 2, budget: 0, why: 'EC:2 on 16: tolerates 2, a server holds 4' },
+    { servers: 8, volumes: 2, parity: 6, budget: 3, why: 'EC:6 on 16: tolerates 6, three servers of 2' },
+  ])('budget $servers×$volumes EC:$parity → maxUnavailable $budget ($why)', ({ servers, volumes, parity, budget }) => {
+    const one = cluster([pool('p0', { servers, volumesPerServer: volumes })], parity === undefined ? {} : { erasure: { standardParity: parity } });
+    const pdb = buildPdb(one, one.spec.pools[0]!, launchConfig(one, one.spec.pools, 'cluster.local')) as unknown as { metadata: { name: string }; spec: { maxUnavailable: number; selector: unknown } };
+    expect(pdb.metadata.name).toBe('prod-p0');
+    expect(pdb.spec.maxUnavailable).toBe(budget);
+    expect(pdb.spec.selector).toEqual({ matchLabels: { 'svc.io/cluster': 'prod', 'svc.io/pool': 'p0' } });
+  });
+
+  it('defaults: pods of a pool spread over nodes and zones with soft anti-affinity, and request resources; the pool or cluster overrides, an empty value opts out', () => {
+    const tmpl = (x: ReturnType<typeof cluster>, i = 0) =>
+      (buildStatefulSet(x, x.spec.pools[i]!, launchConfig(x, x.spec.pools, 'cluster.local')) as unknown as { spec: { template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } } }).spec.template.spec;
+    const plain = cluster([pool('p0'), pool('p1')]);
+    const spec = tmpl(plain, 1);
+    expect(spec['affinity']).toEqual(defaultSpread('prod', 'p1').affinity);
+    expect(spec['topologySpreadConstraints']).toEqual(defaultSpread('prod', 'p1').topologySpreadConstraints);
+    expect(JSON.stringify(spec['topologySpreadConstraints'])).toContain('"svc.io/pool":"p1"');
+    expect(spec.containers[0]!['resources']).toEqual(DEFAULT_RESOURCES);
+    const custom = { topologySpreadConstraints: [{ maxSkew: 2, topologyKey: 'rack', whenUnsatisfiable: 'DoNotSchedule' as const }], resources: { requests: { cpu: '2' } } };
+    const byCluster = tmpl(cluster([pool('p0')], custom));
+    expect(byCluster['topologySpreadConstraints']).toEqual(custom.topologySpreadConstraints);
+    expect(byCluster['affinity']).toEqual(defaultSpread('prod', 'p0').affinity);
+    expect(byCluster.containers[0]!['resources']).toEqual({ requests: { cpu: '2' } });
+    const optOut = tmpl(cluster([pool('p0', { affinity: {}, topologySpreadConstraints: [] })]));
+    expect(optOut['affinity']).toBeUndefined();
+    expect(optOut['topologySpreadConstraints']).toBeUndefined();
   });
 
   it('every pool template carries the identical literal launch settings; OnDelete; credentials only as files', () => {
@@ -84,7 +125,7 @@ describe('render', () => {
 
   it('never copies the SvcCluster labels onto children (GitOps tracking labels must not leak)', () => {
     const labelled = { ...c, metadata: { ...c.metadata, labels: { 'argocd.argoproj.io/instance': 'x' } } };
-    const all = [...buildServices(labelled), buildPdb(labelled), buildStatefulSet(labelled, c.spec.pools[0]!, launch)];
+    const all = [...buildServices(labelled), buildPdb(labelled, c.spec.pools[0]!, launch), buildStatefulSet(labelled, c.spec.pools[0]!, launch)];
     expect(JSON.stringify(all)).not.toContain('argocd');
   });
 
@@ -138,7 +179,7 @@ describe('render', () => {
   it('every rendered object is valid against the Kubernetes schemas', () => {
     for (const p of c.spec.pools) new StatefulSet(buildStatefulSet(c, p, launch) as never).validate();
     for (const s of buildServices(c)) new Service(s as never).validate();
-    new PodDisruptionBudget(buildPdb(c) as never).validate();
+    for (const p of c.spec.pools) new PodDisruptionBudget(buildPdb(c, p, launch) as never).validate();
     new ServiceAccount(buildServiceAccount(c) as never).validate();
     const broken = buildStatefulSet(c, c.spec.pools[0]!, launch) as unknown as { spec: Record<string, unknown> };
     broken.spec['replicas'] = 'four';

@@ -28,7 +28,7 @@ import {
   statefulSetName,
   tlsSecretName,
 } from '../topology/names.ts';
-import { ecValue, shortHash } from '../topology/volumes.ts';
+import { ecValue, poolDisruptionBudget, shortHash, volumeList } from '../topology/volumes.ts';
 
 export type KubeObject = {
   apiVersion: string;
@@ -58,16 +58,48 @@ function meta(c: SvcCluster, name: string, labels: Record<string, string>, annot
   return m;
 }
 
-/** Pool value over cluster value; empty collections are omitted (GitOps-friendly). */
+/**
+ * Requests when neither the pool nor the cluster sets `resources`: sized for
+ * a small node (2 vCPU, 4 GiB) running one pod, so the pods are Burstable
+ * (never evicted first as BestEffort) and the scheduler counts them. A node
+ * idles near 130 MiB and streams large objects in bounded buffers (about
+ * 200 MiB at peak); the limit keeps a runaway from taking the node's memory.
+ * No CPU limit: throttling a storage node stalls every request it serves.
+ */
+export const DEFAULT_RESOURCES = { requests: { cpu: '250m', memory: '512Mi' }, limits: { memory: '2Gi' } } as const;
+
+/**
+ * Spread defaults when neither the pool nor the cluster sets `affinity` /
+ * `topologySpreadConstraints` (an explicit empty value opts out): one pool's
+ * pods spread over nodes and zones (skew 1, ScheduleAnyway) and prefer not
+ * to share a node (soft anti-affinity), so one node down costs each pool one
+ * server at most where the cluster has the nodes. Soft: a cluster with
+ * fewer nodes than servers still schedules every pod.
+ */
+export function defaultSpread(cluster: string, pool: string): { affinity: Record<string, unknown>; topologySpreadConstraints: Record<string, unknown>[] } {
+  const labelSelector = { matchLabels: poolSelector(cluster, pool) };
+  return {
+    affinity: {
+      podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector, topologyKey: 'kubernetes.io/hostname' } }] },
+    },
+    topologySpreadConstraints: [
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector },
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector },
+    ],
+  };
+}
+
+/** Pool value over cluster value over the defaults; empty collections are omitted (GitOps-friendly). */
 function scheduling(c: SvcCluster, pool: PoolSpec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  const dflt = defaultSpread(c.metadata.name, pool.name);
   const nodeSelector = pool.nodeSelector ?? c.spec.nodeSelector;
   if (nodeSelector && Object.keys(nodeSelector).length) out['nodeSelector'] = nodeSelector;
-  const affinity = pool.affinity ?? c.spec.affinity;
+  const affinity = pool.affinity ?? c.spec.affinity ?? dflt.affinity;
   if (affinity && Object.keys(affinity).length) out['affinity'] = affinity;
   const tolerations = pool.tolerations ?? c.spec.tolerations;
   if (tolerations?.length) out['tolerations'] = tolerations;
-  const spread = pool.topologySpreadConstraints ?? c.spec.topologySpreadConstraints;
+  const spread = pool.topologySpreadConstraints ?? c.spec.topologySpreadConstraints ?? dflt.topologySpreadConstraints;
   if (spread?.length) out['topologySpreadConstraints'] = spread;
   if (c.spec.priorityClassName) out['priorityClassName'] = c.spec.priorityClassName;
   return out;
@@ -150,7 +182,7 @@ function podSpec(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT | undefine
     ...buildProbes(c),
     securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
   };
-  const resources = pool.resources ?? c.spec.resources;
+  const resources = pool.resources ?? c.spec.resources ?? DEFAULT_RESOURCES;
   if (resources && Object.keys(resources).length) container['resources'] = resources;
   const spec: Record<string, unknown> = {
     serviceAccountName: c.metadata.name,
@@ -360,13 +392,22 @@ export function buildServices(c: SvcCluster): KubeObject[] {
   return out;
 }
 
-/** At most one node down through evictions, cluster-wide (the operator's own restarts keep their own budget). */
-export function buildPdb(c: SvcCluster): KubeObject {
+/**
+ * One PodDisruptionBudget per pool: evictions (node drains, cluster
+ * upgrades) may take down at most as many of the pool's pods as every
+ * erasure set of the pool survives with its write quorum, from the pool's
+ * parity and set layout (`poolDisruptionBudget`). The operator's own
+ * restarts are not evictions and keep their own budget.
+ */
+export function buildPdb(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT): KubeObject {
+  const sts = statefulSetName(c.metadata.name, pool.name);
+  const expression = volumeList(launch.volumes).find((e) => new RegExp(`^https?://${sts}-(\\{0\\.\\.\\.\\d+\\}|0)\\.`).test(e));
+  const budget = expression === undefined ? 0 : (poolDisruptionBudget(launch, expression) ?? 0);
   return {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
-    metadata: meta(c, pdbName(c.metadata.name), clusterLabels(c.metadata.name)),
-    spec: { maxUnavailable: 1, selector: { matchLabels: clusterSelector(c.metadata.name) } },
+    metadata: meta(c, pdbName(c.metadata.name, pool.name), poolLabels(c.metadata.name, pool.name)),
+    spec: { maxUnavailable: budget, selector: { matchLabels: poolSelector(c.metadata.name, pool.name) } },
   };
 }
 

@@ -16,7 +16,7 @@ import type { SvcCluster, SvcClusterStatus } from '../crd/svccluster.ts';
 import { type Kube, statusCode, type WatchedCache } from '../kube/kube.ts';
 import type { Action, AdminObs, Observation, PlanContext, PodObs, StatefulSetObs, PvcObs } from '../reconcile/observation.ts';
 import { planReconcile, statusEqual } from '../reconcile/planner.ts';
-import { ANNOTATION_LAUNCH_HASH, ANNOTATION_TEMPLATE_HASH, clusterDomain, FINALIZER, headlessDomain, LABEL_CLUSTER, LABEL_POOL, S3_PORT } from '../topology/names.ts';
+import { ANNOTATION_LAUNCH_HASH, ANNOTATION_TEMPLATE_HASH, clusterDomain, headlessDomain, LABEL_CLUSTER, LABEL_POOL, LEGACY_FINALIZER, S3_PORT } from '../topology/names.ts';
 import { reconcileTls } from './tls-manager.ts';
 import { WorkQueue } from './workqueue.ts';
 
@@ -80,7 +80,7 @@ export class Controller {
       this.#o.informerQuietMs,
     );
     this.#caches = caches;
-    await Promise.all([caches.pods.start(), caches.statefulSets.start(), caches.pvcs.start()]);
+    await Promise.all([caches.pods.start(), caches.statefulSets.start(), caches.pvcs.start(), caches.pdbs.start()]);
     await caches.clusters.start();
     this.#o.log.info({ event: 'caches_synced', namespace: this.#o.namespace ?? '(all)' }, 'caches synced');
   }
@@ -126,20 +126,18 @@ export class Controller {
     if (!c) return {};
     const log = this.#o.log.child({ cluster: name, namespace: ns });
 
-    if (c.metadata.deletionTimestamp) {
-      if (c.metadata.finalizers?.includes(FINALIZER)) {
-        // Children go with the owner (garbage collection); PVCs never do: the
-        // StatefulSets keep them (persistentVolumeClaimRetentionPolicy Retain).
-        await this.#event(c, 'Normal', 'Deleting', 'SvcCluster deleted: workloads are garbage-collected, PersistentVolumeClaims are kept', log);
-        await kube.setFinalizers(
-          c,
-          c.metadata.finalizers.filter((f) => f !== FINALIZER),
-        );
-        log.info({ event: 'finalizer_removed' }, 'cluster deleted; PVCs retained');
-      }
-      return {};
+    // No finalizer: deleting a SvcCluster never waits for the operator. Children go with
+    // their owner (garbage collection); PVCs stay unless storage.pvcRetention is Delete
+    // (the StatefulSets' persistentVolumeClaimRetentionPolicy). Earlier releases added
+    // svc.io/finalizer, which wedges a deletion once the operator is gone: take it off.
+    if (c.metadata.finalizers?.includes(LEGACY_FINALIZER)) {
+      c = await kube.setFinalizers(
+        c,
+        c.metadata.finalizers.filter((f) => f !== LEGACY_FINALIZER),
+      );
+      log.info({ event: 'legacy_finalizer_removed' }, `removed ${LEGACY_FINALIZER}: deletion no longer waits for the operator`);
     }
-    if (!c.metadata.finalizers?.includes(FINALIZER)) c = await kube.setFinalizers(c, [...(c.metadata.finalizers ?? []), FINALIZER]);
+    if (c.metadata.deletionTimestamp) return {};
 
     // spec.tls first: the Secret the pods mount, the CA the admin calls trust.
     const tls = await reconcileTls(c, kube, clusterDomain(c, this.#o.clusterDomain), this.#now());
@@ -192,6 +190,7 @@ export class Controller {
     const scheme = (p: V1Pod) => (p.spec?.volumes?.some((v) => v.name === 'tls') ? 'https' : 'http');
     const pods: PodObs[] = mine(caches.pods.list(ns) as V1Pod[]).map((p) => podObs(p, `${scheme(p)}://${p.metadata!.name}.${headlessDomain(c, domain)}:${S3_PORT}`));
     const statefulSets: StatefulSetObs[] = mine(caches.statefulSets.list(ns) as V1StatefulSet[]).map(stsObs);
+    const pdbs = mine(caches.pdbs.list(ns) as KubernetesObject[]).map((b) => b.metadata!.name!);
     const pvcs: PvcObs[] = mine(caches.pvcs.list(ns) as V1PersistentVolumeClaim[]).map((v) => ({
       name: v.metadata!.name!,
       pool: v.metadata!.labels?.[LABEL_POOL] ?? '',
@@ -218,7 +217,7 @@ export class Controller {
         adminObs = { reachable: false, error: errText(err) };
       }
     }
-    return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, admin: adminObs, tls }, admin };
+    return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, pdbs, admin: adminObs, tls }, admin };
   }
 
   /** Runs actions in order, stopping at the first failure. Admin failures are returned for the journal. */
@@ -239,6 +238,9 @@ export class Controller {
           break;
         case 'deleteService':
           await kube.deleteService(ns, a.name);
+          break;
+        case 'deletePdb':
+          await kube.deletePdb(ns, a.name);
           break;
         case 'deletePvcs':
           for (const v of await kube.listPvcs(ns, `${LABEL_CLUSTER}=${c.metadata.name},${LABEL_POOL}=${a.pool}`)) await kube.deletePvc(ns, v.metadata!.name!);
@@ -335,9 +337,20 @@ export function stsObs(s: V1StatefulSet): StatefulSetObs {
   };
 }
 
-function errText(err: unknown): string {
+/** An error as one line: the API server's Status message when there is one (e.g. a 403 naming the verb), else the error's. */
+export function errText(err: unknown): string {
   if (err instanceof Error) {
-    const body = (err as { body?: unknown }).body;
+    const e = err as { body?: unknown; code?: unknown };
+    let body = e.body;
+    if (typeof body === 'string' && body.startsWith('{')) {
+      try {
+        body = JSON.parse(body) as unknown;
+      } catch {
+        // not JSON
+      }
+    }
+    const status = body as { kind?: string; message?: string; reason?: string; code?: number } | undefined;
+    if (status?.kind === 'Status' && status.message) return `${status.code ?? e.code ?? ''} ${status.reason ?? ''}: ${status.message}`.trim();
     if (typeof body === 'string' && body) return `${err.message}: ${body.slice(0, 300)}`;
     return err.message;
   }

@@ -21,6 +21,26 @@ function usage(): string {
   return ['Usage: svc-operator', '', 'Reconciles SvcCluster resources. Environment:', ...OPERATOR_VARIABLES.map(([k, v]) => `  ${k.padEnd(40)} ${v}`), ''].join('\n');
 }
 
+/**
+ * The installed SvcCluster CRD must carry this operator's schema revision
+ * (CRDs are applied before the operator is upgraded, docs/operator.md);
+ * undefined when it does, otherwise what to log.
+ */
+export async function checkInstalledCrd(kube: Kube): Promise<{ event: string; message: string; installed?: string; code?: number | undefined } | undefined> {
+  try {
+    const crd = await kube.ext.readCustomResourceDefinition({ name: CRD_NAME });
+    const rev = crd.metadata?.annotations?.[CRD_REVISION_ANNOTATION];
+    if (rev === CRD_SCHEMA_REVISION) return undefined;
+    return {
+      event: 'crd_mismatch',
+      installed: rev ?? '(none)',
+      message: `installed CRD ${CRD_NAME} has schema revision ${rev ?? '(none)'}, this operator needs ${CRD_SCHEMA_REVISION}: apply crds/ (kubectl apply --server-side -f crds/) before upgrading`,
+    };
+  } catch (err) {
+    return { event: 'crd_missing', code: statusCode(err), message: `cannot read CRD ${CRD_NAME}: install crds/ first (${(err as Error).message})` };
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(usage());
@@ -39,16 +59,9 @@ export async function main(argv: string[]): Promise<number> {
   const kube = new Kube(kc);
 
   if (config.checkCrd) {
-    try {
-      const crd = await kube.ext.readCustomResourceDefinition({ name: CRD_NAME });
-      const rev = crd.metadata?.annotations?.[CRD_REVISION_ANNOTATION];
-      if (rev !== CRD_SCHEMA_REVISION) {
-        log.fatal({ event: 'crd_mismatch', installed: rev ?? '(none)', expected: CRD_SCHEMA_REVISION }, `installed CRD ${CRD_NAME} has schema revision ${rev ?? '(none)'}, this operator needs ${CRD_SCHEMA_REVISION}: apply crds/ (kubectl apply --server-side -f crds/) before upgrading`);
-        await shutdown();
-        return 3;
-      }
-    } catch (err) {
-      log.fatal({ event: 'crd_missing', code: statusCode(err), err: (err as Error).message }, `cannot read CRD ${CRD_NAME}: install crds/ first`);
+    const problem = await checkInstalledCrd(kube);
+    if (problem) {
+      log.fatal({ event: problem.event, installed: problem.installed, expected: CRD_SCHEMA_REVISION, code: problem.code }, problem.message);
       await shutdown();
       return 3;
     }

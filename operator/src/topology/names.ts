@@ -7,7 +7,8 @@ export const CONSOLE_PORT = 9001;
 export const DATA_ROOT = '/data';
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
 export const FIELD_MANAGER = 'svc-operator';
-export const FINALIZER = 'svc.io/finalizer';
+/** Added by earlier releases, removed by this one (a finalizer wedges deletion once the operator is gone). */
+export const LEGACY_FINALIZER = 'svc.io/finalizer';
 
 export const LABEL_CLUSTER = 'svc.io/cluster';
 export const LABEL_POOL = 'svc.io/pool';
@@ -19,7 +20,8 @@ export const statefulSetName = (cluster: string, pool: string): string => `${clu
 export const headlessServiceName = (cluster: string): string => `${cluster}-hl`;
 export const s3ServiceName = (cluster: string): string => cluster;
 export const consoleServiceName = (cluster: string): string => `${cluster}-console`;
-export const pdbName = (cluster: string): string => cluster;
+/** One PodDisruptionBudget per pool (earlier releases had one per cluster, named after it). */
+export const pdbName = (cluster: string, pool: string): string => `${cluster}-${pool}`;
 export const podName = (cluster: string, pool: string, ordinal: number): string => `${statefulSetName(cluster, pool)}-${ordinal}`;
 export const drivePath = (drive: number | string): string => `${DATA_ROOT}/d${drive}`;
 /** Where the TLS Secret is mounted in every pod (the image's SVC_CERTS_DIR). */

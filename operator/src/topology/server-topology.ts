@@ -10,5 +10,5 @@
  */
 export { expandEllipsis, hasEllipsis } from '../../../node/src/topology/ellipsis.ts';
 export { buildPoolLayouts, type PoolLayout } from '../../../node/src/topology/pool-layout.ts';
-export { parseParity, type StorageClassSettings } from '../../../node/src/topology/storage-class.ts';
+export { parseParity, quorums, type StorageClassSettings } from '../../../node/src/topology/storage-class.ts';
 export { SvcError } from '../../../node/src/util/errors.ts';

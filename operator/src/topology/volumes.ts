@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { LaunchConfigT, PoolSpec, SvcCluster } from '../crd/svccluster.ts';
 import { DATA_ROOT, headlessDomain, S3_PORT, statefulSetName } from './names.ts';
-import { buildPoolLayouts, type PoolLayout, parseParity, SvcError } from './server-topology.ts';
+import { buildPoolLayouts, type PoolLayout, parseParity, quorums, SvcError } from './server-topology.ts';
 
 export function poolExpression(c: SvcCluster, pool: Pick<PoolSpec, 'name' | 'servers' | 'volumesPerServer'>, domain: string): string {
   const hostOrdinal = pool.servers === 1 ? '0' : `{0...${pool.servers - 1}}`;
@@ -105,4 +105,41 @@ export function checkLaunchConfig(lc: LaunchConfigT): { layouts: PoolLayout[] } 
     }
     throw err;
   }
+}
+
+const layoutCache = new Map<string, { layouts: PoolLayout[] } | { issue: TopologyIssue }>();
+
+/** `checkLaunchConfig`, remembered per launch hash (render asks once per pool and reconcile). */
+export function launchLayouts(lc: LaunchConfigT): PoolLayout[] | undefined {
+  let r = layoutCache.get(lc.hash);
+  if (!r) {
+    if (layoutCache.size > 64) layoutCache.clear();
+    layoutCache.set(lc.hash, (r = checkLaunchConfig(lc)));
+  }
+  return 'layouts' in r ? r.layouts : undefined;
+}
+
+/**
+ * How many of a pool's servers may be down at once while every erasure set
+ * of the pool keeps its write quorum (so the pool keeps taking writes and
+ * serving reads), with the pool's actual set layout and parity: for every
+ * set, the worst case loses the drives of its `k` most-loaded servers.
+ * 0 when losing any one server already breaks a set's write quorum (e.g. two
+ * servers of two drives at EC:2). Undefined when the configuration is invalid.
+ */
+export function poolDisruptionBudget(lc: LaunchConfigT, expression: string): number | undefined {
+  const layout = launchLayouts(lc)?.find((l) => l.cmdline === expression);
+  if (!layout) return undefined;
+  const hostOf = (ep: PoolLayout['endpoints'][number]) => (ep.kind === 'url' ? `${ep.host}:${ep.port}` : '');
+  const servers = new Set(layout.endpoints.map(hostOf)).size;
+  const { write } = quorums(layout.setDriveCount, layout.parity.standard);
+  const tolerated = layout.setDriveCount - write;
+  const perSet = layout.sets.map((set) => {
+    const counts = new Map<string, number>();
+    for (const ep of set) counts.set(hostOf(ep), (counts.get(hostOf(ep)) ?? 0) + 1);
+    return [...counts.values()].sort((a, b) => b - a);
+  });
+  let k = 0;
+  while (k < servers && perSet.every((c) => c.slice(0, k + 1).reduce((a, b) => a + b, 0) <= tolerated)) k++;
+  return k;
 }

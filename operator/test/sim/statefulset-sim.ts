@@ -54,6 +54,8 @@ export class StatefulSetSimulator {
   readonly #stopping = new Map<string, Promise<void>>();
   readonly #unsubscribe: () => void;
   #timer: NodeJS.Timeout | undefined;
+  /** PVCs this predicate names stay Pending (no storage for them), e.g. a new pool's. */
+  pendingClaims: (claim: string) => boolean = () => false;
   #syncing = false;
   #again = false;
   #stopped = false;
@@ -134,7 +136,9 @@ export class StatefulSetSimulator {
           const claim = `${vct.metadata.name}-${name}`;
           if (!store.tryGet(this.#t.pvc, ns, claim)) {
             const created = store.create(this.#t.pvc, ns, { metadata: { name: claim, labels: { ...(vct.metadata.labels ?? {}) } }, spec: structuredClone(vct.spec) }, 'kube-controller-manager');
-            created['status'] = { phase: 'Bound', capacity: { storage: (vct.spec as { resources: { requests: { storage: string } } }).resources.requests.storage } };
+            created['status'] = this.pendingClaims(claim)
+              ? { phase: 'Pending' }
+              : { phase: 'Bound', capacity: { storage: (vct.spec as { resources: { requests: { storage: string } } }).resources.requests.storage } };
             store.update(this.#t.pvc, ns, created, { subresource: 'status', manager: 'kube-controller-manager' });
           }
         }
