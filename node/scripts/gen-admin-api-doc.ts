@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADMIN_ROUTES } from '../src/api/admin/routes.ts';
 import { admin, startTwoPoolServer } from '../test/helpers/admin.ts';
-import { exampleQuery, type LiveAnswer, renderDoc, ROUTE_EXAMPLES, sanitize } from '../test/helpers/admin-doc.ts';
+import { EXAMPLE_SERVER_ENV, exampleQuery, type LiveAnswer, prepareExamples, renderDoc, ROUTE_EXAMPLES, sanitize } from '../test/helpers/admin-doc.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const DOC = join(REPO, 'docs', 'admin-api.md');
@@ -15,8 +15,9 @@ const MARK = '## Routes';
 
 const current = readFileSync(DOC, 'utf8');
 const intro = current.slice(0, current.indexOf(MARK) + MARK.length);
-const s = await startTwoPoolServer();
+const s = await startTwoPoolServer(EXAMPLE_SERVER_ENV);
 try {
+  await prepareExamples(s.url, s.creds);
   const answers: LiveAnswer[] = [];
   for (const r of ADMIN_ROUTES) {
     const e = ROUTE_EXAMPLES[r.op];

@@ -11,14 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_ROUTES } from '../src/api/admin/routes.ts';
 import type { PoolStatus, RebalanceStatus } from '../src/object/admin/types.ts';
 import { admin, keyShape, shapeMismatches, startTwoPoolServer, type TwoPoolServer, unsigned } from './helpers/admin.ts';
-import { docHeading, exampleQuery, parseDoc, ROUTE_EXAMPLES, sanitize } from './helpers/admin-doc.ts';
+import { docHeading, EXAMPLE_SERVER_ENV, exampleQuery, parseDoc, prepareExamples, ROUTE_EXAMPLES, sanitize } from './helpers/admin-doc.ts';
 import { until } from './helpers/heal-server.ts';
 import { REPO } from './svc-process.ts';
 
 let s: TwoPoolServer;
 beforeAll(async () => {
-  s = await startTwoPoolServer();
-}, 60_000);
+  s = await startTwoPoolServer(EXAMPLE_SERVER_ENV);
+  await prepareExamples(s.url, s.creds);
+}, 90_000);
 afterAll(async () => {
   await s?.stop();
 });
@@ -58,7 +59,7 @@ async function settledTree(dir: string): Promise<Map<string, number>> {
 const VOLATILE = new Set([
   'currentSize', 'usedSize', 'used', 'totalSize', 'free', 'availspace', 'usedspace', 'totalspace', 'rawFree', 'rawUsed', 'rawTotal',
   'usableFree', 'usableTotal', 'usableUsed', 'total', 'mem_stats', 'uptime', 'generatedAt', 'checkedAt', 'RequestId',
-  'clientToken', 'startTime', 'ScannedItemsCount', 'scanner', 'dataUsage', 'objects', 'versions', 'deleteMarkers', 'usage',
+  'clientToken', 'startTime', 'ScannedItemsCount', 'scanner', 'dataUsage', 'objects', 'versions', 'deleteMarkers', 'deletemarkers', 'usage',
 ]);
 function stable(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stable);

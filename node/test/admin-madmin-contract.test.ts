@@ -87,6 +87,13 @@ describe('madmin-go decodes every admin answer, under /v3 and /v4', () => {
     check(fx, await answer('v4', 'POST', 'heal/', { clientToken: start.clientToken }));
   });
 
+  it('the identity routes answer under /v4 as under /v3 (mc admin user|policy)', async () => {
+    const v3 = (await answer('v3', 'GET', 'list-canned-policies')) as Record<string, unknown>;
+    const v4 = (await answer('v4', 'GET', 'list-canned-policies')) as Record<string, unknown>;
+    expect(Object.keys(v4).sort()).toEqual(Object.keys(v3).sort());
+    expect(Object.keys(v4)).toContain('readwrite');
+  });
+
   it('background-heal/status: every set with its total_objects', async () => {
     const fx = loadMadminFixture('background-heal-status');
     for (const v of ['v3', 'v4'] as const) {

@@ -261,6 +261,29 @@ describe('console security', () => {
     expect(missing.json()).toMatchObject({ code: 'NoSuchBucket' });
   });
 
+  it("shows, sets and clears a bucket's quota through the admin API, and says why a size is refused", async () => {
+    await node.s3.send(new CreateBucketCommand({ Bucket: 'console-quota' }));
+    const c = new ConsoleClient(root);
+    await c.signIn();
+    expect((await c.call('GET', 'api/buckets/console-quota/quota')).json()).toEqual({ bucket: 'console-quota', size: null, usage: null });
+    const set = await c.call('PUT', 'api/buckets/console-quota/quota', { body: { size: '1MiB' } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.json()).toEqual({ bucket: 'console-quota', size: 1024 * 1024, usage: 0 });
+    // the quota is enforced: what the console set, S3 writes obey
+    const over = await node.s3.send(new PutObjectCommand({ Bucket: 'console-quota', Key: 'big', Body: Buffer.alloc(1024 * 1024 + 1) })).then(
+      () => 'stored',
+      (err: { name?: string }) => err.name,
+    );
+    expect(over).toBe('XSvcAdminBucketQuotaExceeded');
+    await node.s3.send(new PutObjectCommand({ Bucket: 'console-quota', Key: 'small', Body: Buffer.alloc(1000) }));
+    expect((await c.call('GET', 'api/buckets/console-quota/quota')).json()).toEqual({ bucket: 'console-quota', size: 1024 * 1024, usage: 1000 });
+    const bad = await c.call('PUT', 'api/buckets/console-quota/quota', { body: { size: 'lots' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 'InvalidArgument' });
+    const cleared = await c.call('PUT', 'api/buckets/console-quota/quota', { body: { size: null } });
+    expect(cleared.json()).toEqual({ bucket: 'console-quota', size: null, usage: null });
+  });
+
   it('the cookie follows the public prefix (X-Forwarded-Prefix from a trusted proxy); multipart uploads go through', async () => {
     const c = new ConsoleClient(root);
     const r = await c.call('POST', 'api/session', { body: { accessKey: CONSOLE_ACCESS_KEY, secretKey: CONSOLE_SECRET_KEY }, headers: { 'x-forwarded-prefix': '/storage', 'x-forwarded-proto': 'https' } });

@@ -139,6 +139,7 @@ export const BUCKET_CONFIG_KINDS = [
   'object-lock',
   'encryption',
   'notification',
+  'quota',
 ] as const;
 export type BucketConfigKind = (typeof BUCKET_CONFIG_KINDS)[number];
 

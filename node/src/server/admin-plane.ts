@@ -42,6 +42,7 @@ import { readQuorum, writeQuorum } from '../object/quorum.ts';
 import { PoolRecords } from '../object/records/store.ts';
 import type { LocalHealInfo } from '../object/heal/index.ts';
 import { tokenNode } from '../object/heal/sequences.ts';
+import { type BucketQuotas, encodeQuota } from '../object/quota.ts';
 import type { UsageReport } from '../object/scanner/usage.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import { SYS_VOL } from '../storage/drive.ts';
@@ -67,6 +68,8 @@ export interface AdminWorkers {
   healInfo?: () => LocalHealInfo;
   /** The data usage the scanners recorded. */
   usage?: () => Promise<UsageReport | undefined>;
+  /** Bucket quotas, shared with the S3 handler (its writes in flight count). */
+  quotas?: BucketQuotas;
   /** A background heal worker drains the read-repair queue. */
   backgroundHeal?: boolean;
   scanner?: boolean;
@@ -137,6 +140,10 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     return dm;
   };
   const healing = () => workers.healing?.healing() ?? new Set<string>();
+  const quotaService = (): BucketQuotas => {
+    if (layer === undefined || workers.quotas === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
+    return workers.quotas;
+  };
 
   const drives = (only?: (d: PoolLayout['endpoints'][number]) => boolean) =>
     probeDrives(
@@ -404,6 +411,22 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         return governanceReport(layer!, bucket);
       },
       kms: () => kmsReport(layer?.governance.kms?.status()),
+    },
+    quota: {
+      get: async (bucket) => {
+        const q = quotaService();
+        await layer!.getBucketInfo(bucket);
+        const quota = await q.quotaOf(bucket);
+        if (quota === undefined) throw new SvcError('XSvcAdminNoSuchQuotaConfiguration', `bucket ${bucket} has no quota; set one with svc admin bucket quota set`);
+        const counted = await q.count(bucket);
+        return { quota: quota.size, size: quota.size, rate: 0, requests: 0, quotatype: quota.type, bucket, usage: counted.total };
+      },
+      set: async (bucket, quota) => {
+        quotaService();
+        await layer!.getBucketInfo(bucket);
+        await layer!.setBucketConfig(bucket, 'quota', quota === undefined ? undefined : encodeQuota({ size: quota.size, type: 'hard' }));
+        o.logger.info({ event: 'bucket_quota_changed', bucket, size: quota?.size ?? null }, quota === undefined ? 'bucket quota cleared' : 'bucket quota set');
+      },
     },
   };
 

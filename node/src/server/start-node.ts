@@ -21,6 +21,7 @@ import { CertificateStore } from '../tls/cert-store.ts';
 import { codecFallbackReason, codecKernel } from '../erasure/index.ts';
 import { createObjectLayer } from '../object/index.ts';
 import type { DataMovement } from '../object/movement/data-movement.ts';
+import { BucketQuotas } from '../object/quota.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
@@ -149,6 +150,9 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         const healing = await startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers });
         // Bucket notifications: targets and their queues, then the layer's post-commit hook.
         const notify = await startNotifications({ config, layer: built, drives: [...cluster.localDrives.keys()], trust: tls?.trust, ownerId: () => rootCredential.current().accessKey, clock, logger: log });
+        // Bucket quotas: one counter per node, shared by the S3 handler (admission) and the admin API (get-bucket-quota).
+        const quotas = new BucketQuotas({ config: (b) => built.getBucketConfig(b, 'quota'), usage: () => workers.usage?.() ?? Promise.resolve(undefined), clock });
+        workers.quotas = quotas;
         const s3 = createS3Handler({
           objectLayer: built,
           credentials: (accessKey, token) => iam.lookup(accessKey, token),
@@ -156,6 +160,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           knownUser: (id) => (iam.loaded && iam.doc().users[id] !== undefined ? id : undefined),
           region: config.region,
           anyRegion: config.acceptAnyRegion,
+          quotas,
           domains: [...config.domains],
           ...(config.consoleEnable ? { consolePort: config.consoleAddress.port } : {}),
           notify,

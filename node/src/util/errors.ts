@@ -136,6 +136,10 @@ export const ERRORS = {
   XSvcHealAlreadyRunning: { status: 400, message: 'A heal sequence is already running on this path.' },
   XSvcHealOverlappingPaths: { status: 400, message: 'A heal sequence is running on an overlapping path.' },
 
+  // ---- bucket quotas (object/quota.ts; MinIO's XMinioAdminBucketQuotaExceeded, XMinioAdminNoSuchQuotaConfiguration)
+  XSvcAdminBucketQuotaExceeded: { status: 400, message: 'Bucket quota exceeded.' },
+  XSvcAdminNoSuchQuotaConfiguration: { status: 404, message: 'The quota configuration does not exist.' },
+
   // ---- web console (api/console/)
   XSvcConsoleSignInRequired: { status: 401, message: 'Sign in to the console first.' },
   XSvcConsoleSessionExpired: { status: 401, message: 'Your console session has ended; sign in again.' },

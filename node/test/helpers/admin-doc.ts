@@ -5,9 +5,10 @@
  * uses to compare each documented response with the live one.
  */
 import { ADMIN_ROUTES, type AdminOp, type AdminRoute } from '../../src/api/admin/routes.ts';
+import { rawRequest, signHeaders } from './sigv4-signer.ts';
 
 export interface RouteExample {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
   /** Query; `{pool0}` / `{pool1}` stand for the pools' command lines. */
   readonly query?: Record<string, string>;
@@ -16,6 +17,34 @@ export interface RouteExample {
   readonly status: number;
   readonly note?: string;
 }
+
+/** The bucket the quota examples use (`prepareExamples` creates it). */
+export const EXAMPLE_BUCKET = 'photos';
+
+/** The scanner interval of the server the examples run on: its usage must have counted the example bucket. */
+export const EXAMPLE_SERVER_ENV = { SVC_SCANNER_INTERVAL: '500ms' };
+
+/**
+ * What the examples need besides an idle two-pool cluster: the bucket the
+ * quota routes name, counted by a scanner cycle (so server info shows it the
+ * same way every time).
+ */
+export async function prepareExamples(url: string, creds: { accessKey: string; secretKey: string }): Promise<void> {
+  const raw = { method: 'PUT', path: `/${EXAMPLE_BUCKET}`, query: {}, headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, body: '' };
+  const res = await rawRequest(url, raw, await signHeaders(url, creds, raw));
+  if (res.status !== 200) throw new Error(`could not create the example bucket: ${res.status} ${res.body}`);
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const info = { method: 'GET', path: '/svc/admin/v3/info', query: {}, headers: { 'x-amz-content-sha256': EMPTY_SHA256 }, body: '' };
+    const r = await rawRequest(url, info, await signHeaders(url, creds, info));
+    const usage = (JSON.parse(r.body) as { dataUsage?: { buckets: { name: string }[] } }).dataUsage;
+    if (usage?.buckets.some((b) => b.name === EXAMPLE_BUCKET)) return;
+    if (Date.now() > end) throw new Error('the scanner did not count the example bucket within 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
   PoolsList: { method: 'GET', path: 'v3/pools/list', status: 200 },
@@ -62,6 +91,21 @@ export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
     path: 'v3/kms/status',
     status: 200,
     note: 'Without SVC_KMS_SECRET_KEY / SVC_KMS_SECRET_KEY_FILE: `{"configured":false}`. Configured: `ready`, `source` (`env` or `file`), `file`, `defaultKeyId`, `keyIds`, `loadedAt`, `lastError` (never key material). `svc admin kms` shows it.',
+  },
+  SetBucketQuota: {
+    method: 'PUT',
+    path: 'v3/set-bucket-quota',
+    query: { bucket: EXAMPLE_BUCKET },
+    body: '{"size":1073741824,"quotatype":"hard"}',
+    status: 200,
+    note: 'The body is madmin\'s `BucketQuota` (what `mc quota set ALIAS/BUCKET --size 1GiB` sends; `quota` is read as `size` when `size` is 0). Size 0 clears the quota (`mc quota clear`). `rate` and `requests` other than 0 are `NotImplemented`; `quotatype` other than `hard` is `InvalidArgument`; a missing bucket is `NoSuchBucket`. Empty 200. Writes that would take the bucket over its quota are refused with `XSvcAdminBucketQuotaExceeded` (S3 XML, 400). `svc admin bucket quota set|clear` calls it.',
+  },
+  GetBucketQuota: {
+    method: 'GET',
+    path: 'v3/get-bucket-quota',
+    query: { bucket: EXAMPLE_BUCKET },
+    status: 200,
+    note: 'madmin\'s `BucketQuota` plus `bucket` and `usage`: the bytes this node counts against the quota now (the scanner\'s usage of the bucket, writes in flight here, writes stored here that no scan has seen yet). No quota: `XSvcAdminNoSuchQuotaConfiguration` (404). `svc admin bucket quota info` shows it.',
   },
 };
 

@@ -2,9 +2,10 @@
  * One bucket: browse it folder by folder (S3 common prefixes) a page at a
  * time, upload files with a progress bar each (large ones in parts),
  * download, delete, open an object's details, switch versioning; see its
- * data protection (object lock, default encryption, lifecycle rules).
+ * data protection (object lock, default encryption, lifecycle rules); show,
+ * set and clear its quota.
  */
-import type { BucketDetails, BucketGovernance, ObjectListing, UploadResult } from '../../../src/api/console/wire.ts';
+import type { BucketDetails, BucketGovernance, BucketQuotaView, ObjectListing, UploadResult } from '../../../src/api/console/wire.ts';
 import { api, apiUrl } from '../api.js';
 import { announce, h, replaceContent } from '../dom.js';
 import { formatBytes, formatPercent, plural } from '../format.js';
@@ -51,6 +52,60 @@ function governanceView(g: BucketGovernance): HTMLElement {
           { id: 'lifecycle-table' },
         ),
     h('p', { class: 'hint' }, 'Set with S3 clients (PutObjectLockConfiguration, PutBucketEncryption, PutBucketLifecycleConfiguration); lifecycle rules run on the scanner cycle.'),
+  );
+}
+
+/** The bucket's hard quota and what counts against it, with a form to set or clear it. */
+function quotaSection(bucket: string): HTMLElement {
+  const state = h('div', { id: 'quota-state' }, loading('the quota'));
+  const result = h('div', { class: 'action-result', id: 'quota-result' });
+  const input = h('input', { type: 'text', id: 'quota-size', autocomplete: 'off', spellcheck: 'false', placeholder: '10GiB' });
+  const clear = h('button', { type: 'button', class: 'button button-quiet', id: 'quota-clear', disabled: true }, 'Remove quota');
+  const show = (q: BucketQuotaView) => {
+    clear.disabled = q.size === null;
+    replaceContent(
+      state,
+      facts([
+        ['Quota', h('span', { id: 'quota-size-now' }, q.size === null ? 'None' : formatBytes(q.size))],
+        ...(q.size !== null && q.usage !== null
+          ? ([['Counted now', h('span', { id: 'quota-usage' }, `${formatBytes(q.usage)} (${formatPercent(q.size > 0 ? q.usage / q.size : 0)})`)]] as const)
+          : []),
+      ]),
+    );
+  };
+  const apply = async (size: string | null) => {
+    result.replaceChildren();
+    try {
+      const q = await api<BucketQuotaView>('PUT', `buckets/${encodeURIComponent(bucket)}/quota`, { size });
+      show(q);
+      input.value = '';
+      announce(q.size === null ? 'Quota removed.' : `Quota set to ${formatBytes(q.size)}.`);
+    } catch (err) {
+      result.replaceChildren(errorBox(err));
+    }
+  };
+  const form = h('form', { class: 'form-inline', id: 'quota-form' }, h('label', { for: 'quota-size' }, 'Hard quota'), input, h('button', { type: 'submit', class: 'button', id: 'quota-set' }, 'Set quota'), clear);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (input.value.trim() === '') {
+      input.focus();
+      return;
+    }
+    void apply(input.value.trim());
+  });
+  clear.addEventListener('click', () => {
+    void (async () => {
+      if (await confirmDialog({ title: 'Remove the quota?', body: `Writes to ${bucket} are no longer limited in size.`, confirmLabel: 'Remove quota' })) await apply(null);
+    })();
+  });
+  void api<BucketQuotaView>('GET', `buckets/${encodeURIComponent(bucket)}/quota`).then(show, (err: unknown) => replaceContent(state, errorBox(err)));
+  return h(
+    'div',
+    { id: 'quota-box' },
+    state,
+    form,
+    h('p', { class: 'hint' }, 'Writes that would take the bucket over its quota are refused (uploads, copies, completing multipart uploads). What counts: the scanner\'s last count of the bucket plus writes made since.'),
+    result,
   );
 }
 
@@ -253,6 +308,7 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     ),
     section('Contents', 'contents-title', listing),
     section('Data protection', 'governance-title', governance),
+    section('Quota', 'quota-title', quotaSection(bucket)),
   );
   const details = api<BucketDetails>('GET', `buckets/${encodeURIComponent(bucket)}`);
   const gov = api<BucketGovernance>('GET', `buckets/${encodeURIComponent(bucket)}/governance`);

@@ -110,6 +110,11 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
         return s.governance.buckets(ep.bucket);
       case 'KmsStatus':
         return s.governance.kms();
+      case 'GetBucketQuota':
+        return s.quota.get(ep.bucket);
+      case 'SetBucketQuota':
+        await s.quota.set(ep.bucket, ep.quota);
+        return undefined;
     }
   };
 
@@ -155,7 +160,7 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
           return await o.forwarder!.forward(leader, call, describe);
         }
         const result = await run(ep, call);
-        if (ep.route.method === 'POST' && ep.op !== 'Heal' && ep.op !== 'BackgroundHealStatus') {
+        if (ep.route.method !== 'GET' && ep.op !== 'Heal' && ep.op !== 'BackgroundHealStatus') {
           o.logger.info({ event: 'admin_mutation', op: ep.op, principal: call.principal, forwardedFrom, requestId: call.requestId }, 'admin mutation applied');
         }
         return result === undefined ? { status: 200, headers, body: Buffer.alloc(0) } : { status: 200, headers, ...json(result) };

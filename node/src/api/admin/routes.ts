@@ -5,6 +5,7 @@
  *
  * Prefixes: `/svc/admin/` and its alias `/compat/admin/` (SPEC Versioning 2).
  */
+import { parseQuotaRequest } from '../../object/quota.ts';
 import { SvcError } from '../../util/errors.ts';
 import { safeDecode } from '../s3/auth/sigv4.ts';
 import { validateBucketName } from '../s3/validate.ts';
@@ -42,11 +43,13 @@ export type AdminOp =
   | 'RuntimeCapabilities'
   | 'ServerInfo'
   | 'BucketGovernance'
-  | 'KmsStatus';
+  | 'KmsStatus'
+  | 'SetBucketQuota'
+  | 'GetBucketQuota';
 
 export interface AdminRoute {
   readonly op: AdminOp;
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   /** Path after the prefix, e.g. `v3/pools/list`; the heal route matches `v3/heal/...`. */
   readonly path: string;
   readonly query: QueryRule;
@@ -76,12 +79,16 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   { op: 'RuntimeCapabilities', method: 'GET', path: 'v4/runtime/capabilities', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'what this build and this layout can do' },
   { op: 'BucketGovernance', method: 'GET', path: 'v3/bucket/governance', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'per bucket: versioning, object lock, default encryption, lifecycle rules' },
   { op: 'KmsStatus', method: 'GET', path: 'v3/kms/status', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'the SSE key store: configured, ready, key ids' },
+  { op: 'SetBucketQuota', method: 'PUT', path: 'v3/set-bucket-quota', query: { kind: 'mutation', keys: ['bucket'] }, action: 'admin:SetBucketQuota', poolScoped: false, summary: "set or clear a bucket's hard quota (body: madmin's BucketQuota JSON)" },
+  { op: 'GetBucketQuota', method: 'GET', path: 'v3/get-bucket-quota', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:GetBucketQuota', poolScoped: false, summary: "a bucket's quota and the bytes counted against it" },
 ];
 
 /** A request parsed against the table with its parameters validated. */
 export type AdminEndpoint =
   | { readonly op: 'PoolsList' | 'RebalanceStart' | 'RebalanceStatus' | 'RebalanceStop' | 'BackgroundHealStatus' | 'ReplacementRecovery' | 'ClusterSnapshot' | 'RuntimeCapabilities' | 'ServerInfo' | 'KmsStatus'; readonly route: AdminRoute }
   | { readonly op: 'BucketGovernance'; readonly route: AdminRoute; readonly bucket: string | undefined }
+  | { readonly op: 'GetBucketQuota'; readonly route: AdminRoute; readonly bucket: string }
+  | { readonly op: 'SetBucketQuota'; readonly route: AdminRoute; readonly bucket: string; readonly quota: { size: number } | undefined }
   | { readonly op: 'PoolsStatus' | 'DecommissionCancel' | 'DecommissionClear'; readonly route: AdminRoute; readonly pool: number }
   | { readonly op: 'DecommissionStatus'; readonly route: AdminRoute; readonly pool: number | undefined }
   | { readonly op: 'DecommissionStart'; readonly route: AdminRoute; readonly pools: readonly number[] }
@@ -158,6 +165,13 @@ export function parseAdminEndpoint(
       const bucket = q.get('bucket');
       if (bucket !== undefined) validateBucketName(bucket);
       return { op: route.op, route, bucket };
+    }
+    case 'GetBucketQuota':
+    case 'SetBucketQuota': {
+      const bucket = q.get('bucket');
+      if (bucket === undefined || bucket === '') throw new SvcError('XSvcAdminInvalidArgument', 'the bucket parameter is required: ?bucket=<name>');
+      validateBucketName(bucket);
+      return route.op === 'GetBucketQuota' ? { op: route.op, route, bucket } : { op: route.op, route, bucket, quota: parseQuotaRequest(body) };
     }
     default:
       return { op: route.op, route };

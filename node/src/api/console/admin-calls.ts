@@ -17,14 +17,15 @@ import { failure, send } from './call.ts';
 import { UpstreamError } from './console-errors.ts';
 import type { SessionCredentials } from './sessions.ts';
 import { encodePath, type Upstream } from './upstream.ts';
-import type { BackgroundHealView } from './wire.ts';
+import type { BucketQuotaReport } from '../../object/admin/services.ts';
+import type { BackgroundHealView, BucketQuotaView } from './wire.ts';
 
-async function call(up: Upstream, cred: SessionCredentials, method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body?: string): Promise<string> {
+async function call(up: Upstream, cred: SessionCredentials, method: 'GET' | 'POST' | 'PUT', path: string, query: Record<string, string> = {}, body?: string): Promise<string> {
   const res = await send(up, cred, {
     method,
     path: `/svc/admin/${path}`,
     query,
-    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : method === 'POST' ? { body: '' } : {}),
+    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : method !== 'GET' ? { body: '' } : {}),
   });
   if (res.status >= 300) throw await failure(res);
   return res.body.text();
@@ -56,6 +57,19 @@ export const adminCalls = {
     return b;
   },
   replacement: (up: Upstream, c: SessionCredentials) => json<ReplacementRecoveryStatus>(up, c, 'GET', 'v4/heal/replacement-recovery'),
+  /** A bucket's quota and what counts against it; `size` null when it has none. */
+  quota: async (up: Upstream, c: SessionCredentials, bucket: string): Promise<BucketQuotaView> => {
+    try {
+      const q = await json<BucketQuotaReport>(up, c, 'GET', 'v3/get-bucket-quota', { bucket });
+      return { bucket, size: q.size, usage: q.usage };
+    } catch (err) {
+      if (err instanceof UpstreamError && err.code === 'XSvcAdminNoSuchQuotaConfiguration') return { bucket, size: null, usage: null };
+      throw err;
+    }
+  },
+  /** Sets (`size` > 0) or clears (null) a bucket's quota, with the body `mc quota` sends. */
+  setQuota: (up: Upstream, c: SessionCredentials, bucket: string, size: number | null) =>
+    call(up, c, 'PUT', 'v3/set-bucket-quota', { bucket }, JSON.stringify(size === null ? { size: 0 } : { size, quotatype: 'hard' })).then(() => undefined),
   decommission: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/decommission', byId(pool)).then(() => undefined),
   cancel: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/cancel', byId(pool)).then(() => undefined),
   clear: (up: Upstream, c: SessionCredentials, pool: number) => call(up, c, 'POST', 'v3/pools/clear', byId(pool)).then(() => undefined),

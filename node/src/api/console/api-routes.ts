@@ -14,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ClusterSnapshot, PoolStatus, RebalanceStatus, RuntimeCapabilities, ServerInfoMessage } from '../../object/admin/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { ConsoleConfig } from '../../util/console-config.ts';
+import { parseByteSize } from '../../util/bytes.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
@@ -28,6 +29,7 @@ import type { Session, SessionCredentials } from './sessions.ts';
 import { encodePath, type Upstream, upstreamHeader } from './upstream.ts';
 import type {
   BucketDetails,
+  BucketQuotaView,
   HealCallResult,
   HealingResponse,
   HealStartRequest,
@@ -279,6 +281,25 @@ async function bucketDetails(ctx: RouteContext): Promise<BucketDetails> {
   return { name: bucket, versioning: await s3.getVersioning(ctx.deps.upstream, cred(ctx), bucket) };
 }
 
+/** Sets (`{"size": "10GiB"}` or a number of bytes) or clears (`{"size": null}`) a bucket's quota. */
+async function setQuota(ctx: RouteContext): Promise<BucketQuotaView> {
+  const bucket = bucketParam(ctx);
+  const body = await readJson<{ size?: unknown }>(ctx.req);
+  let size: number | null;
+  if (body.size === null) size = null;
+  else if (typeof body.size === 'number' && Number.isSafeInteger(body.size) && body.size > 0) size = body.size;
+  else if (typeof body.size === 'string' && body.size.trim() !== '') {
+    try {
+      size = parseByteSize(body.size, 'quota');
+    } catch {
+      throw new SvcError('InvalidArgument', `"${body.size}" is not a size; write it as 10GiB, 500MB or a number of bytes`);
+    }
+    if (size <= 0) throw new SvcError('InvalidArgument', 'a quota must be more than 0 bytes; clear it to remove it');
+  } else throw new SvcError('InvalidArgument', 'give the quota as a size such as 10GiB, or null to clear it');
+  await adminCalls.setQuota(up(ctx), cred(ctx), bucket, size);
+  return adminCalls.quota(up(ctx), cred(ctx), bucket);
+}
+
 async function createBucket(ctx: RouteContext): Promise<BucketDetails> {
   const body = await readJson<{ name?: unknown; versioning?: unknown }>(ctx.req);
   const name = typeof body.name === 'string' ? body.name.trim() : '';
@@ -418,6 +439,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'POST', pattern: 'buckets', auth: 'session', handler: createBucket },
   { method: 'GET', pattern: 'buckets/:bucket', auth: 'session', handler: bucketDetails },
   { method: 'GET', pattern: 'buckets/:bucket/governance', auth: 'session', handler: async (ctx) => adminCalls.governance(up(ctx), cred(ctx), bucketParam(ctx)) },
+  { method: 'GET', pattern: 'buckets/:bucket/quota', auth: 'session', handler: async (ctx) => adminCalls.quota(up(ctx), cred(ctx), bucketParam(ctx)) },
+  { method: 'PUT', pattern: 'buckets/:bucket/quota', auth: 'session', handler: setQuota },
   { method: 'DELETE', pattern: 'buckets/:bucket', auth: 'session', handler: async (ctx) => s3.deleteBucket(up(ctx), cred(ctx), bucketParam(ctx)) },
   {
     method: 'PUT',

@@ -216,6 +216,13 @@ export interface BucketDetails {
   readonly versioning: 'Enabled' | 'Suspended' | 'Unversioned';
 }
 
+/** A bucket's hard quota (`size` null: none) and the bytes counted against it (null without a quota). */
+export interface BucketQuotaView {
+  readonly bucket: string;
+  readonly size: number | null;
+  readonly usage: number | null;
+}
+
 export interface ObjectEntry {
   readonly key: string;
   readonly size: number;

@@ -3,6 +3,7 @@
  * helpers they share.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BucketQuotas } from '../../object/quota.ts';
 import type { ObjectLayer } from '../../object/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
@@ -42,6 +43,26 @@ export interface S3Context<E extends S3Endpoint = S3Endpoint> {
   notify?: NotifyEdge;
   /** The request as bucket events tell it (who, from where, which request). */
   origin(via?: ChangeOrigin['via']): ChangeOrigin;
+  /** Bucket quotas (absent: none are enforced). */
+  quotas?: BucketQuotas;
+}
+
+/**
+ * Runs a write that adds `bytes` (0 when unknown up front) to `bucket` under
+ * its quota: refused before anything is stored when it would exceed it;
+ * counted as in flight while it runs and as stored (its real size) after.
+ */
+export async function underQuota<T extends { size: number }>(ctx: S3Context, bucket: string, bytes: number, write: () => Promise<T>): Promise<T> {
+  if (ctx.quotas === undefined) return write();
+  const r = await ctx.quotas.admit(bucket, bytes);
+  try {
+    const out = await write();
+    r.commit(out.size);
+    return out;
+  } catch (err) {
+    r.release();
+    throw err;
+  }
 }
 
 /** What the S3 edge uses of bucket notifications (`notify/notification-system.ts`). */

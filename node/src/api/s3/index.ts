@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BucketQuotas } from '../../object/quota.ts';
 import type { ObjectLayer } from '../../object/types.ts';
 import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
 import type { Clock } from '../../util/clock.ts';
@@ -102,6 +103,8 @@ export interface S3HandlerOptions {
   region?: string;
   /** Accept SigV4 scopes naming any region (`SVC_ACCEPT_ANY_REGION`). */
   anyRegion?: boolean;
+  /** Bucket quotas to enforce on PUT, POST Object, copy and multipart complete. */
+  quotas?: BucketQuotas;
   /** Domains for virtual-host style (`<bucket>.<domain>`); path style always works. */
   domains?: string[];
   logger: Logger;
@@ -264,6 +267,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         principal: auth.anonymous ? ANONYMOUS : (auth.principal ?? rootPrincipal(auth.accessKey)),
         verify,
         ...(opts.knownUser ? { knownUser: opts.knownUser } : {}),
+        ...(opts.quotas ? { quotas: opts.quotas } : {}),
         authorizeKey: async () => {
           throw new SvcError('AccessDenied');
         },

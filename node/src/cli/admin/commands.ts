@@ -10,6 +10,7 @@
  *   svc admin info [ALIAS]           svc admin snapshot [ALIAS]       svc admin kms [ALIAS]
  *   svc bucket info [ALIAS] [BUCKET]  (versioning, object lock, encryption, lifecycle)
  *   svc admin user|group|policy|accesskey ...   (identities; `iam-commands.ts`)
+ *   svc admin bucket quota set|info|clear [ALIAS] BUCKET [--size SIZE]   (`quota-commands.ts`)
  *
  * Every command takes `--json` (print the server's JSON). Exit codes: 0 ok,
  * 1 the server said no, 2 usage, 3 the server is unreachable. Errors say
@@ -32,6 +33,7 @@ import { envTarget, readAliases, removeAlias, setAlias, takeTarget, UsageError }
 import { table } from './format.ts';
 import type { BucketGovernanceReport, KmsStatusReport } from '../../object/admin/governance-admin.ts';
 import { bucketGovernanceView, kmsView } from './governance-views.ts';
+import { registerQuotaCommands } from './quota-commands.ts';
 import { decommissionView, type DrainRates, healView, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
 import { registerIamCommands } from './iam-commands.ts';
 import { watch } from './watch.ts';
@@ -385,16 +387,18 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
   view<ServerInfoMessage>('info', 'servers, drives online/offline, usage', 'v3/info', infoView);
   view<ClusterSnapshot>('snapshot', 'nodes, pools, sets and every drive with its format slot', 'v4/cluster/snapshot', snapshotView);
   view<KmsStatusReport>('kms', 'the SSE key store: configured, ready, key ids', 'v3/kms/status', kmsView);
-  registerIamCommands(admin, {
+  const adminDeps = {
     env: io.env,
     print,
-    run: (json, body) =>
+    run: (json: boolean, body: (remember: (alias: string) => void) => Promise<void>) =>
       run(io, json, aliasOf, () =>
         body((name) => {
           currentAlias = name;
         }),
       ),
-  });
+  };
+  registerIamCommands(admin, adminDeps);
+  registerQuotaCommands(admin, adminDeps);
 
   // ---- bucket governance
   const bucket = program.command('bucket').description('per-bucket data governance settings');

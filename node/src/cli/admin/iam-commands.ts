@@ -31,7 +31,7 @@ interface JsonOpt {
 }
 
 /** ALIAS (an alias that exists) then the rest; or the SVC_ENDPOINT server and every argument. */
-function target(args: readonly string[], env: NodeJS.ProcessEnv): { client: AdminClient; rest: string[] } {
+export function target(args: readonly string[], env: NodeJS.ProcessEnv): { client: AdminClient; rest: string[] } {
   const first = args[0];
   const region = env['SVC_REGION'] || DEFAULT_REGION;
   if (first !== undefined) {
@@ -43,7 +43,7 @@ function target(args: readonly string[], env: NodeJS.ProcessEnv): { client: Admi
   return { client: new AdminClient(t, region), rest: [...args] };
 }
 
-function exactly(rest: readonly string[], n: number, usage: string): string[] {
+export function exactly(rest: readonly string[], n: number, usage: string): string[] {
   if (rest.length !== n) throw new UsageError(`usage: ${usage}`);
   return [...rest];
 }

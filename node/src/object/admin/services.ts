@@ -79,6 +79,26 @@ export interface GovernanceAdmin {
   kms(): KmsStatusReport;
 }
 
+/** madmin's `BucketQuota` as `get-bucket-quota` answers it, plus what counts against it now. */
+export interface BucketQuotaReport {
+  /** madmin's older name for `size`. */
+  quota: number;
+  size: number;
+  rate: number;
+  requests: number;
+  quotatype: 'hard';
+  bucket: string;
+  /** Bytes counted against the quota on the answering node (scanner usage + writes in flight + writes not yet scanned). */
+  usage: number;
+}
+
+/** Bucket quotas (`mc quota`, `svc admin bucket quota`). */
+export interface QuotaAdmin {
+  get(bucket: string): Promise<BucketQuotaReport>;
+  /** Sets, or with `undefined` clears, a bucket's quota. */
+  set(bucket: string, quota: { size: number } | undefined): Promise<void>;
+}
+
 export interface AdminServices {
   readonly pools: PoolAdmin;
   readonly rebalance: RebalanceAdmin;
@@ -87,6 +107,7 @@ export interface AdminServices {
   readonly replacement: ReplacementRecoveryAdmin;
   readonly cluster: ClusterAdmin;
   readonly governance: GovernanceAdmin;
+  readonly quota: QuotaAdmin;
 }
 
 // ---- worker ports (implemented by the data-movement and heal workers)

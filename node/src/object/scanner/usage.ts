@@ -48,8 +48,8 @@ export interface UsageReport {
   pools: { pool: number; objects: number; versions: number; size: number; rawSize: number }[];
   /** Sets counted. */
   sets: number;
-  /** Every set counted, with its totals over its buckets (the newest scan of it). */
-  perSet: ({ pool: number; set: number } & BucketUsage)[];
+  /** Every set counted, with its totals over its buckets and when its newest scan ended. */
+  perSet: ({ pool: number; set: number; scannedAt: number } & BucketUsage)[];
 }
 
 export const USAGE_DIR = 'usage';
@@ -106,7 +106,7 @@ export function mergeUsage(records: readonly UsageRecord[], poolCount: number): 
   for (const s of newest.values()) {
     out.lastUpdate = Math.max(out.lastUpdate, s.scannedAt);
     const pool = out.pools[s.pool];
-    const set = { pool: s.pool, set: s.set, ...emptyBucketUsage() };
+    const set = { pool: s.pool, set: s.set, scannedAt: s.scannedAt, ...emptyBucketUsage() };
     out.perSet.push(set);
     for (const [b, u] of Object.entries(s.buckets)) {
       addUsage((out.buckets[b] ??= emptyBucketUsage()), u);

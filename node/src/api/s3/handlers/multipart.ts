@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, ObjectInfo, PartInfo, SseInfo } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName, compositeChecksum, fullObjectChecksum, parseChecksumAlgorithm, supportsFullObject } from '../checksum.ts';
-import { hdr, owner, quoteEtag, type S3Context, sendEmpty, sendXml, unquoteEtag } from '../context.ts';
+import { hdr, owner, quoteEtag, type S3Context, sendEmpty, sendXml, underQuota, unquoteEtag } from '../context.ts';
 import { buildPutData, checkChecksumValue, MAX_OBJECT_SIZE, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
 import type { S3Endpoint } from '../router.ts';
 import {
@@ -260,13 +260,13 @@ export async function handleCompleteMultipartUpload(ctx: Ctx<'CompleteMultipartU
   }
   const ifNoneMatch = hdr(ctx.req, 'if-none-match');
   const ifMatch = hdr(ctx.req, 'if-match');
-  const info = await ctx.layer.completeMultipartUpload(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, complete, {
+  const info = await underQuota(ctx, ctx.ep.bucket, total, () => ctx.layer.completeMultipartUpload(ctx.ep.bucket, ctx.ep.key, ctx.ep.uploadId, complete, {
     ...(ifNoneMatch !== undefined || ifMatch !== undefined
       ? { preconditions: { ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) } }
       : {}),
     ...(expectedChecksum ? { checksum: expectedChecksum } : {}),
     origin: ctx.origin(),
-  });
+  }));
   sendCompleteResult(ctx, info, info.checksum ?? expectedChecksum);
 }
 

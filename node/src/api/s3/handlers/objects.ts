@@ -10,7 +10,7 @@ import type { GetObjectOptions, ObjectChecksum, ObjectInfo, PutObjectOptions } f
 import { SvcError } from '../../../util/errors.ts';
 import { writeChunks } from '../../../util/write-chunks.ts';
 import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
-import { hdr, quoteEtag, type S3Context, sendEmpty, sendXml, versionIdParam } from '../context.ts';
+import { hdr, quoteEtag, type S3Context, sendEmpty, sendXml, underQuota, versionIdParam } from '../context.ts';
 import { buildPutData, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
 import { MAX_KEY_BYTES } from '../router.ts';
 import {
@@ -208,7 +208,7 @@ export async function handlePutObject(ctx: S3Context): Promise<void> {
   if (pre) opts.preconditions = pre;
   const data = buildPutData(ctx.req.headers, ctx.req, ctx.auth, { maxSize: MAX_PUT_SIZE });
   opts.origin = ctx.origin();
-  const info = await ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts);
+  const info = await underQuota(ctx, ctx.ep.bucket, data.size, () => ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts));
   sendEmpty(ctx, 200, {
     etag: quoteEtag(info.etag),
     ...versionHeaders(info),
@@ -477,7 +477,7 @@ export async function handleCopyObject(ctx: S3Context<Extract<S3Context['ep'], {
   opts.origin = ctx.origin('copy');
   let info: ObjectInfo;
   try {
-    info = await ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts);
+    info = await underQuota(ctx, ctx.ep.bucket, got.info.size, () => ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts));
   } finally {
     got.body.destroy();
   }

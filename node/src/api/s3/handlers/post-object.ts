@@ -21,7 +21,7 @@ import { authorize } from '../authz/authorize.ts';
 import { bucketSecurity, requestFacts, rootOwner } from '../authz/endpoint.ts';
 import { ANONYMOUS, type Principal, rootPrincipal } from '../../../iam/principal.ts';
 import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
-import { quoteEtag, type S3Context, sendXml } from '../context.ts';
+import { quoteEtag, type S3Context, sendXml, underQuota } from '../context.ts';
 import { checkChecksumValue, MAX_PUT_SIZE, streamPutData } from '../put-data.ts';
 import { checkPostPolicy, parsePostPolicy } from '../post-policy.ts';
 import { MAX_KEY_BYTES } from '../router.ts';
@@ -202,7 +202,10 @@ async function storeForm(ctx: S3Context, { fields: f, file, filename }: PostForm
   const expected = alg ? f.get(checksumHeaderName(alg)) : undefined;
   if (alg && expected !== undefined) checkChecksumValue(alg, expected, 'header');
   const data = streamPutData(file, -1, alg, 'FULL_OBJECT', { minSize: limits.min, maxSize: limits.max, ...(expected !== undefined ? { expected } : {}) });
-  const info = await ctx.layer.putObject(ctx.ep.bucket, key, data, { ...opts, origin: ctx.origin('post') });
+  // The file's size is known only once it is read: the form's length bounds it (at least one byte), and the
+  // stored object then counts at its real size.
+  const formLength = Number(ctx.req.headers['content-length'] ?? Number.NaN);
+  const info = await underQuota(ctx, ctx.ep.bucket, Number.isSafeInteger(formLength) && formLength > 0 ? formLength : 1, () => ctx.layer.putObject(ctx.ep.bucket, key, data, { ...opts, origin: ctx.origin('post') }));
 
   const etag = quoteEtag(info.etag);
   const origin = requestOrigin(ctx.req);
