@@ -7,7 +7,8 @@
  */
 import { SvcError } from './errors.ts';
 
-export const TARGET_TYPES = ['webhook', 'nats', 'amqp', 'mqtt', 'redis', 'postgresql', 'mysql', 'kafka'] as const;
+/** Kafka is not among them: no broker can run where svc is built and tested (Debian ships none), and svc ships no target it cannot test. */
+export const TARGET_TYPES = ['webhook', 'nats', 'amqp', 'mqtt', 'redis', 'postgresql', 'mysql'] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
 
 /** Keys every type takes: on/off, the queue directory and its limit. */
@@ -25,7 +26,6 @@ export const TARGET_KEYS: Record<TargetType, { keys: readonly string[]; required
   redis: { keys: ['address', 'key', 'format', 'password', 'user'], required: ['address', 'key'] },
   postgresql: { keys: ['connection_string', 'table', 'format', 'max_open_connections'], required: ['connection_string', 'table'] },
   mysql: { keys: ['dsn_string', 'table', 'format', 'max_open_connections'], required: ['dsn_string', 'table'] },
-  kafka: { keys: ['brokers', 'topic'], required: ['brokers', 'topic'] },
 };
 
 export interface TargetSpec {
