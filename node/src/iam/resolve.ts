@@ -165,6 +165,8 @@ function parseCached(cache: Map<string, PolicyDocument | null>, key: string, tex
   let p = cache.get(key);
   if (p === undefined || p === null) {
     p = parseIdentityPolicy(text);
+    // bounded: session policies add an entry per session; named ones are parsed again on demand
+    if (cache.size >= MAX_SESSIONS_CACHED * 2) cache.clear();
     cache.set(key, p);
   }
   return p;

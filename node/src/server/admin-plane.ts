@@ -438,7 +438,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       ? {
           iam: {
             store: o.iam,
-            allowed: (p, action) => principalMay(p, action, '', clock.now()),
+            allowed: (p, action, address) => principalMay(p, action, address ?? '', clock.now()),
             allowedOn: (p, action, resource, owner) => principalMay(p, action, '', clock.now(), resource || 'arn:aws:s3:::*', owner),
             bucketOwner: async (bucket) => {
               const raw = await layer?.getBucketConfig(bucket, 'acl');

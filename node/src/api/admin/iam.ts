@@ -67,7 +67,7 @@ export interface IamCall {
 export interface IamAdminDeps {
   readonly store: IamAdminStore;
   /** The one decision: may this principal perform this admin action? */
-  readonly allowed: (p: SignedPrincipal, action: string) => boolean;
+  readonly allowed: (p: SignedPrincipal, action: string, clientAddress?: string) => boolean;
   /** The same decision for an S3 action on a resource (`arn:aws:s3:::bucket[/*]`; '' for deployment-wide). */
   readonly allowedOn?: (p: SignedPrincipal, action: string, resource: string, bucketOwner?: string) => boolean;
   /** The canonical id of a bucket's owner (undefined when unknown). */
@@ -128,7 +128,7 @@ async function decryptedJson<T>(c: IamCall, what: string): Promise<T> {
 }
 
 function need(c: IamCall, d: IamAdminDeps, action: string): void {
-  if (!d.allowed(c.principal, action)) throw new SvcError('AccessDenied', `access denied: the credential lacks the ${action} permission`);
+  if (!d.allowed(c.principal, action, c.clientAddress)) throw new SvcError('AccessDenied', `access denied: the credential lacks the ${action} permission`);
 }
 
 /** The user the caller acts as (its own name; access keys and sessions act as their parent). */

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { code } from '../../test/helpers/error-code.ts';
+import { IamIndex } from './resolve.ts';
+import { sealSessionToken } from './session-token.ts';
+import {
+  addAccessKey,
+  attachPolicies,
+  decodeDoc,
+  emptyDoc,
+  encodeDoc,
+  type IamDoc,
+  putPolicy,
+  removePolicy,
+  removeUser,
+  type Secret,
+  setGroupStatus,
+  setUser,
+  setUserStatus,
+  updateGroupMembers,
+} from './state.ts';
+
+const plain = (s: string): Secret => ({ v: 'plain', s });
+const KEY = Buffer.alloc(32, 7);
+const ctx = { now: 1_000_000, rootAccessKey: 'root' };
+const ROOT = { accessKey: 'root', secretKey: 'root-secret' };
+
+function fresh(): IamDoc {
+  return emptyDoc(plain(KEY.toString('base64')), 0);
+}
+
+const index = (d: IamDoc) => new IamIndex({ doc: decodeDoc(encodeDoc(d), 'test'), open: (s) => s.s, root: () => ROOT });
+
+describe('identity store document', () => {
+  it('mutations refuse what would break it and change nothing then', () => {
+    const d = fresh();
+    putPolicy(d, ctx, 'p1', JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*' }] }));
+    setUser(d, ctx, 'alice', plain('alice-secret'), 'enabled', ['p1']);
+    expect(code(() => setUser(d, ctx, 'root', plain('x'), 'enabled'))).toBe('XSvcAdminAccessKeyExists');
+    expect(code(() => setUser(d, ctx, 'bob', plain('x'), 'enabled', ['nope']))).toBe('XSvcAdminNoSuchPolicy');
+    expect(code(() => putPolicy(d, ctx, 'readonly', '{}'))).toBe('XSvcAdminCannedPolicy');
+    expect(code(() => putPolicy(d, ctx, 'bad', '{"Statement":'))).toBe('MalformedPolicy');
+    expect(code(() => removePolicy(d, 'p1'))).toBe('XSvcAdminPolicyInUse');
+    updateGroupMembers(d, ctx, 'devs', ['alice'], false);
+    expect(code(() => updateGroupMembers(d, ctx, 'devs', [], true))).toBe('XSvcAdminGroupNotEmpty');
+    expect(code(() => updateGroupMembers(d, ctx, 'devs', ['ghost'], false))).toBe('XSvcAdminNoSuchUser');
+    expect(code(() => attachPolicies(d, ctx, { user: 'alice' }, ['p1'], false))).toBe('InvalidArgument');
+    addAccessKey(d, ctx, { accessKey: 'AKALICE1', secret: plain('ak-secret-1'), parent: 'alice' });
+    expect(code(() => addAccessKey(d, ctx, { accessKey: 'alice', secret: plain('x'), parent: 'alice' }))).toBe('XSvcAdminAccessKeyExists');
+    expect(code(() => addAccessKey(d, ctx, { accessKey: 'AKOLD123', secret: plain('x'), parent: 'alice', expiresAt: ctx.now - 1 }))).toBe('InvalidArgument');
+    // removing a user takes its access keys and memberships with it
+    removeUser(d, 'alice');
+    expect(d.accessKeys['AKALICE1']).toBeUndefined();
+    expect(d.groups['devs']!.members).toEqual([]);
+  });
+
+  it('resolution: group policies apply while the group is enabled; disabled users, their keys and sessions do not resolve', () => {
+    const d = fresh();
+    putPolicy(d, ctx, 'gp', JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:PutObject', Resource: '*' }] }));
+    setUser(d, ctx, 'alice', plain('alice-secret'), 'enabled', ['readonly']);
+    updateGroupMembers(d, ctx, 'writers', ['alice'], false);
+    attachPolicies(d, ctx, { group: 'writers' }, ['gp'], false);
+    addAccessKey(d, ctx, { accessKey: 'AKALICE1', secret: plain('ak-secret-1'), parent: 'alice', expiresAt: ctx.now + 60_000 });
+    const token = sealSessionToken(KEY, { ak: 'ASIATEMP', sk: 'temp-secret', iat: ctx.now, exp: ctx.now + 900_000, kind: 'assume-role', parent: 'alice' });
+    let ix = index(d);
+    expect(ix.lookup('alice')!.principal.policies).toHaveLength(2);
+    expect(ix.lookup('AKALICE1')).toMatchObject({ secretKey: 'ak-secret-1', expiresAt: ctx.now + 60_000, principal: { canonicalId: 'alice', credential: 'accesskey' } });
+    expect(ix.lookup('ASIATEMP', token)).toMatchObject({ secretKey: 'temp-secret', sessionToken: token, principal: { canonicalId: 'alice', credential: 'sts' } });
+    // a token for another access key, a forged token: unknown
+    expect(ix.lookup('ASIAOTHER', token)).toBeUndefined();
+    expect(ix.lookup('ASIATEMP', `${token.slice(0, -2)}AA`)).toBeUndefined();
+    setGroupStatus(d, ctx, 'writers', 'disabled');
+    ix = index(d);
+    expect(ix.lookup('alice')!.principal.policies).toHaveLength(1);
+    setUserStatus(d, ctx, 'alice', 'disabled');
+    ix = index(d);
+    expect([ix.lookup('alice'), ix.lookup('AKALICE1'), ix.lookup('ASIATEMP', token)]).toEqual([undefined, undefined, undefined]);
+    // the root resolves from its own source; a token on the root's key is refused
+    expect(ix.lookup('root')!.principal.root).toBe(true);
+    expect(ix.lookup('root', token)).toBeUndefined();
+  });
+
+  it('a document of another version is refused, not guessed', () => {
+    expect(code(() => decodeDoc(Buffer.from('{"version":2,"generation":1,"stsKey":{}}'), 'p'))).toBe('FileCorrupt');
+    expect(code(() => decodeDoc(Buffer.from('not json'), 'p'))).toBe('FileCorrupt');
+  });
+});
