@@ -256,7 +256,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   const digest = configDigest(pools, config.storageClass);
   rpc.registerPeer(serverInfoService({ nodeId: selfId, configDigest: digest }));
 
-  const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger, ...(o.tls ? { tls: o.tls } : {}) });
+  const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger, rpc: config.rpc, ...(o.tls ? { tls: o.tls } : {}) });
   late.peers = peers;
   peers.start();
   // One quorum locker over every node: (bucket, object) locks are then

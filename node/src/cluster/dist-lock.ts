@@ -118,12 +118,10 @@ export class DistLocker {
         });
       }
       const args: LockArgs = { uid: randomUUID(), resources: [...resources], owner: this.#owner };
-      const answers = await Promise.all(
-        this.lockers.map((l) => (opts.write ? l.lock(args) : l.rlock(args)).then((ok) => (ok ? 'granted' : 'refused'), () => 'failed' as const)),
-      );
+      const answers = await this.#ask(args, opts.write, quorum);
       const granted = answers.filter((a) => a === 'granted').length;
-      // A release goes to every locker that did not refuse: one that failed to answer may still
-      // have granted (otherwise its grant lingers until expiry).
+      // A release goes to every locker that did not refuse: one that failed to answer (or has
+      // not answered yet) may still have granted (otherwise its grant lingers until expiry).
       const holders = this.lockers.filter((_, i) => answers[i] !== 'refused');
       if (granted >= quorum) return this.#held(args, opts.write, quorum, holders);
       await this.#releaseOn(args, opts.write, holders);
@@ -137,6 +135,36 @@ export class DistLocker {
       const delay = this.#retryMinMs + Math.floor(this.#random() * (this.#retryMaxMs - this.#retryMinMs));
       await this.#clock.sleep(Math.min(delay, Math.max(1, deadline - this.#clock.now())), opts.signal);
     }
+  }
+
+  /**
+   * Asks every locker; settles once `quorum` granted or every locker
+   * answered. A locker still silent then is `pending` (a slow or frozen
+   * peer must not hold a lock that the others already granted; it is sent
+   * the release like any holder).
+   */
+  #ask(args: LockArgs, write: boolean, quorum: number): Promise<('granted' | 'refused' | 'failed' | 'pending')[]> {
+    const answers: ('granted' | 'refused' | 'failed' | 'pending')[] = this.lockers.map(() => 'pending');
+    return new Promise((resolve) => {
+      let settled = 0;
+      let done = false;
+      this.lockers.forEach((l, i) => {
+        (write ? l.lock(args) : l.rlock(args))
+          .then(
+            (ok) => (ok ? 'granted' : 'refused'),
+            () => 'failed' as const,
+          )
+          .then((a) => {
+            answers[i] = a;
+            settled++;
+            if (done) return;
+            if (settled === this.lockers.length || answers.filter((x) => x === 'granted').length >= quorum) {
+              done = true;
+              resolve([...answers]);
+            }
+          });
+      });
+    });
   }
 
   #held(args: LockArgs, write: boolean, quorum: number, holders: readonly Locker[]): HeldLock {

@@ -12,6 +12,7 @@ import type { ClientTrust } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import type { RpcLimits } from '../util/net-config.ts';
 import type { Locker, LockServer } from './lock-server.ts';
 import { RemoteDrive } from './remote-drive.ts';
 import { RemoteLocker } from './remote-locker.ts';
@@ -38,6 +39,8 @@ export interface ClusterPeersOptions {
   probeMaxMs?: number;
   /** Trust for https:// peers (`tls/trust.ts`); without it, Node's default roots. */
   tls?: ClientTrust;
+  /** Call deadlines and the responsiveness watch (`util/net-config.ts`); without it, the clients' defaults. */
+  rpc?: RpcLimits;
 }
 
 /** Distinct `host:port` of the URL endpoints of `endpoints`, in first-seen order. */
@@ -86,6 +89,15 @@ export class ClusterPeers {
           ...(opts.probeBaseMs !== undefined ? { probeBaseMs: opts.probeBaseMs } : {}),
           ...(opts.probeMaxMs !== undefined ? { probeMaxMs: opts.probeMaxMs } : {}),
           ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+          ...(opts.rpc !== undefined
+            ? {
+                headersTimeoutMs: opts.rpc.callTimeoutMs,
+                bodyTimeoutMs: opts.rpc.streamTimeoutMs,
+                uploadStallMs: opts.rpc.streamTimeoutMs,
+                stallCheckMs: opts.rpc.stallCheckMs,
+                pingTimeoutMs: opts.rpc.pingTimeoutMs,
+              }
+            : {}),
         }),
       );
     }

@@ -21,6 +21,9 @@ import { SvcError } from '../util/errors.ts';
 import type { PeerClient } from './rpc-client.ts';
 import { storagePath } from './rpc-wire.ts';
 
+/** Deadline of calls whose work grows with the data (`verifyFile`, a deep `checkParts`). */
+export const HEAVY_CALL_TIMEOUT_MS = 10 * 60_000;
+
 export class RemoteDrive implements Drive {
   readonly endpoint: string;
   /** The drive's id on its node: the endpoint path, e.g. `/data/d1`. */
@@ -41,6 +44,16 @@ export class RemoteDrive implements Drive {
 
   async rpc(method: string, ...args: unknown[]): Promise<unknown> {
     return this.#track(this.#peer.rpcCall(storagePath(this.driveId, method), args));
+  }
+
+  /**
+   * A call whose work grows with the data (a whole shard file read back or
+   * bitrot-verified): the metadata deadline would cut it off on a big part,
+   * so it gets a long one; a hung peer is still caught in under a second by
+   * the client's responsiveness watch.
+   */
+  async #heavy(method: string, ...args: unknown[]): Promise<unknown> {
+    return this.#track(this.#peer.rpcCall(storagePath(this.driveId, method), args, { timeoutMs: HEAVY_CALL_TIMEOUT_MS }));
   }
 
   /** Follows the remote drive's own state: `DiskNotFound` from the peer (not the transport) marks it missing. */
@@ -95,13 +108,13 @@ export class RemoteDrive implements Drive {
   }
 
   async verifyFile(vol: string, path: string, shardBlockSize: number, dataBytes: number): Promise<void> {
-    await this.rpc('verifyFile', vol, path, shardBlockSize, dataBytes);
+    await this.#heavy('verifyFile', vol, path, shardBlockSize, dataBytes);
   }
 
   async checkParts(vol: string, path: string, version: FileVersion, opts: { deep: boolean }): Promise<PartState[]> {
     // The version travels without its inline shard: the serving drive reads its own files.
     const { inlineData: _inline, ...plain } = version;
-    return (await this.rpc('checkParts', vol, path, plain, { deep: opts.deep })) as PartState[];
+    return (await (opts.deep ? this.#heavy('checkParts', vol, path, plain, { deep: true }) : this.rpc('checkParts', vol, path, plain, { deep: false }))) as PartState[];
   }
 
   async renameFile(srcVol: string, srcPath: string, dstVol: string, dstPath: string): Promise<void> {

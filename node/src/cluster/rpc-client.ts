@@ -65,6 +65,20 @@ export interface PeerClientOptions {
   connections?: number;
   /** Trust for an https origin (default: Node's default roots). */
   tls?: ClientTrust;
+  /**
+   * Responsiveness watch: a call waiting this long without a byte from the
+   * peer (default 250 ms) makes the client ping it on a connection of its
+   * own; no answer within `pingTimeoutMs` (default 500 ms) takes the peer
+   * offline and fails every call waiting on it at once.
+   */
+  stallCheckMs?: number;
+  pingTimeoutMs?: number;
+}
+
+/** One call in flight: when the peer last sent something for it, and how to fail it. */
+interface Inflight {
+  progressAt: number;
+  readonly abort: AbortController;
 }
 
 export interface CallOptions {
@@ -115,6 +129,14 @@ export class PeerClient {
   #closed = false;
   readonly #closeController = new AbortController();
   readonly #listeners = new Set<StateListener>();
+  /** Calls waiting on the peer (responsiveness watch). */
+  readonly #inflight = new Set<Inflight>();
+  readonly #ping: Pool;
+  readonly #stallCheckMs: number;
+  readonly #pingTimeoutMs: number;
+  #pinging = false;
+  #lastPingAt = Number.NEGATIVE_INFINITY;
+  #stopWatch: (() => void) | undefined;
 
   constructor(opts: PeerClientOptions) {
     this.origin = opts.origin;
@@ -138,6 +160,70 @@ export class PeerClient {
     };
     this.#data = new Pool(opts.origin, { ...common, connections: opts.connections ?? null });
     this.#control = new Pool(opts.origin, { ...common, connections: 8 });
+    this.#stallCheckMs = opts.stallCheckMs ?? 250;
+    this.#pingTimeoutMs = opts.pingTimeoutMs ?? 500;
+    // Its own connection: a ping never queues behind calls the peer leaves waiting.
+    this.#ping = new Pool(opts.origin, { ...common, connections: 1 });
+  }
+
+  /** Starts tracking a call; `signal` fails it when the peer is found unresponsive. */
+  #track(): Inflight {
+    const call: Inflight = { progressAt: this.#clock.now(), abort: new AbortController() };
+    this.#inflight.add(call);
+    this.#stopWatch ??= this.#clock.every(Math.max(5, Math.floor(this.#stallCheckMs / 2)), () => this.#watch());
+    return call;
+  }
+
+  #untrack(call: Inflight): void {
+    this.#inflight.delete(call);
+    if (this.#inflight.size === 0 && this.#stopWatch !== undefined) {
+      this.#stopWatch();
+      this.#stopWatch = undefined;
+    }
+  }
+
+  /** A call waits without a byte back for `stallCheckMs`: ask the peer whether it is there at all. */
+  #watch(): void {
+    if (!this.#online || this.#closed || this.#pinging) return;
+    const now = this.#clock.now();
+    if (now - this.#lastPingAt < this.#stallCheckMs) return;
+    let stalled = false;
+    for (const c of this.#inflight) if (now - c.progressAt >= this.#stallCheckMs) stalled = true;
+    if (!stalled) return;
+    this.#pinging = true;
+    this.#lastPingAt = now;
+    void this.#pingOnce()
+      .then((ok) => {
+        if (ok) return;
+        this.#markOffline(new SvcError('DiskNotFound', `peer ${this.origin} is unresponsive: calls waited ${this.#stallCheckMs} ms without an answer and a health ping got none within ${this.#pingTimeoutMs} ms`, { remote: this.origin }), 'unresponsive');
+      })
+      .finally(() => {
+        this.#pinging = false;
+      });
+  }
+
+  async #pingOnce(): Promise<boolean> {
+    const path = peerPath('health');
+    const body = encodeMsg(undefined);
+    // Our own timer: undici's request timeouts tick at about one second.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.#pingTimeoutMs);
+    try {
+      const res = await this.#ping.request({
+        method: 'POST',
+        path,
+        body,
+        headers: { [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId, body) },
+        signal: AbortSignal.any([deadline.signal, this.#closeController.signal]),
+      });
+      await readAll(res.body, this.origin);
+      return true;
+    } catch (err) {
+      // Only silence counts: an error answer (a refused token, a restarting peer) is an answer.
+      return !(deadline.signal.aborted || isNetworkError(err) || tlsFailureReason(err) !== undefined);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** False while the peer is considered offline (calls fail fast). */
@@ -158,8 +244,13 @@ export class PeerClient {
 
   /** Unary call: msgpack args → msgpack result. `control` calls use the small pool. */
   async rpcCall(path: string, args: unknown, opts: CallOptions & { control?: boolean } = {}): Promise<unknown> {
-    const res = await this.#request(opts.control === true ? this.#control : this.#data, path, encodeMsg(args), {}, opts);
-    return decodeMsg(await readAll(res.body, this.origin));
+    const call = this.#track();
+    try {
+      const res = await this.#request(opts.control === true ? this.#control : this.#data, path, encodeMsg(args), {}, opts, call);
+      return decodeMsg(await readAll(res.body, this.origin, call, this.#clock));
+    } finally {
+      this.#untrack(call);
+    }
   }
 
   /**
@@ -173,13 +264,18 @@ export class PeerClient {
     let sourceFailed = false;
     // Set while a chunk was handed over and the transport has not asked for the next.
     let blockedSince: number | undefined;
+    const call = this.#track();
     async function* guarded(): AsyncGenerator<Uint8Array> {
       try {
         for await (const chunk of body) {
           blockedSince = clock.now();
+          call.progressAt = blockedSince;
           yield chunk;
           blockedSince = undefined;
+          // Waiting on our own source is no silence of the peer's.
+          call.progressAt = Number.POSITIVE_INFINITY;
         }
+        call.progressAt = clock.now();
       } catch (err) {
         sourceFailed = true;
         sourceError = err;
@@ -203,36 +299,54 @@ export class PeerClient {
         Readable.from(guarded(), { objectMode: false }),
         headers,
         { ...opts, signal, timeoutMs: opts.timeoutMs ?? 0 },
+        call,
         () => sourceFailed || stall.signal.aborted,
       );
-      return decodeMsg(await readAll(res.body, this.origin));
+      return decodeMsg(await readAll(res.body, this.origin, call, this.#clock));
     } catch (err) {
       // The stall check comes first: aborting also throws into the source.
       if (stall.signal.aborted) {
         this.#markOffline(stall.signal.reason);
         throw stall.signal.reason;
       }
+      if (call.abort.signal.aborted) throw call.abort.signal.reason;
       if (sourceFailed) throw sourceError;
       throw err;
     } finally {
       stopWatch();
+      this.#untrack(call);
     }
   }
 
   /** Returns the peer's raw byte stream; errors before the body are re-thrown as SvcError. */
   async rpcDownload(path: string, args: unknown, opts: CallOptions = {}): Promise<Readable> {
-    const res = await this.#request(this.#data, path, encodeMsg(args), {}, opts);
+    const call = this.#track();
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.#request(this.#data, path, encodeMsg(args), {}, opts, call);
+    } catch (err) {
+      this.#untrack(call);
+      throw err;
+    }
     const origin = this.origin;
     const body = res.body;
+    const clock = this.#clock;
     async function* guarded(): AsyncGenerator<Buffer> {
       try {
-        for await (const chunk of body) yield chunk as Buffer;
+        for await (const chunk of body) {
+          // While the consumer works on a chunk the peer is not silent: only the wait for the next counts.
+          call.progressAt = Number.POSITIVE_INFINITY;
+          yield chunk as Buffer;
+          call.progressAt = clock.now();
+        }
       } catch (err) {
+        if (call.abort.signal.aborted) throw call.abort.signal.reason;
         throw new SvcError('DiskNotFound', 'remote stream interrupted', { remote: origin }, { cause: err });
       }
     }
     const out = Readable.from(guarded(), { objectMode: false });
     out.once('close', () => {
+      this.#untrack(call);
       if (!body.destroyed) body.destroy();
     });
     return out;
@@ -240,24 +354,32 @@ export class PeerClient {
 
   /** A stream of msgpack records; a truncated stream or a remote error frame throws. */
   async *rpcRecords(path: string, args: unknown, opts: CallOptions = {}): AsyncGenerator<unknown> {
-    const res = await this.#request(this.#data, path, encodeMsg(args), {}, opts);
-    const parser = new FrameParser();
+    const call = this.#track();
     try {
-      for await (const chunk of res.body) {
-        for (const frame of parser.push(chunk as Buffer)) {
-          if (frame.type === FRAME_RECORD) yield decodeMsg(frame.payload);
-          else if (frame.type === FRAME_END) return;
-          else if (frame.type === FRAME_ERROR) throw errorFromWire(decodeMsg(frame.payload), this.origin);
-          else throw new SvcError('InternalError', `unknown RPC frame type ${frame.type}`);
+      const res = await this.#request(this.#data, path, encodeMsg(args), {}, opts, call);
+      const parser = new FrameParser();
+      try {
+        for await (const chunk of res.body) {
+          call.progressAt = Number.POSITIVE_INFINITY;
+          for (const frame of parser.push(chunk as Buffer)) {
+            if (frame.type === FRAME_RECORD) yield decodeMsg(frame.payload);
+            else if (frame.type === FRAME_END) return;
+            else if (frame.type === FRAME_ERROR) throw errorFromWire(decodeMsg(frame.payload), this.origin);
+            else throw new SvcError('InternalError', `unknown RPC frame type ${frame.type}`);
+          }
+          call.progressAt = this.#clock.now();
         }
+      } catch (err) {
+        if (err instanceof SvcError) throw err;
+        if (call.abort.signal.aborted) throw call.abort.signal.reason;
+        throw new SvcError('DiskNotFound', 'remote record stream interrupted', { remote: this.origin }, { cause: err });
+      } finally {
+        if (!res.body.destroyed) res.body.destroy();
       }
-    } catch (err) {
-      if (err instanceof SvcError) throw err;
-      throw new SvcError('DiskNotFound', 'remote record stream interrupted', { remote: this.origin }, { cause: err });
+      throw new SvcError('DiskNotFound', 'remote record stream truncated', { remote: this.origin });
     } finally {
-      if (!res.body.destroyed) res.body.destroy();
+      this.#untrack(call);
     }
-    throw new SvcError('DiskNotFound', 'remote record stream truncated', { remote: this.origin });
   }
 
   /** Stops the probe and closes the pools. */
@@ -265,7 +387,8 @@ export class PeerClient {
     if (this.#closed) return;
     this.#closed = true;
     this.#closeController.abort();
-    await Promise.allSettled([this.#data.destroy(), this.#control.destroy()]);
+    this.#stopWatch?.();
+    await Promise.allSettled([this.#data.destroy(), this.#control.destroy(), this.#ping.destroy()]);
   }
 
   async #request(
@@ -274,6 +397,7 @@ export class PeerClient {
     body: Buffer | Readable,
     headers: Record<string, string>,
     opts: CallOptions,
+    call: Inflight,
     isLocalFailure: () => boolean = () => false,
   ): Promise<Dispatcher.ResponseData> {
     // The token covers the arguments: the body of a unary call, the args header of an upload.
@@ -281,10 +405,10 @@ export class PeerClient {
       ...headers,
       [RPC_TOKEN_HEADER]: this.#auth.sign('POST', path, this.#nodeId, body instanceof Uint8Array ? body : Buffer.from(headers[RPC_ARGS_HEADER] ?? '', 'utf8')),
     };
-    if (!rpcClient.hasSubscribers) return this.#send(pool, path, body, sent, opts, isLocalFailure);
+    if (!rpcClient.hasSubscribers) return this.#send(pool, path, body, sent, opts, call, isLocalFailure);
     // Observed: subscribers may add trace context to `sent` before it leaves.
     const msg: RpcClientMessage = { origin: this.origin, path, method: path.slice(path.lastIndexOf('/') + 1), headers: sent };
-    return rpcClient.tracePromise(() => this.#send(pool, path, body, sent, opts, isLocalFailure), msg);
+    return rpcClient.tracePromise(() => this.#send(pool, path, body, sent, opts, call, isLocalFailure), msg);
   }
 
   async #send(
@@ -293,6 +417,7 @@ export class PeerClient {
     body: Buffer | Readable,
     headers: Record<string, string>,
     opts: CallOptions,
+    call: Inflight,
     isLocalFailure: () => boolean,
   ): Promise<Dispatcher.ResponseData> {
     if (this.#closed) throw new SvcError('DiskNotFound', 'peer client closed', { remote: this.origin });
@@ -304,10 +429,13 @@ export class PeerClient {
         path,
         body,
         headers,
-        ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+        signal: opts.signal === undefined ? call.abort.signal : AbortSignal.any([opts.signal, call.abort.signal]),
         ...(opts.timeoutMs !== undefined ? { headersTimeout: opts.timeoutMs } : {}),
       });
+      call.progressAt = this.#clock.now();
     } catch (err) {
+      // Failed by the responsiveness watch: the peer was found unresponsive.
+      if (call.abort.signal.aborted) throw call.abort.signal.reason;
       if (isLocalFailure() || opts.signal?.aborted === true) throw err;
       const tls = tlsFailureReason(err);
       if (tls !== undefined) {
@@ -353,10 +481,14 @@ export class PeerClient {
     );
   }
 
-  #markOffline(err: unknown): void {
+  #markOffline(err: unknown, why: 'unreachable' | 'unresponsive' = 'unreachable'): void {
     if (!this.#online || this.#closed) return;
     this.#online = false;
-    this.#logger.warn({ event: 'peer_offline', peer: this.origin, err: String(err) }, 'peer went offline; probing in the background');
+    const waiting = this.#inflight.size;
+    this.#logger.warn({ event: 'peer_offline', peer: this.origin, reason: why, callsFailed: waiting, err: String(err) }, `peer went offline (${why}); probing in the background`);
+    // Every call still waiting on it fails now: the callers go on with the other drives.
+    const fail = err instanceof SvcError ? err : new SvcError('DiskNotFound', `peer ${this.origin} went offline`, { remote: this.origin }, { cause: err });
+    for (const c of this.#inflight) c.abort.abort(fail);
     this.#emit(false);
     void this.#probe();
   }
@@ -428,17 +560,19 @@ function isNetworkError(err: unknown): boolean {
   return false;
 }
 
-async function readAll(body: AsyncIterable<unknown>, origin: string): Promise<Buffer> {
+async function readAll(body: AsyncIterable<unknown>, origin: string, call?: Inflight, clock?: Clock): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   try {
     for await (const chunk of body) {
+      if (call !== undefined && clock !== undefined) call.progressAt = clock.now();
       total += (chunk as Buffer).length;
       if (total > RPC_MAX_UNARY_BYTES) throw new SvcError('InternalError', 'internode RPC response too large', { remote: origin });
       chunks.push(chunk as Buffer);
     }
   } catch (err) {
     if (err instanceof SvcError) throw err;
+    if (call?.abort.signal.aborted === true) throw call.abort.signal.reason;
     throw new SvcError('DiskNotFound', 'internode RPC response interrupted', { remote: origin }, { cause: err });
   }
   return Buffer.concat(chunks, total);

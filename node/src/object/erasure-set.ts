@@ -90,6 +90,59 @@ async function settle<T>(ps: Promise<T>[]): Promise<({ ok: true; value: T } | { 
   return rs.map((r) => (r.status === 'fulfilled' ? { ok: true as const, value: r.value } : { ok: false as const, error: r.reason }));
 }
 
+/** Least wait for the stragglers of an early metadata read once half the set answered. */
+const EARLY_GRACE_MS = 150;
+
+/**
+ * Like `settle`, but once `need` calls answered (fulfilled, or rejected with
+ * an error `isAnswer` accepts: "not here" is an answer, a failure is not),
+ * the others get twice as long as that took (at least `minGraceMs`) before
+ * they count as failed (`DiskNotFound`: too slow). Their promises keep
+ * running; their results are ignored.
+ */
+async function settleEarly<T>(
+  ps: Promise<T>[],
+  need: number,
+  minGraceMs: number,
+  isAnswer: (err: unknown) => boolean,
+): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
+  type R = { ok: true; value: T } | { ok: false; error: unknown };
+  const out: (R | undefined)[] = new Array(ps.length).fill(undefined);
+  const started = performance.now();
+  let done = 0;
+  let answered = 0;
+  return new Promise((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = () => {
+      if (timer !== undefined) clearTimeout(timer);
+      resolve(out.map((r) => r ?? { ok: false, error: new SvcError('DiskNotFound', 'drive too slow: its answer came after the others had decided') }));
+    };
+    ps.forEach((p, i) => {
+      p.then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ).then((r) => {
+        if (done < 0) return;
+        out[i] = r;
+        done++;
+        if (r.ok || isAnswer(r.error)) answered++;
+        if (done === ps.length) {
+          done = -1;
+          finish();
+        } else if (answered >= need && timer === undefined) {
+          timer = setTimeout(
+            () => {
+              done = -1;
+              finish();
+            },
+            Math.max(minGraceMs, 2 * (performance.now() - started)),
+          );
+        }
+      });
+    });
+  });
+}
+
 /** Cuts a stream into fixed-size blocks (the last may be short, none empty), copying each chunk before it asks for the next, so a source may refill its buffers (`readRange`'s `reuse`: moves and heals rely on it). */
 async function* blocks(source: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
   let buf = Buffer.allocUnsafe(size);
@@ -156,9 +209,16 @@ export class ErasureSet {
 
   // ---- metadata
 
-  /** xl.meta journal of `path` from every drive. */
-  async readMetas(vol: string, path: string, withData = true): Promise<SlotMeta[]> {
-    const rs = await settle(this.drives.map((d) => d.readXlMeta(vol, path)));
+  /**
+   * xl.meta journal of `path` from every drive. With `early`, a drive that
+   * has not answered a while after half the set did (twice as long as that
+   * took, at least `EARLY_GRACE_MS`) counts as failed: the vote treats it
+   * like an offline drive (never a wrong answer, at worst a quorum error),
+   * and a hung peer does not hold a read that the others can decide.
+   */
+  async readMetas(vol: string, path: string, withData = true, early = false): Promise<SlotMeta[]> {
+    const calls = this.drives.map((d) => d.readXlMeta(vol, path));
+    const rs = early ? await settleEarly(calls, Math.ceil(this.width / 2), EARLY_GRACE_MS, (err) => hasCode(err, 'FileNotFound') || hasCode(err, 'VolumeNotFound')) : await settle(calls);
     return rs.map((r): SlotMeta => {
       if (!r.ok) {
         if (hasCode(r.error, 'VolumeNotFound')) return { ok: false, notFound: true, noVolume: true, error: r.error };
@@ -172,9 +232,9 @@ export class ErasureSet {
     });
   }
 
-  /** Authoritative version of an object (latest or `versionId`) by read-quorum vote. */
+  /** Authoritative version of an object (latest or `versionId`) by read-quorum vote; drives far slower than the rest count as failed. */
   async resolve(vol: string, path: string, versionId?: string): Promise<{ res: Resolution; metas: SlotMeta[] }> {
-    const metas = await this.readMetas(vol, path);
+    const metas = await this.readMetas(vol, path, true, true);
     return { res: resolveVersion(metas, versionId), metas };
   }
 

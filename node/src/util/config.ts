@@ -17,8 +17,8 @@ import { parseByteSize } from './bytes.ts';
 import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './console-config.ts';
 import { SvcError } from './errors.ts';
 import { IpSet } from './ip-set.ts';
-import { type HttpLimits, NET_CONFIG_VARIABLES, parseHttpLimits } from './net-config.ts';
 import { NOTIFY_CONFIG_VARIABLES, parseNotifyTargets, type TargetSpec } from './notify-config.ts';
+import { type HttpLimits, NET_CONFIG_VARIABLES, parseHttpLimits, parseRpcLimits, RPC_CONFIG_VARIABLES, type RpcLimits } from './net-config.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -133,6 +133,8 @@ export interface Config {
   readonly http: HttpLimits;
   /** Bucket notification targets from `SVC_NOTIFY_*` (`docs/notifications.md`). */
   readonly notify: readonly TargetSpec[];
+  /** Internode call deadlines and slow-peer detection (`util/net-config.ts`). */
+  readonly rpc: RpcLimits;
   /** Base directory for relative volume paths. */
   readonly cwd: string;
 }
@@ -221,6 +223,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ...HEAL_CONFIG_VARIABLES,
   ...NET_CONFIG_VARIABLES,
   ...NOTIFY_CONFIG_VARIABLES,
+  ...RPC_CONFIG_VARIABLES,
   ['COMPAT_VOLUMES, COMPAT_ERASURE_SET_DRIVE_COUNT, COMPAT_STORAGE_CLASS_*', 'compatibility spellings, used when the SVC_ name is unset'],
 ];
 
@@ -487,6 +490,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     trustedProxies: IpSet.parse(env.SVC_TRUSTED_PROXIES),
     http: parseHttpLimits(env),
     notify: parseNotifyTargets(env),
+    rpc: parseRpcLimits(env),
     cwd: input.cwd,
   };
   return { config: Object.freeze(config), warnings };

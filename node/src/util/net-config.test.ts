@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectionCaps, DEFAULT_HTTP_LIMITS, parseHttpLimits } from './net-config.ts';
+import { connectionCaps, DEFAULT_HTTP_LIMITS, DEFAULT_RPC_LIMITS, parseHttpLimits, parseRpcLimits } from './net-config.ts';
 
 describe('HTTP limits configuration', () => {
   it('defaults to timeouts of at most a minute and caps derived from the descriptor limit', () => {
@@ -26,5 +26,18 @@ describe('HTTP limits configuration', () => {
     expect(() => parseHttpLimits({ SVC_HTTP_IDLE_TIMEOUT: '61m' })).toThrow(/at most 1h/);
     expect(() => parseHttpLimits({ SVC_HTTP_BODY_TIMEOUT: 'soon' })).toThrow(/invalid duration/);
     expect(() => parseHttpLimits({ SVC_HTTP_MAX_CONNECTIONS: '0' })).toThrow(/at least 1/);
+  });
+
+  it('internode deadlines: a slow peer is found within stall check + ping timeout, under a second by default', () => {
+    const r = parseRpcLimits({});
+    expect(r).toEqual(DEFAULT_RPC_LIMITS);
+    expect(r.stallCheckMs + r.pingTimeoutMs).toBeLessThan(1_000);
+    expect(parseRpcLimits({ SVC_RPC_TIMEOUT: '3s', SVC_RPC_STREAM_TIMEOUT: '1m', SVC_RPC_STALL_CHECK: '100ms', SVC_RPC_PING_TIMEOUT: '300ms' })).toEqual({
+      callTimeoutMs: 3_000,
+      streamTimeoutMs: 60_000,
+      stallCheckMs: 100,
+      pingTimeoutMs: 300,
+    });
+    expect(() => parseRpcLimits({ SVC_RPC_PING_TIMEOUT: '5ms' })).toThrow(/SVC_RPC_PING_TIMEOUT: at least 50ms/);
   });
 });

@@ -46,6 +46,36 @@ export const NET_CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 'inbound connections of one client address, cluster peers exempt (default: a quarter of SVC_HTTP_MAX_CONNECTIONS)'],
 ];
 
+/**
+ * Internode call deadlines and how fast an unresponsive peer is taken out
+ * of service (`cluster/rpc-client.ts`; `docs/cluster.md` "Deadlines and
+ * slow peers").
+ */
+export interface RpcLimits {
+  /** Deadline to the answer of a metadata call (journal reads, commits, deletes, locks take less). */
+  readonly callTimeoutMs: number;
+  /** Longest silence inside a shard stream, and longest an upload may sit unaccepted. */
+  readonly streamTimeoutMs: number;
+  /** A call waiting this long without a byte from the peer makes the client ping it. */
+  readonly stallCheckMs: number;
+  /** A peer that does not answer that ping within this long is unresponsive: offline, its calls failed at once. */
+  readonly pingTimeoutMs: number;
+}
+
+export const DEFAULT_RPC_LIMITS: RpcLimits = Object.freeze({
+  callTimeoutMs: 10_000,
+  streamTimeoutMs: 30_000,
+  stallCheckMs: 250,
+  pingTimeoutMs: 500,
+});
+
+export const RPC_CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
+  ['SVC_RPC_TIMEOUT', 'deadline of an internode metadata call (default 10s)'],
+  ['SVC_RPC_STREAM_TIMEOUT', 'longest silence inside an internode shard stream (default 30s)'],
+  ['SVC_RPC_STALL_CHECK', 'an internode call waiting this long without a byte back makes the node ping its peer (default 250ms)'],
+  ['SVC_RPC_PING_TIMEOUT', 'a peer that does not answer that ping within this long is taken offline and its calls fail at once (default 500ms)'],
+];
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 function invalid(variable: string, message: string): SvcError {
@@ -93,4 +123,13 @@ export function connectionCaps(limits: HttpLimits, descriptorLimit: number): { g
   const global = limits.maxConnections ?? Math.max(64, Math.min(32_768, Math.floor(descriptorLimit / 2)));
   const perAddress = limits.maxConnectionsPerAddress ?? Math.max(16, Math.floor(global / 4));
   return { global, perAddress };
+}
+
+export function parseRpcLimits(env: Env): RpcLimits {
+  return Object.freeze({
+    callTimeoutMs: parseTimeout('SVC_RPC_TIMEOUT', env.SVC_RPC_TIMEOUT, DEFAULT_RPC_LIMITS.callTimeoutMs, 500),
+    streamTimeoutMs: parseTimeout('SVC_RPC_STREAM_TIMEOUT', env.SVC_RPC_STREAM_TIMEOUT, DEFAULT_RPC_LIMITS.streamTimeoutMs, 500),
+    stallCheckMs: parseTimeout('SVC_RPC_STALL_CHECK', env.SVC_RPC_STALL_CHECK, DEFAULT_RPC_LIMITS.stallCheckMs, 10),
+    pingTimeoutMs: parseTimeout('SVC_RPC_PING_TIMEOUT', env.SVC_RPC_PING_TIMEOUT, DEFAULT_RPC_LIMITS.pingTimeoutMs, 50),
+  });
 }

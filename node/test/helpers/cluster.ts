@@ -305,6 +305,13 @@ export class TestCluster {
     this.#procs.delete(k);
   }
 
+  /** Sends `signal` to node K's process without waiting for it to exit (SIGSTOP freezes it, SIGCONT resumes it). */
+  signal(k: number, signal: NodeJS.Signals): void {
+    const p = this.#procs.get(k);
+    if (p === undefined) throw new Error(`node ${k} is not running`);
+    p.child.kill(signal);
+  }
+
   async restart(k: number): Promise<void> {
     await this.stop(k);
     await this.start(k);

@@ -36,7 +36,7 @@ export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext):
   if (e.code === 'InternalError') {
     ctx.logger.error({ event: 's3_internal_error', err: (e.cause as Error | undefined) ?? e, requestId: ctx.requestId, resource: ctx.resource }, 'S3 request failed');
   } else {
-    ctx.logger.debug({ event: 's3_request_error', code: e.code, requestId: ctx.requestId, resource: ctx.resource }, e.message);
+    ctx.logger.debug({ event: 's3_request_error', code: e.code, requestId: ctx.requestId, resource: ctx.resource, ...(e.details !== undefined ? { details: e.details } : {}), ...(e.code.startsWith('Erasure') ? { stack: e.stack } : {}) }, e.message);
   }
   const body =
     ctx.method === 'HEAD' || e.status === 304

@@ -196,7 +196,12 @@ export class DriveHealer implements SetFormatHealer {
         continue;
       }
       if (s.member.membership !== 'member') continue;
-      await this.#checkVolumes(s).catch((err: unknown) => this.#o.logger.warn({ event: 'drive_volume_check_failed', endpoint: s.member.endpoint, err: toSvcError(err).message }, 'bucket folder check failed'));
+      await this.#checkVolumes(s).catch((err: unknown) => {
+        const e = toSvcError(err);
+        // Below quorum (start-up, peers away) the bucket list cannot be read: the next check tries again.
+        const quiet = e.code === 'ErasureReadQuorum' || e.code === 'ServiceUnavailable';
+        this.#o.logger[quiet ? 'debug' : 'warn']({ event: 'drive_volume_check_failed', endpoint: s.member.endpoint, err: e.message }, 'bucket folder check failed');
+      });
       // A rebuild that stopped half-way (crash, restart, a heal on another node that went away).
       const t = await this.#readTracker(s);
       if (t?.state !== 'healing' || this.#active.has(key)) continue;
