@@ -50,7 +50,7 @@ ${pools.map((p) => `    - {name: ${p}, servers: 2, volumesPerServer: 2, volumeCl
     await importImage(k3s, NODE_IMAGE);
     await importImage(k3s, OPERATOR_IMAGE);
     await kubectlIn(k3s, ['apply', '--server-side', '-f', '/tmp/crd.yaml'], { name: 'crd.yaml', content: readFileSync(join(REPO, 'crds/svc.io_svcclusters.yaml'), 'utf8') });
-    helm(['install', 'svc-operator', 'charts/svc-operator', '--kubeconfig', kubeconfigFile, '--namespace', 'svc-system', '--create-namespace', '--set', 'installCRDs=false', '--set', 'image.repository=svc-operator', '--set', `image.tag=${IMAGE_TAG}`, '--set', 'image.pullPolicy=Never', '--wait', '--timeout', '5m']);
+    helm(['install', 'svc-operator', 'charts/svc-operator', '--kubeconfig', kubeconfigFile, '--namespace', 'svc-system', '--create-namespace', '--set', 'image.repository=svc-operator', '--set', `image.tag=${IMAGE_TAG}`, '--set', 'image.pullPolicy=Never', '--wait', '--timeout', '5m']);
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'prod-root' }, stringData: { accessKey: 'k3sadmin', secretKey: 'k3s-secret-key-0123' } } });

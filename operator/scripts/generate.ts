@@ -4,9 +4,9 @@
  * committed files differ from a fresh render.
  */
 import { writeFileSync } from 'node:fs';
-import { chartCrdTemplate, crdYaml } from '../src/crd/crd.ts';
+import { chartCrdFile, crdYaml } from '../src/crd/crd.ts';
 import { GENERATED_FILES } from '../src/crd/generated-files.ts';
 
 writeFileSync(GENERATED_FILES.crd, crdYaml());
-writeFileSync(GENERATED_FILES.chartCrd, chartCrdTemplate());
+writeFileSync(GENERATED_FILES.chartCrd, chartCrdFile());
 console.log(`wrote ${GENERATED_FILES.crd} and ${GENERATED_FILES.chartCrd}`);

@@ -22,9 +22,7 @@ import { Kube } from '../src/kube/kube.ts';
 import { ANNOTATION_LAUNCH_HASH, LEGACY_FINALIZER } from '../src/topology/names.ts';
 import { serviceAccountUser } from './fake-apiserver/rbac.ts';
 import { FakeAdminApi } from './fake-admin/fake-admin.ts';
-import { FakeApiServer } from './fake-apiserver/server.ts';
-
-const FakeApiServerToken = FakeApiServer.ADMIN_TOKEN;
+import type { FakeApiServer } from './fake-apiserver/server.ts';
 import type { Obj } from './fake-apiserver/store.ts';
 import { Clusters, CREDENTIALS, installOperatorRbac, listOf, NS, OPERATOR_NS, OPERATOR_SA, startApiWithCrd } from './harness.ts';
 import { FixedKubelet, StatefulSetSimulator } from './sim/statefulset-sim.ts';
@@ -243,20 +241,16 @@ describe('controller against the in-process API server', () => {
   it('spec.tls under the chart\'s RBAC: generated (the operator keeps a CA and issues the certificate Secret) and cert-manager (a Certificate applied)', async () => {
     const custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
     // cert-manager's Certificate kind, as its CRD serves it (schema left open here).
-    await fetch(`${api.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${FakeApiServerToken}` },
-      body: JSON.stringify({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: 'certificates.cert-manager.io' },
-        spec: {
-          group: 'cert-manager.io',
-          scope: 'Namespaced',
-          names: { kind: 'Certificate', plural: 'certificates', singular: 'certificate', listKind: 'CertificateList' },
-          versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-        },
-      }),
+    await api.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'certificates.cert-manager.io' },
+      spec: {
+        group: 'cert-manager.io',
+        scope: 'Namespaced',
+        names: { kind: 'Certificate', plural: 'certificates', singular: 'certificate', listKind: 'CertificateList' },
+        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
     });
     // Paused: only spec.tls is acted on (this test's fake nodes serve one cluster).
     const create = (name: string, tls: Record<string, unknown>) =>

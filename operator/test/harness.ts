@@ -61,8 +61,14 @@ export function installOperatorRbac(api: FakeApiServer, opts: Parameters<typeof 
   return api.serviceAccountToken(OPERATOR_NS, OPERATOR_SA);
 }
 
-export async function startApiWithCrd(): Promise<FakeApiServer> {
-  const api = await FakeApiServer.start();
+/**
+ * The in-process API server with admission for custom resources (the CRD's
+ * schema and CEL rules, whatever CRD is installed), the namespace `storage`
+ * and the credentials Secret; the SvcCluster CRD installed unless `crd: false`
+ * (a test installs it the way a user would, e.g. with Helm).
+ */
+export async function startApiWithCrd(opts: { crd?: boolean; tls?: boolean } = {}): Promise<FakeApiServer> {
+  const api = await FakeApiServer.start({ tls: opts.tls === true });
   const crd = parse(readFileSync(GENERATED_FILES.crd, 'utf8')) as Obj;
   const compiled = new Map<string, ReturnType<typeof crdAdmission>>();
   api.crdValidator = (crdObj, obj, old) => {
@@ -75,8 +81,10 @@ export async function startApiWithCrd(): Promise<FakeApiServer> {
   const objects = KubernetesObjectApi.makeApiClient(api.kubeConfig());
   // Raw POST, as `kubectl apply` sends it: client-node's typed serializer drops
   // x-kubernetes-list-type / x-kubernetes-list-map-keys from CRD schemas.
-  const res = await fetch(`${api.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(crd) });
-  if (res.status !== 201) throw new Error(`CRD install failed: ${res.status} ${await res.text()}`);
+  if (opts.crd !== false) {
+    const res = await api.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    if (res.status !== 201) throw new Error(`CRD install failed: ${res.status} ${res.text}`);
+  }
   await objects.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await objects.create({
     apiVersion: 'v1',

@@ -424,7 +424,8 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
       const res = { json: async () => JSON.parse(await raw.body.text()) as unknown };
       const table = (await res.json()) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
       expect(table.kind).toBe('Table');
-      expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Size', 'Color', 'Age']);
+      // The CRD's columns, nothing added (a CRD without any gets Name and Age).
+      expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Size', 'Color']);
       const row = table.rows.find((r) => r.cells[0] === 'w-table')!;
       expect(row.cells.slice(0, 3)).toEqual(['w-table', 7, 'red']);
     });
@@ -436,6 +437,32 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
       for (let i = 0; i < 30; i++) await objects.create(cm(`c-trim-${i}`));
       const got = await watchEvents(target.kc, `/api/v1/namespaces/${ns}/configmaps`, list.metadata!.resourceVersion!, () => false, 3_000);
       expect(got.errorCode).toBe(410);
+    });
+
+    it('a streaming list (watch with sendInitialEvents) sends the current objects, then a BOOKMARK marking the end of the initial events', async () => {
+      await objects.create(cm('c-stream', {}, { stream: 'contract' }));
+      let bookmark: { metadata?: { annotations?: Record<string, string>; resourceVersion?: string } } | undefined;
+      const names: string[] = [];
+      let resolve!: () => void;
+      const done = new Promise<void>((r) => (resolve = r));
+      const req = await new Watch(target.kc).watch(
+        `/api/v1/namespaces/${ns}/configmaps`,
+        { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true, labelSelector: 'stream=contract' },
+        (type, obj) => {
+          if (type === 'ADDED') names.push((obj as KubernetesObject).metadata!.name!);
+          if (type === 'BOOKMARK' && (obj as typeof bookmark)?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true') {
+            bookmark = obj as typeof bookmark;
+            resolve();
+          }
+        },
+        () => resolve(),
+      );
+      const timer = setTimeout(resolve, 10_000);
+      await done;
+      clearTimeout(timer);
+      req.abort();
+      expect(names).toEqual(['c-stream']);
+      expect(bookmark?.metadata?.resourceVersion).toBeTruthy();
     });
 
     it('a watch from a compacted resourceVersion answers 410 Gone', async (ctx) => {

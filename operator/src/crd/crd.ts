@@ -68,9 +68,12 @@ export function crdYaml(): string {
   return HEADER + stringify(buildCrd(), { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
-/** The operator chart's template: the same CRD, behind `installCRDs`, kept on `helm uninstall`. */
-export function chartCrdTemplate(): string {
-  const crd = buildCrd() as { metadata: { annotations: Record<string, string> } };
-  crd.metadata.annotations['helm.sh/resource-policy'] = 'keep';
-  return `${HEADER}{{- if .Values.installCRDs }}\n${stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false })}{{- end }}\n`;
+/**
+ * The operator chart's copy: the same file in the chart's `crds/` folder.
+ * Helm installs what is there when the CRD is missing and never upgrades or
+ * deletes it (a second release or an uninstall leaves it alone); upgrades go
+ * through `kubectl apply --server-side -f crds/` (docs/operator.md).
+ */
+export function chartCrdFile(): string {
+  return crdYaml();
 }

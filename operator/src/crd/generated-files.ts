@@ -6,5 +6,5 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 export const GENERATED_FILES = {
   crd: join(REPO, 'crds/svc.io_svcclusters.yaml'),
-  chartCrd: join(REPO, 'charts/svc-operator/templates/crd-svcclusters.yaml'),
+  chartCrd: join(REPO, 'charts/svc-operator/crds/svc.io_svcclusters.yaml'),
 } as const;

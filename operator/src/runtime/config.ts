@@ -67,7 +67,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, hostname: string): OperatorCo
     leaderElection: bool(env, 'SVC_OPERATOR_LEADER_ELECTION', true),
     leaseNamespace: env['SVC_OPERATOR_LEASE_NAMESPACE'] || env['POD_NAMESPACE'] || 'default',
     leaseName: env['SVC_OPERATOR_LEASE_NAME'] || 'svc-operator',
-    identity: `${hostname}_${process.pid}`,
+    // The pod's name (downward API) names the lease holder; the host name where it is not set.
+    identity: `${env['POD_NAME'] || hostname}_${process.pid}`,
     pollMs: int(env, 'SVC_OPERATOR_POLL_SECONDS', 10, 1) * 1000,
     idleMs: int(env, 'SVC_OPERATOR_RESYNC_SECONDS', 300, 5) * 1000,
     stalledMs: 60_000,

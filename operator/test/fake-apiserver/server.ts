@@ -21,9 +21,12 @@
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import { decodeProtobuf } from './protobuf.ts';
 import { allowsUnconditionalUpdate, BUILTIN_TYPES, checkImmutable, checkTimes, isBuiltin } from './builtins.ts';
 import { Rbac, type RequestAttributes, serviceAccountUser, type UserInfo } from './rbac.ts';
 import { ApiError, apiVersionOf, jsonPatch, matchesFieldSelector, matchesLabelSelector, mergePatch, type Obj, type ResourceType, Store, type StoredEvent, typeKeyOf } from './store.ts';
@@ -67,19 +70,54 @@ export class FakeApiServer {
   readonly #tokens = new Map<string, UserInfo>();
   static readonly ADMIN_TOKEN = 'fake-apiserver-admin';
 
-  private constructor(store: Store) {
+  /** PEM of the CA that signed the serving certificate (TLS mode). */
+  readonly caPem: string | undefined;
+
+  private constructor(store: Store, tls: { cert: string; key: string; ca: string } | undefined) {
     this.store = store;
     for (const t of BUILTIN_TYPES) store.register(t);
-    this.#server = createServer((req, res) => void this.#handle(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.#handle(req, res);
+    this.#server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
+    this.caPem = tls?.ca;
     store.onEvent((e) => this.#fanOut(e));
   }
 
-  static async start(opts: { now?: () => Date } = {}): Promise<FakeApiServer> {
-    const s = new FakeApiServer(new Store(opts.now));
+  /**
+   * `tls: true` serves HTTPS with a certificate for 127.0.0.1 from a CA of
+   * its own (kubeconfigs carry it): Go clients (helm, kubectl) send bearer
+   * tokens only over TLS, as every real API server serves.
+   */
+  static async start(opts: { now?: () => Date; tls?: boolean } = {}): Promise<FakeApiServer> {
+    let tls: { cert: string; key: string; ca: string } | undefined;
+    if (opts.tls) {
+      const { createCa, issueCertificate } = await import('../../src/tls/generated.ts');
+      const ca = await createCa('fake-apiserver', new Date());
+      const leaf = await issueCertificate(ca, 'fake-apiserver', { dns: ['localhost'], ips: ['127.0.0.1'] }, new Date(), 24 * 3_600_000);
+      tls = { cert: leaf.cert, key: leaf.key, ca: ca.cert };
+    }
+    const s = new FakeApiServer(new Store(opts.now), tls);
     s.#server.listen(0, '127.0.0.1');
     await once(s.#server, 'listening');
-    s.url = `http://127.0.0.1:${(s.#server.address() as AddressInfo).port}`;
+    s.url = `${tls ? 'https' : 'http'}://127.0.0.1:${(s.#server.address() as AddressInfo).port}`;
     return s;
+  }
+
+  /** A raw request as an administrator (what `kubectl create --raw` would send), through TLS when served. */
+  request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = { 'content-type': contentType };
+    if (this.rbac) headers['authorization'] = `Bearer ${FakeApiServer.ADMIN_TOKEN}`;
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const send = this.caPem ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = send(`${this.url}${path}`, { method, headers, ...(this.caPem ? { ca: this.caPem } : {}) }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
   }
 
   /** Turns on token authentication and RBAC; the admin token (system:masters) is what `kubeConfig()` uses by default. */
@@ -100,7 +138,7 @@ export class FakeApiServer {
     const kc = new KubeConfig();
     const t = token ?? (this.rbac ? FakeApiServer.ADMIN_TOKEN : undefined);
     kc.loadFromOptions({
-      clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
+      clusters: [{ name: 'fake', server: this.url, ...(this.caPem ? { caData: Buffer.from(this.caPem).toString('base64') } : { skipTLSVerify: true }) }],
       users: [{ name: 'fake', ...(t ? { token: t } : {}) }],
       contexts: [{ name: 'fake', cluster: 'fake', user: 'fake', namespace: 'default' }],
       currentContext: 'fake',
@@ -114,7 +152,7 @@ export class FakeApiServer {
     return [
       'apiVersion: v1',
       'kind: Config',
-      `clusters: [{name: fake, cluster: {server: "${this.url}", insecure-skip-tls-verify: true}}]`,
+      `clusters: [{name: fake, cluster: {server: "${this.url}", ${this.caPem ? `certificate-authority-data: "${Buffer.from(this.caPem).toString('base64')}"` : 'insecure-skip-tls-verify: true'}}}]`,
       `users: [{name: fake, user: {${t ? `token: "${t}"` : ''}}}]`,
       'contexts: [{name: fake, context: {cluster: fake, user: fake, namespace: default}}]',
       'current-context: fake',
@@ -153,7 +191,11 @@ export class FakeApiServer {
     const url = new URL(req.url ?? '/', 'http://x');
     this.requests.push(`${req.method} ${url.pathname}${url.search}`);
     try {
-      const body = await readBody(req);
+      const raw = await readBody(req);
+      const ctype = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
+      // Protobuf bodies (Helm's release Secrets) become the JSON they stand for; answers are JSON (clients accept it second).
+      const body = ctype === 'application/vnd.kubernetes.protobuf' ? JSON.stringify(decodeProtobuf(raw)) : raw.toString('utf8');
+      if (ctype === 'application/vnd.kubernetes.protobuf') req.headers['content-type'] = 'application/json';
       if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
       const fault = this.#faults.find((f) => f.match.test(`${req.method} ${url.pathname}`));
       if (fault) {
@@ -177,6 +219,7 @@ export class FakeApiServer {
     if (path === '/api') return sendJson(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
     if (path === '/apis') return sendJson(res, 200, this.#groupList());
     if (path === '/version') return sendJson(res, 200, { major: '1', minor: '33', gitVersion: 'v1.33.0-fake', platform: 'linux/amd64' });
+    if (path === '/openapi/v3' || path.startsWith('/openapi/v3/')) return sendJson(res, 200, this.#openApiV3(path));
     let group = '';
     let version: string;
     let rest: string[];
@@ -400,8 +443,13 @@ export class FakeApiServer {
       res.end();
       return;
     }
-    if (!rvParam || rvParam === '0') {
+    const initial = q.get('sendInitialEvents') === 'true';
+    if (initial || !rvParam || rvParam === '0') {
       for (const o of this.store.list(t, ns)) if (this.#matches(conn, o)) write('ADDED', o);
+      // Streaming lists (client-go's WatchList): the end of the initial state is a BOOKMARK so marked.
+      if (initial) {
+        write('BOOKMARK', { kind: t.kind, apiVersion: apiVersionOf(t), metadata: { resourceVersion: String(this.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+      }
     } else {
       for (const e of this.store.eventsSince(Number(rvParam), typeKeyOf(t))) if (this.#matches(conn, e.object)) write(e.type, e.object);
     }
@@ -424,6 +472,41 @@ export class FakeApiServer {
       if (typeKeyOf(w.t) !== e.typeKey || !this.#matches(w, e.object)) continue;
       w.res.write(`${JSON.stringify({ type: e.type, object: e.object })}\n`);
     }
+  }
+
+  /**
+   * OpenAPI v3 as clients fetch it for validation: the discovery document,
+   * then one document per group/version. Schemas are permissive objects
+   * carrying their group/version/kind (this server validates on write, as
+   * the real one does with its own schemas); CRDs add theirs.
+   */
+  #openApiV3(path: string): unknown {
+    const gvs = new Map<string, ResourceType[]>();
+    for (const t of this.store.types.values()) {
+      const key = t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`;
+      gvs.set(key, [...(gvs.get(key) ?? []), t]);
+    }
+    if (path === '/openapi/v3') return { paths: Object.fromEntries([...gvs.keys()].map((k) => [k, { serverRelativeURL: `/openapi/v3/${k}?hash=${this.store.resourceVersion}` }])) };
+    const types = gvs.get(path.slice('/openapi/v3/'.length));
+    if (!types) throw new ApiError(404, 'NotFound', `the server could not find the requested resource (${path})`);
+    const schemas: Record<string, unknown> = {};
+    const paths: Record<string, unknown> = {};
+    // Writes declare the fieldValidation parameter: clients then validate on the server (this one) instead of downloading schemas.
+    const param = [{ name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } }];
+    for (const t of types) {
+      const gvk = { group: t.group, version: t.version, kind: t.kind };
+      const prefix = `/${path.slice('/openapi/v3/'.length)}${t.namespaced ? '/namespaces/{namespace}' : ''}/${t.plural}`;
+      paths[prefix] = { post: { 'x-kubernetes-action': 'post', 'x-kubernetes-group-version-kind': gvk, parameters: param, responses: {} } };
+      paths[`${prefix}/{name}`] = {
+        put: { 'x-kubernetes-action': 'put', 'x-kubernetes-group-version-kind': gvk, parameters: param, responses: {} },
+        patch: { 'x-kubernetes-action': 'patch', 'x-kubernetes-group-version-kind': gvk, parameters: param, responses: {} },
+      };
+      const crd = isBuiltin(t) ? undefined : this.#crdOf(t);
+      const v = (crd?.['spec'] as { versions?: { name: string; schema?: { openAPIV3Schema?: unknown } }[] } | undefined)?.versions?.find((x) => x.name === t.version);
+      const schema = (v?.schema?.openAPIV3Schema as Record<string, unknown> | undefined) ?? { type: 'object' };
+      schemas[`${t.group || 'core'}.${t.version}.${t.kind}`] = { ...schema, 'x-kubernetes-group-version-kind': [{ group: t.group, version: t.version, kind: t.kind }] };
+    }
+    return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.33.0' }, paths, components: { schemas } };
   }
 
   #groupList(): unknown {
@@ -466,10 +549,10 @@ function sendJson(res: ServerResponse, code: number, body: unknown): void {
   res.end(text);
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function parseJson(body: string): unknown {

@@ -1,8 +1,9 @@
 /**
  * Server-side printing (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`,
  * what `kubectl get` asks for): a `meta.k8s.io/v1` Table whose columns are
- * Name, the CRD's `additionalPrinterColumns` (evaluated by their JSONPath)
- * and Age, or Name and Age for other kinds. Rows carry the object's
+ * Name and the CRD's `additionalPrinterColumns` (evaluated by their
+ * JSONPath), or Name and Age where a kind declares none (as the API server's
+ * default table for custom resources). Rows carry the object's
  * metadata (PartialObjectMetadata), as kubectl's default `includeObject`.
  */
 import { isObject } from './structured.ts';
@@ -51,21 +52,21 @@ export function evalJsonPath(obj: unknown, path: string): unknown[] {
 }
 
 export function toTable(items: Obj[], columns: PrinterColumn[], resourceVersion: string): unknown {
+  const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' };
+  const cols = columns.length > 0 ? columns : [age];
   const defs = [
     { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
-    ...columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 })),
-    { name: 'Age', type: 'date', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 },
+    ...cols.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 })),
   ];
   const rows = items.map((o) => ({
     cells: [
       o.metadata.name,
-      ...columns.map((c) => {
+      ...cols.map((c) => {
         const v = evalJsonPath(o, c.jsonPath);
         if (v.length === 0) return null;
         const first = v[0];
         return c.type === 'integer' || c.type === 'number' || c.type === 'boolean' ? first : typeof first === 'string' ? first : JSON.stringify(first);
       }),
-      o.metadata.creationTimestamp ?? null,
     ],
     object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
   }));
