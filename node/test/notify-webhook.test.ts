@@ -19,7 +19,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareCliHome, runCli } from './helpers/cli.ts';
 import { expectRecords, ROOT, runStandardWorkload, s3Client, standardConfig, startNotifyServer, startWebhookReceiver, until, type WebhookReceiver } from './helpers/notify.ts';
-import { freePort, type SvcRun, tempDir } from './svc-process.ts';
+import { spawn } from 'node:child_process';
+import { freePort, NODE, REPO, runSvcCommand, SVC, type SvcRun, tempDir } from './svc-process.ts';
 
 const ARN = 'arn:svc:sqs::hook1:webhook';
 let work: string;
@@ -154,6 +155,75 @@ describe('webhook target', () => {
     const rec = (JSON.parse(got[0]!) as { Records: Record<string, unknown>[] }).Records[0]!;
     expect(rec.eventName).toBe('ObjectCreated:Put');
     expect((rec.s3 as { object: { key: string } }).object.key).toBe('in/one');
+  });
+
+  it('adds and removes a target through the admin API without a restart; svc admin notify list and svc admin info show its status', async () => {
+    const second = await startWebhookReceiver();
+    const env = { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') };
+    try {
+      const bad = await runSvcCommand(['admin', 'notify', 'set', 'webhook', 'live', 'endpoint=ftp://nope'], env);
+      expect(bad.code).not.toBe(0);
+      expect(bad.out + bad.err).toMatch(/XSvcNotifyTargetInvalid|http/);
+      const set = await runSvcCommand(['admin', 'notify', 'set', 'webhook', 'live', `endpoint=${second.url}`, 'auth_token=Basic abc'], env);
+      expect(set.code, set.out + set.err).toBe(0);
+      const list = await runSvcCommand(['admin', 'notify', 'list', '--json'], env);
+      const targets = JSON.parse(list.out) as { arn: string; source: string; online: boolean; queued: number }[];
+      expect(targets.map((t) => [t.arn, t.source]).sort()).toEqual([
+        ['arn:svc:sqs::hook1:webhook', 'env'],
+        ['arn:svc:sqs::live:webhook', 'admin'],
+      ]);
+      expect(targets.find((t) => t.arn.includes('live'))!.online).toBe(true);
+      const s3 = s3Client(endpoint);
+      await s3.send(new CreateBucketCommand({ Bucket: 'live' }));
+      await s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: 'live', NotificationConfiguration: { QueueConfigurations: [{ Id: 'x', QueueArn: 'arn:svc:sqs::live:webhook', Events: ['s3:ObjectCreated:Put'] }] } }));
+      await s3.send(new PutObjectCommand({ Bucket: 'live', Key: 'k', Body: 'v' }));
+      await until('the event at the target set through the admin API', () => (second.bodies.length === 1 ? true : undefined));
+      expect(second.auth).toEqual(['Basic abc']);
+      const info = await runSvcCommand(['admin', 'info'], env);
+      expect(info.code).toBe(0);
+      expect(info.out).toMatch(/Notification targets \(this node\):/);
+      expect(info.out).toMatch(/arn:svc:sqs::live:webhook {2}online {2}queued 0\/100000 {2}delivered 1/);
+      // an environment target cannot be changed through the API
+      const envChange = await runSvcCommand(['admin', 'notify', 'remove', 'webhook', 'hook1'], env);
+      expect(envChange.code).not.toBe(0);
+      const removed = await runSvcCommand(['admin', 'notify', 'remove', 'webhook', 'live'], env);
+      expect(removed.code, removed.out + removed.err).toBe(0);
+      expect((JSON.parse((await runSvcCommand(['admin', 'notify', 'list', '--json'], env)).out) as { arn: string }[]).map((t) => t.arn)).toEqual(['arn:svc:sqs::hook1:webhook']);
+      expect(await code(s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: 'live', NotificationConfiguration: { QueueConfigurations: [{ QueueArn: 'arn:svc:sqs::live:webhook', Events: ['s3:ObjectCreated:*'] }] } })))).toMatch(
+        /^InvalidArgument/,
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('svc watch prints the events of a bucket as they happen', async () => {
+    const s3 = s3Client(endpoint);
+    await s3.send(new CreateBucketCommand({ Bucket: 'watched' }));
+    const child = spawn(NODE, [SVC, 'watch', 'watched', '--prefix', 'logs/', '--json'], {
+      cwd: REPO,
+      env: { PATH: process.env.PATH ?? '', SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      // The stream is open once a write shows up; keep writing until one does.
+      let i = 0;
+      await until(`svc watch to print an event (${err})`, async () => {
+        await s3.send(new PutObjectCommand({ Bucket: 'watched', Key: `other/${i}`, Body: 'x' }));
+        await s3.send(new PutObjectCommand({ Bucket: 'watched', Key: `logs/${i++}.txt`, Body: 'x' }));
+        return out.includes('\n') ? true : undefined;
+      }, 30_000, 200);
+      const rec = JSON.parse(out.split('\n')[0]!) as { eventName: string; s3: { object: { key: string } } };
+      expect(rec.eventName).toBe('ObjectCreated:Put');
+      expect(rec.s3.object.key).toMatch(/^logs\/\d+\.txt$/);
+      expect(out).not.toMatch(/other\//);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 
   it('keeps events while the receiver is down and across a restart of the node, and delivers each once when it is back', async () => {

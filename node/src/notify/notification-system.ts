@@ -20,6 +20,7 @@
  *     to 60 s) while it fails: at least once, per target in queue order.
  */
 import { join } from 'node:path';
+import type { NotifyTargetReport } from '../object/admin/services.ts';
 import type { Change, ChangeKind, PostCommitHook, PostCommitTicket } from '../object/post-commit.ts';
 import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../object/worker.ts';
 import type { Clock } from '../util/clock.ts';
@@ -50,24 +51,8 @@ export interface QueuedMessage extends TargetMessage {
   change?: SettleRef;
 }
 
-export interface TargetStatus {
-  arn: string;
-  id: string;
-  type: string;
-  /** The last delivery or check reached the target. */
-  online: boolean;
-  /** Events waiting in the queue (ready + prepared + unsettled). */
-  queued: number;
-  queueDir: string;
-  queueLimit: number;
-  delivered: number;
-  failedAttempts: number;
-  lastError?: string;
-  /** Unix ms of the last error. */
-  lastErrorAt?: number;
-  /** Unix ms of the last delivery. */
-  lastDeliveredAt?: number;
-}
+/** A target's status (the admin API's report less where it was configured). */
+export type TargetStatus = Omit<NotifyTargetReport, 'source'>;
 
 /** A live listener (`ListenBucketNotification`): gets every event of a bucket (or every bucket) matching its filter. */
 export interface Listener {

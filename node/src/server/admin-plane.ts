@@ -27,7 +27,7 @@ import type { ClusterNode } from '../cluster/cluster-node.ts';
 import type { RpcService } from '../cluster/rpc-server.ts';
 import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf, usableUsed } from '../object/admin/data-movement-admin.ts';
 import { healAdmin } from '../object/admin/heal-admin.ts';
-import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, RebalanceWorker } from '../object/admin/services.ts';
+import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, NotifyAdmin, RebalanceWorker } from '../object/admin/services.ts';
 import {
   type ClusterSnapshot,
   type RuntimeCapabilities,
@@ -70,6 +70,8 @@ export interface AdminWorkers {
   usage?: () => Promise<UsageReport | undefined>;
   /** Bucket quotas, shared with the S3 handler (its writes in flight count). */
   quotas?: BucketQuotas;
+  /** Bucket notification targets (set once the object layer is up). */
+  notify?: NotifyAdmin;
   /** A background heal worker drains the read-repair queue. */
   backgroundHeal?: boolean;
   scanner?: boolean;
@@ -143,6 +145,10 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const quotaService = (): BucketQuotas => {
     if (layer === undefined || workers.quotas === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
     return workers.quotas;
+  };
+  const notifyOf = (): NotifyAdmin => {
+    if (workers.notify === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
+    return workers.notify;
   };
 
   const drives = (only?: (d: PoolLayout['endpoints'][number]) => boolean) =>
@@ -427,6 +433,11 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         await layer!.setBucketConfig(bucket, 'quota', quota === undefined ? undefined : encodeQuota({ size: quota.size, type: 'hard' }));
         o.logger.info({ event: 'bucket_quota_changed', bucket, size: quota?.size ?? null }, quota === undefined ? 'bucket quota cleared' : 'bucket quota set');
       },
+    },
+    notify: {
+      targets: () => notifyOf().targets(),
+      set: (type, id, settings) => notifyOf().set(type, id, settings),
+      remove: (type, id) => notifyOf().remove(type, id),
     },
   };
 

@@ -1,10 +1,19 @@
 /**
- * Composes bucket notifications on a node: the targets the configuration
- * names (`SVC_NOTIFY_*`), each with its queue (its `QUEUE_DIR`, by default
- * below the node's first local drive), the notification system as the
- * object layer's post-commit hook.
+ * Composes bucket notifications on a node: the targets the environment
+ * names (`SVC_NOTIFY_*`) and those set through the admin API, each with its
+ * queue (its `QUEUE_DIR`, by default below the node's first local drive),
+ * and the notification system as the object layer's post-commit hook.
+ *
+ * Targets set through the admin API live in one `.svc.sys` record
+ * (`config/notify/targets.json`, written on every pool, locked
+ * read-modify-write); the node that changes it applies the change at once
+ * and tells its peers (`notifyReload`), which re-read the record; every node
+ * also re-reads it every 30 s, so a node that missed the call catches up.
+ * Environment targets cannot be changed through the API (the environment
+ * would bring them back at the next start).
  */
 import { changeExists, defaultQueueDir, NotificationSystem } from '../notify/notification-system.ts';
+import type { NotifyTargetReport } from '../object/admin/services.ts';
 import { createTarget } from '../notify/targets/index.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import { type ClientTrust, staticTrust } from '../tls/trust.ts';
@@ -12,7 +21,13 @@ import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { DEFAULT_QUEUE_LIMIT, type TargetSpec } from '../util/notify-config.ts';
+import { checkTargetSpec, DEFAULT_QUEUE_LIMIT, TARGET_TYPES, type TargetSpec, type TargetType } from '../util/notify-config.ts';
+
+/** The record holding the targets set through the admin API. */
+export const NOTIFY_TARGETS_RECORD = 'config/notify/targets.json';
+/** The peer call that makes a node re-read it. */
+export const NOTIFY_RELOAD_METHOD = 'notifyReload';
+const RELOAD_EVERY_MS = 30_000;
 
 export interface NotifyPlaneOptions {
   config: Config;
@@ -22,6 +37,8 @@ export interface NotifyPlaneOptions {
   /** The node's CA set (its certificate directory); the system roots without one. */
   trust: ClientTrust | undefined;
   ownerId: () => string;
+  /** Tells the other nodes to re-read the targets record. */
+  notifyPeers?: () => Promise<void>;
   clock: Clock;
   logger: Logger;
 }
@@ -35,22 +52,150 @@ export function queueOf(spec: TargetSpec, drives: readonly string[]): { dir: str
   return { dir: defaultQueueDir(first, spec.type, spec.id), limit };
 }
 
-export async function startNotifications(o: NotifyPlaneOptions): Promise<NotificationSystem> {
-  const notify = new NotificationSystem({
-    layer: {
-      getBucketConfig: (bucket, kind) => o.layer.getBucketConfig(bucket, kind),
-      changeExists: (ref) => changeExists(o.layer, ref),
-    },
-    clock: o.clock,
-    logger: o.logger,
-    region: o.config.region,
-    ownerId: o.ownerId,
-  });
-  const trust = o.trust ?? staticTrust([]);
-  for (const spec of o.config.notify) {
-    if (!spec.enabled) continue;
-    await notify.addTarget(await createTarget(spec, { trust }), queueOf(spec, o.drives));
+/** A target's status with where it was configured. */
+export type TargetReport = NotifyTargetReport;
+
+interface StoredTargets {
+  targets: TargetSpec[];
+}
+
+function keyOf(s: Pick<TargetSpec, 'type' | 'id'>): string {
+  return `${s.id}:${s.type}`;
+}
+
+/** Settings without secrets, for answers and logs. */
+function redact(settings: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(settings)) out[k] = /password|token|secret/.test(k) ? '*****' : /connection_string|dsn_string|url/.test(k) ? v.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:*****@').replace(/^([^:@/]*):[^@/]*@/, '$1:*****@') : v;
+  return out;
+}
+
+export class NotifyPlane {
+  readonly system: NotificationSystem;
+  readonly #o: NotifyPlaneOptions;
+  readonly #envKeys = new Set<string>();
+  /** Admin-set targets applied on this node, by key, with the settings they were built from. */
+  readonly #applied = new Map<string, string>();
+  readonly #stopReload: () => void;
+  #reloading: Promise<void> = Promise.resolve();
+
+  private constructor(o: NotifyPlaneOptions) {
+    this.#o = o;
+    this.system = new NotificationSystem({
+      layer: {
+        getBucketConfig: (bucket, kind) => o.layer.getBucketConfig(bucket, kind),
+        changeExists: (ref) => changeExists(o.layer, ref),
+      },
+      clock: o.clock,
+      logger: o.logger,
+      region: o.config.region,
+      ownerId: o.ownerId,
+    });
+    this.#stopReload = o.clock.every(RELOAD_EVERY_MS, () => {
+      void this.reload().catch((err: unknown) => o.logger.warn({ event: 'notify_reload_failed', err }, 'could not re-read the notification targets'));
+    });
   }
-  o.layer.setPostCommitHook(notify);
-  return notify;
+
+  static async start(o: NotifyPlaneOptions): Promise<NotifyPlane> {
+    const plane = new NotifyPlane(o);
+    for (const spec of o.config.notify) {
+      if (!spec.enabled) continue;
+      await plane.#add(spec);
+      plane.#envKeys.add(keyOf(spec));
+    }
+    // Admin-set targets: read now when the record is readable; the periodic re-read catches up otherwise.
+    await plane.reload().catch((err: unknown) => o.logger.warn({ event: 'notify_reload_failed', err }, 'could not read the notification targets set through the admin API yet'));
+    o.layer.setPostCommitHook(plane.system);
+    return plane;
+  }
+
+  async #add(spec: TargetSpec): Promise<void> {
+    await this.system.addTarget(await createTarget(spec, { trust: this.#o.trust ?? staticTrust([]) }), queueOf(spec, this.#o.drives));
+  }
+
+  async #read(): Promise<StoredTargets> {
+    const raw = await this.#o.layer.sysRecords.read(NOTIFY_TARGETS_RECORD);
+    if (!raw) return { targets: [] };
+    const doc = JSON.parse(Buffer.from(raw).toString('utf8')) as StoredTargets;
+    return { targets: Array.isArray(doc.targets) ? doc.targets : [] };
+  }
+
+  /** Re-reads the admin-set targets and applies the difference (added, changed, removed). One at a time. */
+  reload(): Promise<void> {
+    const next = this.#reloading.then(async () => {
+      const want = new Map((await this.#read()).targets.filter((t) => t.enabled).map((t) => [keyOf(t), t]));
+      for (const [key, spec] of want) {
+        if (this.#envKeys.has(key)) continue;
+        const fingerprint = JSON.stringify(spec.settings);
+        if (this.#applied.get(key) === fingerprint) continue;
+        try {
+          await this.#add(spec);
+          this.#applied.set(key, fingerprint);
+          this.#o.logger.info({ event: 'notify_target_applied', target: key, settings: redact(spec.settings) }, `notification target ${key} set`);
+        } catch (err) {
+          this.#o.logger.error({ event: 'notify_target_invalid', target: key, err }, `notification target ${key} could not be set up`);
+        }
+      }
+      for (const key of [...this.#applied.keys()]) {
+        if (want.has(key)) continue;
+        await this.system.removeTarget(key);
+        this.#applied.delete(key);
+        this.#o.logger.info({ event: 'notify_target_removed', target: key }, `notification target ${key} removed`);
+      }
+    });
+    this.#reloading = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Sets (adds or replaces) a target through the admin API; checked and applied here before it is stored. */
+  async set(type: string, id: string, settings: Record<string, string>): Promise<void> {
+    if (!(TARGET_TYPES as readonly string[]).includes(type)) throw new SvcError('XSvcNotifyTargetInvalid', `unknown target type ${type} (one of ${TARGET_TYPES.join(', ')})`);
+    const enable = settings.enable;
+    const rest = { ...settings };
+    delete rest.enable;
+    const spec = checkTargetSpec({ type: type as TargetType, id, enabled: enable === undefined || /^(on|true|1|yes)$/i.test(enable), settings: rest });
+    if (this.#envKeys.has(keyOf(spec))) throw new SvcError('XSvcNotifyTargetInvalid', `target ${keyOf(spec)} is configured by SVC_NOTIFY_* variables; change it there`);
+    // The settings must build a target (a bad URL, table name) before anything is stored.
+    if (spec.enabled) await (await createTarget(spec, { trust: this.#o.trust ?? staticTrust([]) })).close();
+    await this.#o.layer.sysRecords.update(NOTIFY_TARGETS_RECORD, (cur) => {
+      const doc: StoredTargets = cur ? (JSON.parse(Buffer.from(cur).toString('utf8')) as StoredTargets) : { targets: [] };
+      const targets = (doc.targets ?? []).filter((t) => keyOf(t) !== keyOf(spec));
+      targets.push(spec);
+      return Buffer.from(JSON.stringify({ targets }));
+    });
+    await this.reload();
+    await this.#o.notifyPeers?.();
+  }
+
+  /** Removes a target set through the admin API (its queue directory stays, with what it held). */
+  async remove(type: string, id: string): Promise<void> {
+    const key = `${id}:${type}`;
+    if (this.#envKeys.has(key)) throw new SvcError('XSvcNotifyTargetInvalid', `target ${key} is configured by SVC_NOTIFY_* variables; remove it there`);
+    let found = false;
+    await this.#o.layer.sysRecords.update(NOTIFY_TARGETS_RECORD, (cur) => {
+      const doc: StoredTargets = cur ? (JSON.parse(Buffer.from(cur).toString('utf8')) as StoredTargets) : { targets: [] };
+      const targets = (doc.targets ?? []).filter((t) => keyOf(t) !== key);
+      found = targets.length !== (doc.targets ?? []).length;
+      return Buffer.from(JSON.stringify({ targets }));
+    });
+    if (!found) throw new SvcError('XSvcNotifyNoSuchTarget', `no target ${key} was set through the admin API`);
+    await this.reload();
+    await this.#o.notifyPeers?.();
+  }
+
+  /** Every target of this node with its status (reachability checked now) and where it was configured. */
+  targets(): Promise<TargetReport[]> {
+    return this.status();
+  }
+
+  async status(): Promise<TargetReport[]> {
+    return (await this.system.checkedStatus()).map((s) => ({ ...s, source: this.#envKeys.has(`${s.id}:${s.type}`) ? 'env' : 'admin' }));
+  }
+
+  async close(): Promise<void> {
+    this.#stopReload();
+    await this.#reloading;
+    this.#o.layer.setPostCommitHook(undefined);
+    await this.system.close();
+  }
 }

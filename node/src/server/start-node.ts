@@ -35,7 +35,7 @@ import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, watchKms } from './kms.ts';
-import { startNotifications } from './notify-plane.ts';
+import { NOTIFY_RELOAD_METHOD, NotifyPlane } from './notify-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
 export interface StartNodeDeps {
@@ -94,6 +94,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   let server: RunningServer | undefined;
   let deploymentId: string | undefined;
   let movement: DataMovement | undefined;
+  let notifyPlane: NotifyPlane | undefined;
   // Filled in once the object layer is up (the admin plane reads them on every request).
   const workers: AdminWorkers = {};
   const admin = createAdminPlane({
@@ -110,6 +111,15 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   });
   cluster.registerPeerService(admin.peerService);
   cluster.registerPeerService(iamPeerService(iam));
+  cluster.registerPeerService({
+    [NOTIFY_RELOAD_METHOD]: {
+      kind: 'unary',
+      handle: async () => {
+        await notifyPlane?.reload();
+        return {};
+      },
+    },
+  });
   cluster.registerPeerService(movementPeerService(() => (movement === undefined ? undefined : (n) => movement!.notice(n))));
   try {
     server = await startServer(config, {
@@ -149,7 +159,23 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         workers.rebalance = dm.rebalance;
         const healing = await startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers });
         // Bucket notifications: targets and their queues, then the layer's post-commit hook.
-        const notify = await startNotifications({ config, layer: built, drives: [...cluster.localDrives.keys()], trust: tls?.trust, ownerId: () => rootCredential.current().accessKey, clock, logger: log });
+        const plane = await NotifyPlane.start({
+          config,
+          layer: built,
+          drives: [...cluster.localDrives.keys()],
+          trust: tls?.trust,
+          ownerId: () => rootCredential.current().accessKey,
+          notifyPeers: async () => {
+            for (const r of await cluster.peers.broadcast(NOTIFY_RELOAD_METHOD, {}, IAM_NOTIFY_TIMEOUT_MS)) {
+              if (r.error) log.warn({ event: 'notify_peer_reload_failed', peer: r.peer, err: r.error.message }, 'a peer was not told of a notification target change (it re-reads within 30 s)');
+            }
+          },
+          clock,
+          logger: log,
+        });
+        notifyPlane = plane;
+        workers.notify = plane;
+        const notify = plane.system;
         // Bucket quotas: one counter per node, shared by the S3 handler (admission) and the admin API (get-bucket-quota).
         const quotas = new BucketQuotas({ config: (b) => built.getBucketConfig(b, 'quota'), usage: () => workers.usage?.() ?? Promise.resolve(undefined), clock });
         workers.quotas = quotas;
@@ -204,8 +230,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
             iam.close();
             // Workers first (a running root heal is persisted), then the layer.
             await healing.close();
-            built.setPostCommitHook(undefined);
-            await notify.close();
+            await plane.close();
             stopKms?.();
             await dm.close();
             await built.close();

@@ -107,6 +107,28 @@ export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
     status: 200,
     note: 'madmin\'s `BucketQuota` plus `bucket` and `usage`: the bytes this node counts against the quota now (the scanner\'s usage of the bucket, writes in flight here, writes stored here that no scan has seen yet). No quota: `XSvcAdminNoSuchQuotaConfiguration` (404). `svc admin bucket quota info` shows it.',
   },
+  NotifyTargets: {
+    method: 'GET',
+    path: 'v3/notify/targets',
+    status: 200,
+    note: "This node's bucket notification targets (`docs/notifications.md`), reachability checked now: `arn`, `id`, `type`, `source` (`env`: SVC_NOTIFY_* variables, `admin`: set through this API), `online`, `queued` (events waiting in this node's queue), `queueDir`, `queueLimit`, `delivered`, `failedAttempts`, `lastError`, `lastErrorAt`, `lastDeliveredAt` (Unix ms). An array; empty without targets. `svc admin notify list` and `svc admin info` show it.",
+  },
+  NotifyTargetSet: {
+    method: 'PUT',
+    path: 'v3/notify/target',
+    query: { type: 'webhook', id: 'docs' },
+    body: '{"endpoint":"ftp://not-http.example"}',
+    status: 400,
+    note: 'The body holds the settings by their lower-case names (those of `SVC_NOTIFY_<TYPE>_<KEY>`: `{"endpoint":"https://...","auth_token":"..."}`; `enable` defaults to on). A valid target answers an empty 200 once it is stored (`config/notify/targets.json` in `.svc.sys`), running on this node and its peers told (every node re-reads it within 30 s in any case); a target of the same type and id is replaced. The example shows a refusal: `XSvcNotifyTargetInvalid` (400) for an endpoint that is not http(s); unknown settings, missing required ones and targets configured by SVC_NOTIFY_* variables are refused the same way, and nothing changes. `svc admin notify set` calls it.',
+  },
+  NotifyTargetRemove: {
+    method: 'POST',
+    path: 'v3/notify/target/remove',
+    query: { type: 'webhook', id: 'docs' },
+    status: 404,
+    note: "Removes a target set through this API on every node (its queue directory stays with what it held); empty 200. A target that was not set here is `XSvcNotifyNoSuchTarget` (404, the example); one configured by SVC_NOTIFY_* variables is `XSvcNotifyTargetInvalid`. `svc admin notify remove` calls it.",
+  },
+
 };
 
 export function exampleQuery(e: RouteExample, pools: readonly string[]): Record<string, string> {

@@ -115,6 +115,14 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
       case 'SetBucketQuota':
         await s.quota.set(ep.bucket, ep.quota);
         return undefined;
+      case 'NotifyTargets':
+        return s.notify.targets();
+      case 'NotifyTargetSet':
+        await s.notify.set(ep.type, ep.id, ep.settings);
+        return undefined;
+      case 'NotifyTargetRemove':
+        await s.notify.remove(ep.type, ep.id);
+        return undefined;
     }
   };
 

@@ -45,7 +45,10 @@ export type AdminOp =
   | 'BucketGovernance'
   | 'KmsStatus'
   | 'SetBucketQuota'
-  | 'GetBucketQuota';
+  | 'GetBucketQuota'
+  | 'NotifyTargets'
+  | 'NotifyTargetSet'
+  | 'NotifyTargetRemove';
 
 export interface AdminRoute {
   readonly op: AdminOp;
@@ -80,6 +83,9 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   { op: 'BucketGovernance', method: 'GET', path: 'v3/bucket/governance', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'per bucket: versioning, object lock, default encryption, lifecycle rules' },
   { op: 'KmsStatus', method: 'GET', path: 'v3/kms/status', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'the SSE key store: configured, ready, key ids' },
   { op: 'SetBucketQuota', method: 'PUT', path: 'v3/set-bucket-quota', query: { kind: 'mutation', keys: ['bucket'] }, action: 'admin:SetBucketQuota', poolScoped: false, summary: "set or clear a bucket's hard quota (body: madmin's BucketQuota JSON)" },
+  { op: 'NotifyTargets', method: 'GET', path: 'v3/notify/targets', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: "this node's bucket notification targets: ARN, online, queued events, last error" },
+  { op: 'NotifyTargetSet', method: 'PUT', path: 'v3/notify/target', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'add or replace a notification target on every node, no restart (body: its settings as JSON)' },
+  { op: 'NotifyTargetRemove', method: 'POST', path: 'v3/notify/target/remove', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'remove a notification target set through the admin API' },
   { op: 'GetBucketQuota', method: 'GET', path: 'v3/get-bucket-quota', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:GetBucketQuota', poolScoped: false, summary: "a bucket's quota and the bytes counted against it" },
 ];
 
@@ -88,6 +94,9 @@ export type AdminEndpoint =
   | { readonly op: 'PoolsList' | 'RebalanceStart' | 'RebalanceStatus' | 'RebalanceStop' | 'BackgroundHealStatus' | 'ReplacementRecovery' | 'ClusterSnapshot' | 'RuntimeCapabilities' | 'ServerInfo' | 'KmsStatus'; readonly route: AdminRoute }
   | { readonly op: 'BucketGovernance'; readonly route: AdminRoute; readonly bucket: string | undefined }
   | { readonly op: 'GetBucketQuota'; readonly route: AdminRoute; readonly bucket: string }
+  | { readonly op: 'NotifyTargets'; readonly route: AdminRoute }
+  | { readonly op: 'NotifyTargetSet'; readonly route: AdminRoute; readonly type: string; readonly id: string; readonly settings: Record<string, string> }
+  | { readonly op: 'NotifyTargetRemove'; readonly route: AdminRoute; readonly type: string; readonly id: string }
   | { readonly op: 'SetBucketQuota'; readonly route: AdminRoute; readonly bucket: string; readonly quota: { size: number } | undefined }
   | { readonly op: 'PoolsStatus' | 'DecommissionCancel' | 'DecommissionClear'; readonly route: AdminRoute; readonly pool: number }
   | { readonly op: 'DecommissionStatus'; readonly route: AdminRoute; readonly pool: number | undefined }
@@ -172,6 +181,23 @@ export function parseAdminEndpoint(
       if (bucket === undefined || bucket === '') throw new SvcError('XSvcAdminInvalidArgument', 'the bucket parameter is required: ?bucket=<name>');
       validateBucketName(bucket);
       return route.op === 'GetBucketQuota' ? { op: route.op, route, bucket } : { op: route.op, route, bucket, quota: parseQuotaRequest(body) };
+    }
+    case 'NotifyTargetSet':
+    case 'NotifyTargetRemove': {
+      const type = q.get('type');
+      const id = q.get('id');
+      if (!type || !id) throw new SvcError('XSvcAdminInvalidArgument', 'the type and id parameters are required: ?type=webhook&id=<id>');
+      if (route.op === 'NotifyTargetRemove') return { op: route.op, route, type, id };
+      let settings: unknown;
+      try {
+        settings = JSON.parse(body.toString('utf8'));
+      } catch {
+        throw new SvcError('XSvcAdminInvalidArgument', 'the body must be the target settings as a JSON object of strings, e.g. {"endpoint":"https://..."}');
+      }
+      if (typeof settings !== 'object' || settings === null || Array.isArray(settings) || Object.values(settings).some((v) => typeof v !== 'string')) {
+        throw new SvcError('XSvcAdminInvalidArgument', 'the body must be a JSON object whose values are strings');
+      }
+      return { op: route.op, route, type, id, settings: settings as Record<string, string> };
     }
     default:
       return { op: route.op, route };

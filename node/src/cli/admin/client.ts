@@ -73,6 +73,46 @@ export class AdminClient {
     });
   }
 
+  /**
+   * A signed GET on the S3 side whose answer streams (ListenBucketNotification):
+   * `path` is the S3 path (`/bucket`, `/` for every bucket), a query value may
+   * repeat. No timeout: the stream ends when the server or `signal` ends it.
+   */
+  async stream(path: string, query: Record<string, string | string[]>, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    const u = new URL(this.target.url);
+    const signed = await this.#signer.sign({
+      method: 'GET',
+      protocol: u.protocol,
+      hostname: u.hostname,
+      ...(u.port !== '' ? { port: Number(u.port) } : {}),
+      path,
+      query,
+      headers: { host: u.host, 'x-amz-content-sha256': createHash('sha256').update('').digest('hex') },
+    });
+    const qs = Object.entries(query)
+      .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => `${encodeRfc3986(k)}=${encodeRfc3986(x)}`))
+      .join('&');
+    const url = `${u.origin}${path.split('/').map(encodeRfc3986).join('/')}${qs ? `?${qs}` : ''}`;
+    let res: Response;
+    try {
+      const headers = { ...(signed.headers as Record<string, string>) };
+      delete headers['host'];
+      const dispatcher = u.protocol === 'https:' ? await tlsDispatcher(this.#tls) : undefined;
+      res = await fetch(url, { method: 'GET', headers, ...(signal ? { signal } : {}), ...(dispatcher ? { dispatcher } : {}) });
+    } catch (err) {
+      const advice = certificateAdvice(err, this.#tls);
+      if (advice !== undefined) throw new UnreachableError(`cannot talk to ${this.target.url}: ${advice.problem}`, advice.next);
+      throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err)}`);
+    }
+    if (res.status >= 400 || res.body === null) {
+      const text = await res.text();
+      const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? `HTTP${res.status}`;
+      const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? (text.slice(0, 300) || res.statusText);
+      throw new ServerError(res.status, code, message, text);
+    }
+    return res.body;
+  }
+
   /** One signed admin request; `path` is relative to `/svc/admin/` (e.g. `v3/pools/list`). */
   async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, query: Record<string, string> = {}, body: string | Buffer = '', contentType = 'application/json'): Promise<AdminResponse> {
     const u = new URL(this.target.url);

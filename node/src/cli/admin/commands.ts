@@ -11,6 +11,7 @@
  *   svc bucket info [ALIAS] [BUCKET]  (versioning, object lock, encryption, lifecycle)
  *   svc admin user|group|policy|accesskey ...   (identities; `iam-commands.ts`)
  *   svc admin bucket quota set|info|clear [ALIAS] BUCKET [--size SIZE]   (`quota-commands.ts`)
+ *   svc admin notify list|set|remove [ALIAS] ...                         (`notify-commands.ts`)
  *
  * Every command takes `--json` (print the server's JSON). Exit codes: 0 ok,
  * 1 the server said no, 2 usage, 3 the server is unreachable. Errors say
@@ -34,6 +35,8 @@ import { table } from './format.ts';
 import type { BucketGovernanceReport, KmsStatusReport } from '../../object/admin/governance-admin.ts';
 import { bucketGovernanceView, kmsView } from './governance-views.ts';
 import { registerQuotaCommands } from './quota-commands.ts';
+import { notifyView, registerNotifyCommands, registerWatchCommand } from './notify-commands.ts';
+import type { NotifyTargetReport } from '../../object/admin/services.ts';
 import { decommissionView, type DrainRates, healView, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
 import { registerIamCommands } from './iam-commands.ts';
 import { watch } from './watch.ts';
@@ -384,7 +387,12 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
       const r = await client.json<T>('GET', path);
       json(o, r.raw, r.value, render);
     });
-  view<ServerInfoMessage>('info', 'servers, drives online/offline, usage', 'v3/info', infoView);
+  aliasCommand(admin.command('info').description('servers, drives online/offline, usage, notification targets'), async (client, o) => {
+    const r = await client.json<ServerInfoMessage>('GET', 'v3/info');
+    // The text view adds this node's notification targets (their own route: `svc admin notify list --json`).
+    const targets = o.json ? undefined : await client.json<NotifyTargetReport[]>('GET', 'v3/notify/targets').catch(() => undefined);
+    json(o, r.raw, r.value, (v) => (targets ? `${infoView(v)}\n\n${notifyView(targets.value)}` : infoView(v)));
+  });
   view<ClusterSnapshot>('snapshot', 'nodes, pools, sets and every drive with its format slot', 'v4/cluster/snapshot', snapshotView);
   view<KmsStatusReport>('kms', 'the SSE key store: configured, ready, key ids', 'v3/kms/status', kmsView);
   const adminDeps = {
@@ -399,6 +407,8 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
   };
   registerIamCommands(admin, adminDeps);
   registerQuotaCommands(admin, adminDeps);
+  registerNotifyCommands(admin, adminDeps);
+  registerWatchCommand(program, adminDeps);
 
   // ---- bucket governance
   const bucket = program.command('bucket').description('per-bucket data governance settings');

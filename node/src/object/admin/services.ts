@@ -108,6 +108,36 @@ export interface AdminServices {
   readonly cluster: ClusterAdmin;
   readonly governance: GovernanceAdmin;
   readonly quota: QuotaAdmin;
+  readonly notify: NotifyAdmin;
+}
+
+/** Bucket notification targets (`docs/notifications.md`): status, and targets set without a restart. */
+export interface NotifyAdmin {
+  targets(): Promise<NotifyTargetReport[]>;
+  set(type: string, id: string, settings: Record<string, string>): Promise<void>;
+  remove(type: string, id: string): Promise<void>;
+}
+
+/** One target as the admin API reports it (this node's queue and delivery). */
+export interface NotifyTargetReport {
+  arn: string;
+  id: string;
+  type: string;
+  /** `env`: SVC_NOTIFY_* variables; `admin`: set through the admin API. */
+  source: 'env' | 'admin';
+  /** The last delivery or check reached the target. */
+  online: boolean;
+  /** Events waiting in this node's queue (ready, prepared and unsettled). */
+  queued: number;
+  queueDir: string;
+  queueLimit: number;
+  delivered: number;
+  failedAttempts: number;
+  lastError?: string;
+  /** Unix ms. */
+  lastErrorAt?: number;
+  /** Unix ms. */
+  lastDeliveredAt?: number;
 }
 
 // ---- worker ports (implemented by the data-movement and heal workers)
