@@ -7,7 +7,9 @@
  *
  *   one pool → serving cluster → Ready (kubectl wait semantics)
  *   add a pool by editing the resource → coordinated restart → rebalance
- *   decommission: true on the first pool → drain (operator killed mid-drain,
+ *   decommission: true on the first pool → drain; mid-drain the credentials
+ *   Secret is edited (a new root key reaches each pod's volume at its own
+ *   moment, as kubelets sync) and the operator is killed and restarted →
  *   resumes) → restarted without it → cleared → its StatefulSet gone
  *
  * The steps that drive the admin API run against the server's real pool,
@@ -23,7 +25,7 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getCondition } from '../src/reconcile/conditions.ts';
 import type { FakeApiServer } from './fake-apiserver/server.ts';
-import { Clusters, CREDENTIALS, listOf, startApiWithCrd } from './harness.ts';
+import { Clusters, CREDENTIALS, listOf, NS, startApiWithCrd } from './harness.ts';
 import { type OperatorProcess, operatorLog as readOperatorLog, startOperatorProcess } from './operator-process.ts';
 import { ProcessKubelet } from './sim/process-kubelet.ts';
 import { StatefulSetSimulator } from './sim/statefulset-sim.ts';
@@ -50,8 +52,10 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
   };
   const operatorLog = () => readOperatorLog(base);
 
-  const s3 = (podName: string) =>
-    new S3Client({ endpoint: kubelet.url(podName), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey } });
+  /** The root key S3 clients use (the credentials Secret's, as it changes). */
+  let keys: { accessKey: string; secretKey: string } = CREDENTIALS;
+  const s3 = (podName: string, k = keys) =>
+    new S3Client({ endpoint: kubelet.url(podName), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: k.accessKey, secretAccessKey: k.secretKey } });
   const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
   async function writeObjects(pod: string, prefix: string, n: number): Promise<void> {
     const client = s3(pod);
@@ -138,9 +142,30 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
     await readAll('prod-p0-1');
   }, 320_000);
 
-  it('decommission: true on the first pool drains it; the operator killed mid-drain resumes; restart without it; cleared; StatefulSet gone', async () => {
+  it('decommission: true on the first pool drains it; the credentials Secret is edited mid-drain and the operator killed; the drain completes; restart without it; cleared; StatefulSet gone; every object reads back with the new key, the old key is refused', async () => {
+    // Enough objects that the drain is still moving them while the key rotates.
+    await writeObjects('prod-p0-0', 'step3', 48);
     await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.map((p) => (p.name === 'p0' ? { ...p, decommission: true } : p)) }));
     await clusters.waitFor('prod', 'the drain', (c) => ['StartingDecommission', 'Draining'].includes(c.status?.operation?.phase ?? ''), 120_000);
+    // Rotate the root credential: each pod's kubelet refreshes the Secret volume at its own moment.
+    const rotated = { accessKey: 'operatoradmin-2', secretKey: 'operator-secret-key-rotated-4567' };
+    const before = Date.now();
+    kubelet.secretSyncDelayMs = () => 200 + Math.floor(Math.random() * 1_500);
+    const secrets = api.store.find('', 'v1', 'secrets')!;
+    const secret = api.store.get(secrets, NS, 'prod-root');
+    secret['data'] = { accessKey: Buffer.from(rotated.accessKey).toString('base64'), secretKey: Buffer.from(rotated.secretKey).toString('base64') };
+    api.store.update(secrets, NS, secret, { manager: 'kubectl' });
+    keys = rotated;
+    // Every pod's volume refreshed, at moments of its own, with the drain still running (no pod restarted for it).
+    const running = ['prod-p0-0', 'prod-p0-1', 'prod-p1-0', 'prod-p1-1'];
+    const uids = new Map(listOf(api, '', 'v1', 'pods').map((p) => [p.metadata.name, p.metadata.uid]));
+    const end = Date.now() + 10_000;
+    while (Date.now() < end && !running.every((n) => (kubelet.secretRefreshed.get(n) ?? 0) > before)) await new Promise((r) => setTimeout(r, 50));
+    const times = running.map((n) => kubelet.secretRefreshed.get(n) ?? 0);
+    expect(times.map((t) => t > before), 'every pod refreshed its Secret volume').toEqual(running.map(() => true));
+    expect(Math.max(...times) - Math.min(...times), 'pods refreshed at different moments').toBeGreaterThan(50);
+    expect((await clusters.get('prod')).status?.operation?.phase, 'the drain was still running').toMatch(/Decommission|Draining/);
+    expect(running.filter((n) => listOf(api, '', 'v1', 'pods').find((p) => p.metadata.name === n)?.metadata.uid !== uids.get(n)), 'pods restarted').toEqual([]);
     await killOperator();
     await new Promise((r) => setTimeout(r, 1_000));
     await startOperator();
@@ -149,7 +174,12 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
     expect(listOf(api, 'apps', 'v1', 'statefulsets').map((s) => s.metadata.name)).toEqual(['prod-p1']);
     expect(listOf(api, '', 'v1', 'persistentvolumeclaims').filter((v) => v.metadata.name.includes('prod-p0'))).toHaveLength(4);
     await clusters.waitReady('prod', 120_000);
+    // Every object reads back with the new key; the old key is refused everywhere.
     await readAll('prod-p1-0');
     await readAll('prod-p1-1');
+    for (const pod of ['prod-p1-0', 'prod-p1-1']) {
+      const refused = await s3(pod, CREDENTIALS).send(new GetObjectCommand({ Bucket: 'e2e', Key: [...objects.keys()][0]! })).then(() => 'ok', (e: { name?: string }) => e.name);
+      expect(refused).toBe('InvalidAccessKeyId');
+    }
   }, 600_000);
 });

@@ -25,6 +25,27 @@ describe('admin client', () => {
     }
   });
 
+  it('mid-rotation: a node that refuses the new key is asked with the previous one, then the next node; other refusals are final', async () => {
+    const next = { accessKey: 'clientadmin-2', secretKey: 'client-secret-key-2' };
+    const oldNode = await FakeAdminApi.start({ pools: ['/d/p0/d{1...4}'], credentials });
+    const newNode = await FakeAdminApi.start({ pools: ['/d/p0/d{1...4}'], credentials: next });
+    try {
+      // The node that has not switched answers the previous key.
+      const withFallback = new AdminClient({ endpoints: [oldNode.url], credentials: next, fallbackCredentials: credentials });
+      expect((await withFallback.poolsList()).map((p) => p.id)).toEqual([0]);
+      // Without the previous key, the next node (switched) is tried.
+      const onward = new AdminClient({ endpoints: [oldNode.url, newNode.url], credentials: next });
+      expect((await onward.poolsList()).map((p) => p.id)).toEqual([0]);
+      expect(newNode.requests.filter((r) => r.startsWith('GET /svc/admin/v3/pools/list'))).toHaveLength(1);
+      // Neither key works anywhere: the node's refusal is what the caller gets.
+      const lost = new AdminClient({ endpoints: [oldNode.url], credentials: next, fallbackCredentials: { accessKey: 'x', secretKey: 'y' } });
+      expect(((await lost.poolsList().catch((e: unknown) => e)) as AdminError).code).toBe('InvalidAccessKeyId');
+    } finally {
+      await oldNode.close();
+      await newNode.close();
+    }
+  });
+
   it('maps decommissionInfo like mc (complete, failed, canceled, then a start time) and rebalance completion like the spec', () => {
     expect(decommissionPhase({ startTime: '0001-01-01T00:00:00Z' })).toBe('None');
     expect(decommissionPhase({ startTime: '2026-01-01T00:00:00Z' })).toBe('Active');

@@ -3,6 +3,13 @@
  * `/svc/admin/v3/...`, sent to per-pod headless addresses with fail-over (the
  * S3 Service may have no endpoints while the cluster is degraded; any node
  * forwards pool operations to the pool leader). Bounded: 10 s per request.
+ *
+ * During a root-credential rotation (the credentials Secret edited) nodes
+ * switch as their kubelets refresh the Secret volume, each at its own
+ * moment: a node that refuses the signature (InvalidAccessKeyId,
+ * SignatureDoesNotMatch) is asked again with `fallbackCredentials` (the
+ * previous pair), then the next node is tried, so the operator always speaks
+ * with a key the node it reaches holds.
  */
 import { getCACertificates } from 'node:tls';
 import { Hash } from '@smithy/hash-node';
@@ -21,6 +28,8 @@ export interface AdminClientOptions {
   /** Base URLs (`http://host:9000`), tried in order; the first that answers wins. */
   readonly endpoints: readonly string[];
   readonly credentials: Credentials;
+  /** The previous root credential while nodes may still hold it (rotation). */
+  readonly fallbackCredentials?: Credentials | undefined;
   readonly region?: string;
   readonly timeoutMs?: number;
   readonly now?: () => Date;
@@ -109,6 +118,11 @@ function isTransportError(err: unknown): boolean {
   return !(err instanceof AdminError) || err.code === 'Unreachable' || err.status >= 502;
 }
 
+/** The node does not know the key or the signature does not match its secret (e.g. it has not switched yet). */
+export function isCredentialError(err: unknown): boolean {
+  return err instanceof AdminError && err.status === 403 && ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(err.code);
+}
+
 export class AdminClient implements AdminApi {
   readonly #opts: AdminClientOptions;
 
@@ -121,21 +135,27 @@ export class AdminClient implements AdminApi {
     let last: unknown;
     for (const base of this.#opts.endpoints) {
       try {
-        return await this.#callOne(base, method, path, query);
+        try {
+          return await this.#callOne(base, method, path, query, this.#opts.credentials);
+        } catch (err) {
+          if (!isCredentialError(err) || !this.#opts.fallbackCredentials) throw err;
+          return await this.#callOne(base, method, path, query, this.#opts.fallbackCredentials);
+        }
       } catch (err) {
         last = err;
         // A node that answers with an admin error has spoken for the cluster;
-        // only transport failures and unavailable nodes move on to the next pod.
-        if (!isTransportError(err)) throw err;
+        // only transport failures, unavailable nodes and (mid-rotation) a key
+        // the node does not hold move on to the next pod.
+        if (!isTransportError(err) && !isCredentialError(err)) throw err;
       }
     }
     throw last;
   }
 
-  async #callOne(base: string, method: 'GET' | 'POST', path: string, query: Record<string, string>): Promise<unknown> {
+  async #callOne(base: string, method: 'GET' | 'POST', path: string, query: Record<string, string>, creds: Credentials): Promise<unknown> {
     const url = new URL(`${ADMIN_PREFIX}${path}`, base);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    const headers = await signAdminRequest(url, method, this.#opts.credentials, this.#opts.region ?? 'us-east-1', this.#opts.now?.() ?? new Date());
+    const headers = await signAdminRequest(url, method, creds, this.#opts.region ?? 'us-east-1', this.#opts.now?.() ?? new Date());
     let res: Response;
     try {
       const dispatcher = url.protocol === 'https:' && this.#opts.ca !== undefined ? agentFor(this.#opts.ca) : undefined;

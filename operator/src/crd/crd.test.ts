@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { crdAdmission } from '../../test/crd-admission.ts';
+import { checkLaunchConfig, launchConfig } from '../topology/volumes.ts';
 import { buildCrd, chartCrdFile, crdYaml } from './crd.ts';
+import type { SvcCluster } from './svccluster.ts';
 import { GENERATED_FILES } from './generated-files.ts';
 
 const crd = buildCrd() as { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> }; additionalPrinterColumns: { name: string }[] }[] } };
@@ -121,5 +123,37 @@ describe('SvcCluster CRD', () => {
     expect(messages(cluster({ pools: [pool('p0'), pool('p1')], erasure: { setDriveCount: 8 } }), old)).toContain('erasure.setDriveCount is immutable: it is persisted in every drive format');
     // A new pool has no old self: its geometry is free.
     expect(messages(cluster({ pools: [pool('p0'), pool('p1'), pool('p9', { servers: 2 })] }), old)).toEqual([]);
+  });
+
+  it('refuses at admission what every node would refuse at start-up: 1x17 drives, setDriveCount 6 on 16 drives, parity above half the chosen set', () => {
+    expect(messages(cluster({ pools: [pool('p0', { servers: 1, volumesPerServer: 17 })] })).join()).toMatch(/cannot be split into symmetric erasure sets/);
+    expect(messages(cluster({ erasure: { setDriveCount: 6 } })).join()).toMatch(/setDriveCount does not divide/);
+    // 6 servers x 4 drives: sets of 12 (the widest symmetric width), so EC:6 fits and EC:7 does not.
+    expect(messages(cluster({ pools: [pool('p0', { servers: 6, volumesPerServer: 4 })], erasure: { standardParity: 6 } }))).toEqual([]);
+    expect(messages(cluster({ pools: [pool('p0', { servers: 6, volumesPerServer: 4 })], erasure: { standardParity: 7 } })).join()).toMatch(/standardParity exceeds/);
+  });
+
+  it('credentials.secretName is immutable (rotate by editing the Secret)', () => {
+    const old = cluster();
+    expect(messages(cluster({ credentials: { secretName: 'other' } }), old).join()).toMatch(/credentials.secretName is immutable/);
+    expect(messages(cluster(), old)).toEqual([]);
+  });
+
+  it('the CEL topology rules equal the server\'s own start-up checks (node/src/topology) on every layout of a grid', () => {
+    const grid: { servers: number; volumes: number; sdc?: number; parity?: number }[] = [];
+    for (const servers of [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16]) for (const volumes of [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17]) if (servers * volumes >= 2) grid.push({ servers, volumes });
+    const extra: { servers: number; volumes: number; sdc?: number; parity?: number }[] = [];
+    for (const g of grid.filter((_, i) => i % 3 === 0)) {
+      for (const sdc of [2, 4, 6, 8, 12, 16]) extra.push({ ...g, sdc });
+      for (const parity of [1, 3, 4, 6, 8]) extra.push({ ...g, parity });
+    }
+    const disagreements: string[] = [];
+    for (const g of [...grid, ...extra]) {
+      const c = cluster({ pools: [pool('p0', { servers: g.servers, volumesPerServer: g.volumes })], erasure: { ...(g.sdc !== undefined ? { setDriveCount: g.sdc } : {}), ...(g.parity !== undefined ? { standardParity: g.parity } : {}) } }) as unknown as SvcCluster;
+      const server = checkLaunchConfig(launchConfig(c, c.spec.pools, 'cluster.local'));
+      const celOk = admit(c).length === 0;
+      if (celOk !== !('issue' in server)) disagreements.push(`${JSON.stringify(g)}: CEL ${celOk ? 'admits' : 'refuses'}, server ${'issue' in server ? `refuses (${server.issue.message})` : 'starts'}`);
+    }
+    expect(disagreements).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { toJsonSchema } from './k8s-schema.ts';
 import { GROUP, KIND, PLURAL, ROOT_RULES, SHORT_NAMES, SINGULAR, SvcClusterSpecSchema, SvcClusterStatusSchema, VERSION } from './svccluster.ts';
 
 /** Bumped whenever the schema changes in a way the operator depends on; checked at operator start. */
-export const CRD_SCHEMA_REVISION = '2';
+export const CRD_SCHEMA_REVISION = '3';
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
 export const CRD_REVISION_ANNOTATION = `${GROUP}/schema-revision`;
 

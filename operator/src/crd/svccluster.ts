@@ -48,6 +48,23 @@ export const RESERVED_ENV_PREFIXES = ['SVC_VOLUMES', 'SVC_ERASURE_SET_DRIVE_COUN
 
 const celReserved = RESERVED_ENV_PREFIXES.map((p) => `e.name.startsWith('${p}')`).join(' || ');
 
+/**
+ * The server's set-width rules (node/src/topology/set-width.ts) in CEL, for
+ * a pool `p` as the operator renders it (`<sts>-{0...S-1}.../data/d{0...V-1}`,
+ * a one-server host and a one-drive path written literally): a width w of 2
+ * to 16 divides the pool's S×V drives and is symmetric with its first range
+ * (the servers when S > 1, else the drives). A test holds these equal to the
+ * server's own code on a grid of layouts.
+ */
+const celDrives = (p: string) => `(${p}.servers * ${p}.volumesPerServer)`;
+const celFirstRange = (p: string) => `(${p}.servers > 1 ? ${p}.servers : ${p}.volumesPerServer)`;
+const celWidthOk = (p: string, w: string) => `${celDrives(p)} % ${w} == 0 && (${celFirstRange(p)} % ${w} == 0 || ${w} % ${celFirstRange(p)} == 0)`;
+const WIDTHS_DESC = '[16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2]';
+/** The set width the server picks for pool `p`: the pinned one, else the widest valid one (guard with a non-empty check). */
+const celWidth = (p: string) => `(has(self.erasure) && has(self.erasure.setDriveCount) ? self.erasure.setDriveCount : ${WIDTHS_DESC}.filter(w, ${celWidthOk(p, 'w')})[0])`;
+const celParityFits = (field: 'standardParity' | 'reducedParity') =>
+  `!has(self.erasure) || !has(self.erasure.${field}) || self.pools.all(p, ${WIDTHS_DESC}.filter(w, ${celWidthOk('p', 'w')}).size() == 0 || self.erasure.${field} * 2 <= ${celWidth('p')})`;
+
 const ProbeTiming = Type.Object({
   periodSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
   failureThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
@@ -90,6 +107,10 @@ export const PoolSpecSchema = Type.Object(
       message: 'volumeClaimTemplate.storageClassName of a pool is immutable',
     },
     { rule: 'self.servers * self.volumesPerServer >= 2', message: 'a pool needs at least two drives (servers x volumesPerServer >= 2)' },
+    {
+      rule: `${celDrives('self')} < 2 || ${WIDTHS_DESC}.exists(w, ${celWidthOk('self', 'w')})`,
+      message: 'the pool\'s drives (servers x volumesPerServer) cannot be split into symmetric erasure sets of 2 to 16 drives, as every node would refuse at start-up',
+    },
   ]),
 );
 
@@ -148,8 +169,11 @@ export const SvcClusterSpecSchema = Type.Object(
     imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'])),
     imagePullSecrets: Type.Optional(Type.Array(LocalObjectReference, { maxItems: 16 })),
     credentials: Type.Object(
-      { secretName: Type.String({ minLength: 1, description: 'Secret with keys accessKey and secretKey (root credential)' }) },
-      { description: 'root credential; mounted as files, never placed in env values' },
+      { secretName: Type.String({ minLength: 1, description: 'Secret with keys accessKey and secretKey (root credential); rotate by editing its keys' }) },
+      {
+        description: 'root credential; mounted as files, never placed in env values',
+        ...withRules([{ rule: 'self.secretName == oldSelf.secretName', message: 'credentials.secretName is immutable: rotate the root credential by editing the Secret\'s keys (nodes take them without a restart)' }]),
+      },
     ),
     clusterDomain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$' })),
     erasure: Type.Optional(
@@ -225,14 +249,19 @@ export const SvcClusterSpecSchema = Type.Object(
       message: 'at least one pool must stay active (decommission: false)',
     },
     {
-      rule: '!has(self.erasure) || !has(self.erasure.standardParity) || self.pools.all(p, self.erasure.standardParity * 2 <= (has(self.erasure.setDriveCount) ? self.erasure.setDriveCount : (p.servers * p.volumesPerServer > 16 ? 16 : p.servers * p.volumesPerServer)))',
+      rule: celParityFits('standardParity'),
       message: 'standardParity exceeds half the erasure set width of the narrowest pool',
       fieldPath: '.erasure.standardParity',
     },
     {
-      rule: '!has(self.erasure) || !has(self.erasure.reducedParity) || self.pools.all(p, self.erasure.reducedParity * 2 <= (has(self.erasure.setDriveCount) ? self.erasure.setDriveCount : (p.servers * p.volumesPerServer > 16 ? 16 : p.servers * p.volumesPerServer)))',
+      rule: celParityFits('reducedParity'),
       message: 'reducedParity exceeds half the erasure set width of the narrowest pool',
       fieldPath: '.erasure.reducedParity',
+    },
+    {
+      rule: `!has(self.erasure) || !has(self.erasure.setDriveCount) || self.pools.all(p, ${celWidthOk('p', 'self.erasure.setDriveCount')})`,
+      message: 'erasure.setDriveCount does not divide every pool\'s drives into symmetric sets (every node would refuse to start)',
+      fieldPath: '.erasure.setDriveCount',
     },
     {
       rule: '(has(self.erasure) && has(self.erasure.setDriveCount) ? self.erasure.setDriveCount : 0) == (has(oldSelf.erasure) && has(oldSelf.erasure.setDriveCount) ? oldSelf.erasure.setDriveCount : 0)',

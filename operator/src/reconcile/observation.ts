@@ -34,6 +34,8 @@ export interface StatefulSetObs {
   readonly storage?: string | number | undefined;
   /** StorageClass of the drive claim template (immutable once created). */
   readonly storageClassName?: string | undefined;
+  /** The credentials Secret its pods mount. */
+  readonly credentialsSecret?: string | undefined;
 }
 
 export interface PvcObs {

@@ -930,6 +930,21 @@ describe('planner: what needs a human (§3.4) and other changes', () => {
     expect(p.actions).toEqual([]);
   });
 
+  it('validateSpec re-checks what admission checks where it may have been bypassed: setDriveCount against what runs, credentials.secretName against the pods\' Secret', () => {
+    const { c, hash } = established([pool('p0', { servers: 4, volumesPerServer: 4 })]);
+    const pinned = plan(edit(c, c.spec.pools, { erasure: { setDriveCount: 8 } }), { pods: podsFor(c, 'p0', hash), statefulSets: [stsFor(c, 'p0', hash)] });
+    expect(cond(pinned, 'SpecValid')).toMatchObject({ status: 'False', reason: 'SpecInvalid' });
+    expect(cond(pinned, 'Stalled')!.message).toContain('setDriveCount');
+    expect(pinned.actions).toEqual([]);
+    const renamed = plan(edit(c, c.spec.pools, { credentials: { secretName: 'other-root' } }), { pods: podsFor(c, 'p0', hash), statefulSets: [{ ...stsFor(c, 'p0', hash), credentialsSecret: 'prod-root' }] });
+    expect(cond(renamed, 'SpecValid')).toMatchObject({ status: 'False', reason: 'SpecInvalid' });
+    expect(cond(renamed, 'Stalled')!.message).toContain('credentials.secretName');
+    // The server's own rules on a layout admission would refuse too (1 server x 17 drives).
+    const odd = plan(cluster([pool('p0', { servers: 1, volumesPerServer: 17 })]));
+    expect(cond(odd, 'Stalled')).toMatchObject({ status: 'True', reason: 'SetLayoutUnsupported' });
+    expect(odd.actions).toEqual([]);
+  });
+
   it('a coordinated restart (parity) not Ready in time stalls with WaitingForQuorum and deletes nothing again', () => {
     const { c, hash } = established([pool('p0')]);
     const e = edit(c, [pool('p0')], { erasure: { standardParity: 3 } });

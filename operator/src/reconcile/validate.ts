@@ -36,6 +36,8 @@ export function targetPools(c: SvcCluster) {
 export interface ExistingClaim {
   readonly storage?: string | number | undefined;
   readonly storageClassName?: string | undefined;
+  /** The credentials Secret the pool's pods mount. */
+  readonly credentialsSecret?: string | undefined;
 }
 
 export function validateSpec(c: SvcCluster, operatorDomain: string, claimOf?: (pool: string) => ExistingClaim | undefined): SpecIssue[] {
@@ -56,6 +58,12 @@ export function validateSpec(c: SvcCluster, operatorDomain: string, claimOf?: (p
     const current = claim?.storage;
     if (current !== undefined && parseQuantity(p.volumeClaimTemplate.resources.requests.storage) < parseQuantity(current)) {
       issues.push({ reason: 'PvcShrinkUnsupported', message: `pool "${p.name}": drive size ${p.volumeClaimTemplate.resources.requests.storage} is smaller than the existing ${current}; volumes cannot shrink` });
+    }
+    if (claim?.credentialsSecret !== undefined && claim.credentialsSecret !== c.spec.credentials.secretName) {
+      issues.push({
+        reason: 'SpecInvalid',
+        message: `credentials.secretName is ${c.spec.credentials.secretName} but pool "${p.name}" runs with ${claim.credentialsSecret}: the name is immutable, rotate the root credential by editing the Secret's keys`,
+      });
     }
     // CEL refuses this at admission; an API server without CEL would let it through and then refuse every StatefulSet update.
     if (claim && (claim.storageClassName ?? '') !== (p.volumeClaimTemplate.storageClassName ?? '')) {
@@ -98,6 +106,14 @@ export function validateSpec(c: SvcCluster, operatorDomain: string, claimOf?: (p
         message: `pool "${sp.name}" runs as ${sp.expression} but the spec now renders ${poolExpression(c, p, domain)}: servers, volumesPerServer, clusterDomain and names of a running pool cannot change`,
       });
     }
+  }
+  // The set width is persisted in every drive's format: once the cluster ran with one, it stays.
+  const applied = c.status?.launchConfig?.applied;
+  if (applied && (applied.setDriveCount ?? null) !== (c.spec.erasure?.setDriveCount ?? null)) {
+    issues.push({
+      reason: 'SpecInvalid',
+      message: `erasure.setDriveCount is ${c.spec.erasure?.setDriveCount ?? '(automatic)'} but the cluster runs with ${applied.setDriveCount ?? '(automatic)'}: the set width is written in every drive's format and cannot change`,
+    });
   }
   // Order: pools that run keep their relative order.
   const runningOrder = volumeList(c.status?.launchConfig?.applied?.volumes);

@@ -32,11 +32,14 @@ export interface ControllerOptions {
   readonly concurrency: number;
   readonly now?: () => Date;
   /** Admin API factory (tests may point it elsewhere); `ca`: what https pods are verified against. */
-  readonly adminFactory?: (endpoints: string[], creds: Credentials, ca?: string) => AdminApi;
+  readonly adminFactory?: (endpoints: string[], creds: Credentials, ca?: string, fallback?: Credentials) => AdminApi;
   readonly informerQuietMs?: number;
 }
 
 const keyOf = (ns: string, name: string) => `${ns}/${name}`;
+
+/** How long the previous root credential is still tried after the Secret changed (kubelets refresh Secret volumes within a minute or two). */
+export const ROTATION_GRACE_MS = 15 * 60_000;
 
 export class Controller {
   readonly #o: ControllerOptions;
@@ -44,6 +47,8 @@ export class Controller {
   #caches: ReturnType<Kube['informers']> | undefined;
   #resync: NodeJS.Timeout | undefined;
   #running = false;
+  /** Per cluster: the credentials Secret's key, and the one before it during a rotation. */
+  readonly #keys = new Map<string, { current: Credentials; previous?: Credentials; since?: number }>();
 
   constructor(o: ControllerOptions) {
     this.#o = o;
@@ -203,13 +208,14 @@ export class Controller {
     if (!secret) credentialsProblem = `Secret ${ns}/${c.spec.credentials.secretName} not found`;
     else if (!secret['accessKey'] || !secret['secretKey']) credentialsProblem = `Secret ${ns}/${c.spec.credentials.secretName} needs the keys accessKey and secretKey`;
     else creds = { accessKey: secret['accessKey'], secretKey: secret['secretKey'] };
+    const fallback = creds ? this.#rotation(c, creds) : undefined;
 
     let adminObs: AdminObs | undefined;
     let admin: AdminApi | undefined;
     // Ready pods first: any node forwards pool operations to the pool leader.
     const endpoints = [...pods.filter((p) => p.ready), ...pods.filter((p) => !p.ready && p.running)].map((p) => p.url);
     if (creds && endpoints.length > 0 && c.spec.paused !== true) {
-      admin = (this.#o.adminFactory ?? ((e, k, ca) => new AdminClient({ endpoints: e, credentials: k, ca })))(endpoints, creds, tls?.ca);
+      admin = (this.#o.adminFactory ?? ((e, k, ca, f) => new AdminClient({ endpoints: e, credentials: k, ca, fallbackCredentials: f })))(endpoints, creds, tls?.ca, fallback);
       try {
         const [poolsList, rebalance] = await Promise.all([admin.poolsList(), admin.rebalanceStatus()]);
         adminObs = { reachable: true, pools: poolsList, rebalance };
@@ -218,6 +224,33 @@ export class Controller {
       }
     }
     return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, pdbs, admin: adminObs, tls }, admin };
+  }
+
+  /**
+   * Root credential rotation (the credentials Secret edited): every node
+   * re-reads its key files and switches when its kubelet has refreshed the
+   * Secret volume, each at its own moment, with no restart and no pause of
+   * a running drain or rebalance (internode calls accept both keys meanwhile).
+   * The operator signs with the Secret's key and, for ROTATION_GRACE_MS,
+   * falls back to the previous one with a node that has not switched yet.
+   * Returns that previous key while it applies.
+   */
+  #rotation(c: SvcCluster, creds: Credentials): Credentials | undefined {
+    const key = keyOf(c.metadata.namespace!, c.metadata.name);
+    const now = this.#now().getTime();
+    const known = this.#keys.get(key);
+    if (!known) {
+      this.#keys.set(key, { current: creds });
+      return undefined;
+    }
+    if (known.current.accessKey !== creds.accessKey || known.current.secretKey !== creds.secretKey) {
+      this.#keys.set(key, { current: creds, previous: known.current, since: now });
+      this.#o.log.info({ event: 'root_credential_rotated', cluster: c.metadata.name, namespace: c.metadata.namespace, accessKey: creds.accessKey }, 'credentials Secret changed: nodes switch as their Secret volumes refresh; the previous key stays usable with nodes that have not switched');
+      void this.#event(c, 'Normal', 'CredentialsRotated', `the root credential in Secret ${c.spec.credentials.secretName} changed (access key ${creds.accessKey}); every node switches without a restart within its kubelet's sync period`, this.#o.log);
+      return known.current;
+    }
+    if (known.previous && known.since !== undefined && now - known.since < ROTATION_GRACE_MS) return known.previous;
+    return undefined;
   }
 
   /** Runs actions in order, stopping at the first failure. Admin failures are returned for the journal. */
@@ -334,6 +367,7 @@ export function stsObs(s: V1StatefulSet): StatefulSetObs {
     launchHash: s.spec?.template?.metadata?.annotations?.[ANNOTATION_LAUNCH_HASH],
     storage: s.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.['storage'],
     storageClassName: s.spec?.volumeClaimTemplates?.[0]?.spec?.storageClassName,
+    credentialsSecret: s.spec?.template?.spec?.volumes?.find((v) => v.name === 'credentials')?.secret?.secretName,
   };
 }
 

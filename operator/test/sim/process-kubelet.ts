@@ -7,7 +7,9 @@
  * and `projected` sources: the credentials at `/run/secrets/svc`, the TLS
  * certificate at `/etc/svc/certs`). As the kubelet does, Secret volumes are
  * written as `..data` → a timestamped folder and swapped atomically when the
- * Secret changes (checked every 300 ms), so a running pod sees the new files.
+ * Secret changes (checked every 300 ms), so a running pod sees the new files;
+ * `secretSyncDelayMs` spreads that over the pods as kubelets, each syncing
+ * on its own schedule, do.
  * Probes follow the pod's probe scheme (HTTPS probes verify nothing, like
  * the kubelet's). The environment is the pod template's own, except the
  * listen addresses, which become the pod's address (the pod network).
@@ -61,6 +63,10 @@ export class ProcessKubelet implements Kubelet {
   readonly #dns: Record<string, string> = {};
   /** Pods started, in order (name@ip). */
   readonly history: string[] = [];
+  /** How long a changed Secret takes to reach one pod's volume (drawn per pod and change). */
+  secretSyncDelayMs: () => number = () => 0;
+  /** Pod name → when a Secret volume of it last changed. */
+  readonly secretRefreshed = new Map<string, number>();
 
   constructor(api: FakeApiServer, base: string) {
     this.#api = api;
@@ -142,7 +148,7 @@ export class ProcessKubelet implements Kubelet {
     await this.#publish(`${spec.hostname}.${spec.subdomain}.${ns}.svc.cluster.local`, ip);
     const podDir = join(this.base, 'pods', name);
     const mounts: [string, string][] = [];
-    const secretVolumes: { dir: string; vol: PodVolume; hash: string; stamp: string }[] = [];
+    const secretVolumes: { dir: string; vol: PodVolume; hash: string; stamp: string; due?: { hash: string; at: number } }[] = [];
     for (const m of c.volumeMounts) {
       const vol = spec.volumes?.find((v) => v.name === m.name);
       if (vol?.emptyDir !== undefined) continue; // the svc process writes no scratch files
@@ -176,8 +182,11 @@ export class ProcessKubelet implements Kubelet {
           }
           const h = filesHash(files);
           if (h === v.hash) continue;
+          if (v.due?.hash !== h) v.due = { hash: h, at: Date.now() + this.secretSyncDelayMs() };
+          if (Date.now() < v.due.at) continue;
           v.stamp = await this.#writeAtomically(v.dir, files, v.stamp);
           v.hash = h;
+          this.secretRefreshed.set(name, Date.now());
         }
       })().finally(() => {
         refreshing = false;
