@@ -25,6 +25,7 @@ import { freePort, NODE, REPO, runSvcCommand, SVC, type SvcRun, tempDir } from '
 const ARN = 'arn:svc:sqs::hook1:webhook';
 let work: string;
 let receiver: WebhookReceiver;
+let auditReceiver: WebhookReceiver;
 let srv: SvcRun;
 let endpoint: string;
 let port: number;
@@ -33,12 +34,16 @@ let env: Record<string, string>;
 beforeAll(async () => {
   work = tempDir('notify-webhook');
   receiver = await startWebhookReceiver();
+  auditReceiver = await startWebhookReceiver();
   port = await freePort();
   env = {
     SVC_NOTIFY_WEBHOOK_ENABLE_hook1: 'on',
     SVC_NOTIFY_WEBHOOK_ENDPOINT_hook1: receiver.url,
     SVC_NOTIFY_WEBHOOK_AUTH_TOKEN_hook1: 'sekrit',
     SVC_NOTIFY_WEBHOOK_QUEUE_DIR_hook1: join(work, 'queue-hook1'),
+    SVC_AUDIT_WEBHOOK_ENABLE_audit: 'on',
+    SVC_AUDIT_WEBHOOK_ENDPOINT_audit: auditReceiver.url,
+    SVC_AUDIT_WEBHOOK_AUTH_TOKEN_audit: 'audit-token',
   };
   ({ srv, endpoint } = await startNotifyServer(work, env, port));
   await prepareCliHome(work);
@@ -47,6 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await srv?.stop();
   await receiver?.close();
+  await auditReceiver?.close();
 });
 
 async function code(p: Promise<unknown>): Promise<string> {
@@ -224,6 +230,32 @@ describe('webhook target', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+
+  it('sends an audit record of every S3 and admin request to the audit webhook: identity, outcome, latency', async () => {
+    const s3 = s3Client(endpoint);
+    await s3.send(new CreateBucketCommand({ Bucket: 'audited' }));
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'audited', Key: 'dir/a.txt', Body: 'audit me' }));
+    const putId = put.$metadata.requestId;
+    const missing = await fetch(`${endpoint}/audited/nope`);
+    expect(missing.status).toBe(403);
+    const admin = await runSvcCommand(['admin', 'notify', 'list', '--json'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
+    expect(admin.code).toBe(0);
+    type Entry = { api: { name: string; bucket?: string; object?: string; status: string; statusCode: number; errorCode?: string; rx: number; timeToResponseInNS: string }; requestID: string; accessKey: string; remotehost: string; deploymentid: string; time: string };
+    const entries = () => auditReceiver.bodies as unknown as Entry[];
+    const putEntry = await until(`the PutObject audit record (${putId}; got ${JSON.stringify(entries().slice(-3))})`, () => entries().find((e) => e.requestID === putId));
+    expect(putEntry.api).toMatchObject({ name: 'PutObject', bucket: 'audited', object: 'dir/a.txt', status: 'OK', statusCode: 200, rx: 8 });
+    expect(putEntry.accessKey).toBe(ROOT.accessKey);
+    expect(putEntry.remotehost).toBe('127.0.0.1');
+    expect(Number(putEntry.api.timeToResponseInNS)).toBeGreaterThan(0);
+    expect(putEntry.deploymentid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Date.parse(putEntry.time)).toBeGreaterThan(Date.now() - 60_000);
+    const refused = await until('the refused anonymous GET', () => entries().find((e) => e.api.object === 'nope'));
+    expect(refused.api).toMatchObject({ name: 'GetObject', status: 'Error', statusCode: 403, errorCode: 'AccessDenied' });
+    expect(refused.accessKey).toBe('');
+    const adminEntry = await until('the admin request', () => entries().find((e) => e.api.name === 'admin:v3/notify/targets'));
+    expect(adminEntry).toMatchObject({ accessKey: ROOT.accessKey, api: { statusCode: 200, status: 'OK' } });
+    expect(auditReceiver.auth.every((a) => a === 'Bearer audit-token')).toBe(true);
   });
 
   it('keeps events while the receiver is down and across a restart of the node, and delivers each once when it is back', async () => {

@@ -44,6 +44,8 @@ export class QueueStore<T> {
   #next = 0n;
   /** Entries in the store, in order, with their state (the directory's content, kept in memory). */
   readonly #entries = new Map<string, EntryState>();
+  /** Entries being written (room reserved, not visible yet). */
+  #writing = 0;
   #opened = false;
 
   constructor(dir: string, limit: number) {
@@ -90,16 +92,14 @@ export class QueueStore<T> {
    */
   async put(values: readonly T[], state: 'ready' | 'prepared' = 'ready'): Promise<string[]> {
     if (!this.#opened) throw new Error('queue store not opened');
-    if (this.#entries.size + values.length > this.limit) {
+    if (this.#entries.size + this.#writing + values.length > this.limit) {
       throw new SvcError('XSvcNotifyQueueFull', `the queue in ${this.dir} holds its limit of ${this.limit} events`, { limit: this.limit });
     }
+    // Names and room are reserved first (concurrent puts never share a name or pass the limit
+    // together); the entries become visible only once their files are in place.
     const ids: string[] = [];
-    // Reserved first, so concurrent puts never take the same name or pass the limit together.
-    for (let i = 0; i < values.length; i++) {
-      const id = (this.#next++).toString(16).padStart(16, '0');
-      ids.push(id);
-      this.#entries.set(id, state);
-    }
+    for (let i = 0; i < values.length; i++) ids.push((this.#next++).toString(16).padStart(16, '0'));
+    this.#writing += ids.length;
     try {
       for (let i = 0; i < values.length; i++) {
         const tmp = join(this.dir, `${ids[i]}.tmp`);
@@ -114,9 +114,18 @@ export class QueueStore<T> {
       }
       await fsyncDir(this.dir);
     } catch (err) {
-      for (const id of ids) this.#entries.delete(id);
       await Promise.all(ids.map((id) => Promise.all([rm(this.#file(id, state), { force: true }), rm(join(this.dir, `${id}.tmp`), { force: true })]))).catch(() => undefined);
       throw err;
+    } finally {
+      this.#writing -= ids.length;
+    }
+    const last = [...this.#entries.keys()].at(-1);
+    for (const id of ids) this.#entries.set(id, state);
+    if (last !== undefined && ids[0]! < last) {
+      // A put that started earlier finished later: keep the entries in name order.
+      const sorted = [...this.#entries].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+      this.#entries.clear();
+      for (const [id, st] of sorted) this.#entries.set(id, st);
     }
     return ids;
   }
@@ -138,9 +147,10 @@ export class QueueStore<T> {
   /** The oldest `max` entries in one of `states` (a file that no longer parses is removed and reported through `onCorrupt`). */
   async peek(max: number, states: readonly EntryState[] = ['ready'], onCorrupt?: (id: string, err: unknown) => void): Promise<QueuedEvent<T>[]> {
     const out: QueuedEvent<T>[] = [];
-    for (const [id, state] of this.#entries) {
+    // A snapshot: the map changes while the files are read.
+    for (const [id, state] of [...this.#entries]) {
       if (out.length >= max) break;
-      if (!states.includes(state)) continue;
+      if (!states.includes(state) || this.#entries.get(id) !== state) continue;
       try {
         out.push({ id, state, value: JSON.parse(await readFile(this.#file(id, state), 'utf8')) as T });
       } catch (err) {

@@ -14,7 +14,9 @@
  */
 import { changeExists, defaultQueueDir, NotificationSystem } from '../notify/notification-system.ts';
 import type { NotifyTargetReport } from '../object/admin/services.ts';
+import { AuditLog } from '../notify/audit.ts';
 import { createTarget } from '../notify/targets/index.ts';
+import { WebhookTarget } from '../notify/targets/webhook.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import { type ClientTrust, staticTrust } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
@@ -198,4 +200,17 @@ export class NotifyPlane {
     this.#o.layer.setPostCommitHook(undefined);
     await this.system.close();
   }
+}
+
+/** The audit log with the webhooks `SVC_AUDIT_WEBHOOK_*` names (default queues below the first local drive, `audit-<id>`). */
+export async function startAuditLog(o: { config: Config; drives: readonly string[]; trust: ClientTrust | undefined; deploymentId: () => string; clock: Clock; logger: Logger }): Promise<AuditLog> {
+  const audit = new AuditLog({ clock: o.clock, logger: o.logger, deploymentId: o.deploymentId });
+  for (const spec of o.config.audit) {
+    if (!spec.enabled) continue;
+    const s = spec.settings;
+    const target = new WebhookTarget({ id: spec.id, type: 'audit-webhook', endpoint: s.endpoint!, ...(s.auth_token ? { authToken: s.auth_token } : {}), trust: o.trust ?? staticTrust([]) });
+    await audit.addWebhook(target, queueOf({ ...spec, type: 'audit' as TargetType, settings: s }, o.drives));
+    o.logger.info({ event: 'audit_webhook_added', target: spec.id, endpoint: s.endpoint }, `audit log webhook ${spec.id} ready`);
+  }
+  return audit;
 }

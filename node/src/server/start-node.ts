@@ -35,7 +35,7 @@ import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, watchKms } from './kms.ts';
-import { NOTIFY_RELOAD_METHOD, NotifyPlane } from './notify-plane.ts';
+import { NOTIFY_RELOAD_METHOD, NotifyPlane, startAuditLog } from './notify-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
 export interface StartNodeDeps {
@@ -97,6 +97,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   let notifyPlane: NotifyPlane | undefined;
   // Filled in once the object layer is up (the admin plane reads them on every request).
   const workers: AdminWorkers = {};
+  // The audit log wraps the S3 and admin handlers (every request is recorded when its response is done).
+  const audit = await startAuditLog({ config, drives: [...cluster.localDrives.keys()], trust: tls?.trust, deploymentId: () => deploymentId ?? '', clock, logger: log });
   const admin = createAdminPlane({
     config,
     cluster,
@@ -129,7 +131,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       ...(deps.onFatal !== undefined ? { onFatal: deps.onFatal } : {}),
       ...cluster.serverDeps,
       tls,
-      handlers: { ...cluster.serverDeps.handlers, admin: admin.handler },
+      handlers: { ...cluster.serverDeps.handlers, admin: audit.wrap(admin.handler) },
       buildServices: async (ctx) => {
         deploymentId = ctx.deploymentId;
         await cluster.initLocalDrives();
@@ -204,7 +206,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         };
         return {
           handlers: {
-            s3,
+            s3: audit.wrap(s3),
             sts: createStsHandler({
               credentials: (accessKey, token) => iam.lookup(accessKey, token),
               sessionKey: () => (iam.loaded ? iam.index().stsKey : undefined),
@@ -248,6 +250,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     });
   } catch (err) {
     rootCredential.close();
+    await audit.close();
     await cluster.close();
     tls?.close();
     throw err;
@@ -262,6 +265,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       stopCapacity();
       rootCredential.close();
       await running.close(graceMs);
+      await audit.close();
       await cluster.close();
       tls?.close();
     },

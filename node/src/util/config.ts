@@ -17,7 +17,7 @@ import { parseByteSize } from './bytes.ts';
 import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './console-config.ts';
 import { SvcError } from './errors.ts';
 import { IpSet } from './ip-set.ts';
-import { NOTIFY_CONFIG_VARIABLES, parseNotifyTargets, type TargetSpec } from './notify-config.ts';
+import { NOTIFY_CONFIG_VARIABLES, parseAuditTargets, parseNotifyTargets, type TargetSpec } from './notify-config.ts';
 import { type HttpLimits, NET_CONFIG_VARIABLES, parseHttpLimits, parseRpcLimits, RPC_CONFIG_VARIABLES, type RpcLimits } from './net-config.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -133,6 +133,8 @@ export interface Config {
   readonly http: HttpLimits;
   /** Bucket notification targets from `SVC_NOTIFY_*` (`docs/notifications.md`). */
   readonly notify: readonly TargetSpec[];
+  /** Audit log webhooks from `SVC_AUDIT_WEBHOOK_*`. */
+  readonly audit: readonly TargetSpec[];
   /** Internode call deadlines and slow-peer detection (`util/net-config.ts`). */
   readonly rpc: RpcLimits;
   /** Base directory for relative volume paths. */
@@ -490,6 +492,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     trustedProxies: IpSet.parse(env.SVC_TRUSTED_PROXIES),
     http: parseHttpLimits(env),
     notify: parseNotifyTargets(env),
+    audit: parseAuditTargets(env),
     rpc: parseRpcLimits(env),
     cwd: input.cwd,
   };

@@ -124,8 +124,25 @@ export function targetsFromEnv(env: Readonly<Record<string, string | undefined>>
   return out.sort((a, b) => `${a.type}:${a.id}`.localeCompare(`${b.type}:${b.id}`));
 }
 
+/** `SVC_AUDIT_WEBHOOK_*[_<ID>]`: audit log webhooks (ENABLE, ENDPOINT, AUTH_TOKEN, QUEUE_DIR, QUEUE_LIMIT). */
+export function parseAuditTargets(env: Readonly<Record<string, string | undefined>>): TargetSpec[] {
+  const audit: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('SVC_AUDIT_')) audit[k] = v;
+  let specs: TargetSpec[];
+  try {
+    specs = targetsFromEnv(audit, 'SVC_AUDIT_');
+  } catch (err) {
+    if (err instanceof SvcError) throw new SvcError('InvalidConfig', err.message, { variable: 'SVC_AUDIT_*' });
+    throw err;
+  }
+  const other = specs.find((s) => s.type !== 'webhook');
+  if (other) throw new SvcError('InvalidConfig', `SVC_AUDIT_${other.type.toUpperCase()}_*: the audit log goes to webhook targets only (SVC_AUDIT_WEBHOOK_*)`, { variable: 'SVC_AUDIT_*' });
+  return specs;
+}
+
 /** `--help` lines for the notification variables. */
 export const NOTIFY_CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
+  ['SVC_AUDIT_WEBHOOK_ENABLE[_<ID>]', 'on/off: an audit log webhook receiving one JSON record per S3 and admin request (ENDPOINT, AUTH_TOKEN, QUEUE_DIR, QUEUE_LIMIT as for notification webhooks)'],
   ['SVC_NOTIFY_<TYPE>_ENABLE[_<ID>]', `on/off: a bucket notification target (types: ${TARGET_TYPES.join(', ')}); ARN arn:svc:sqs::<ID>:<type>, ID _ without a suffix`],
   ['SVC_NOTIFY_<TYPE>_<KEY>[_<ID>]', 'the target\'s settings as MinIO names them (WEBHOOK_ENDPOINT, WEBHOOK_AUTH_TOKEN, REDIS_ADDRESS, ...; QUEUE_DIR, QUEUE_LIMIT for every type); see docs/notifications.md'],
 ];

@@ -14,6 +14,7 @@
  * forwarded calls, and would add a second way of writing errors next to the
  * registry's.
  */
+import { tagAudit } from '../audit-tag.ts';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../util/clock.ts';
@@ -63,6 +64,16 @@ function publishOperation(req: IncomingMessage, method: string, url: string): vo
   }
 }
 
+/** The `Code` of an admin error body. */
+function errorCodeOf(body: Buffer | Uint8Array | string | undefined): string {
+  try {
+    const code = (JSON.parse(Buffer.from(body ?? '').toString('utf8')) as { Code?: unknown }).Code;
+    return typeof code === 'string' ? code : 'Unknown';
+  } catch {
+    return 'Unknown';
+  }
+}
+
 export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const lookup = credentialLookup(o.credentials);
   return (req, res) => {
@@ -71,17 +82,23 @@ export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessag
     const method = req.method ?? 'GET';
     if (httpRequestOperation.hasSubscribers) publishOperation(req, method, url);
     const run = async (): Promise<AdminReply> => {
+      tagAudit(req, { api: `admin:${url.split('?')[0]!.replace(/^\/(svc|compat|minio)\/admin\//, '')}` });
       const auth = verifyIncoming(req, { credentials: lookup, region: o.region, anyRegion: o.anyRegion === true, clock: o.clock });
+      tagAudit(req, { accessKey: auth.accessKey });
       const body = await readSmallBody(req.headers, req, auth, MAX_ADMIN_BODY);
       const sessionToken = sessionTokenOf({ method, url, headers: req.headers });
       return o.core.execute({ method, url, body, principal: auth.accessKey, ...(sessionToken !== undefined ? { sessionToken } : {}), requestId, clientAddress: requestOrigin(req).sourceIp });
     };
     run().then(
-      (reply) => writeAdminReply(req, res, reply),
+      (reply) => {
+        if (reply.status >= 400) tagAudit(req, { errorCode: errorCodeOf(reply.body) });
+        writeAdminReply(req, res, reply);
+      },
       (err: unknown) => {
         // Authentication or body errors: nothing reached the core.
         o.logger.info({ event: 'admin_request_refused', url, remote: requestOrigin(req).sourceIp, err: err instanceof Error ? err.message : String(err) }, 'admin request refused');
         const reply = adminErrorReply(err, url.split('?')[0]!, requestId, o.hostId);
+        tagAudit(req, { errorCode: errorCodeOf(reply.body) });
         if (!req.complete) {
           res.setHeader('connection', 'close');
           req.resume();

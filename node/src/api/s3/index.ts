@@ -18,6 +18,7 @@ import { authorizeEndpoint } from './authz/endpoint.ts';
 import { ANONYMOUS, rootPrincipal } from '../../iam/principal.ts';
 import type { Handler, NotifyEdge, S3Context } from './context.ts';
 import { requestOrigin } from '../request-origin.ts';
+import { tagAudit } from '../audit-tag.ts';
 import { handleGetBucketNotificationConfiguration, handleListenBucketNotification, handlePutBucketNotificationConfiguration } from './handlers/notification.ts';
 import { sendError } from './errors.ts';
 import {
@@ -251,6 +252,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
         domains,
       );
       resource = ep.key ? `/${ep.bucket}/${ep.key}` : ep.bucket ? `/${ep.bucket}` : '/';
+      tagAudit(req, { api: ep.op, bucket: ep.bucket, object: ep.key, accessKey: auth.anonymous ? '' : auth.accessKey });
       if (httpRequestOperation.hasSubscribers) httpRequestOperation.publish({ req, operation: ep.op } satisfies HttpOperationMessage);
       if (ep.bucket) validateBucketName(ep.bucket);
       const ctx: S3Context = {
@@ -294,6 +296,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
       await handler(ctx);
     };
     run().catch((err: unknown) => {
+      tagAudit(req, { errorCode: err instanceof SvcError ? err.code : 'InternalError' });
       // A refused body still on the wire: drain a small one so the connection stays usable;
       // for a large or unknown one, answer and close rather than read gigabytes.
       const pending = !req.complete;
