@@ -251,6 +251,21 @@ export class ProcessKubelet implements Kubelet {
     return r?.status === 200;
   }
 
+  /** A Kubernetes node fails: every pod scheduled there dies at once (SIGKILL); returns their names. */
+  async killNode(node: string): Promise<string[]> {
+    const pods = this.#api.store.list(this.#api.store.find('', 'v1', 'pods')!).filter((p) => (p['spec'] as { nodeName?: string }).nodeName === node);
+    const killed: string[] = [];
+    for (const p of pods) {
+      const r = this.#procs.get(p.metadata.name);
+      if (!r) continue;
+      r.stopRefresh();
+      r.child.kill('SIGKILL');
+      await r.exited;
+      killed.push(p.metadata.name);
+    }
+    return killed;
+  }
+
   /** Base URL of a running pod. */
   url(pod: string): string {
     return `${this.#procs.get(pod)?.scheme ?? 'http'}://${this.ipOf(pod)}:9000`;

@@ -61,6 +61,16 @@ export class StatefulSetSimulator {
   #stopped = false;
   readonly #t: { sts: ResourceType; pod: ResourceType; pvc: ResourceType };
 
+  /**
+   * Kubernetes nodes pods are scheduled onto (`spec.nodeName`); none: pods get
+   * no node. A pod whose template spreads over `kubernetes.io/hostname`
+   * (topologySpreadConstraints or pod anti-affinity) goes to the node with
+   * the fewest pods its selector matches; one without any goes where most
+   * pods already run (bin-packing, the worst case nothing in the template
+   * rules out).
+   */
+  nodes: readonly string[] = [];
+
   constructor(api: FakeApiServer, kubelet: Kubelet, opts: { probeMs?: number } = {}) {
     this.#api = api;
     this.#kubelet = kubelet;
@@ -153,7 +163,12 @@ export class StatefulSetSimulator {
               annotations: { ...(spec.template.metadata.annotations ?? {}) },
               ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name, uid: sts.metadata.uid!, controller: true, blockOwnerDeletion: true }],
             },
-            spec: { ...structuredClone(spec.template.spec), hostname: name, subdomain: (sts['spec'] as { serviceName: string }).serviceName },
+            spec: {
+              ...structuredClone(spec.template.spec),
+              hostname: name,
+              subdomain: (sts['spec'] as { serviceName: string }).serviceName,
+              ...(this.nodes.length > 0 ? { nodeName: this.#schedule(ns, spec.template.spec) } : {}),
+            },
           },
           'kube-controller-manager',
         );
@@ -173,6 +188,24 @@ export class StatefulSetSimulator {
       await this.#probe(pods);
       this.#writeStsStatus(sts, revision);
     }
+  }
+
+  #schedule(ns: string, podSpec: Record<string, unknown>): string {
+    type Selector = { matchLabels?: Record<string, string> };
+    const spread = ((podSpec['topologySpreadConstraints'] as { topologyKey: string; labelSelector?: Selector }[] | undefined) ?? []).filter((c) => c.topologyKey === 'kubernetes.io/hostname').map((c) => c.labelSelector);
+    const anti = (
+      (podSpec['affinity'] as { podAntiAffinity?: { preferredDuringSchedulingIgnoredDuringExecution?: { podAffinityTerm: { topologyKey: string; labelSelector?: Selector } }[] } } | undefined)?.podAntiAffinity
+        ?.preferredDuringSchedulingIgnoredDuringExecution ?? []
+    )
+      .filter((t) => t.podAffinityTerm.topologyKey === 'kubernetes.io/hostname')
+      .map((t) => t.podAffinityTerm.labelSelector);
+    const selectors = [...spread, ...anti].filter((x): x is Selector => x !== undefined);
+    const pods = this.#api.store.list(this.#t.pod, ns);
+    const on = (node: string, sel?: Selector) =>
+      pods.filter((p) => (p['spec'] as { nodeName?: string }).nodeName === node && Object.entries(sel?.matchLabels ?? {}).every(([k, v]) => p.metadata.labels?.[k] === v)).length;
+    const scored = this.nodes.map((n, i) => ({ n, i, score: selectors.length > 0 ? -selectors.reduce((a, sel) => a + on(n, sel), 0) : on(n) }));
+    scored.sort((a, b) => b.score - a.score || a.i - b.i);
+    return scored[0]!.n;
   }
 
   #launch(pod: Obj): void {
