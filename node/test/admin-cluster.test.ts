@@ -8,11 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_ROUTES } from '../src/api/admin/routes.ts';
 import type { ClusterSnapshot, PoolStatus, ServerInfoMessage } from '../src/object/admin/types.ts';
 import { admin, shapeMismatches } from './helpers/admin.ts';
-import { exampleQuery, ROUTE_EXAMPLES } from './helpers/admin-doc.ts';
+import { EXAMPLE_BUCKET, exampleQuery, ROUTE_EXAMPLES } from './helpers/admin-doc.ts';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
 
 const enabled = canUseMountNamespaces();
@@ -42,6 +43,8 @@ afterAll(async () => {
 describe.skipIf(!enabled)('admin API on a 4-node cluster with two pools', () => {
   it('every route answers on every node, with the golden shapes', async () => {
     const pools = c.volumes;
+    // the bucket the quota examples name
+    await c.s3(1).send(new CreateBucketCommand({ Bucket: EXAMPLE_BUCKET }));
     for (let k = 1; k <= 4; k++) {
       for (const r of ADMIN_ROUTES) {
         const e = ROUTE_EXAMPLES[r.op];
