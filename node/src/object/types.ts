@@ -140,6 +140,8 @@ export const BUCKET_CONFIG_KINDS = [
   'encryption',
   'notification',
   'quota',
+  'replication',
+  'replication-targets',
 ] as const;
 export type BucketConfigKind = (typeof BUCKET_CONFIG_KINDS)[number];
 

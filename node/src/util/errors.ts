@@ -175,6 +175,15 @@ export const ERRORS = {
   XSvcNotifyQueueFull: { status: 503, message: 'A notification target\'s queue is full; the write was not made. Retry once the target catches up.' },
   XSvcNotifyTargetInvalid: { status: 400, message: 'The notification target configuration is invalid.' },
   XSvcNotifyNoSuchTarget: { status: 404, message: 'The specified notification target does not exist.' },
+  // bucket replication (docs/replication.md)
+  ReplicationConfigurationNotFoundError: { status: 404, message: 'The replication configuration was not found.' },
+  XSvcReplicationTargetInvalid: { status: 400, message: 'The replication target is invalid.' },
+  XSvcReplicationNoSuchTarget: { status: 404, message: 'The specified remote target does not exist for this bucket.' },
+  XSvcReplicationTargetUnreachable: { status: 503, message: 'The remote target could not be reached or refused the credential; nothing was changed.' },
+  XSvcReplicationTargetNotVersioned: { status: 400, message: 'The remote bucket must have versioning enabled for replication.' },
+  XSvcReplicationTargetInUse: { status: 409, message: 'A replication rule of the bucket still sends to this target; remove the rule first.' },
+  XSvcReplicationQueueFull: { status: 503, message: 'A replication queue is full; the write was not made. Retry once the target catches up.' },
+  XSvcReplicationResyncInvalid: { status: 400, message: 'The resync request is invalid for the bucket\'s replication state.' },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERRORS;

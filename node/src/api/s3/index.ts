@@ -21,6 +21,7 @@ import { requestOrigin } from '../request-origin.ts';
 import { tagAudit } from '../audit-tag.ts';
 import { handleGetBucketNotificationConfiguration, handleListenBucketNotification, handlePutBucketNotificationConfiguration } from './handlers/notification.ts';
 import { sendError } from './errors.ts';
+import { handleDeleteBucketReplication, handleGetBucketReplication, handlePutBucketReplication } from './handlers/replication.ts';
 import {
   handleGetBucketAcl,
   handleGetObjectAcl,
@@ -164,6 +165,9 @@ const HANDLERS: { [K in S3Operation]: Handler<Extract<S3Endpoint, { op: K }>> } 
   GetBucketNotificationConfiguration: handleGetBucketNotificationConfiguration,
   PutBucketNotificationConfiguration: handlePutBucketNotificationConfiguration,
   ListenBucketNotification: handleListenBucketNotification,
+  GetBucketReplication: handleGetBucketReplication,
+  PutBucketReplication: handlePutBucketReplication,
+  DeleteBucketReplication: handleDeleteBucketReplication,
   ListObjectsV1: handleListObjectsV1,
   ListObjectsV2: handleListObjectsV2,
   ListObjectVersions: handleListObjectVersions,

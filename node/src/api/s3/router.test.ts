@@ -88,7 +88,8 @@ describe('parseEndpoint', () => {
     expect(code(() => ep('PUT', '/b/k?partNumber=0&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=10001&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=1'))).toBe('InvalidArgument');
-    expect(code(() => ep('GET', '/b?replication'))).toBe('NotImplemented');
+    expect(code(() => ep('GET', '/b?website'))).toBe('NotImplemented');
+    expect([ep('GET', '/b?replication').op, ep('PUT', '/b?replication').op, ep('DELETE', '/b?replication').op]).toEqual(['GetBucketReplication', 'PutBucketReplication', 'DeleteBucketReplication']);
     expect(code(() => ep('DELETE', '/b?object-lock'))).toBe('MethodNotAllowed');
     expect(code(() => ep('GET', '/b?list-type=1'))).toBe('InvalidArgument');
     expect(code(() => ep('PATCH', '/b/k'))).toBe('MethodNotAllowed');

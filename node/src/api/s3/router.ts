@@ -57,6 +57,9 @@ export type S3Endpoint =
   | Op<'GetBucketNotificationConfiguration'>
   | Op<'PutBucketNotificationConfiguration'>
   | Op<'ListenBucketNotification'>
+  | Op<'GetBucketReplication'>
+  | Op<'PutBucketReplication'>
+  | Op<'DeleteBucketReplication'>
   | Op<'ListObjectsV1'>
   | Op<'ListObjectsV2'>
   | Op<'ListObjectVersions'>
@@ -89,7 +92,6 @@ export type S3Operation = S3Endpoint['op'];
 
 /** Bucket subresources S3 has and svc does not serve (answered NotImplemented, not mistaken for listings). */
 const UNSUPPORTED_SUBRESOURCES = [
-  'replication',
   'website',
   'logging',
   'requestPayment',
@@ -177,6 +179,7 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('lifecycle')) return { op: 'PutBucketLifecycle', ...base };
         if (has('encryption')) return { op: 'PutBucketEncryption', ...base };
         if (has('notification')) return { op: 'PutBucketNotificationConfiguration', ...base };
+        if (has('replication')) return { op: 'PutBucketReplication', ...base };
         return { op: 'CreateBucket', ...base };
       case 'HEAD':
         return { op: 'HeadBucket', ...base };
@@ -188,6 +191,7 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('publicAccessBlock')) return { op: 'DeletePublicAccessBlock', ...base };
         if (has('lifecycle')) return { op: 'DeleteBucketLifecycle', ...base };
         if (has('encryption')) return { op: 'DeleteBucketEncryption', ...base };
+        if (has('replication')) return { op: 'DeleteBucketReplication', ...base };
         if (has('object-lock')) throw new SvcError('MethodNotAllowed', 'Object Lock cannot be removed from a bucket.');
         return { op: 'DeleteBucket', ...base };
       case 'POST':
@@ -208,6 +212,7 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
         if (has('lifecycle')) return { op: 'GetBucketLifecycle', ...base };
         if (has('encryption')) return { op: 'GetBucketEncryption', ...base };
         if (has('notification')) return { op: 'GetBucketNotificationConfiguration', ...base };
+        if (has('replication')) return { op: 'GetBucketReplication', ...base };
         // MinIO's ListenBucketNotification (`mc event`/`mc watch`): a GET on the bucket with `events`.
         if (has('events')) return { op: 'ListenBucketNotification', ...base };
         if (has('versions')) return { op: 'ListObjectVersions', ...base };

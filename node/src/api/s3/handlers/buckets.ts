@@ -118,6 +118,10 @@ export async function handlePutBucketVersioning(ctx: S3Context): Promise<void> {
   const mfa = xmlText(cfg, 'MfaDelete');
   if (mfa === 'Enabled') throw new SvcError('NotImplemented', 'MFA delete is not supported by this server.');
   if (status !== 'Enabled' && status !== 'Suspended') throw new SvcError('MalformedXML', 'Status must be Enabled or Suspended.');
+  // Replication needs versioning on (S3 refuses to suspend it under a replication configuration).
+  if (status === 'Suspended' && (await ctx.layer.getBucketConfig(ctx.ep.bucket, 'replication')) !== undefined) {
+    throw new SvcError('InvalidBucketState', 'A replication configuration is present on this bucket, so the versioning state cannot be changed.');
+  }
   await ctx.layer.setBucketVersioning(ctx.ep.bucket, status);
   sendEmpty(ctx, 200);
 }
