@@ -147,6 +147,21 @@ describe.each([1, 2])('operator chart: helm install N, helm upgrade --wait to N+
     expect(listOf(env.api, 'apps', 'v1', 'statefulsets').map((s) => s.metadata.name)).toEqual(['prod-p0']);
   }, 300_000);
 
+  it.runIf(replicas === 1)('a broken upgrade (the new pod never Ready) fails at its progress deadline and the old pod keeps leading', async () => {
+    const before = await oneLeader(env);
+    // An invalid setting: the new operator exits at start (CrashLoopBackOff), never Ready.
+    const r = await helmIn(env, ['upgrade', 'ops', chartVersion('0.1.9'), '--namespace', OPERATOR_NS, '--set', 'leaderElection=maybe', '--set', 'progressDeadlineSeconds=5', '--wait', '--timeout', '2m']);
+    expect(r.code).not.toBe(0);
+    const dep = env.api.store.get(env.api.store.find('apps', 'v1', 'deployments')!, OPERATOR_NS, 'ops-svc-operator');
+    expect((dep['status'] as { conditions: { type: string; status: string; reason: string }[] }).conditions.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
+    const after = await oneLeader(env);
+    expect(after.find((p) => p.leading)!.name).toBe(before.find((p) => p.leading)!.name);
+    // Back to a good release.
+    const fixed = await helmIn(env, ['upgrade', 'ops', chartVersion('0.1.10'), '--namespace', OPERATOR_NS, '--wait', '--timeout', '3m']);
+    expect(fixed.code, fixed.out).toBe(0);
+    expect((await oneLeader(env)).every((p) => p.ready)).toBe(true);
+  }, 400_000);
+
   it.runIf(replicas === 1)('CRDs: another release with --skip-crds leaves the CRD alone, helm uninstall keeps it (and the clusters), kubectl apply --server-side --force-conflicts -f crds/ upgrades it', async () => {
     const second = await helmIn(env, ['install', 'ops2', chartVersion('0.1.2', 'second-release'), '--namespace', 'other', '--create-namespace', '--skip-crds', '--set', 'watchNamespace=other', '--set', 'replicaCount=0']);
     expect(second.code, second.out).toBe(0);
