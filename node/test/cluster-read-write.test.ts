@@ -92,8 +92,11 @@ describe.skipIf(!supported)('4-node cluster: reads and writes through any node, 
     }
     expect(probe.status).toBe(503);
     expect(reasonsOf(probe).some(lockReason)).toBe(true);
-    // Node readiness itself stays 200: reads have quorum.
-    expect((await cluster.get(1, '/health/ready')).status).toBe(200);
+    // Readiness says the node cannot do its whole job (2 of 4 nodes: no majority, no writes):
+    // 503 with peer_health_unavailable, while S3 keeps serving the reads it can (above).
+    const ready = await cluster.get(1, '/health/ready');
+    expect(ready.status).toBe(503);
+    expect((JSON.parse(ready.body) as { degradedReasons: string[] }).degradedReasons).toContain('peer_health_unavailable');
 
     // Back to four: ready again without restarting 1 and 2, nothing lost.
     await Promise.all([cluster.start(3), cluster.start(4)]);

@@ -119,7 +119,7 @@ export interface ClusterNodeOptions {
 
 /** The readiness flags this module keeps current (structurally `server/readiness.ts`'s `Readiness`). */
 export interface LockReadinessTarget {
-  update(patch: { lock: boolean }, notes?: { lock?: string }): void;
+  update(patch: { lock?: boolean; peers?: boolean; clusterTimeout?: boolean }, notes?: { lock?: string; peers?: string }): void;
 }
 
 export interface ClusterNode {
@@ -174,7 +174,12 @@ export interface ClusterNode {
   registerPeerService(service: RpcService): void;
   /** Installs what this node does when a peer signals a bucket metadata change. */
   onBucketMetaChanged(handler: (bucket: string) => void): void;
-  /** Keeps `lock` of the readiness current (cluster probes: `lock_quorum_unavailable`). */
+  /**
+   * Keeps `lock` (cluster probes: `lock_quorum_unavailable`), `peers` (a
+   * majority of nodes reachable: `peer_health_unavailable`) and
+   * `clusterTimeout` (a peer stopped answering: `cluster_health_timeout`)
+   * of the readiness current.
+   */
   attachReadiness(readiness: LockReadinessTarget, everyMs?: number): void;
   close(): Promise<void>;
 }
@@ -412,6 +417,11 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
       const update = () => {
         const ok = initLockClients().quorumAvailable(true);
         readiness.update({ lock: ok }, { lock: ok ? 'lock quorum available' : 'lock RPC majority unreachable' });
+        // Peer health: a majority of the nodes reachable; a peer that stopped answering is the cluster probes' timeout.
+        if (multiNode) {
+          const h = peers.health();
+          readiness.update({ peers: h.healthy, clusterTimeout: h.timedOut.length > 0 }, { peers: h.detail });
+        }
       };
       update();
       stopLockWatch = clock.every(everyMs, update);

@@ -120,6 +120,29 @@ export class ClusterPeers {
     return refused.length === 0 ? undefined : `TLS: ${refused.join('; ')}`;
   }
 
+  /**
+   * Peer health (readiness, SPEC "peer_health_unavailable"): this node
+   * reaches a majority of the cluster's nodes, itself included, so it is
+   * not cut off in a minority. `timedOut`: peers that stopped answering
+   * (their health ping timed out) rather than refusing the connection
+   * (`cluster_health_timeout` on the cluster probes).
+   */
+  health(): { healthy: boolean; online: number; nodes: number; timedOut: string[]; unreachable: string[]; detail: string } {
+    const nodes = this.nodes.length;
+    const timedOut: string[] = [];
+    const unreachable: string[] = [];
+    for (const [hp, p] of this.#peers) {
+      const why = p.offlineReason();
+      if (why === 'unresponsive') timedOut.push(hp);
+      else if (why === 'unreachable') unreachable.push(hp);
+    }
+    const online = nodes - timedOut.length - unreachable.length;
+    const healthy = online >= Math.floor(nodes / 2) + 1;
+    const away = [...unreachable.map((h) => `${h} unreachable`), ...timedOut.map((h) => `${h} not answering`)];
+    const detail = `${online} of ${nodes} nodes reachable${away.length > 0 ? ` (${away.join(', ')})` : ''}${healthy ? '' : `; a majority (${Math.floor(nodes / 2) + 1}) is needed`}`;
+    return { healthy, online, nodes, timedOut, unreachable, detail };
+  }
+
   /** Number of nodes currently reachable, this one included. */
   onlineNodes(): number {
     return this.nodes.length - [...this.#peers.values()].filter((p) => !p.isOnline()).length;

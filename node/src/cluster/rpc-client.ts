@@ -121,6 +121,7 @@ export class PeerClient {
   readonly #probeBaseMs: number;
   readonly #probeMaxMs: number;
   #online = true;
+  #offlineReason: 'unreachable' | 'unresponsive' = 'unreachable';
   #probing = false;
   /** Why the peer's TLS was refused, until a call succeeds. */
   #tlsRefusal: string | undefined;
@@ -136,6 +137,13 @@ export class PeerClient {
   readonly #pingTimeoutMs: number;
   #pinging = false;
   #lastPingAt = Number.NEGATIVE_INFINITY;
+  /** Last time any byte came back from the peer (answers, stream chunks, an upload it read on). */
+  #lastHeardAt = Number.NEGATIVE_INFINITY;
+  /** Records that the peer just sent something; returns the time. */
+  readonly #heard = (): number => {
+    this.#lastHeardAt = this.#clock.now();
+    return this.#lastHeardAt;
+  };
   #stopWatch: (() => void) | undefined;
 
   constructor(opts: PeerClientOptions) {
@@ -194,7 +202,8 @@ export class PeerClient {
     this.#lastPingAt = now;
     void this.#pingOnce()
       .then((ok) => {
-        if (ok) return;
+        // A peer that sent anything while the ping waited is alive (busy, not frozen).
+        if (ok || this.#lastHeardAt >= now) return;
         this.#markOffline(new SvcError('DiskNotFound', `peer ${this.origin} is unresponsive: calls waited ${this.#stallCheckMs} ms without an answer and a health ping got none within ${this.#pingTimeoutMs} ms`, { remote: this.origin }), 'unresponsive');
       })
       .finally(() => {
@@ -247,7 +256,7 @@ export class PeerClient {
     const call = this.#track();
     try {
       const res = await this.#request(opts.control === true ? this.#control : this.#data, path, encodeMsg(args), {}, opts, call);
-      return decodeMsg(await readAll(res.body, this.origin, call, this.#clock));
+      return decodeMsg(await readAll(res.body, this.origin, call, this.#heard));
     } finally {
       this.#untrack(call);
     }
@@ -265,11 +274,16 @@ export class PeerClient {
     // Set while a chunk was handed over and the transport has not asked for the next.
     let blockedSince: number | undefined;
     const call = this.#track();
+    const heard = () => {
+      this.#lastHeardAt = clock.now();
+    };
     async function* guarded(): AsyncGenerator<Uint8Array> {
       try {
         for await (const chunk of body) {
           blockedSince = clock.now();
           call.progressAt = blockedSince;
+          // The transport took the previous chunk: the peer is reading.
+          heard();
           yield chunk;
           blockedSince = undefined;
           // Waiting on our own source is no silence of the peer's.
@@ -302,7 +316,7 @@ export class PeerClient {
         call,
         () => sourceFailed || stall.signal.aborted,
       );
-      return decodeMsg(await readAll(res.body, this.origin, call, this.#clock));
+      return decodeMsg(await readAll(res.body, this.origin, call, this.#heard));
     } catch (err) {
       // The stall check comes first: aborting also throws into the source.
       if (stall.signal.aborted) {
@@ -331,9 +345,13 @@ export class PeerClient {
     const origin = this.origin;
     const body = res.body;
     const clock = this.#clock;
+    const heard = () => {
+      this.#lastHeardAt = clock.now();
+    };
     async function* guarded(): AsyncGenerator<Buffer> {
       try {
         for await (const chunk of body) {
+          heard();
           // While the consumer works on a chunk the peer is not silent: only the wait for the next counts.
           call.progressAt = Number.POSITIVE_INFINITY;
           yield chunk as Buffer;
@@ -360,6 +378,7 @@ export class PeerClient {
       const parser = new FrameParser();
       try {
         for await (const chunk of res.body) {
+          this.#lastHeardAt = this.#clock.now();
           call.progressAt = Number.POSITIVE_INFINITY;
           for (const frame of parser.push(chunk as Buffer)) {
             if (frame.type === FRAME_RECORD) yield decodeMsg(frame.payload);
@@ -433,6 +452,7 @@ export class PeerClient {
         ...(opts.timeoutMs !== undefined ? { headersTimeout: opts.timeoutMs } : {}),
       });
       call.progressAt = this.#clock.now();
+      this.#lastHeardAt = call.progressAt;
     } catch (err) {
       // Failed by the responsiveness watch: the peer was found unresponsive.
       if (call.abort.signal.aborted) throw call.abort.signal.reason;
@@ -481,9 +501,15 @@ export class PeerClient {
     );
   }
 
+  /** Why the peer is offline: it refused or dropped connections, or it stopped answering (undefined while online). */
+  offlineReason(): 'unreachable' | 'unresponsive' | undefined {
+    return this.#online ? undefined : this.#offlineReason;
+  }
+
   #markOffline(err: unknown, why: 'unreachable' | 'unresponsive' = 'unreachable'): void {
     if (!this.#online || this.#closed) return;
     this.#online = false;
+    this.#offlineReason = why;
     const waiting = this.#inflight.size;
     this.#logger.warn({ event: 'peer_offline', peer: this.origin, reason: why, callsFailed: waiting, err: String(err) }, `peer went offline (${why}); probing in the background`);
     // Every call still waiting on it fails now: the callers go on with the other drives.
@@ -560,12 +586,12 @@ function isNetworkError(err: unknown): boolean {
   return false;
 }
 
-async function readAll(body: AsyncIterable<unknown>, origin: string, call?: Inflight, clock?: Clock): Promise<Buffer> {
+async function readAll(body: AsyncIterable<unknown>, origin: string, call?: Inflight, heard?: () => number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   try {
     for await (const chunk of body) {
-      if (call !== undefined && clock !== undefined) call.progressAt = clock.now();
+      if (call !== undefined && heard !== undefined) call.progressAt = heard();
       total += (chunk as Buffer).length;
       if (total > RPC_MAX_UNARY_BYTES) throw new SvcError('InternalError', 'internode RPC response too large', { remote: origin });
       chunks.push(chunk as Buffer);

@@ -96,3 +96,4 @@ describe('dispatcher over real HTTP', () => {
     expect((await fetch(`${base}/bucket`)).status).toBe(500);
   });
 });
+

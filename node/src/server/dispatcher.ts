@@ -4,7 +4,8 @@
  *
  * Handlers for RPC, peer, admin and S3 are injected (`RouteHandlers`) and may
  * be installed later (`setHandlers`) once the services behind them exist.
- * S3 requests are gated on readiness: while not ready they get 503 with
+ * S3 requests are gated on the start-up stages: while one is pending
+ * (storage read quorum, IAM, finalization) they get 503 with
  * `Retry-After: 5` and `x-svc-readiness-pending`. Without an S3 handler the
  * answer is an S3 XML `ServiceUnavailable`, never a fake success.
  */
@@ -113,11 +114,14 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         }
         case 's3': {
           const r = opts.health.report('ready');
-          if (!r.ready) {
-            sendS3Error(req, res, 'ServiceUnavailable', `The server is not ready yet (pending ${r.pending ?? 'startup'}); retry later.`, {
+          // Only a missing start-up stage (storage read quorum, IAM, finalization) stops S3:
+          // a node that lost peers (or the key store) stays not ready but serves what it can
+          // (reads with read quorum); writes fail on their own (lock quorum, XSvcKMSNotReady).
+          if (r.pending !== undefined) {
+            sendS3Error(req, res, 'ServiceUnavailable', `The server is not ready yet (pending ${r.pending}); retry later.`, {
               'retry-after': String(RETRY_AFTER_SECONDS),
               'cache-control': 'no-store',
-              'x-svc-readiness-pending': r.pending ?? 'startup_finalization',
+              'x-svc-readiness-pending': r.pending,
             });
             return;
           }

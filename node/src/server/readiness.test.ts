@@ -45,6 +45,18 @@ describe('readiness', () => {
   });
   it('peer health', () => {
     expect(evaluateReadiness({ ...all, peers: false }).degradedReasons).toEqual(['peer_health_unavailable']);
+    expect(evaluateReadiness({ ...all, peers: false }).ready).toBe(false);
+    // With storage below read quorum the peers' absence is that problem's cause: reported once.
+    expect(evaluateReadiness({ ...all, peers: false, storageRead: false, storageWrite: false }).degradedReasons).toEqual(['storage_quorum_unavailable']);
+    // The peers entry shows in a multi-node deployment (once its health was noted), never on a single node.
+    expect(evaluateReadiness(all).details).not.toHaveProperty('peers');
+    const r = new Readiness({ ...all });
+    r.update({ peers: false }, { peers: '1 of 2 nodes reachable (b:9000 unreachable); a majority (2) is needed' });
+    expect(r.report().details.peers).toEqual({ status: 'disconnected', ready: false, detail: '1 of 2 nodes reachable (b:9000 unreachable); a majority (2) is needed' });
+    // A peer that stopped answering is the cluster probes' timeout, not a lost readiness on its own.
+    r.update({ peers: true, clusterTimeout: true }, { peers: '3 of 4 nodes reachable (d:9000 not answering)' });
+    expect(r.report('ready').ready).toBe(true);
+    expect(r.report('cluster').degradedReasons).toEqual(['cluster_health_timeout']);
   });
   it('combined reasons', () => {
     expect(combinedReason(true, false, true)).toBe('storage_and_lock_unavailable');

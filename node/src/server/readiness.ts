@@ -78,6 +78,8 @@ export interface ReadinessReport {
     readonly iam: DependencyDetail;
     readonly lock: DependencyDetail;
     readonly kms?: DependencyDetail;
+    /** Multi-node deployments: the other nodes (a majority reachable). */
+    readonly peers?: DependencyDetail;
   };
   readonly degradedReasons: readonly DegradedReason[];
 }
@@ -118,7 +120,8 @@ export function evaluateReadiness(i: ReadinessInputs, probe: ProbeKind = 'ready'
   const main = combinedReason(!storageOk, iamDown, withLock && !i.lock);
   if (main) reasons.push(main);
   if (i.kms === false) reasons.push('kms_not_ready');
-  if (!i.peers) reasons.push('peer_health_unavailable');
+  // Peers away while storage lacks read quorum are that problem's cause: storage alone is reported (as IAM is).
+  if (!i.peers && i.storageRead) reasons.push('peer_health_unavailable');
   if (withLock && i.clusterTimeout) reasons.push('cluster_health_timeout');
   const ready = reasons.length === 0 && pending === undefined;
   const d = (ready: boolean, key: string): DependencyDetail => {
@@ -134,6 +137,7 @@ export function evaluateReadiness(i: ReadinessInputs, probe: ProbeKind = 'ready'
       iam: d(i.iam, 'iam'),
       lock: d(i.lock, 'lock'),
       ...(i.kms === undefined ? {} : { kms: d(i.kms, 'kms') }),
+      ...(notes['peers'] === undefined ? {} : { peers: d(i.peers, 'peers') }),
     },
     degradedReasons: reasons,
   };
@@ -154,7 +158,7 @@ export class Readiness {
   }
 
   /** Sets some dependency flags (and optional human detail per dependency). */
-  update(patch: Partial<ReadinessInputs>, notes?: Partial<Record<'storage' | 'iam' | 'lock' | 'kms', string>>): void {
+  update(patch: Partial<ReadinessInputs>, notes?: Partial<Record<'storage' | 'iam' | 'lock' | 'kms' | 'peers', string>>): void {
     const prev = this.report();
     this.#inputs = { ...this.#inputs, ...patch };
     if (notes) for (const [k, v] of Object.entries(notes)) if (v !== undefined) this.#notes[k] = v;

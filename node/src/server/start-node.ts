@@ -238,6 +238,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
             await built.close();
           },
           finalize: () => built.bucketSync.attempt(),
+          writeBlocked: () => built.writeBlockedSets().length > 0,
           storageNote: () => {
             // Drives that are online but damaged, full or read-only show in the readiness detail too.
             const drives = built.driveIssues().map((d) => `${d.endpoint}: ${d.issues.map((i) => `${i.kind} (${i.detail})`).join(', ')}`);
@@ -257,6 +258,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   }
   cluster.attachReadiness(server.readiness);
   const running = server;
+  // A peer going away or coming back changes which drives answer: storage readiness follows at once.
+  for (const p of cluster.peers.peers.values()) p.onStateChange(() => running.recheckStorage());
   const stopCapacity = startCapacitySampler(() => cluster.localDrives.values(), clock);
   return {
     server: running,

@@ -84,6 +84,8 @@ export interface ServiceBundle {
   finalize?(): Promise<string | undefined>;
   /** More storage detail for the readiness report (e.g. which pool lacks which bucket, and why). */
   storageNote?(): string | undefined;
+  /** True while some erasure set cannot take writes although its drives are online (full, read-only): the write probe fails. */
+  writeBlocked?(): boolean;
 }
 
 export interface ServerDeps {
@@ -126,6 +128,8 @@ export interface RunningServer {
   readonly pools: readonly PoolLayout[];
   /** Limits of the S3 listener (connection caps, timeouts) and what they caught. */
   readonly guard: HttpGuard;
+  /** Re-evaluates storage readiness now (after a peer went offline or came back) instead of at the next 10 s tick. */
+  recheckStorage(): void;
   deploymentId(): string | undefined;
   /** Graceful stop: services, then listeners (open connections get `graceMs`). */
   close(graceMs?: number): Promise<void>;
@@ -317,7 +321,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       pools.map((p, i) => ({ setDriveCount: p.setDriveCount, standardParity: p.parity.standard, reference: formats?.[i]?.reference, drives: states[i]! })),
     );
     driveDetail = rep.detail;
-    readiness.update({ storageRead: rep.read, storageWrite: rep.write }, { storage: storageDetail() });
+    readiness.update({ storageRead: rep.read, storageWrite: rep.write && services?.writeBlocked?.() !== true }, { storage: storageDetail() });
   };
 
   const dispatcher = createDispatcher({ health: readiness, healthEnabled: config.healthEndpointEnable, logger: log, handlers: deps.handlers });
@@ -444,17 +448,32 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       readiness.update({ iam: true }, { iam: config.credentials.isDefault ? 'root credential (default)' : 'root credential' });
     }
     await finalize();
-    let checking = false;
-    stopMonitor = clock.every(deps.storageCheckMs ?? 10_000, () => {
-      if (checking) return;
-      checking = true;
-      refreshStorage()
-        .catch((err: unknown) => log.error({ event: 'storage_check_failed', err: String(err) }, 'storage re-check failed'))
-        .finally(() => {
-          checking = false;
-        });
-    });
+    monitoring = true;
+    stopMonitor = clock.every(deps.storageCheckMs ?? 10_000, recheckStorage);
     log.info({ event: 'startup_ready', deploymentId, ready: readiness.ready }, 'start-up complete');
+  };
+
+  // The storage re-check: every 10 s once started, and at once when asked (a peer went or came back).
+  let monitoring = false;
+  let checking = false;
+  let again = false;
+  const recheckStorage = (): void => {
+    if (!monitoring) return;
+    if (checking) {
+      // Asked while a check runs (peers leaving one after the other): one more after it.
+      again = true;
+      return;
+    }
+    checking = true;
+    refreshStorage()
+      .catch((err: unknown) => log.error({ event: 'storage_check_failed', err: String(err) }, 'storage re-check failed'))
+      .finally(() => {
+        checking = false;
+        if (again) {
+          again = false;
+          recheckStorage();
+        }
+      });
   };
 
   const waitReason = await tryFormat();
@@ -518,6 +537,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     readiness,
     pools,
     guard,
+    recheckStorage,
     deploymentId: () => deploymentId,
     async close(graceMs = 5000) {
       stopping.abort();
