@@ -88,8 +88,8 @@ export interface DriveIssueReport {
  * are full or read-only (fewer writable drives than the set's write
  * quorum at its STANDARD parity), and a one-line account for readiness.
  */
-export function writeBlockedSets(pools: readonly Pool[], issues: readonly DriveIssueReport[]): { pool: number; set: number; why: string }[] {
-  const out: { pool: number; set: number; why: string }[] = [];
+export function writeBlockedSets(pools: readonly Pool[], issues: readonly DriveIssueReport[]): { pool: number; set: number; why: string; full: boolean }[] {
+  const out: { pool: number; set: number; why: string; full: boolean }[] = [];
   for (const pool of pools) {
     const k = pool.width - pool.standardParity;
     for (const set of pool.sets) {
@@ -97,7 +97,10 @@ export function writeBlockedSets(pools: readonly Pool[], issues: readonly DriveI
       const writable = set.drives.filter((d) => d.isOnline()).length - blocked.length;
       if (blocked.length > 0 && writable < writeQuorum(k, pool.standardParity)) {
         const kinds = [...new Set(blocked.flatMap((b) => b.issues.filter((i) => i.kind === 'full' || i.kind === 'read-only').map((i) => i.kind)))];
-        out.push({ pool: pool.index, set: set.index, why: `${blocked.length} of ${set.width} drives ${kinds.join(' or ')}: writes refused` });
+        // Full when the full drives alone cost the quorum (free space, and it writes again).
+        const fullOnes = blocked.filter((b) => b.issues.some((i) => i.kind === 'full')).length;
+        const full = set.drives.filter((d) => d.isOnline()).length - fullOnes < writeQuorum(k, pool.standardParity);
+        out.push({ pool: pool.index, set: set.index, why: `${blocked.length} of ${set.width} drives ${kinds.join(' or ')}: writes refused`, full });
       }
     }
   }

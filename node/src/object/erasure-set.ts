@@ -90,6 +90,24 @@ async function settle<T>(ps: Promise<T>[]): Promise<({ ok: true; value: T } | { 
   return rs.map((r) => (r.status === 'fulfilled' ? { ok: true as const, value: r.value } : { ok: false as const, error: r.reason }));
 }
 
+/**
+ * The error of a write that fell below its quorum, from what the drives
+ * that failed said: a key no drive may hold is the client's
+ * (`XSvcObjectNameReserved`, 400); drives that are full, when without them
+ * the write would have had its quorum, make it `XSvcStorageFull` (507:
+ * retrying does not help until space is freed); anything else is
+ * `ErasureWriteQuorum` (503, retry later: drives away).
+ */
+export function writeQuorumError(errors: readonly unknown[], ok: number, needed: number, details: Record<string, unknown> = {}): SvcError {
+  const reserved = errors.find((e) => hasCode(e, 'XSvcObjectNameReserved'));
+  if (reserved !== undefined) return reserved as SvcError;
+  const full = errors.filter((e) => hasCode(e, 'XSvcStorageFull')).length;
+  if (full > 0 && ok + full >= needed) {
+    return new SvcError('XSvcStorageFull', `${full} drive(s) of the erasure set are full; the write needs ${needed} and ${ok} others took it`, { ...details, ok, full, needed });
+  }
+  return new SvcError('ErasureWriteQuorum', undefined, { ...details, ok, needed, errors: errors.filter((e) => e !== undefined).map(String) });
+}
+
 /** Least wait for the stragglers of an early metadata read once half the set answered. */
 const EARLY_GRACE_MS = 150;
 
@@ -325,7 +343,7 @@ export class ErasureSet {
           if (--refs === 0) pool.release(frameBuf);
         };
         await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(frames[s]!, release) : undefined)));
-        if (countAlive() < wq) throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq });
+        if (countAlive() < wq) throw writeQuorumError(errors, countAlive(), wq);
       }
       if (size >= 0 && total !== size) throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${total}`);
     } catch (err) {
@@ -335,7 +353,7 @@ export class ErasureSet {
     if (buffering) {
       // Inline: each drive's framed shard goes into its xl.meta at commit.
       const inlineData = buffered.map((fs) => (fs.length === 1 ? fs[0]! : Buffer.concat(fs)));
-      if (countAlive() < wq) throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq });
+      if (countAlive() < wq) throw writeQuorumError(errors, countAlive(), wq);
       return { size: total, shardBytes, inline: true, inlineData, alive, stagePath, dataDir: '' };
     }
 
@@ -355,7 +373,7 @@ export class ErasureSet {
     });
     if (countAlive() < wq) {
       await this.discardStage(stagePath);
-      throw new SvcError('ErasureWriteQuorum', undefined, { alive: countAlive(), needed: wq, errors: errors.map(String) });
+      throw writeQuorumError(errors, countAlive(), wq);
     }
     await this.#step('shards-verified');
     return { size: total, shardBytes, inline: false, inlineData: [], alive, stagePath, dataDir: spec.dataDir };
@@ -431,11 +449,12 @@ export class ErasureSet {
           if (!u.ok) this.#log.error({ event: 'commit_undo_failed', slot: okSlots[i], err: u.error, bucket, object }, 'undo after failed commit failed');
         }),
       );
-      throw new SvcError('ErasureWriteQuorum', undefined, {
-        committed: okSlots.length,
-        needed: wq,
-        errors: rs.map((r) => (r.ok ? '' : String(r.error))),
-      });
+      throw writeQuorumError(
+        rs.map((r) => (r.ok ? undefined : r.error)),
+        okSlots.length,
+        wq,
+        { committed: okSlots.length },
+      );
     }
     await this.#step('committed');
     const failed = rs.flatMap((r, s) => (r.ok ? [] : [s]));
@@ -495,7 +514,7 @@ export class ErasureSet {
     const wq = e ? writeQuorum(e.data, e.parity) : majority(this.width);
     const rs = await settle(this.drives.map((d) => d.writeMetadata(vol, path, version, { update: true })));
     const ok = rs.filter((r) => r.ok).length;
-    if (ok < wq) throw new SvcError('ErasureWriteQuorum', undefined, { ok, needed: wq });
+    if (ok < wq) throw writeQuorumError(rs.map((r) => (r.ok ? undefined : r.error)), ok, wq);
     this.enqueueMrf(bucket, object, version.versionId, 'write-partial', rs.flatMap((r, s) => (r.ok ? [] : [s])));
   }
 

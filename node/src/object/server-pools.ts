@@ -130,6 +130,7 @@ export class ServerPools implements ObjectLayer {
   readonly #free = new Map<number, { at: number; free: number }>();
   #probing = false;
   #driveIssues: readonly DriveIssueReport[] = [];
+  #blockedSets = new Set<string>();
   #postCommit: PostCommitHook | undefined;
 
   constructor(opts: ObjectLayerOptions) {
@@ -198,6 +199,15 @@ export class ServerPools implements ObjectLayer {
         const issues = infos[i]?.online === true ? (infos[i]?.issues ?? []) : [];
         return issues.length > 0 ? [{ endpoint: x.d.endpoint, pool: x.pool, set: x.set, issues }] : [];
       });
+      // A set that can no longer take writes (its drives full or read-only) is an alert, and so is its recovery.
+      const blocked = new Map(this.writeBlockedSets().map((b) => [`${b.pool}/${b.set}`, b]));
+      for (const [k, b] of blocked) {
+        if (!this.#blockedSets.has(k)) this.#log.error({ event: 'storage_set_write_blocked', pool: b.pool, set: b.set, reason: b.why }, `pool ${b.pool} set ${b.set} cannot take writes: ${b.why}`);
+      }
+      for (const k of this.#blockedSets) {
+        if (!blocked.has(k)) this.#log.info({ event: 'storage_set_writable', set: k }, `set ${k} takes writes again`);
+      }
+      this.#blockedSets = new Set(blocked.keys());
     } finally {
       this.#probing = false;
     }
@@ -209,7 +219,7 @@ export class ServerPools implements ObjectLayer {
   }
 
   /** Sets whose full or read-only drives leave them short of write quorum (from the last probe). */
-  writeBlockedSets(): { pool: number; set: number; why: string }[] {
+  writeBlockedSets(): { pool: number; set: number; why: string; full: boolean }[] {
     return writeBlockedSets(this.#pools.list, this.#driveIssues);
   }
 
@@ -388,8 +398,11 @@ export class ServerPools implements ObjectLayer {
       checkWritePreconditions(opts.preconditions, cur?.group.version);
     }
     const pool = await this.#placement(bucket, key);
-    this.#reserve(pool.index, data.size);
     const set = this.#pools.setOf(pool, key);
+    // Drives known full (the last probe, 5 s old at most): refused before the body is read.
+    const blocked = this.writeBlockedSets().find((b) => b.pool === pool.index && b.set === set.index && b.full);
+    if (blocked !== undefined) throw new SvcError('XSvcStorageFull', `pool ${pool.index} set ${set.index}: ${blocked.why}`, { pool: pool.index, set: set.index });
+    this.#reserve(pool.index, data.size);
     const sc = opts.storageClass ?? 'STANDARD';
     const parity = this.#pools.parity(pool, sc);
     const k = set.width - parity;

@@ -236,7 +236,9 @@ export class LocalDrive implements Drive {
       const total = s.blocks * s.bsize;
       const free = s.bavail * s.bsize;
       const fmt = await this.#formatIdentity();
+      // Full while less than a MiB is free; space freed clears it at once (a refused write noted it for a minute).
       if (free < FULL_BELOW_BYTES) this.noteIssue('full', `${free} bytes free: writes are refused (XSvcStorageFull)`, 10_000);
+      else this.clearIssue('full');
       const issues = this.issues();
       return {
         id: fmt.id,
@@ -329,7 +331,14 @@ export class LocalDrive implements Drive {
       this.#log.warn({ event: 'drive_descriptors_exhausted', endpoint: this.endpoint, code }, 'out of file descriptors on a drive operation');
       throw new SvcError('SlowDown', 'the server is out of file descriptors; retry later', { endpoint: this.endpoint }, { cause: err });
     }
-    if (code === 'EIO' || code === 'EROFS' || code === 'ENOSPC' || code === 'EACCES' || code === 'EPERM') {
+    if (code === 'ENOSPC' || code === 'EDQUOT') {
+      // Full: the write is refused with its own code (507), the drive stays online for reads and deletes.
+      this.noteIssue('full', `writes refused: no space left (${code})`);
+      this.#log.warn({ event: 'drive_full', endpoint: this.endpoint, code }, 'drive full: write refused');
+      throw new SvcError('XSvcStorageFull', `drive ${this.endpoint} is full`, { endpoint: this.endpoint }, { cause: err });
+    }
+    if (code === 'EIO' || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+      this.noteIssue(code === 'EROFS' ? 'read-only' : 'faulty', code === 'EROFS' ? 'writes refused: the file system is read-only' : `I/O error ${code}`);
       this.#log.warn({ event: 'drive_io_error', endpoint: this.endpoint, code }, 'drive I/O error');
       throw new SvcError('DiskNotFound', `drive error ${code}`, { endpoint: this.endpoint }, { cause: err });
     }
@@ -815,6 +824,7 @@ export class LocalDrive implements Drive {
     const dst = this.#filePath(dstVol, dstPath);
     try {
       const current = await this.#readVersions(dstVol, dstPath, !this.#jobs);
+      if (current.length === 0) await this.#refuseDataDirKey(dstVol, dstPath);
       if (this.#jobs && current.length === 0 && version.dataDir !== '') await checkVol();
       const merged = mergeVersion(current, version);
       const replaced = merged.replaced;
@@ -837,6 +847,29 @@ export class LocalDrive implements Drive {
       return { ...(replaced ? { replaced } : {}), ...(superseded.length > 0 ? { superseded } : {}) };
     } catch (err) {
       return this.#mapErr(err, dstVol);
+    }
+  }
+
+  /**
+   * A new object whose folder would be a data folder of an object above it
+   * (`victim/<its data dir>`) is refused: its metadata would sit among that
+   * object's shards, and deleting the object would take it along. Only UUID
+   * segments can be data folders; each is checked against its parent's
+   * journal on this drive.
+   */
+  async #refuseDataDirKey(vol: string, path: string): Promise<void> {
+    const segs = path.split('/');
+    for (let i = 1; i < segs.length; i++) {
+      if (!UUID_RE.test(segs[i]!)) continue;
+      let named: FileVersion[];
+      try {
+        named = decodeXlMeta(await this.#readWhole(join(this.#filePath(vol, segs.slice(0, i).join('/')), XL_META)), false);
+      } catch {
+        continue; // no object above (or an unreadable journal: its heal decides)
+      }
+      if (named.some((v) => v.dataDir === segs[i])) {
+        throw new SvcError('XSvcObjectNameReserved', `the key segment ${segs[i]} is a data folder of the object "${segs.slice(0, i).join('/')}"; this key cannot be stored`, { path });
+      }
     }
   }
 

@@ -20,4 +20,23 @@ describe('object paths', () => {
       expect(code, k).toBe('InvalidObjectName');
     }
   });
+  it('refuses keys no drive can hold, with a code that says why (issue 27 items 2, 8)', () => {
+    const codeOf = (k: string) => {
+      try {
+        objectPath(k);
+        return 'ok';
+      } catch (err) {
+        return (err as { code?: string }).code;
+      }
+    };
+    expect(codeOf('a/xl.meta')).toBe('XSvcObjectNameReserved');
+    expect(codeOf('xl.meta/b')).toBe('XSvcObjectNameReserved');
+    expect(codeOf('a/xl.meta.bak')).toBe('ok');
+    expect(codeOf(`a/${'x'.repeat(255)}`)).toBe('ok');
+    expect(codeOf(`a/${'x'.repeat(256)}`)).toBe('XSvcObjectNameSegmentTooLong');
+    // Bytes, not characters: 128 two-byte characters are 256 bytes.
+    expect(codeOf(`a/${'é'.repeat(128)}`)).toBe('XSvcObjectNameSegmentTooLong');
+    expect(codeOf(`${'y'.repeat(246)}/`)).toBe('ok');
+    expect(codeOf(`${'y'.repeat(247)}/`)).toBe('XSvcObjectNameSegmentTooLong');
+  });
 });

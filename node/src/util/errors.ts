@@ -105,6 +105,9 @@ export const ERRORS = {
   ErasureWriteQuorum: { status: 503, message: 'Storage resources are insufficient for the write operation.' },
   ErasureReadQuorum: { status: 503, message: 'Storage resources are insufficient for the read operation.' },
   XSvcStorageFull: { status: 507, message: 'Storage backend has reached its minimum free drive threshold.' },
+  // Keys S3 allows but svc cannot store: each '/'-separated segment is a file name on the drives (docs/s3-api.md "Object keys").
+  XSvcObjectNameSegmentTooLong: { status: 400, message: 'A \'/\'-separated segment of the object key is longer than the 255 bytes a drive can hold as one name (246 for the last segment of a key ending in \'/\').' },
+  XSvcObjectNameReserved: { status: 400, message: 'A \'/\'-separated segment of the object key names a file svc keeps in every object\'s folder (xl.meta, or a data folder of the object above it); such a key cannot be stored.' },
   XSvcBucketNotOnPool: { status: 503, message: 'The bucket is missing on the pool chosen for the write and could not be created there; retry later.' },
 
   // ---- startup (spec: Errors, Startup failures)

@@ -50,7 +50,8 @@ export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext):
     headers['content-type'] = 'application/xml';
     headers['content-length'] = Buffer.byteLength(body);
   }
-  if (e.code === 'SlowDown' || e.code === 'ServiceUnavailable') headers['retry-after'] = 5;
+  // 503s are worth retrying shortly (drives or peers away, a lock busy); a full store (507) is not until space is freed.
+  if (e.status === 503) headers['retry-after'] = 5;
   if (ctx.bodyPending) headers.connection = 'close';
   res.writeHead(e.status, headers);
   res.end(body);
