@@ -272,6 +272,17 @@ describe('controller against the in-process API server', () => {
     for (const n of ['tls-gen', 'tls-cm']) await clusters.delete(n);
   });
 
+  it('spec.iam under the chart\'s RBAC: the declared sources are read; a missing one is reported and nothing is applied (identity.test.ts applies them to a real server)', async () => {
+    await clusters.editSpec('prod', (s) => ({ ...s, iam: { policies: [{ name: 'read-data', configMap: { name: 'no-such-policies', key: 'read.json' } }], users: [{ secretName: 'no-such-user' }] } }));
+    const c = await clusters.waitFor('prod', 'IdentitySourceMissing', (x) => getCondition(x.status?.conditions, 'IdentitySynced')?.reason === 'IdentitySourceMissing', 20_000);
+    expect(getCondition(c.status?.conditions, 'IdentitySynced')).toMatchObject({ status: 'False', message: expect.stringContaining('no-such-policies') });
+    expect(c.status?.identity).toBeUndefined();
+    await clusters.editSpec('prod', (s) => {
+      const { iam: _iam, ...rest } = s;
+      return rest;
+    });
+  });
+
   it('deleting the SvcCluster: nothing waits for the operator; children are garbage-collected; PVCs are kept', async () => {
     await clusters.delete('prod');
     const end = Date.now() + 20_000;

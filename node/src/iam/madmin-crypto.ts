@@ -70,14 +70,14 @@ function decipherOf(aead: Aead, key: Buffer, nonce: Buffer) {
 
 function seal(aead: Aead, key: Buffer, nonce: Buffer, plain: Buffer, ad: Buffer): Buffer {
   const c = cipherOf(aead, key, nonce);
-  c.setAAD(ad);
+  c.setAAD(ad, { plaintextLength: plain.length });
   return Buffer.concat([c.update(plain), c.final(), c.getAuthTag()]);
 }
 
 function open(aead: Aead, key: Buffer, nonce: Buffer, sealed: Buffer, ad: Buffer): Buffer {
   if (sealed.length < TAG) throw new SvcError('XSvcAdminConfigBadJson', 'the encrypted body is truncated');
   const d = decipherOf(aead, key, nonce);
-  d.setAAD(ad);
+  d.setAAD(ad, { plaintextLength: sealed.length - TAG });
   d.setAuthTag(sealed.subarray(sealed.length - TAG));
   try {
     return Buffer.concat([d.update(sealed.subarray(0, sealed.length - TAG)), d.final()]);

@@ -158,6 +158,36 @@ const TlsSpec = Type.Object(
   ]),
 );
 
+const IamName = (what: string) => Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9+=,.@_-]+$', description: what });
+
+/** Users and policies declared from Secrets and ConfigMaps (GitOps): the operator applies them through the admin API. */
+const IamSpec = Type.Object(
+  {
+    policies: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: IamName('policy name (not a canned one: readonly, readwrite, writeonly, diagnostics, consoleAdmin)'),
+          configMap: Type.Object(
+            { name: Type.String({ minLength: 1, maxLength: 253 }), key: Type.String({ minLength: 1, maxLength: 253 }) },
+            { description: 'ConfigMap key holding the AWS IAM policy document (JSON)' },
+          ),
+        }),
+        { maxItems: 256, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] },
+      ),
+    ),
+    users: Type.Optional(
+      Type.Array(
+        Type.Object({
+          secretName: Type.String({ minLength: 1, maxLength: 253, description: 'Secret with keys accessKey (the user name) and secretKey' }),
+          policies: Type.Optional(Type.Array(IamName('policy attached to the user'), { maxItems: 64 })),
+        }),
+        { maxItems: 1024, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['secretName'] },
+      ),
+    ),
+  },
+  { description: 'identities the operator keeps in the cluster: policies from ConfigMaps, users from Secrets; those it created and that leave this list are removed' },
+);
+
 const ServiceExposure = {
   type: Type.Optional(StringEnum(['ClusterIP', 'NodePort', 'LoadBalancer'])),
   annotations: Type.Optional(StringMap()),
@@ -238,6 +268,7 @@ export const SvcClusterSpecSchema = Type.Object(
       }),
     ),
     storage: Type.Optional(Type.Object({ pvcRetention: Type.Optional(StringEnum(['Retain', 'Delete'])) })),
+    iam: Type.Optional(IamSpec),
     tls: Type.Optional(TlsSpec),
     paused: Type.Optional(Type.Boolean({ description: 'stop acting on this cluster (status is still refreshed)' })),
     ...Scheduling,
@@ -391,6 +422,16 @@ export const SvcClusterStatusSchema = Type.Object({
     }),
   ),
   endpoints: Type.Optional(Type.Object({ s3: Type.Optional(Type.String()), console: Type.Optional(Type.String()) })),
+  identity: Type.Optional(
+    Type.Object({
+      /** Hash of the declared users and policies last applied. */
+      appliedHash: Type.Optional(Type.String()),
+      appliedAt: Type.Optional(Type.String()),
+      /** What the operator created (removed when it leaves spec.iam). */
+      users: Type.Optional(Type.Array(Type.String(), { maxItems: 1024 })),
+      policies: Type.Optional(Type.Array(Type.String(), { maxItems: 256 })),
+    }),
+  ),
 });
 
 export type PoolSpec = Static<typeof PoolSpecSchema>;

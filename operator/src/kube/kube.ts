@@ -240,6 +240,16 @@ export class Kube {
     }
   }
 
+  async readConfigMap(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    try {
+      const m = await this.core.readNamespacedConfigMap({ namespace, name });
+      return { ...(m.data ?? {}) };
+    } catch (err) {
+      ignoreNotFound(err);
+      return undefined;
+    }
+  }
+
   async event(c: SvcCluster, type: 'Normal' | 'Warning', reason: string, message: string, now: Date): Promise<void> {
     const ts = now.toISOString();
     await this.core.createNamespacedEvent({

@@ -6,12 +6,14 @@
  */
 import type { ConditionT } from '../crd/svccluster.ts';
 
-export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled', 'SpecValid', 'PoolsReady', 'DecommissionInProgress', 'RebalanceInProgress', 'Degraded', 'TlsReady'] as const;
+export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled', 'SpecValid', 'PoolsReady', 'DecommissionInProgress', 'RebalanceInProgress', 'Degraded', 'TlsReady', 'IdentitySynced'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** Stable CamelCase reasons, shared by conditions, events and logs. */
 export type Reason =
   | 'AsExpected'
+  | 'IdentitySourceMissing'
+  | 'IdentityApplyFailed'
   | 'SpecInvalid'
   | 'PoolRemovedWithoutDecommission'
   | 'ParityExceedsNarrowestPool'

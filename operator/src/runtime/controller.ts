@@ -11,7 +11,10 @@ import { randomUUID } from 'node:crypto';
 import type { KubernetesObject, V1Pod, V1PersistentVolumeClaim, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type AdminApi, AdminClient, type Credentials } from '../admin/client.ts';
+import { type IdentityApi, IamAdminClient } from '../admin/iam-client.ts';
 import { AdminError } from '../admin/types.ts';
+import { type ConditionInput, setCondition } from '../reconcile/conditions.ts';
+import { applyIdentity, desiredIdentity, identityDue, identityHash } from '../reconcile/identity.ts';
 import type { SvcCluster, SvcClusterStatus } from '../crd/svccluster.ts';
 import { type Kube, statusCode, type WatchedCache } from '../kube/kube.ts';
 import type { Action, AdminObs, Observation, PlanContext, PodObs, StatefulSetObs, PvcObs } from '../reconcile/observation.ts';
@@ -33,6 +36,8 @@ export interface ControllerOptions {
   readonly now?: () => Date;
   /** Admin API factory (tests may point it elsewhere); `ca`: what https pods are verified against. */
   readonly adminFactory?: (endpoints: string[], creds: Credentials, ca?: string, fallback?: Credentials) => AdminApi;
+  /** The admin API's identity routes (spec.iam); default: an `IamAdminClient` over the same endpoints. */
+  readonly identityFactory?: (endpoints: string[], creds: Credentials, ca?: string) => IdentityApi;
   readonly informerQuietMs?: number;
 }
 
@@ -147,7 +152,7 @@ export class Controller {
     // spec.tls first: the Secret the pods mount, the CA the admin calls trust.
     const tls = await reconcileTls(c, kube, clusterDomain(c, this.#o.clusterDomain), this.#now());
     for (const e of tls.events) await this.#event(c, e.type, e.reason, e.message, log);
-    const { obs, admin } = await this.#observe(c, tls.obs);
+    const { obs, admin, identity } = await this.#observe(c, tls.obs);
     const ctx: PlanContext = { clusterDomain: this.#o.clusterDomain, pollMs: this.#o.pollMs, idleMs: this.#o.idleMs, stalledMs: this.#o.stalledMs, newId: () => randomUUID() };
     const plan = planReconcile(c, obs, ctx);
 
@@ -165,6 +170,9 @@ export class Controller {
     if (op) log.info({ event: 'reconcile', operation: op.id, type: op.type, phase: op.phase, actions: plan.actions.length }, `${op.type} ${op.phase}`);
 
     const failure = await this.#act(c, plan.actions, admin, log);
+    if (identity && (c.spec.iam !== undefined || (c.status?.identity?.users?.length ?? 0) + (c.status?.identity?.policies?.length ?? 0) > 0)) {
+      await this.#syncIdentity(ns, name, identity.api, identity.rootSecret, log);
+    }
     if (failure) {
       // Record the failed step in the journal; the planner reads it next time.
       const fresh = await kube.getCluster(ns, name);
@@ -180,12 +188,51 @@ export class Controller {
     return { requeueAfterMs: plan.actions.some((a) => a.kind === 'admin') ? Math.min(plan.requeueAfterMs, 1_000) : plan.requeueAfterMs };
   }
 
+  /**
+   * spec.iam: the declared users and policies applied through the admin API
+   * when the declaration changed or every IDENTITY_RESYNC_MS (reconcile/identity.ts);
+   * the outcome is the IdentitySynced condition, what it created is status.identity.
+   */
+  async #syncIdentity(ns: string, name: string, api: IdentityApi, rootSecret: string, log: Logger): Promise<void> {
+    const kube = this.#o.kube;
+    const c = await kube.getCluster(ns, name);
+    if (!c) return;
+    const now = this.#now();
+    const prev = c.status?.identity;
+    const read = await desiredIdentity(c.spec, { secret: (n) => kube.readSecret(ns, n), configMap: (n) => kube.readConfigMap(ns, n) });
+    let identity = prev;
+    let cond: ConditionInput;
+    if ('problem' in read) {
+      cond = { type: 'IdentitySynced', status: 'False', reason: 'IdentitySourceMissing', message: read.problem };
+    } else {
+      const hash = identityHash(read.desired, rootSecret);
+      if (!identityDue(prev, hash, now)) return;
+      try {
+        identity = await applyIdentity(api, read.desired, prev, hash, now);
+        cond = { type: 'IdentitySynced', status: 'True', reason: 'AsExpected', message: `${read.desired.users.length} users and ${read.desired.policies.length} policies applied` };
+        log.info({ event: 'identity_synced', users: identity.users, policies: identity.policies }, 'spec.iam applied');
+      } catch (err) {
+        const msg = err instanceof AdminError ? `${err.code}: ${err.message}` : errText(err);
+        cond = { type: 'IdentitySynced', status: 'False', reason: 'IdentityApplyFailed', message: msg };
+        log.warn({ event: 'identity_sync_failed', err: msg }, 'spec.iam could not be applied');
+      }
+    }
+    const next: SvcClusterStatus = structuredClone(c.status ?? {});
+    next.conditions = setCondition(next.conditions, cond, now, c.metadata.generation);
+    if (identity) next.identity = identity;
+    if (statusEqual(c.status, next)) return;
+    await kube.writeStatus(c, next).catch((err: unknown) => {
+      if (statusCode(err) !== 409) throw err;
+    });
+    if (cond.status === 'False') await this.#event(c, 'Warning', cond.reason, cond.message, log);
+  }
+
   async #event(c: SvcCluster, type: 'Normal' | 'Warning', reason: string, message: string, log: Logger): Promise<void> {
     log[type === 'Warning' ? 'warn' : 'info']({ event: 'k8s_event', reason }, message);
     await this.#o.kube.event(c, type, reason, message, this.#now()).catch((err) => log.warn({ event: 'event_failed', err: errText(err) }, 'could not record event'));
   }
 
-  async #observe(c: SvcCluster, tls: Observation['tls']): Promise<{ obs: Observation; admin: AdminApi | undefined }> {
+  async #observe(c: SvcCluster, tls: Observation['tls']): Promise<{ obs: Observation; admin: AdminApi | undefined; identity?: { api: IdentityApi; rootSecret: string } }> {
     const ns = c.metadata.namespace!;
     const name = c.metadata.name;
     const domain = clusterDomain(c, this.#o.clusterDomain);
@@ -223,7 +270,11 @@ export class Controller {
         adminObs = { reachable: false, error: errText(err) };
       }
     }
-    return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, pdbs, admin: adminObs, tls }, admin };
+    const identity =
+      creds && endpoints.length > 0 && c.spec.paused !== true && adminObs?.reachable === true
+        ? { api: (this.#o.identityFactory ?? ((e, k, ca) => new IamAdminClient({ endpoints: e, credentials: k, ca })))(endpoints, creds, tls?.ca), rootSecret: creds.secretKey }
+        : undefined;
+    return { obs: { now: this.#now(), credentialsProblem, statefulSets, pods, pvcs, pdbs, admin: adminObs, tls }, admin, ...(identity ? { identity } : {}) };
   }
 
   /**
