@@ -465,6 +465,24 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
       expect(bookmark?.metadata?.resourceVersion).toBeTruthy();
     });
 
+    it('an object created after its owner was deleted (a controller racing the deletion) is garbage-collected', async () => {
+      const owner = await objects.create(cm('c-gone-owner'));
+      await objects.delete(cm('c-gone-owner'));
+      await objects.create({
+        ...cm('c-late-dependent'),
+        metadata: { name: 'c-late-dependent', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c-gone-owner', uid: owner.metadata!.uid!, blockOwnerDeletion: true }] },
+      });
+      await eventually(
+        () =>
+          objects.read(ref('c-late-dependent')).then(
+            () => undefined,
+            (e) => (code(e) === 404 ? true : undefined),
+          ),
+        'the late dependent to be collected',
+        60_000,
+      );
+    }, 90_000);
+
     it('a watch from a compacted resourceVersion answers 410 Gone', async (ctx) => {
       if (!target.compact) return ctx.skip();
       const list = await core.listNamespacedConfigMap({ namespace: ns });

@@ -287,6 +287,7 @@ export class Store {
     this.#objects.set(key, o);
     this.#track(key, manager, [...leafPaths(o, t.lists ?? DEFAULT_LISTS).keys()].filter((p) => !IGNORED_APPLY_PATHS.test(p)), true);
     this.#emit(t, 'ADDED', o);
+    this.#collectIfOrphaned(t, o);
     return clone(o);
   }
 
@@ -461,6 +462,27 @@ export class Store {
         // raced with another writer; the next collection pass catches it
       }
     }
+  }
+
+  /**
+   * The garbage collector also deletes a dependent whose owners are all gone
+   * when it appears (e.g. a child applied by a controller that read its owner
+   * just before the owner was deleted): an owner reference to a missing uid
+   * does not keep an object alive.
+   */
+  #collectIfOrphaned(t: ResourceType, o: Obj): void {
+    const refs = o.metadata.ownerReferences ?? [];
+    if (refs.length === 0) return;
+    setImmediate(() => {
+      if (refs.some((r) => this.#uidExists(r.uid))) return;
+      const cur = this.#objects.get(this.#key(t, o.metadata.namespace, o.metadata.name));
+      if (!cur || cur.metadata.uid !== o.metadata.uid) return;
+      try {
+        this.delete(t, o.metadata.namespace, o.metadata.name, { propagationPolicy: 'Background' });
+      } catch {
+        // gone meanwhile
+      }
+    });
   }
 
   #uidExists(uid: string): boolean {
