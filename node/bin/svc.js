@@ -18,4 +18,6 @@ if (command === undefined || command === 'server' || command === 'local') heap.r
 // Before the heap grows: a young generation that stays small frees dead socket buffers sooner.
 heap.capYoungGeneration();
 const { main } = await import('../src/cli/main.ts');
-process.exit(await main(process.argv.slice(2)));
+const code = await main(process.argv.slice(2));
+// Output to a pipe must be out before the process goes (`svc … --json | cat` lost all past 64 KiB).
+await (await import('../src/cli/exit.ts')).exitAfterFlush(code);

@@ -51,6 +51,7 @@ import type { ClientTrust } from '../tls/trust.ts';
 import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { ClockSkews, type PeerSkew } from './clock-skew.ts';
 import { configDigest, peersDisagree, serverInfoService } from './cluster-format.ts';
 import { DistLocker } from './dist-lock.ts';
 import { DistNamespaceLocker } from './dist-ns-locker.ts';
@@ -170,6 +171,8 @@ export interface ClusterNode {
   /** Prepares this node's drives for the object layer (after format quorum; idempotent). */
   initLocalDrives(): Promise<void>;
   notifyBucketMetaChanged(bucket: string): Promise<void>;
+  /** Each peer's clock against this node's, as its calls show it. */
+  clockSkews(): PeerSkew[];
   /** Adds peer RPC methods (`/svc/peer/v1/<method>`) served by this node, e.g. the admin API's. */
   registerPeerService(service: RpcService): void;
   /** Installs what this node does when a peer signals a bucket metadata change. */
@@ -211,13 +214,21 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
   }, clock);
   // A peer that calls us is up: its client here stops backing off (peers is set below).
   const late: { peers?: ClusterPeers; guard?: { trust(address: string | undefined): void } } = {};
+  // The nodes of this layout: only they may call (a node started with other volume arguments may not).
+  const members = new Set([...distinctHosts(allEndpoints), selfId]);
+  const skews = new ClockSkews({ clock, logger });
   const rpc = new RpcServer({
     auth,
     logger,
-    onCaller: (nodeId, address) => {
+    isMember: (nodeId) => members.has(nodeId),
+    onClockSkew: (nodeId, skewMs) => {
+      if (members.has(nodeId)) skews.record(nodeId, skewMs);
+    },
+    onCaller: (nodeId, address, skewMs) => {
       late.peers?.peers.get(nodeId)?.probeNow();
       // A peer's address is exempt from the listener's connection caps.
       late.guard?.trust(address);
+      if (nodeId !== selfId) skews.record(nodeId, skewMs);
     },
   });
   const localDrives = new Map<string, LocalDrive>();
@@ -243,7 +254,15 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     localDrives.set(ep.path, drive);
     rpc.registerDrive(ep.path, driveRpcService(new TracedDrive(drive)));
   }
-  const lockServer = new LockServer({ clock, logger });
+  // A grant whose holder's node is offline and stopped refreshing is dropped well before its minute of validity.
+  const lockServer = new LockServer({
+    clock,
+    logger,
+    ownerAlive: (owner) => {
+      const node = owner.includes('#') ? owner.slice(0, owner.lastIndexOf('#')) : owner;
+      return node === selfId || late.peers?.peers.get(node)?.isOnline() !== false;
+    },
+  });
   lockServer.start();
   rpc.registerPeer(lockRpcService(lockServer));
   let bucketMetaHandler: ((bucket: string) => void) | undefined;
@@ -409,6 +428,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
       }
     },
     registerPeerService: (service) => rpc.registerPeer(service),
+    clockSkews: () => skews.list(),
     onBucketMetaChanged: (handler) => {
       bucketMetaHandler = handler;
     },

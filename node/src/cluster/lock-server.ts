@@ -21,6 +21,13 @@ import type { RpcService } from './rpc-server.ts';
 
 /** Server-side validity of an unrefreshed lock. */
 export const LOCK_VALIDITY_MS = 60_000;
+/**
+ * A grant whose owner's node is offline (not answering this node) and that
+ * was not refreshed for this long is dropped before its validity runs out:
+ * a living holder refreshes every 10 s, so its node being away and the grant
+ * this stale mean the holder is gone, or has lost its quorum anyway.
+ */
+export const DEAD_OWNER_AFTER_MS = 12_000;
 
 export interface LockArgs {
   /** Unique id of this lock acquisition (all lockers see the same uid). */
@@ -73,15 +80,20 @@ export class LockServer implements Locker {
   readonly #incarnations = new Map<string, string>();
   #stopSweep: (() => void) | undefined;
 
-  constructor(opts: { clock: Clock; logger: Logger; validityMs?: number }) {
+  readonly #ownerAlive: ((owner: string) => boolean) | undefined;
+  readonly #deadOwnerAfterMs: number;
+
+  constructor(opts: { clock: Clock; logger: Logger; validityMs?: number; ownerAlive?: (owner: string) => boolean; deadOwnerAfterMs?: number }) {
     this.#clock = opts.clock;
     this.#logger = opts.logger;
     this.#validityMs = opts.validityMs ?? LOCK_VALIDITY_MS;
+    this.#ownerAlive = opts.ownerAlive;
+    this.#deadOwnerAfterMs = opts.deadOwnerAfterMs ?? DEAD_OWNER_AFTER_MS;
   }
 
-  /** Starts the periodic sweep of expired entries. */
+  /** Starts the periodic sweep of expired entries (and of grants whose owner is gone). */
   start(): void {
-    this.#stopSweep ??= this.#clock.every(this.#validityMs / 2, () => this.sweep());
+    this.#stopSweep ??= this.#clock.every(this.#ownerAlive !== undefined ? Math.min(this.#validityMs / 2, 2_000) : this.#validityMs / 2, () => this.sweep());
   }
 
   stop(): void {
@@ -222,19 +234,26 @@ export class LockServer implements Locker {
       this.#table.set(r, e);
       return e;
     }
-    const cutoff = this.#clock.now() - this.#validityMs;
-    if (e.writer !== undefined && e.writer.refreshedAt < cutoff) {
-      this.#logger.info({ event: 'lock_expired', resource: r, owner: e.writer.owner, kind: 'write' }, 'lock expired without refresh');
+    const now = this.#clock.now();
+    const cutoff = now - this.#validityMs;
+    const gone = (g: Grant) => this.#ownerAlive !== undefined && now - g.refreshedAt >= this.#deadOwnerAfterMs && !this.#ownerAlive(g.owner);
+    if (e.writer !== undefined && (e.writer.refreshedAt < cutoff || gone(e.writer))) {
+      this.#logExpiry(r, e.writer, 'write', e.writer.refreshedAt < cutoff);
       e.writer = undefined;
     }
     for (const [uid, g] of e.readers) {
-      if (g.refreshedAt < cutoff) {
-        this.#logger.info({ event: 'lock_expired', resource: r, owner: g.owner, kind: 'read' }, 'lock expired without refresh');
+      if (g.refreshedAt < cutoff || gone(g)) {
+        this.#logExpiry(r, g, 'read', g.refreshedAt < cutoff);
         e.readers.delete(uid);
       }
     }
     this.#gc(r, e);
     return e;
+  }
+
+  #logExpiry(r: string, g: Grant, kind: 'read' | 'write', expired: boolean): void {
+    if (expired) this.#logger.info({ event: 'lock_expired', resource: r, owner: g.owner, kind }, 'lock expired without refresh');
+    else this.#logger.warn({ event: 'lock_owner_gone', resource: r, owner: g.owner, kind, staleMs: this.#clock.now() - g.refreshedAt }, 'lock dropped: its owner node is offline and stopped refreshing it');
   }
 
   #gc(r: string, e: Entry): void {

@@ -72,12 +72,19 @@ describe('RpcAuth', () => {
     const a = new RpcAuth('s', c);
     const token = a.sign('POST', '/p', 'n', ARGS);
     await c.advance(RPC_TOKEN_VALIDITY_MS);
-    expect(a.verify('POST', '/p', token).nodeId).toBe('n');
+    expect(a.verify('POST', '/p', token)).toMatchObject({ nodeId: 'n', skewMs: RPC_TOKEN_VALIDITY_MS });
     await c.advance(1);
-    expect(deniedReason(() => a.verify('POST', '/p', token))).toBe('expired token');
+    // The signature is good, so who it is and how far off its clock is are known: said, not just "expired".
+    expect(deniedReason(() => a.verify('POST', '/p', token))).toBe('clock skew');
+    try {
+      a.verify('POST', '/p', token);
+    } catch (err) {
+      expect((err as SvcError).details).toMatchObject({ nodeId: 'n', skewMs: RPC_TOKEN_VALIDITY_MS + 1 });
+      expect((err as SvcError).message).toMatch(/the token of n is 300 s old/);
+    }
 
     const early = new RpcAuth('s', new ManualClock(c.now() + RPC_TOKEN_VALIDITY_MS + 1));
-    expect(deniedReason(() => a.verify('POST', '/p', early.sign('POST', '/p', 'n', ARGS)))).toBe('expired token');
+    expect(deniedReason(() => a.verify('POST', '/p', early.sign('POST', '/p', 'n', ARGS)))).toBe('clock skew');
   });
 
   it('needs a non-empty secret', () => {

@@ -113,8 +113,16 @@ export class RpcAuth {
       for (const g of given) if (g.length === expected.length && timingSafeEqual(g, expected)) ok = true;
     }
     if (!ok) throw denied('bad signature');
-    if (Math.abs(this.#clock.now() - ts) > this.#validityMs) throw denied('expired token');
-    return { nodeId, argsDigest: digest };
+    // The MAC is good, so the node and its clock are the caller's own: a stale or future token is clock skew.
+    const skewMs = this.#clock.now() - ts;
+    if (Math.abs(skewMs) > this.#validityMs) {
+      throw new SvcError(
+        'AccessDenied',
+        `internode RPC authentication failed: the token of ${nodeId} is ${Math.round(Math.abs(skewMs) / 1000)} s ${skewMs > 0 ? 'old' : 'in the future'}: its clock and this node's differ by more than ${this.#validityMs / 1000} s`,
+        { reason: 'clock skew', nodeId, skewMs },
+      );
+    }
+    return { nodeId, argsDigest: digest, skewMs };
   }
 
   /** Throws `AccessDenied` unless `args` are the bytes the verified token was signed for. */
@@ -132,6 +140,8 @@ function mac(key: KeyObject, method: string, path: string, ts: number, nodeId: s
 export interface VerifiedToken {
   readonly nodeId: string;
   readonly argsDigest: Buffer;
+  /** This node's clock minus the caller's when it signed (network delay included): the skew seen in this call. */
+  readonly skewMs: number;
 }
 
 function argsDigest(args: Uint8Array): Buffer {

@@ -50,8 +50,16 @@ export type RpcService = Readonly<Record<string, RpcMethod>>;
 export interface RpcServerOptions {
   auth: RpcAuth;
   logger: Logger;
-  /** Called with the node id and the address of every authenticated caller (it is alive, and a peer). */
-  onCaller?: (nodeId: string, address: string | undefined) => void;
+  /** Called with the node id and the address of every authenticated caller (it is alive, and a peer), and the clock skew its token showed. */
+  onCaller?: (nodeId: string, address: string | undefined, skewMs: number) => void;
+  /**
+   * The cluster's members (`host:port` of every node): a token naming any
+   * other node is refused, however good its signature (a node started with
+   * other volume arguments, or a client holding the root secret).
+   */
+  isMember?: (nodeId: string) => boolean;
+  /** A call refused because the caller's clock is off by more than the token window: who, and by how much. */
+  onClockSkew?: (nodeId: string, skewMs: number) => void;
 }
 
 export class RpcServer {
@@ -59,12 +67,16 @@ export class RpcServer {
   readonly #logger: Logger;
   readonly #drives = new Map<string, RpcService>();
   readonly #peer = new Map<string, RpcMethod>();
-  readonly #onCaller: ((nodeId: string, address: string | undefined) => void) | undefined;
+  readonly #onCaller: ((nodeId: string, address: string | undefined, skewMs: number) => void) | undefined;
+  readonly #isMember: ((nodeId: string) => boolean) | undefined;
+  readonly #onClockSkew: ((nodeId: string, skewMs: number) => void) | undefined;
 
   constructor(opts: RpcServerOptions) {
     this.#auth = opts.auth;
     this.#logger = opts.logger;
     this.#onCaller = opts.onCaller;
+    this.#isMember = opts.isMember;
+    this.#onClockSkew = opts.onClockSkew;
     // The reconnect probe of every client (rpc-client.ts) calls this.
     this.#peer.set('health', { kind: 'unary', handle: async () => ({ ok: true }) });
   }
@@ -102,12 +114,18 @@ export class RpcServer {
     try {
       const header = req.headers[RPC_TOKEN_HEADER];
       token = this.#auth.verify(method, url, Array.isArray(header) ? header[0] : header);
+      if (this.#isMember !== undefined && !this.#isMember(token.nodeId)) {
+        throw new SvcError('AccessDenied', `internode RPC authentication failed: ${token.nodeId} is not a node of this cluster (check that every node has the same volume arguments)`, {
+          reason: 'not a member',
+          nodeId: token.nodeId,
+        });
+      }
     } catch (err) {
       this.#logRefused(req, url, err);
       refuse(req, res, err);
       return;
     }
-    this.#onCaller?.(token.nodeId, req.socket.remoteAddress);
+    this.#onCaller?.(token.nodeId, req.socket.remoteAddress, token.skewMs);
     if (method !== 'POST') {
       refuse(req, res, new SvcError('MethodNotAllowed'));
       return;
@@ -182,8 +200,19 @@ export class RpcServer {
   }
 
   #logRefused(req: IncomingMessage, url: string, err: unknown): void {
-    const reason = err instanceof SvcError ? err.details?.['reason'] : undefined;
-    this.#logger.warn({ event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason }, 'internode RPC refused');
+    const d = err instanceof SvcError ? err.details : undefined;
+    const reason = d?.['reason'];
+    // Who called, when the signature proves it (skew, a node of another layout): the address alone is a proxy's or a loopback's.
+    const caller = typeof d?.['nodeId'] === 'string' ? { node: d['nodeId'] } : {};
+    if (reason === 'clock skew') {
+      if (typeof d?.['nodeId'] === 'string' && typeof d['skewMs'] === 'number') this.#onClockSkew?.(d['nodeId'], d['skewMs']);
+      this.#logger.error(
+        { event: 'rpc_clock_skew', url, remote: req.socket.remoteAddress, ...caller, skewMs: d?.['skewMs'] },
+        err instanceof Error ? err.message : 'internode RPC refused: clock skew',
+      );
+      return;
+    }
+    this.#logger.warn({ event: 'rpc_auth_refused', url, remote: req.socket.remoteAddress, reason, ...caller }, 'internode RPC refused');
   }
 
   async #sendRecords(res: ServerResponse, records: AsyncIterable<unknown>, signal: AbortSignal, url: string): Promise<void> {

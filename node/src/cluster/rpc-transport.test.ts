@@ -342,4 +342,23 @@ describe('internode RPC transport', () => {
     expect((err as SvcError).code).toBe('DiskNotFound');
     expect(c.isOnline()).toBe(false);
   });
+
+  it('refuses a well-signed token from a node that is not a member of the cluster', async () => {
+    const rpc = new RpcServer({ auth, logger: silentLogger, isMember: (id) => id === 'member:1' });
+    let called = 0;
+    rpc.registerPeer({ ping: { kind: 'unary', handle: async () => ++called } });
+    const srv = createServer(rpc.handle);
+    const port = await listen(srv);
+    closers.push(() => new Promise<void>((r) => srv.close(() => r())));
+    const call = async (nodeId: string) => {
+      const body = encodeMsg(null);
+      const res = await request(`http://127.0.0.1:${port}${peerPath('ping')}`, { method: 'POST', body, headers: { [RPC_TOKEN_HEADER]: auth.sign('POST', peerPath('ping'), nodeId, body) } });
+      await res.body.dump();
+      return res.statusCode;
+    };
+    expect(await call('stranger:9')).toBe(403);
+    expect(called).toBe(0);
+    expect(await call('member:1')).toBe(200);
+    expect(called).toBe(1);
+  });
 });

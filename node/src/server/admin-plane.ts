@@ -287,12 +287,14 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       };
     });
     const flat = snapPools.flatMap((p) => p.sets.flatMap((s) => s.drives));
+    const skews = new Map(cluster.clockSkews().map((x) => [x.peer, x.skewMs]));
     const snapNodes: SnapshotNode[] = nodes.map((n) => ({
       id: n,
       state: isOnline(n) ? 'online' : 'offline',
       self: n === selfId,
       leaderOfPools: pools.filter((p) => leaderOf(p, selfId) === n).map((p) => p.index),
       drives: flat.filter((d) => d.node === n).length,
+      clockSkewMs: skews.get(n) ?? null,
     }));
     const r = o.readiness();
     return {

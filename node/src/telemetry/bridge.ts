@@ -56,6 +56,8 @@ import {
   processStart,
   type ProcessStartMessage,
   readinessEvaluated,
+  peerClockSkew,
+  type PeerClockSkewMessage,
   type ReadinessEvaluatedMessage,
   rpcClient,
   tlsCertificates,
@@ -175,6 +177,16 @@ export function startBridge(opts: BridgeOptions): () => void {
       .createObservableGauge(METRIC.tlsCertificateNotAfter, { description: 'End of validity of each TLS certificate in force (served pairs and trusted CAs), Unix time', unit: 's' })
       .addCallback((r) => {
         for (const c of certs) r.observe(Math.floor(c.notAfter / 1000), { file: c.file, kind: c.kind });
+      });
+    // Each peer's clock against this node's (cluster/clock-skew.ts); an alert compares it with a bound.
+    let skews: PeerClockSkewMessage['skews'] = [];
+    sub(peerClockSkew, (msg) => {
+      skews = (msg as PeerClockSkewMessage).skews;
+    });
+    meter
+      .createObservableGauge(METRIC.peerClockSkew, { description: "Each peer's clock behind this node's (negative: ahead), as its internode calls show it", unit: 's' })
+      .addCallback((r) => {
+        for (const x of skews) r.observe(x.seconds, { peer: x.peer });
       });
     sub(scannerObject, () => m.scanned.add(1));
     sub(scannerCycle, (msg) => {

@@ -24,6 +24,7 @@ export const METRIC = {
   lifecycleActions: 'svc.lifecycle.actions',
   logRecordsDropped: 'svc.log.records.dropped',
   tlsCertificateNotAfter: 'svc_tls_certificate_not_after_seconds',
+  peerClockSkew: 'svc_peer_clock_skew_seconds',
 } as const;
 
 /** The ten metrics of SPEC.md, in its order. */

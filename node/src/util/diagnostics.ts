@@ -143,6 +143,14 @@ export interface TlsCertificatesMessage {
 
 export const tlsCertificates = dc.channel('svc:tls:certificates');
 
+/** Each peer's clock against this node's, as the peer's internode tokens show it (published when it changes, at most once a second). */
+export interface PeerClockSkewMessage {
+  /** `seconds`: this node's clock minus the peer's (network delay included; positive: the peer is behind). */
+  readonly skews: readonly { readonly peer: string; readonly seconds: number }[];
+}
+
+export const peerClockSkew = dc.channel('svc:peer:clock-skew');
+
 // ---- background scanner (published by the scanner of issue 11)
 
 /** One object visited by the scanner. */

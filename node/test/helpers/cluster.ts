@@ -251,13 +251,16 @@ export class TestCluster {
     return this.#procs.has(k);
   }
 
-  /** Starts node K (its own mount namespace, `SVC_ADDRESS=127.0.0.K:<port>`); `env` adds to this node's environment. */
-  async start(k: number, env: Record<string, string> = {}): Promise<void> {
+  /**
+   * Starts node K (its own mount namespace, `SVC_ADDRESS=127.0.0.K:<port>`); `env` adds to this node's
+   * environment; `wrap` is a command the node runs under (e.g. `['faketime', '-f', '+600s']`: a skewed clock).
+   */
+  async start(k: number, env: Record<string, string> = {}, wrap: readonly string[] = []): Promise<void> {
     if (this.#procs.has(k)) throw new Error(`node ${k} already running`);
     const log = createWriteStream(this.logPath(k), { flags: 'a' });
     await once(log, 'open');
     // --rbind: the node's folder with the drive mounts inside it (tmpfsBytes).
-    const script = 'mount --rbind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$@"';
+    const script = 'mount --rbind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec $SVC_TEST_WRAP "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$@"';
     const volumes = this.volumes.slice(0, this.#active);
     const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'svc-node', ...volumes], {
       cwd: REPO,
@@ -268,6 +271,7 @@ export class TestCluster {
         SVC_TEST_SHARED_DIR: this.sharedPath,
         SVC_TEST_NODE: NODE_BIN,
         SVC_TEST_SVC_JS: SVC_JS,
+        SVC_TEST_WRAP: wrap.join(' '),
         SVC_ADDRESS: `${this.host(k)}:${this.port}`,
         SVC_CONSOLE_ENABLE: 'false',
         ...this.#credentialEnv(k),

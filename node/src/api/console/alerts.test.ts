@@ -20,7 +20,7 @@ const state = (i: Partial<AlertInputs>, id: string) => evaluateAlerts({ ...base,
 
 describe('SPEC alert conditions', () => {
   it('every alert has its SPEC rule and is ok on a healthy, quiet cluster', () => {
-    const all = evaluateAlerts({ ...base, healSamples: [{ at: base.now, active: 0, queued: 0 }] });
+    const all = evaluateAlerts({ ...base, healSamples: [{ at: base.now, active: 0, queued: 0 }], clockSkews: [{ node: 'b:9000', skewMs: 3 }] });
     expect(all.map((a) => [a.id, a.state])).toEqual([
       ['readiness', 'ok'],
       ['restarts', 'ok'],
@@ -28,6 +28,7 @@ describe('SPEC alert conditions', () => {
       ['scanner', 'ok'],
       ['capacity', 'ok'],
       ['certificates', 'ok'],
+      ['clock-skew', 'ok'],
     ]);
     expect(all.map((a) => a.rule)).toEqual([
       'readiness gauge equals 0 for 2 minutes',
@@ -36,7 +37,16 @@ describe('SPEC alert conditions', () => {
       'increase of the scanner cycles counter over 24 hours equals 0',
       'used capacity above 80 % of deployed raw capacity',
       'a TLS certificate of this node ends within 21 days (svc_tls_certificate_not_after_seconds - time())',
+      "a node's clock differs from this node's by 2 s or more (svc_peer_clock_skew_seconds)",
     ]);
+  });
+
+  it('clock skew: firing when a node is 2 s or more off; pending before any call; unavailable on a single node', () => {
+    const a = evaluateAlerts({ ...base, clockSkews: [{ node: 'b:9000', skewMs: 40 }, { node: 'c:9000', skewMs: -2_500 }] }).find((x) => x.id === 'clock-skew')!;
+    expect(a.state).toBe('firing');
+    expect(a.detail).toBe('c:9000 2.5 s ahead.');
+    expect(state({ clockSkews: [] }, 'clock-skew')).toBe('pending');
+    expect(state({}, 'clock-skew')).toBe('unavailable');
   });
 
   it('certificates: firing within 21 days of an end (served or trusted CA) or past it; unavailable in plain HTTP', () => {

@@ -33,6 +33,8 @@ export interface HealSample {
 
 export interface AlertInputs {
   readonly now: number;
+  /** Each other node's clock against this node's (ms), from its internode calls; undefined for a single node. */
+  readonly clockSkews?: readonly { readonly node: string; readonly skewMs: number }[];
   /** This node: ready now, and since when it is not. */
   readonly ready: boolean;
   readonly notReadySince: number | undefined;
@@ -176,8 +178,27 @@ function certificateAlert(i: AlertInputs): AlertView {
   return { ...base, state: 'firing', detail: `${ending.map(describe).join('; ')}.` };
 }
 
+/** Skew between nodes' clocks worth an alert (NTP keeps them within milliseconds). */
+export const CLOCK_SKEW_ALERT_MS = 2_000;
+
+function clockSkewAlert(i: AlertInputs): AlertView {
+  const base = {
+    id: 'clock-skew' as const,
+    title: 'Node clocks disagree',
+    rule: `a node's clock differs from this node's by ${CLOCK_SKEW_ALERT_MS / 1000} s or more (svc_peer_clock_skew_seconds)`,
+    action: 'Synchronize the nodes\' clocks (NTP, chrony). Object lock, lifecycle and the internode tokens (refused beyond 5 minutes) depend on them.',
+  };
+  if (i.clockSkews === undefined) return { ...base, state: 'unavailable', detail: 'A single node has no other clock to compare with.' };
+  if (i.clockSkews.length === 0) return { ...base, state: 'pending', detail: 'No other node has called this one yet.' };
+  const off = i.clockSkews.filter((s) => Math.abs(s.skewMs) >= CLOCK_SKEW_ALERT_MS);
+  const say = (s: { node: string; skewMs: number }) => `${s.node} ${(Math.abs(s.skewMs) / 1000).toFixed(1)} s ${s.skewMs > 0 ? 'behind' : 'ahead'}`;
+  if (off.length > 0) return { ...base, state: 'firing', detail: `${off.map(say).join(', ')}.` };
+  const worst = [...i.clockSkews].sort((a, b) => Math.abs(b.skewMs) - Math.abs(a.skewMs))[0]!;
+  return { ...base, state: 'ok', detail: `Every node within ${CLOCK_SKEW_ALERT_MS / 1000} s of this one (largest: ${worst.node}, ${Math.abs(worst.skewMs)} ms).` };
+}
+
 export function evaluateAlerts(i: AlertInputs): AlertView[] {
-  return [readinessAlert(i), restartAlert(i), healAlert(i), scannerAlert(i), capacityAlert(i), certificateAlert(i)];
+  return [readinessAlert(i), restartAlert(i), healAlert(i), scannerAlert(i), capacityAlert(i), certificateAlert(i), clockSkewAlert(i)];
 }
 
 /** What the alerts need to remember, bounded. */

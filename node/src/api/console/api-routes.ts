@@ -183,6 +183,9 @@ async function overview(ctx: RouteContext): Promise<OverviewResponse> {
       rawTotal: capacity.rawTotal,
       capacityFraction: capacity.alertFraction,
       certificates: certificatesOf(ctx.deps),
+      ...(snap.nodes.length > 1
+        ? { clockSkews: snap.nodes.flatMap((n) => (n.self || n.clockSkewMs === undefined || n.clockSkewMs === null ? [] : [{ node: n.id, skewMs: n.clockSkewMs }])) }
+        : {}),
     }),
     capabilities: caps,
   };

@@ -69,7 +69,7 @@ export type AlertState = 'ok' | 'pending' | 'firing' | 'unavailable';
 
 /** One of SPEC.md's suggested alert conditions, evaluated for this console. */
 export interface AlertView {
-  readonly id: 'readiness' | 'restarts' | 'heal-queue' | 'scanner' | 'capacity' | 'certificates';
+  readonly id: 'readiness' | 'restarts' | 'heal-queue' | 'scanner' | 'capacity' | 'certificates' | 'clock-skew';
   readonly title: string;
   /** The condition as SPEC.md suggests it. */
   readonly rule: string;

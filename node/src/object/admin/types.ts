@@ -406,6 +406,8 @@ export interface SnapshotNode {
   /** Pools this node leads (pool mutations run there). */
   leaderOfPools: number[];
   drives: number;
+  /** The node's clock against the answering node's, as its internode calls show it (ms, + behind); null for itself or before a call. */
+  clockSkewMs?: number | null;
 }
 
 export interface ClusterSnapshot {
