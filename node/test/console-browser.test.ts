@@ -15,7 +15,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,19 +28,17 @@ import {
   PutObjectCommand,
   PutObjectLockConfigurationCommand,
 } from '@aws-sdk/client-s3';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../console-ui/src/format.ts';
 import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
 import { kmsKeyLine } from './helpers/governance.ts';
+import { CHROMIUM, HAVE_CHROMIUM, launchBrowser, SCREENSHOTS, shot } from './helpers/browser.ts';
 import { type PrefixProxy, startPrefixProxy } from './helpers/prefix-proxy.ts';
-import { REPO } from './svc-process.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) console.log(`skipped: no Chromium at ${CHROMIUM} (apt-get install chromium); the console browser tests did not run`);
 
-export const SCREENSHOTS = join(REPO, 'artifacts', 'console');
+export { SCREENSHOTS };
 const TIME_ZONE = 'Asia/Kolkata';
 const MiB = 1024 * 1024;
 
@@ -53,26 +50,7 @@ function mkdtempSync(): string {
 }
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-async function launch(): Promise<{ ctx: BrowserContext; close(): Promise<void> }> {
-  const { chromium } = await import('playwright-core');
-  const userData = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
-  const ctx = await chromium.launchPersistentContext(userData, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    viewport: { width: 1280, height: 800 },
-    timezoneId: TIME_ZONE,
-    locale: 'en-US',
-    acceptDownloads: true,
-  });
-  return {
-    ctx,
-    async close() {
-      await ctx.close();
-      await rm(userData, { recursive: true, force: true });
-    },
-  };
-}
+const launch = () => launchBrowser({ timezoneId: TIME_ZONE });
 
 /** Everything the console sent the browser, for the secret check. */
 function recordResponses(page: Page): string[] {
@@ -86,11 +64,6 @@ function recordResponses(page: Page): string[] {
     }
   });
   return bodies;
-}
-
-async function shot(page: Page, flow: string, name: string): Promise<void> {
-  mkdirSync(join(SCREENSHOTS, flow), { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, flow, `${name}.png`), fullPage: true });
 }
 
 async function signIn(page: Page, root: string): Promise<void> {
@@ -154,7 +127,7 @@ describe.skipIf(!HAVE_CHROMIUM).each(FLOWS)('web console in Chromium ($flow)', (
     if (prefix !== '') [proxy, twoProxy] = await Promise.all([startPrefixProxy(prefix, single.console), startPrefixProxy(prefix, two.console)]);
     root = prefix === '' ? `${single.console}/svc/console/` : `${proxy!.origin}${prefix}/svc/console/`;
     browser = await launch();
-    page = browser.ctx.pages()[0] ?? (await browser.ctx.newPage());
+    page = browser.page;
     bodies = recordResponses(page);
   }, 120_000);
 

@@ -64,8 +64,18 @@ export function errorFromBody(status: number, text: string, retryAfter: string |
 
 export const NETWORK_ERROR = () => new ApiError(0, 'NetworkError', 'The console could not be reached.', 'Check your network connection and that the node is running, then retry.');
 
-export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, query: Record<string, string | number | undefined> = {}): Promise<T> {
+/** Marks a page's own periodic refresh: the server does not count it as activity of the session. */
+export const BACKGROUND_HEADER = 'x-svc-console-background';
+
+export async function api<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  query: Record<string, string | number | undefined> = {},
+  opts: { readonly background?: boolean } = {},
+): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
+  if (opts.background === true) headers[BACKGROUND_HEADER] = '1';
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') Object.assign(headers, csrfHeader());
   let res: Response;

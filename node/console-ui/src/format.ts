@@ -89,3 +89,12 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 export function formatCount(n: number): string {
   return Number.isFinite(n) ? new Intl.NumberFormat().format(n) : '–';
 }
+
+/** `key=value` lines (tags as people type them) as pairs; blank lines skipped, a line without `=` has an empty value. */
+export function keyValueLines(text: string): { key: string; value: string }[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .map((l) => ({ key: l.split('=')[0]!.trim(), value: l.includes('=') ? l.slice(l.indexOf('=') + 1).trim() : '' }));
+}

@@ -17,6 +17,7 @@ import { renderObject } from './pages/object.js';
 import { renderOverview } from './pages/overview.js';
 import { renderPools } from './pages/pools.js';
 import { parseRoute, type Route, sectionOf } from './router.js';
+import { trayElement } from './tray.js';
 import { errorBox, pageHeader } from './ui.js';
 
 export interface AppContext {
@@ -99,6 +100,8 @@ function showApp(session: SessionInfo): void {
       h('div', { class: 'topbar-user' }, h('span', { class: 'user', title: 'Signed in as' }, h('span', { class: 'visually-hidden' }, 'Signed in as '), session.accessKey), signOutButton),
     ),
     h('nav', { 'aria-label': 'Main', class: 'nav' }, h('ul', null, ...links.map((l) => h('li', null, l.el)))),
+    // uploads and bulk actions live beside the pages: they go on while you move around the console
+    trayElement(),
     main,
     h(
       'footer',

@@ -1,9 +1,13 @@
 /**
  * Refreshes a page's data every `intervalMs` while the tab is visible (at
  * once when it becomes visible again); a slow answer never stacks requests.
+ * `load` is told whether the call is a background refresh (every call after
+ * the first): those go out marked as such and do not keep the session alive,
+ * so a page left open still signs out after the idle timeout.
  * Returns a function that stops it.
  */
-export function poll(load: () => Promise<void>, intervalMs: () => number): () => void {
+export function poll(load: (background: boolean) => Promise<void>, intervalMs: () => number): () => void {
+  let first = true;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running = false;
@@ -11,7 +15,9 @@ export function poll(load: () => Promise<void>, intervalMs: () => number): () =>
     if (stopped || running) return;
     running = true;
     try {
-      await load();
+      const background = !first;
+      first = false;
+      await load(background);
     } finally {
       running = false;
       schedule();

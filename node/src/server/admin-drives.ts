@@ -30,6 +30,8 @@ export interface DriveReport {
   readonly total: number;
   readonly used: number;
   readonly free: number;
+  /** `<node>#<device>` of the drive's file system, when its node reports it. */
+  readonly filesystem?: string;
   /** Problems the drive's own node reports for it (`DiskInfo.issues`). */
   readonly issues: readonly DriveIssue[];
 }
@@ -38,7 +40,7 @@ export interface DriveProbeSource {
   readonly pools: readonly PoolLayout[];
   readonly selfId: string;
   isLocal(ep: Endpoint): boolean;
-  diskInfo(ep: Endpoint): Promise<{ online: boolean; total: number; used: number; free: number; id: string; issues?: DriveIssue[] }>;
+  diskInfo(ep: Endpoint): Promise<{ online: boolean; total: number; used: number; free: number; id: string; mountId?: string; issues?: DriveIssue[] }>;
   formatIO(pool: PoolLayout): FormatIO;
   /** The deployment id once format quorum was reached. */
   deploymentId(): string | undefined;
@@ -80,11 +82,14 @@ export async function probeDrives(src: DriveProbeSource, only?: (ep: Endpoint) =
             detail = st.reason;
           }
           const online = info.online && format !== 'offline';
+          const node = endpointHostPort(ep) ?? src.selfId;
+          // mountId is `<device>:<inode>` of the drive's root: the device names its file system
+          const device = 'mountId' in info && typeof info.mountId === 'string' ? info.mountId.split(':')[0] : undefined;
           if (!info.online && detail === null) detail = 'drive unreachable';
           return {
             endpoint: ep.raw,
             path: ep.path,
-            node: endpointHostPort(ep) ?? src.selfId,
+            node,
             local: src.isLocal(ep),
             pool: pool.index,
             set: pos?.set ?? Math.floor(i / pool.setDriveCount),
@@ -96,6 +101,7 @@ export async function probeDrives(src: DriveProbeSource, only?: (ep: Endpoint) =
             total: info.total,
             used: info.used,
             free: info.free,
+            ...(device !== undefined && device !== '' ? { filesystem: `${node}#${device}` } : {}),
             issues: online ? (info.issues ?? []) : [],
           };
         })(),

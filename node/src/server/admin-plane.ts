@@ -242,6 +242,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       detail: d.detail ?? issueText(d.issues) ?? null,
       ...(d.issues.length > 0 ? { issues: d.issues.map((i) => ({ ...i })) } : {}),
       uuid: d.uuid,
+      ...(d.filesystem !== undefined ? { filesystem: d.filesystem } : {}),
       slot: { pool: d.pool, set: d.set, index: d.slot },
       total: d.total,
       used: d.used,

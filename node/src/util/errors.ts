@@ -150,6 +150,7 @@ export const ERRORS = {
   XSvcConsoleTooManySignIns: { status: 429, message: 'Too many failed sign-ins; wait before trying again.' },
   XSvcConsoleCrossSiteRequest: { status: 403, message: 'The request did not come from the console page.' },
   XSvcConsoleNoSuchRoute: { status: 404, message: 'No such console page or API route.' },
+  XSvcConsoleObjectLocked: { status: 403, message: 'The version is protected by object lock.' },
 
   // ---- identity and access (iam/, docs/iam.md)
   InvalidToken: { status: 400, message: 'The provided token is malformed or otherwise invalid.' },

@@ -5,14 +5,17 @@
  * data protection (object lock, default encryption, lifecycle rules); show,
  * set and clear its quota.
  */
-import type { BucketDetails, BucketGovernance, BucketQuotaView, ObjectListing, UploadResult } from '../../../src/api/console/wire.ts';
+import type { BucketDetails, BucketGovernance, BucketQuotaView, ObjectListing, ObjectLockView, ObjectVersion, VersionsPage } from '../../../src/api/console/wire.ts';
 import { api, apiUrl } from '../api.js';
-import { announce, h, replaceContent } from '../dom.js';
-import { formatBytes, formatPercent, plural } from '../format.js';
+import { announce, type Child, h, replaceContent } from '../dom.js';
+import { formatBytes, formatCount, formatPercent, plural } from '../format.js';
 import { describeActions, describeEncryption, describeFilter, describeObjectLock } from '../governance.js';
 import { href, type Route } from '../router.js';
 import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time } from '../ui.js';
-import { uploadFile } from '../upload.js';
+import { startUpload as startUpload2 } from '../tray.js';
+import { deleteVersion } from '../versions.js';
+import { bucketSettings } from './bucket-settings.js';
+import { confirmSelection, deleteInBatches, filesFromDrop, filesFromInput, listUnder, type PathFile, type Target } from '../bulk.js';
 
 const PAGE_SIZES = [25, 100, 500, 1000];
 let pageSize = 100;
@@ -51,7 +54,7 @@ function governanceView(g: BucketGovernance): HTMLElement {
           rules.map((r) => [r.id || '(no id)', badge(r.status === 'Enabled' ? 'ok' : 'info', r.status), describeFilter(r.filter), h('ul', { class: 'plain-list' }, ...describeActions(r).map((a) => h('li', null, a)))]),
           { id: 'lifecycle-table' },
         ),
-    h('p', { class: 'hint' }, 'Set with S3 clients (PutObjectLockConfiguration, PutBucketEncryption, PutBucketLifecycleConfiguration); lifecycle rules run on the scanner cycle.'),
+    h('p', { class: 'hint' }, 'As the admin API reports them; change them under Settings below (or with any S3 client). Lifecycle rules run on the scanner cycle.'),
   );
 }
 
@@ -114,12 +117,32 @@ export function renderBucket(main: HTMLElement, route: Route): void {
   const { bucket, prefix } = route;
   const listing = h('div', { id: 'object-list' }, loading('the objects'));
   const result = h('div', { class: 'action-result', id: 'object-result' });
-  const uploads = h('ul', { class: 'uploads', id: 'uploads', 'aria-label': 'Uploads' });
   const versioningState = h('span', { id: 'versioning-state' }, '…');
   const versioningBox = h('input', { type: 'checkbox', id: 'versioning-toggle', disabled: true });
   const governance = h('div', { id: 'governance-box' }, loading('the data protection settings'));
   // continuation tokens of the pages before this one (page 1 has '')
   const tokens: string[] = [''];
+  // with versions shown: the key and version markers of each page
+  const vtokens: { key: string; version: string }[] = [{ key: '', version: '' }];
+  // names starting with what is typed, in this folder: the server filters (S3 prefix), a page at a time
+  let search = '';
+  const searchInput = h('input', { type: 'search', id: 'object-search', autocomplete: 'off', spellcheck: 'false', placeholder: 'name starts with…' });
+  const searchForm = h('form', { class: 'form-inline', id: 'object-search-form', role: 'search' }, h('label', { for: 'object-search' }, 'Find in this folder'), searchInput, h('button', { type: 'submit', class: 'button', id: 'object-search-go' }, 'Find'));
+  searchForm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    search = searchInput.value;
+    page = 0;
+    tokens.length = 1;
+    vtokens.length = 1;
+    void load();
+  });
+  const showVersions = h('input', { type: 'checkbox', id: 'show-versions' });
+  const lock = api<ObjectLockView>('GET', `buckets/${encodeURIComponent(bucket)}/object-lock`);
+  lock.catch(() => undefined);
+  showVersions.addEventListener('change', () => {
+    page = 0;
+    void load();
+  });
   let page = 0;
   let versioning: BucketDetails['versioning'] = 'Unversioned';
   // what this identity may do here (its policies and ownership of the bucket; bucket policies may allow more, the server decides)
@@ -135,44 +158,99 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     () => undefined,
   );
 
+  const objectRows = (r: ObjectListing) => [
+    ...r.prefixes.map((p) => folderRow(p)),
+    ...r.objects.map((o) => {
+      const name = leaf(o.key, prefix);
+      return [
+        h(
+          'span',
+          { class: 'name-cell' },
+          h('input', { type: 'checkbox', class: 'select-object', 'data-key': o.key, 'aria-label': `Select ${name}`, onchange: () => updateSelection() }),
+          ' ',
+          h('a', { href: href({ page: 'object', bucket, key: o.key }), class: 'object-link' }, name),
+        ),
+        formatBytes(o.size),
+        time(o.lastModified),
+        h(
+          'span',
+          { class: 'row-actions' },
+          h('a', { href: apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: o.key }), download: name, class: 'button button-quiet download-link' }, 'Download', h('span', { class: 'visually-hidden' }, ` ${name}`)),
+          h(
+            'button',
+            { type: 'button', class: 'button button-quiet delete-object', disabled: !canDelete, ...(canDelete ? {} : { title: 'Your policies do not allow deleting here' }), onclick: () => void remove(o.key) },
+            'Delete…',
+            h('span', { class: 'visually-hidden' }, ` ${name}`),
+          ),
+        ),
+      ];
+    }),
+  ];
+  const folderRow = (p: string) => [
+    h('a', { href: href({ page: 'bucket', bucket, prefix: p }), class: 'folder-link' }, h('span', { 'aria-hidden': 'true' }, '📁 '), leaf(p, prefix)),
+    'folder',
+    '–',
+    h(
+      'button',
+      { type: 'button', class: 'button button-quiet delete-folder', disabled: !canDelete, 'data-prefix': p, onclick: () => void removeFolder(p) },
+      'Delete folder…',
+      h('span', { class: 'visually-hidden' }, ` ${leaf(p, prefix)}`),
+    ),
+  ];
+  /** Every version and delete marker at this level, newest first within a name. */
+  const versionRows = (r: VersionsPage) => [
+    ...r.prefixes.map((p) => folderRow(p)),
+    ...r.versions.map((v) => {
+      const name = leaf(v.key, prefix);
+      const kind = v.deleteMarker ? badge('warn', 'delete marker') : v.isLatest ? badge('ok', 'latest') : badge('idle', 'older version');
+      return [
+        h('span', { class: 'version-name' }, h('a', { href: href({ page: 'object', bucket, key: v.key }), class: 'object-link' }, name), ' ', kind, h('br'), h('code', { class: 'muted version-id' }, v.versionId)),
+        v.deleteMarker ? '–' : formatBytes(v.size),
+        time(v.lastModified),
+        h(
+          'span',
+          { class: 'row-actions' },
+          v.deleteMarker
+            ? null
+            : h('a', { href: apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: v.key, versionId: v.versionId }), download: name, class: 'button button-quiet download-link' }, 'Download', h('span', { class: 'visually-hidden' }, ` ${name} version ${v.versionId}`)),
+          h(
+            'button',
+            { type: 'button', class: 'button button-quiet delete-version', disabled: !canDelete, onclick: () => void removeVersion(v) },
+            v.deleteMarker ? 'Remove delete marker…' : 'Delete version…',
+            h('span', { class: 'visually-hidden' }, ` ${name} ${v.versionId}`),
+          ),
+        ),
+      ];
+    }),
+  ];
+
   const load = async () => {
     await permissions;
+    selectAll.checked = false;
     try {
-      const r = await api<ObjectListing>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, undefined, { prefix, token: tokens[page], limit: pageSize });
-      if (r.truncated) tokens[page + 1] = r.nextToken;
-      const rows = [
-        ...r.prefixes.map((p) => [
-          h('a', { href: href({ page: 'bucket', bucket, prefix: p }), class: 'folder-link' }, h('span', { 'aria-hidden': 'true' }, '📁 '), leaf(p, prefix)),
-          'folder',
-          '–',
-          '',
-        ]),
-        ...r.objects.map((o) => {
-          const name = leaf(o.key, prefix);
-          return [
-            h('a', { href: href({ page: 'object', bucket, key: o.key }), class: 'object-link' }, name),
-            formatBytes(o.size),
-            time(o.lastModified),
-            h(
-              'span',
-              { class: 'row-actions' },
-              h('a', { href: apiUrl(`buckets/${encodeURIComponent(bucket)}/download`, { key: o.key }), download: name, class: 'button button-quiet download-link' }, 'Download', h('span', { class: 'visually-hidden' }, ` ${name}`)),
-              h(
-                'button',
-                { type: 'button', class: 'button button-quiet delete-object', disabled: !canDelete, ...(canDelete ? {} : { title: 'Your policies do not allow deleting here' }), onclick: () => void remove(o.key) },
-                'Delete…',
-                h('span', { class: 'visually-hidden' }, ` ${name}`),
-              ),
-            ),
-          ];
-        }),
-      ];
+      let rows: Child[][];
+      let truncated: boolean;
+      let count: string;
+      if (showVersions.checked) {
+        const marker = vtokens[page] ?? { key: '', version: '' };
+        const r = await api<VersionsPage>('GET', `buckets/${encodeURIComponent(bucket)}/all-versions`, undefined, { prefix: `${prefix}${search}`, keyMarker: marker.key, versionIdMarker: marker.version, limit: pageSize });
+        if (r.truncated) vtokens[page + 1] = { key: r.nextKeyMarker, version: r.nextVersionIdMarker };
+        rows = versionRows(r);
+        truncated = r.truncated;
+        count = `${plural(r.prefixes.length, 'folder')}, ${plural(r.versions.length, 'version')} (delete markers included) on this page.`;
+      } else {
+        const r = await api<ObjectListing>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, undefined, { prefix: `${prefix}${search}`, token: tokens[page], limit: pageSize });
+        if (r.truncated) tokens[page + 1] = r.nextToken;
+        rows = objectRows(r);
+        truncated = r.truncated;
+        count = `${plural(r.prefixes.length, 'folder')}, ${plural(r.objects.length, 'object')} on this page.`;
+      }
       const pager = h(
         'div',
         { class: 'pager' },
         h('button', { type: 'button', class: 'button', id: 'page-prev', disabled: page === 0, onclick: () => void turn(-1) }, 'Previous page'),
         h('span', { id: 'page-number' }, `Page ${page + 1}`),
-        h('button', { type: 'button', class: 'button', id: 'page-next', disabled: !r.truncated, onclick: () => void turn(1) }, 'Next page'),
+        h('button', { type: 'button', class: 'button', id: 'page-next', disabled: !truncated, onclick: () => void turn(1) }, 'Next page'),
         h(
           'label',
           { for: 'page-size' },
@@ -183,10 +261,10 @@ export function renderBucket(main: HTMLElement, route: Route): void {
       replaceContent(
         listing,
         rows.length === 0
-          ? h('p', { class: 'muted', id: 'empty-folder' }, prefix ? 'This folder is empty. It exists once something is uploaded into it.' : 'This bucket is empty. Upload files above.')
+          ? h('p', { class: 'muted', id: 'empty-folder' }, search !== '' ? `Nothing here starts with “${search}”.` : prefix ? 'This folder is empty. It exists once something is uploaded into it.' : 'This bucket is empty. Upload files above.')
           : table(`Objects in ${bucket}/${prefix}`, ['Name', 'Size', 'Last modified', ''], rows, { id: 'objects-table' }),
         rows.length > 0 || page > 0 ? pager : null,
-        h('p', { class: 'muted' }, `${plural(r.prefixes.length, 'folder')}, ${plural(r.objects.length, 'object')} on this page.`),
+        h('p', { class: 'muted' }, count),
       );
     } catch (err) {
       replaceContent(listing, errorBox(err, () => void load()));
@@ -200,9 +278,89 @@ export function renderBucket(main: HTMLElement, route: Route): void {
   const resize = async (n: number) => {
     pageSize = n;
     tokens.length = 1;
+    vtokens.length = 1;
     page = 0;
     await load();
     document.getElementById('page-size')?.focus();
+  };
+
+  const removeVersion = async (v: ObjectVersion) => {
+    const lockEnabled = await lock.then((l) => l.enabled, () => false);
+    if (await deleteVersion(bucket, v, { lockEnabled, out: result })) await load();
+  };
+
+  // ---- bulk: the selection, and a folder with everything under it
+  const selectAll = h('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every object on this page' });
+  const selected = () => [...listing.querySelectorAll<HTMLInputElement>('input.select-object:checked')].map((c) => c.dataset.key!);
+  const deleteSelected = h('button', { type: 'button', class: 'button', id: 'delete-selected', disabled: true }, 'Delete selected…');
+  const selectionCount = h('span', { class: 'muted', id: 'selection-count', 'aria-live': 'polite' }, '');
+  const updateSelection = () => {
+    const n = selected().length;
+    deleteSelected.disabled = n === 0 || !canDelete;
+    selectionCount.textContent = n === 0 ? '' : `${plural(n, 'object')} selected`;
+  };
+  selectAll.addEventListener('change', () => {
+    for (const c of listing.querySelectorAll<HTMLInputElement>('input.select-object')) c.checked = selectAll.checked;
+    updateSelection();
+  });
+  deleteSelected.addEventListener('click', () => {
+    void (async () => {
+      const targets = selected().map((key) => ({ key }));
+      if (targets.length === 0 || !(await confirmSelection(bucket, targets, versioning === 'Enabled'))) return;
+      try {
+        const r = await deleteInBatches(bucket, `Delete ${plural(targets.length, 'object')} from ${bucket}`, targets);
+        result.replaceChildren(
+          h('p', { role: 'status', class: r.errors.length > 0 ? 'error-inline' : 'success' }, `${plural(r.deleted, 'object')} deleted${r.errors.length > 0 ? `; ${r.errors.length} refused: ${r.errors.map((e) => `${e.key} (${e.code}: ${e.message})`).join('; ')}` : ''}.`),
+        );
+      } catch (err) {
+        result.replaceChildren(errorBox(err));
+      }
+      await load();
+    })();
+  });
+  const removeFolder = async (p: string) => {
+    result.replaceChildren(h('p', { role: 'status' }, `Counting what is under ${bucket}/${p}…`));
+    const everyVersion = h('input', { type: 'checkbox', id: 'delete-every-version' });
+    let targets: Target[];
+    try {
+      targets = await listUnder(bucket, p, false);
+    } catch (err) {
+      result.replaceChildren(errorBox(err));
+      return;
+    }
+    result.replaceChildren();
+    const versioned = versioning !== 'Unversioned';
+    const ok = await confirmDialog({
+      title: `Delete the folder ${p}?`,
+      body: h(
+        'div',
+        null,
+        h('p', null, `Every object under ${bucket}/${p} is deleted: ${formatCount(targets.length)} ${targets.length === 1 ? 'object' : 'objects'}, in this folder and every folder inside it.`),
+        versioned
+          ? h(
+              'p',
+              { class: 'check' },
+              everyVersion,
+              ' ',
+              h('label', { for: 'delete-every-version' }, 'Also delete every version and delete marker, for good'),
+              h('span', { class: 'hint' }, ' Otherwise each object gets a delete marker and its versions are kept.'),
+            )
+          : h('p', null, 'They are deleted for good.'),
+      ),
+      confirmLabel: 'Delete folder',
+      danger: true,
+      typeToConfirm: p,
+    });
+    if (!ok) return;
+    try {
+      if (everyVersion.checked) targets = await listUnder(bucket, p, true);
+      const r = await deleteInBatches(bucket, `Delete ${bucket}/${p}`, targets);
+      const words = `${plural(r.deleted, everyVersion.checked ? 'version' : 'object')} under ${p} deleted${r.canceled ? ' before the cancel' : ''}${r.errors.length > 0 ? `; ${r.errors.length} refused (${r.errors[0]!.code}: ${r.errors[0]!.key})` : ''}.`;
+      result.replaceChildren(h('p', { role: 'status', class: r.errors.length > 0 ? 'error-inline' : 'success', id: 'folder-delete-result' }, words));
+    } catch (err) {
+      result.replaceChildren(errorBox(err));
+    }
+    if (listing.isConnected) await load();
   };
 
   const remove = async (key: string) => {
@@ -226,37 +384,12 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     await load();
   };
 
-  // ---- uploads
-  let uploadSeq = 0;
+  // ---- uploads: in the tray beside the pages, so they go on while you move around
   const startUpload = (file: File) => {
-    const n = uploadSeq++;
-    const key = `${prefix}${file.name}`;
-    const bar = h('progress', { id: `upload-progress-${n}`, max: file.size || 1, value: 0, 'aria-label': `Upload of ${file.name}` });
-    const text = h('span', { class: 'upload-text', id: `upload-text-${n}` }, `0 of ${formatBytes(file.size)}`);
-    const status = h('span', { class: 'upload-status', id: `upload-status-${n}` }, badge('info', 'uploading'));
-    const cancel = h('button', { type: 'button', class: 'button button-quiet', id: `upload-cancel-${n}` }, 'Cancel', h('span', { class: 'visually-hidden' }, ` upload of ${file.name}`));
-    const row = h('li', { class: 'upload', id: `upload-${n}` }, h('span', { class: 'upload-name' }, key), bar, text, status, cancel);
-    uploads.appendChild(row);
-    const handle = uploadFile(bucket, key, file, (loaded, total) => {
-      bar.value = loaded;
-      bar.max = total || 1;
-      text.textContent = `${formatBytes(loaded)} of ${formatBytes(total)} (${formatPercent(total > 0 ? loaded / total : 1)})`;
+    startUpload2(bucket, `${prefix}${file.name}`, file, () => {
+      // refresh the listing if this page is still the one shown
+      if (listing.isConnected) void load();
     });
-    cancel.addEventListener('click', () => handle.cancel());
-    handle.done.then(
-      (r: UploadResult) => {
-        bar.value = bar.max;
-        status.replaceChildren(badge('ok', 'uploaded', { 'data-state': 'done' }));
-        cancel.remove();
-        announce(`${file.name} uploaded${r.versionId ? ` (version ${r.versionId})` : ''}.`);
-        void load();
-      },
-      (err: unknown) => {
-        status.replaceChildren(badge('bad', 'failed', { 'data-state': 'failed' }));
-        cancel.remove();
-        row.appendChild(errorBox(err));
-      },
-    );
   };
   const fileInput = h('input', { type: 'file', id: 'upload-input', multiple: true, class: 'visually-hidden-input' });
   fileInput.addEventListener('change', () => {
@@ -264,6 +397,29 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     fileInput.value = '';
   });
   const uploadLabel = h('label', { for: 'upload-input', class: 'button button-primary file-button' }, 'Upload files…');
+  const uploadPaths = (files: readonly PathFile[]) => {
+    for (const f of files) startUpload2(bucket, `${prefix}${f.path}`, f.file, () => {
+      if (listing.isConnected) void load();
+    });
+  };
+  const folderInput = h('input', { type: 'file', id: 'upload-folder-input', webkitdirectory: true, multiple: true, class: 'visually-hidden-input' });
+  folderInput.addEventListener('change', () => {
+    if (folderInput.files) uploadPaths(filesFromInput(folderInput.files));
+    folderInput.value = '';
+  });
+  const folderLabel = h('label', { for: 'upload-folder-input', class: 'button file-button' }, 'Upload a folder…');
+  const dropZone = h('div', { class: 'drop-zone', id: 'drop-zone' }, 'Or drop files and folders here: folders keep their paths.');
+  dropZone.addEventListener('dragover', (ev) => {
+    ev.preventDefault();
+    dropZone.classList.add('drop-over');
+  });
+  dropZone.addEventListener('dragleave', () => dropZone.classList.remove('drop-over'));
+  dropZone.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    dropZone.classList.remove('drop-over');
+    if (ev.dataTransfer === null || fileInput.disabled) return;
+    void filesFromDrop(ev.dataTransfer).then(uploadPaths, (err: unknown) => result.replaceChildren(errorBox(err)));
+  });
 
   const folderName = h('input', { type: 'text', id: 'folder-name', autocomplete: 'off', spellcheck: 'false', placeholder: 'name' });
   const folderForm = h('form', { class: 'form-inline', id: 'new-folder' }, h('label', { for: 'folder-name' }, 'New folder'), folderName, h('button', { type: 'submit', class: 'button', id: 'new-folder-open' }, 'Open'));
@@ -301,14 +457,22 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     section(
       'Upload and organise',
       'tools-title',
-      h('div', { class: 'toolbar' }, fileInput, uploadLabel, folderForm, h('p', { class: 'check' }, versioningBox, ' ', h('label', { for: 'versioning-toggle' }, 'Versioning: '), versioningState)),
-      h('p', { class: 'hint' }, `Files go into ${prefix ? `the folder ${prefix}` : 'the top of the bucket'}; files above 16 MiB are uploaded in parts.`),
-      uploads,
+      h('div', { class: 'toolbar' }, fileInput, uploadLabel, folderInput, folderLabel, folderForm, h('p', { class: 'check' }, versioningBox, ' ', h('label', { for: 'versioning-toggle' }, 'Versioning: '), versioningState)),
+      dropZone,
+      h('p', { class: 'hint' }, `Files go into ${prefix ? `the folder ${prefix}` : 'the top of the bucket'}; files above 16 MiB are uploaded in parts. Uploads show in the tray above and go on while you use other pages.`),
       result,
     ),
-    section('Contents', 'contents-title', listing),
+    section(
+      'Contents',
+      'contents-title',
+      searchForm,
+      h('p', { class: 'check' }, showVersions, ' ', h('label', { for: 'show-versions' }, 'Show versions and deleted objects'), h('span', { class: 'hint' }, ' (every version and delete marker, newest first)')),
+      h('div', { class: 'button-row bulk-bar' }, h('span', { class: 'check' }, selectAll, ' ', h('label', { for: 'select-all' }, 'Select all on this page')), deleteSelected, selectionCount),
+      listing,
+    ),
     section('Data protection', 'governance-title', governance),
     section('Quota', 'quota-title', quotaSection(bucket)),
+    section('Settings', 'settings-title', bucketSettings(bucket, lock)),
   );
   const details = api<BucketDetails>('GET', `buckets/${encodeURIComponent(bucket)}`);
   const gov = api<BucketGovernance>('GET', `buckets/${encodeURIComponent(bucket)}/governance`);

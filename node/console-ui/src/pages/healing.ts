@@ -8,7 +8,7 @@ import { api } from '../api.js';
 import { announce, type Child, h, replaceContent } from '../dom.js';
 import { formatBytes, formatCount, formatDuration, isUnsetTime } from '../format.js';
 import { poll } from '../poll.js';
-import { badge, errorBox, facts, loading, pageHeader, section, table, time, type Tone } from '../ui.js';
+import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time, type Tone } from '../ui.js';
 
 const BG_TONE: Record<string, Tone> = { disabled: 'idle', idle: 'ok', active: 'info', degraded: 'warn' };
 
@@ -128,7 +128,25 @@ function healCard(r: HealingResponse, state: HealState): HTMLElement {
       deep: on('heal-deep'),
       ...(pool !== undefined && set !== undefined ? { pool, set } : {}),
     };
-    void state.start(req);
+    void (async () => {
+      // removing dangling objects deletes data: say exactly what, and ask
+      if (req.remove) {
+        const target = req.bucket === '' ? 'every bucket of the cluster' : req.prefix !== '' ? `objects under ${req.bucket}/${req.prefix}` : `the bucket ${req.bucket}`;
+        const ok = await confirmDialog({
+          title: `Remove dangling objects in ${target}?`,
+          body: h(
+            'div',
+            null,
+            h('p', null, `The heal deletes, for good, every object in ${target}${pool !== undefined ? ` on pool ${pool}, set ${set}` : ''} that has fewer parts left than it needs to be read, on every version: such objects cannot be recovered, and removing them frees their space.`),
+            h('p', null, req.dryRun ? 'Dry run is on: the heal reports what it would remove and removes nothing.' : 'Tick "Dry run" first to see what would be removed.'),
+          ),
+          confirmLabel: req.dryRun ? 'Start dry run' : 'Remove dangling objects',
+          danger: !req.dryRun,
+        });
+        if (!ok) return;
+      }
+      await state.start(req);
+    })();
   });
   return section('Start a heal', 'heal-title', form, state.view);
 }
@@ -185,7 +203,7 @@ function healState(): HealState {
   const follow = async () => {
     if (current === undefined) return;
     try {
-      const r = await api<HealCallResult>('GET', 'heal/status', undefined, { clientToken: current.clientToken, bucket: current.bucket, prefix: current.prefix });
+      const r = await api<HealCallResult>('GET', 'heal/status', undefined, { clientToken: current.clientToken, bucket: current.bucket, prefix: current.prefix }, { background: true });
       summary = (r.result ?? {}) as Record<string, unknown>;
       const got = summary.Items ?? summary.items;
       if (Array.isArray(got)) items = [...items, ...got].slice(-1000);
@@ -238,9 +256,9 @@ export function renderHealing(main: HTMLElement): () => void {
     () => undefined,
   );
   let form: HTMLElement | undefined;
-  const stop = poll(async () => {
+  const stop = poll(async (background) => {
     try {
-      const r = await api<HealingResponse>('GET', 'healing');
+      const r = await api<HealingResponse>('GET', 'healing', undefined, {}, { background });
       // the heal form keeps what the user typed: built once, then left alone
       form ??= healCard(r, heal);
       replaceContent(body, backgroundCard(r), form, replacementCard(r), h('p', { class: 'muted updated' }, 'Updated ', time(r.generatedAt)));

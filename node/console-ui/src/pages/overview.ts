@@ -61,6 +61,9 @@ function alertItem(a: AlertView): HTMLElement {
 function view(o: OverviewResponse): HTMLElement[] {
   const r = o.readiness;
   const firing = o.alerts.filter((a) => a.state === 'firing').length;
+  const pending = o.alerts.filter((a) => a.state === 'pending').length;
+  // readiness lists what blocks quorum; a ready node can still serve with less redundancy: say so there too
+  const reduced = r.ready && o.health.state === 'degraded' ? o.health.problems : [];
   return [
     h(
       'section',
@@ -71,15 +74,20 @@ function view(o: OverviewResponse): HTMLElement[] {
       facts([
         ['Drives', `${o.drives.online} of ${o.drives.total} online${o.drives.offline > 0 ? `, ${o.drives.offline} offline` : ''}${o.drives.healing > 0 ? `, ${o.drives.healing} healing` : ''}`],
         ['Nodes', `${o.nodes.filter((n) => n.state === 'online').length} of ${o.nodes.length} online`],
-        ['Alerts', firing > 0 ? `${plural(firing, 'alert')} firing` : 'none firing'],
+        ['Alerts', `${firing > 0 ? `${plural(firing, 'alert')} firing` : 'none firing'}${pending > 0 ? `, ${pending} pending` : ''}`],
       ]),
     ),
     section(
       'Readiness',
       'readiness-title',
       h('p', null, badge(r.ready ? 'ok' : 'bad', r.ready ? 'Ready' : `Not ready${r.pending ? ` (waiting for ${r.pending.replace(/_/g, ' ')})` : ''}`, { id: 'readiness-state' }), ' ', h('span', { class: 'muted' }, `status “${r.status}”`)),
-      r.degradedReasons.length > 0
-        ? h('ul', { class: 'reasons', id: 'degraded-reasons' }, ...r.degradedReasons.map((d) => h('li', null, h('code', null, d.reason), ' — ', d.meaning)))
+      r.degradedReasons.length > 0 || reduced.length > 0
+        ? h(
+            'ul',
+            { class: 'reasons', id: 'degraded-reasons' },
+            ...r.degradedReasons.map((d) => h('li', null, h('code', null, d.reason), ' — ', d.meaning)),
+            ...reduced.map((p) => h('li', null, 'Ready, with reduced redundancy: ', p)),
+          )
         : h('p', { class: 'muted', id: 'degraded-reasons' }, 'No degraded reasons.'),
       table(
         'Readiness of each dependency',
@@ -95,6 +103,19 @@ function view(o: OverviewResponse): HTMLElement[] {
         ['Raw', usage(o.capacity.rawUsed, o.capacity.rawTotal, 'Raw capacity used', o.capacity.alertFraction)],
       ]),
       capacityChart(o.capacity),
+      o.capacity.sharedFilesystems.length > 0
+        ? h(
+            'div',
+            { class: 'notice', id: 'shared-filesystems', role: 'note' },
+            h(
+              'p',
+              null,
+              h('strong', null, `${plural(o.capacity.sharedFilesystems.reduce((n, f) => n + f.drives.length, 0), 'drive')} share ${plural(o.capacity.sharedFilesystems.length, 'file system')}: `),
+              `raw capacity counts each such file system once per drive, so it reads ${formatBytes(o.capacity.rawTotal)} where the disks hold ${formatBytes(o.capacity.rawTotalDistinct)}. Losing that disk loses every drive on it at once: give each drive a disk of its own.`,
+            ),
+            h('ul', null, ...o.capacity.sharedFilesystems.map((f) => h('li', null, `${f.node}: ${f.drives.join(', ')} (${formatBytes(f.total)})`))),
+          )
+        : null,
     ),
     section('Alerts', 'alerts-title', h('ul', { class: 'alerts' }, ...o.alerts.map(alertItem))),
     section(
@@ -120,9 +141,9 @@ function view(o: OverviewResponse): HTMLElement[] {
 export function renderOverview(main: HTMLElement): () => void {
   const body = h('div', { class: 'page-body' }, loading('the cluster'));
   main.replaceChildren(pageHeader('Overview', 'Health, capacity and alerts of this cluster, as this node sees it.'), body);
-  return poll(async () => {
+  return poll(async (background) => {
     try {
-      replaceContent(body, ...view(await api<OverviewResponse>('GET', 'overview')));
+      replaceContent(body, ...view(await api<OverviewResponse>('GET', 'overview', undefined, {}, { background })));
     } catch (err) {
       replaceContent(body, errorBox(err));
     }

@@ -34,6 +34,8 @@ async function act(out: HTMLElement, confirm: Parameters<typeof confirmDialog>[0
   try {
     await call();
     out.replaceChildren(h('p', { role: 'status', class: 'success' }, done));
+    // kept through the next refresh, then only while the state it reported on stays the same
+    out.dataset.status = 'after-action';
     announce(done);
   } catch (err) {
     out.replaceChildren(errorBox(err));
@@ -103,7 +105,13 @@ function poolCard(p: PoolView, r: PoolsResponse, refresh: () => void): HTMLEleme
             'div',
             null,
             h('p', null, `Pool ${L.id} (`, h('code', null, L.cmdline), ') stops taking new objects, and every object on it is moved to the other pools.'),
-            h('p', null, `It holds ${formatBytes(usedBytes)}; the other pools need at least 1.3 times that free.`),
+            h(
+              'p',
+              null,
+              p.stored === null
+                ? `How much it holds is not counted yet (no scanner cycle has finished); its drives use ${formatBytes(usedBytes)} of their file systems.`
+                : `It holds ${formatBytes(p.stored.size)} in ${formatCount(p.stored.objects)} objects (${formatCount(p.stored.versions)} versions, counted by the scanner at ${new Date(p.stored.countedAt).toLocaleString()}); the other pools need at least 1.3 times that free.`,
+            ),
             h('p', null, 'When it completes, remove the pool from the server’s command line. It can be canceled; what was moved stays moved.'),
           ),
           confirmLabel: `Decommission pool ${L.id}`,
@@ -156,6 +164,16 @@ function poolCard(p: PoolView, r: PoolsResponse, refresh: () => void): HTMLEleme
       ['Layout', `${plural(L.setCount, 'erasure set')} of ${L.setDriveCount} drives, parity EC:${L.standardParity} (STANDARD), EC:${L.rrsParity} (RRS)`],
       ['Drives', `${online} of ${total} online`],
       ['Usage', usage(usedBytes, totalBytes, `Pool ${L.id} usable capacity used`)],
+      [
+        'Stored',
+        h(
+          'span',
+          { id: `pool-stored-${L.id}` },
+          p.stored === null
+            ? 'not counted yet: no scanner cycle has finished'
+            : h('span', null, `${formatBytes(p.stored.size)} in ${formatCount(p.stored.objects)} objects (counted `, time(new Date(p.stored.countedAt).toISOString()), ')'),
+        ),
+      ],
       ['Leader', L.leader],
     ]),
     drainBlock(p),
@@ -213,6 +231,7 @@ function rebalanceCard(r: PoolsResponse, refresh: () => void): HTMLElement {
     buttons.push(button('rebalance-stop', 'Stop rebalance…', 'button', { title: 'Stop the rebalance?', body: 'Objects moved so far stay where they are.', confirmLabel: 'Stop rebalance' }, () => api('POST', 'rebalance/stop'), 'Rebalance stopping.'));
   }
   const caps = r.capabilities.rebalance;
+  out.dataset.status = reb?.status ?? '';
   return section(
     'Rebalance',
     'rebalance-title',
@@ -242,6 +261,7 @@ function rebalanceCard(r: PoolsResponse, refresh: () => void): HTMLElement {
             : null,
         ),
     !caps.possible && caps.reason ? h('p', { class: 'muted' }, caps.reason) : null,
+    r.rebalanceActions.reason !== null ? h('p', { class: 'muted', id: 'rebalance-why-not' }, r.rebalanceActions.reason) : null,
     buttons.length > 0 ? h('div', { class: 'button-row' }, ...buttons) : null,
     out,
   );
@@ -252,14 +272,18 @@ export function renderPools(main: HTMLElement): () => void {
   main.replaceChildren(pageHeader('Pools', 'Each pool, its erasure sets and drives; decommission and rebalance.'), body);
   let fast = false;
   let stop: (() => void) | undefined;
-  const load = async () => {
+  const load = async (background = false) => {
     try {
-      const r = await api<PoolsResponse>('GET', 'pools');
+      const r = await api<PoolsResponse>('GET', 'pools', undefined, {}, { background });
       fast = r.pools.some((p) => p.status?.decommissionStatus === 'running' || p.status?.decommissionStatus === 'queued') || r.rebalance?.status === 'running';
       // keep the result messages of the last action across refreshes
-      const kept = new Map([...body.querySelectorAll<HTMLElement>('.action-result')].map((e) => [e.id, [...e.childNodes]]));
+      const kept = new Map([...body.querySelectorAll<HTMLElement>('.action-result')].map((e) => [e.id, { nodes: [...e.childNodes], status: e.dataset.status }]));
       replaceContent(body, r.recordsError ? errorBox(new Error(`Pool records: ${r.recordsError}`)) : null, ...r.pools.map((p) => poolCard(p, r, refresh)), rebalanceCard(r, refresh), h('p', { class: 'muted updated' }, 'Updated ', time(r.generatedAt)));
-      for (const [id, nodes] of kept) document.getElementById(id)?.replaceChildren(...nodes);
+      // an outcome stays until the state it reported on changes ("Rebalance started." never sits under "completed")
+      for (const [id, k] of kept) {
+        const el = document.getElementById(id);
+        if (el !== null && (k.status === 'after-action' || el.dataset.status === k.status)) el.replaceChildren(...k.nodes);
+      }
     } catch (err) {
       replaceContent(body, errorBox(err));
     }

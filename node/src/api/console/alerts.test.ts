@@ -70,12 +70,15 @@ describe('SPEC alert conditions', () => {
     expect(state({ ready: false, notReadySince: base.now - 2 * MIN }, 'readiness')).toBe('firing');
   });
 
-  it('restarts: more than 3 in 10 minutes fire; a recent start alone is pending', () => {
+  it('restarts: more than 3 in 10 minutes fire; a fresh start or three restarts are no loop', () => {
     const r = (n: number, ago: number) => Array.from({ length: n }, (_, i) => ({ node: 'n1', at: base.now - ago - i }));
     expect(state({ restarts: r(4, MIN) }, 'restarts')).toBe('firing');
-    expect(state({ restarts: r(3, MIN), uptimes: [{ node: 'n1', seconds: 30 }] }, 'restarts')).toBe('pending');
+    expect(state({ restarts: r(3, MIN), uptimes: [{ node: 'n1', seconds: 30 }] }, 'restarts')).toBe('ok');
+    // a node that just started (issue 29 defect 13: it read "pending" for 10 minutes)
+    expect(state({ uptimes: [{ node: 'n1', seconds: 5 }] }, 'restarts')).toBe('ok');
     expect(state({ restarts: r(4, 11 * MIN) }, 'restarts')).toBe('ok');
-    expect(state({ uptimes: [{ node: 'n1', seconds: null }] }, 'restarts')).toBe('pending');
+    expect(state({ uptimes: [{ node: 'n1', seconds: null }] }, 'restarts')).toBe('unavailable');
+    expect(state({ uptimes: [{ node: 'n1', seconds: null }, { node: 'n2', seconds: 900 }] }, 'restarts')).toBe('ok');
   });
 
   it('heal: tasks running and the queue growing for 30 minutes fire', () => {

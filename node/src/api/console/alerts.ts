@@ -84,17 +84,20 @@ function restartAlert(i: AlertInputs): AlertView {
   for (const r of i.restarts) if (r.at >= window) perNode.set(r.node, (perNode.get(r.node) ?? 0) + 1);
   const looping = [...perNode].filter(([, n]) => n > RESTART_LIMIT);
   if (looping.length > 0) return { ...base, state: 'firing', detail: `Restarts seen in the last 10 min: ${looping.map(([n, c]) => `${n} ${c} times`).join(', ')}.` };
-  const recent = i.uptimes.filter((u) => u.seconds !== null && u.seconds * 1000 < RESTART_WINDOW_MS);
-  const unknown = i.uptimes.filter((u) => u.seconds === null);
-  if (recent.length === 0 && unknown.length === 0) return { ...base, state: 'ok', detail: 'Every node has been up for more than 10 minutes.' };
-  const parts = [
-    ...recent.map((u) => `${u.node} started ${u.seconds! < 60 ? `${u.seconds} s` : `${Math.round(u.seconds! / 60)} min`} ago`),
-    ...unknown.map((u) => `${u.node} did not report its uptime`),
-  ];
+  // A node up for less than 10 minutes has started once in the window as far as anyone can see: one
+  // start is not a loop (the condition needs more than 3), so that is no reason to sound a warning.
+  const seen = [...perNode].map(([n, c]) => `${n} restarted ${c} time${c === 1 ? '' : 's'}`);
+  const recent = i.uptimes.filter((u) => u.seconds !== null && u.seconds * 1000 < RESTART_WINDOW_MS).map((u) => `${u.node} started ${u.seconds! < 60 ? `${u.seconds} s` : `${Math.round(u.seconds! / 60)} min`} ago`);
+  const unknown = i.uptimes.filter((u) => u.seconds === null).map((u) => u.node);
+  const note = 'The console counts the restarts it sees while it is open; the start counter (svc_start_total) in your collector counts every one.';
+  const facts = [...seen, ...recent].join('; ');
+  if (unknown.length === i.uptimes.length && unknown.length > 0) {
+    return { ...base, state: 'unavailable', detail: `No node reported its uptime (${unknown.join(', ')}). ${note}` };
+  }
   return {
     ...base,
-    state: 'pending',
-    detail: `${parts.join('; ')}. Starts before that are not visible here: the console counts the restarts it sees while it is open, the start counter (svc_start_total) in your collector counts every one.`,
+    state: 'ok',
+    detail: `${facts === '' ? 'Every node has been up for more than 10 minutes' : `No restart loop: ${facts}`}${unknown.length > 0 ? `; ${unknown.join(', ')} did not report its uptime` : ''}. ${note}`,
   };
 }
 

@@ -20,15 +20,19 @@ import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
 import { validateBucketName } from '../s3/validate.ts';
 import { adminCalls } from './admin-calls.ts';
+import { BUCKET_SETTINGS, type BucketSettingKind, deleteSetting, getSetting, putSetting } from './bucket-settings.ts';
 import { iamCalls } from './iam-calls.ts';
 import { type AlertInputs, evaluateAlerts, type Observations } from './alerts.ts';
 import { capacityView, nodeHealth, nodeViews, poolViews, readinessView, rebalanceActions } from './cluster-views.ts';
-import { toConsoleError } from './console-errors.ts';
+import { toConsoleError, UpstreamError } from './console-errors.ts';
 import * as s3 from './s3-calls.ts';
 import type { Session, SessionCredentials } from './sessions.ts';
 import { encodePath, type Upstream, upstreamHeader } from './upstream.ts';
 import type {
   BucketDetails,
+  BucketUsageView,
+  BulkDeleteResult,
+  ObjectTag,
   BucketQuotaView,
   HealCallResult,
   HealingResponse,
@@ -199,17 +203,18 @@ function certificatesOf(deps: ConsoleApiDeps): AlertInputs['certificates'] {
 async function pools(ctx: RouteContext): Promise<PoolsResponse> {
   const { upstream: up, clock } = ctx.deps;
   const c = cred(ctx);
-  const [snap, caps, list, rebalance] = await Promise.all([
+  const [snap, caps, list, rebalance, info] = await Promise.all([
     adminCalls.snapshot(up, c),
     adminCalls.capabilities(up, c),
     settle(adminCalls.poolsList(up, c)),
     settle(adminCalls.rebalanceStatus(up, c)),
+    settle(adminCalls.info(up, c)),
   ]);
   const statuses = list.value as PoolStatus[] | undefined;
   const reb = (rebalance.value as RebalanceStatus | undefined) ?? null;
   return {
     generatedAt: new Date(clock.now()).toISOString(),
-    pools: poolViews(snap as ClusterSnapshot, statuses, caps as RuntimeCapabilities, reb),
+    pools: poolViews(snap as ClusterSnapshot, statuses, caps as RuntimeCapabilities, reb, info.value as ServerInfoMessage | undefined),
     recordsError: list.error,
     rebalance: reb,
     rebalanceActions: rebalanceActions(caps, reb, statuses),
@@ -252,6 +257,8 @@ function healTarget(body: { bucket?: unknown; prefix?: unknown }): { bucket: str
 async function healStart(ctx: RouteContext): Promise<HealCallResult> {
   const body = await readJson<Partial<HealStartRequest>>(ctx.req);
   const { bucket, prefix } = healTarget(body);
+  // a misspelled bucket would heal nothing and report "finished": refuse it
+  if (bucket !== '' && (await s3.bucketState(up(ctx), cred(ctx), bucket)) === 'missing') throw new UpstreamError(404, 'NoSuchBucket', `there is no bucket named ${bucket}; nothing was healed`);
   const opts: Record<string, unknown> = {
     recursive: body.recursive === true || bucket !== '',
     dryRun: body.dryRun === true,
@@ -288,28 +295,103 @@ async function bucketDetails(ctx: RouteContext): Promise<BucketDetails> {
 async function setQuota(ctx: RouteContext): Promise<BucketQuotaView> {
   const bucket = bucketParam(ctx);
   const body = await readJson<{ size?: unknown }>(ctx.req);
-  let size: number | null;
-  if (body.size === null) size = null;
-  else if (typeof body.size === 'number' && Number.isSafeInteger(body.size) && body.size > 0) size = body.size;
-  else if (typeof body.size === 'string' && body.size.trim() !== '') {
-    try {
-      size = parseByteSize(body.size, 'quota');
-    } catch {
-      throw new SvcError('InvalidArgument', `"${body.size}" is not a size; write it as 10GiB, 500MB or a number of bytes`);
-    }
-    if (size <= 0) throw new SvcError('InvalidArgument', 'a quota must be more than 0 bytes; clear it to remove it');
-  } else throw new SvcError('InvalidArgument', 'give the quota as a size such as 10GiB, or null to clear it');
+  const size = body.size === null ? null : quotaSize(body.size);
   await adminCalls.setQuota(up(ctx), cred(ctx), bucket, size);
   return adminCalls.quota(up(ctx), cred(ctx), bucket);
 }
 
+/**
+ * Creates a bucket (versioning, object lock and a quota as asked). A bucket
+ * that exists already is refused and left exactly as it is: S3 answers 200
+ * to re-creating one's own bucket in us-east-1, so the console asks first
+ * and never applies settings to a bucket it did not create.
+ */
 async function createBucket(ctx: RouteContext): Promise<BucketDetails> {
-  const body = await readJson<{ name?: unknown; versioning?: unknown }>(ctx.req);
+  const body = await readJson<{ name?: unknown; versioning?: unknown; objectLock?: unknown; quota?: unknown }>(ctx.req);
   const name = typeof body.name === 'string' ? body.name.trim() : '';
   validateBucketName(name);
-  await s3.createBucket(ctx.deps.upstream, cred(ctx), name);
-  if (body.versioning === true) await s3.putVersioning(ctx.deps.upstream, cred(ctx), name, true);
-  return { name, versioning: body.versioning === true ? 'Enabled' : 'Unversioned' };
+  const quota = body.quota === undefined || body.quota === null || body.quota === '' ? null : quotaSize(body.quota);
+  const objectLock = body.objectLock === true;
+  const state = await s3.bucketState(up(ctx), cred(ctx), name);
+  if (state === 'exists') throw new UpstreamError(409, 'BucketAlreadyOwnedByYou', `a bucket named ${name} exists already; nothing was changed`);
+  if (state === 'forbidden') throw new UpstreamError(409, 'BucketAlreadyExists', `a bucket named ${name} exists already and is not yours`);
+  await s3.createBucket(up(ctx), cred(ctx), name, { objectLock });
+  // object lock turns versioning on for good
+  if (body.versioning === true && !objectLock) await s3.putVersioning(up(ctx), cred(ctx), name, true);
+  if (quota !== null) await adminCalls.setQuota(up(ctx), cred(ctx), name, quota);
+  ctx.deps.logger.info({ event: 'console_bucket_created', accessKey: cred(ctx).accessKey, bucket: name, versioning: body.versioning === true || objectLock, objectLock, quota }, 'bucket created from the console');
+  return { name, versioning: body.versioning === true || objectLock ? 'Enabled' : 'Unversioned' };
+}
+
+/** A quota from `"10GiB"`, `"500MB"` or a number of bytes (more than 0). */
+function quotaSize(v: unknown): number {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
+  if (typeof v === 'string' && v.trim() !== '') {
+    let size: number;
+    try {
+      size = parseByteSize(v, 'quota');
+    } catch {
+      throw new SvcError('InvalidArgument', `"${v}" is not a size; write it as 10GiB, 500MB or a number of bytes`);
+    }
+    if (size <= 0) throw new SvcError('InvalidArgument', 'a quota must be more than 0 bytes; clear it to remove it');
+    return size;
+  }
+  throw new SvcError('InvalidArgument', 'give the quota as a size such as 10GiB, or null to clear it');
+}
+
+/**
+ * Deletes an object (a delete marker on a versioned bucket) or one version
+ * (`versionId`, `null` included), bypassing a GOVERNANCE retention when
+ * asked. A version delete refused by object lock says so, with the lock that
+ * holds it: S3 answers both a missing permission and a lock with
+ * AccessDenied, and the two need different actions.
+ */
+async function deleteObject(ctx: RouteContext): Promise<{ deleteMarker: boolean; versionId: string }> {
+  const bucket = bucketParam(ctx);
+  const key = keyParam(ctx);
+  const versionId = optional(ctx, 'versionId');
+  const bypassGovernance = optional(ctx, 'bypassGovernance') === 'true';
+  try {
+    return await s3.deleteObject(up(ctx), cred(ctx), bucket, key, versionId, { bypassGovernance });
+  } catch (err) {
+    if (!(err instanceof UpstreamError && err.code === 'AccessDenied' && versionId !== undefined)) throw err;
+    const lock = await s3.objectLockState(up(ctx), cred(ctx), bucket, key, versionId).catch(() => undefined);
+    const held = lock?.legalHold === true;
+    const retained = lock?.retention !== null && lock?.retention !== undefined && Date.parse(lock.retention.until) > ctx.deps.clock.now() ? lock.retention : null;
+    if (!held && retained === null) throw err;
+    const why = [
+      ...(held ? ['a legal hold (remove the legal hold first)'] : []),
+      ...(retained !== null
+        ? [
+            retained.mode === 'COMPLIANCE'
+              ? `COMPLIANCE retention until ${retained.until} (no one can delete it before then)`
+              : `GOVERNANCE retention until ${retained.until}${bypassGovernance ? ' (the bypass was refused: it needs the s3:BypassGovernanceRetention permission)' : ' (tick "Bypass governance retention" to delete it, with the s3:BypassGovernanceRetention permission)'}`,
+          ]
+        : []),
+    ];
+    throw new SvcError('XSvcConsoleObjectLocked', `Version ${versionId} of ${key} is protected by object lock: ${why.join(' and ')}. Nothing was deleted.`);
+  }
+}
+
+function settingParam(ctx: RouteContext): BucketSettingKind {
+  const k = ctx.params.kind!;
+  if (!(BUCKET_SETTINGS as readonly string[]).includes(k)) throw new SvcError('XSvcConsoleNoSuchRoute', `no bucket setting "${k}"; settings: ${BUCKET_SETTINGS.join(', ')}`);
+  return k as BucketSettingKind;
+}
+
+/** Deletes up to 1000 keys or versions in one DeleteObjects call; each refusal comes back with its code. */
+async function deleteObjects(ctx: RouteContext): Promise<BulkDeleteResult> {
+  const bucket = bucketParam(ctx);
+  const b = await readJson<{ objects?: unknown; bypassGovernance?: unknown }>(ctx.req);
+  const list = Array.isArray(b.objects) ? b.objects : [];
+  if (list.length === 0 || list.length > 1000) throw new SvcError('InvalidArgument', 'give 1 to 1000 objects to delete');
+  const objects = list.map((o: { key?: unknown; versionId?: unknown }) => {
+    if (typeof o?.key !== 'string' || o.key === '' || (o.versionId !== undefined && typeof o.versionId !== 'string')) throw new SvcError('InvalidArgument', 'objects are {key, versionId?}');
+    return { key: o.key, ...(typeof o.versionId === 'string' && o.versionId !== '' ? { versionId: o.versionId } : {}) };
+  });
+  const r = await s3.deleteObjects(up(ctx), cred(ctx), bucket, objects, { bypassGovernance: b.bypassGovernance === true });
+  ctx.deps.logger.info({ event: 'console_bulk_delete', accessKey: cred(ctx).accessKey, bucket, asked: objects.length, deleted: r.deleted.length, refused: r.errors.length }, 'objects deleted from the console');
+  return r;
 }
 
 /** Upload bodies: the browser's request stream with its declared length. */
@@ -377,6 +459,45 @@ async function download(ctx: RouteContext): Promise<typeof STREAMED> {
     'x-content-type-options': 'nosniff',
     'cache-control': 'no-store',
   };
+  return relay(ctx, res, headers, signal, 'console_download_interrupted');
+}
+
+/** Types the console previews inline (images, PDF, and text shown as plain text). */
+const PREVIEW_IMAGE = /^image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml)$/;
+const PREVIEW_TEXT = /^(text\/|application\/(json|xml|x-yaml|yaml|javascript|x-ndjson)$)/;
+
+/**
+ * An object shown in the page: images for `<img>`, PDF for a sandboxed
+ * frame, text as `text/plain`. Inline, but sandboxed by its own CSP (no
+ * script, no plugin-less navigation, no other origin), framable only by the
+ * console itself, never sniffed; any other type is refused.
+ */
+async function previewObject(ctx: RouteContext): Promise<typeof STREAMED> {
+  const bucket = bucketParam(ctx);
+  const key = keyParam(ctx);
+  const signal = clientSignal(ctx);
+  const range = typeof ctx.req.headers.range === 'string' ? ctx.req.headers.range : undefined;
+  const res = await s3.getObject(ctx.deps.upstream, cred(ctx), bucket, key, { versionId: optional(ctx, 'versionId'), range, signal });
+  const type = (upstreamHeader(res.headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const shown = PREVIEW_IMAGE.test(type) || type === 'application/pdf' ? type : PREVIEW_TEXT.test(type) ? 'text/plain; charset=utf-8' : undefined;
+  if (shown === undefined) {
+    res.body.destroy();
+    throw new SvcError('InvalidArgument', `no preview for objects of type ${type || 'unknown'}; download it instead`);
+  }
+  const headers: Record<string, string> = {
+    'content-type': shown,
+    'content-disposition': attachmentDisposition(key).replace(/^attachment/, 'inline'),
+    'content-security-policy': "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'self'",
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'SAMEORIGIN',
+    'cross-origin-resource-policy': 'same-origin',
+    'cache-control': 'no-store',
+  };
+  return relay(ctx, res, headers, signal, 'console_preview_interrupted');
+}
+
+/** Streams an object's answer to the browser with `headers` (plus its length, range, ETag and version). */
+async function relay(ctx: RouteContext, res: s3.ObjectResponse, headers: Record<string, string>, signal: AbortSignal, event: string): Promise<typeof STREAMED> {
   for (const h of PASS_HEADERS) {
     const v = upstreamHeader(res.headers, h);
     if (v !== undefined) headers[h] = v;
@@ -385,7 +506,7 @@ async function download(ctx: RouteContext): Promise<typeof STREAMED> {
   try {
     await pipeline(res.body, ctx.res);
   } catch (err) {
-    if (!signal.aborted) ctx.deps.logger.warn({ event: 'console_download_interrupted', bucket, err: String(err) }, 'console download interrupted');
+    if (!signal.aborted) ctx.deps.logger.warn({ event, bucket: ctx.params.bucket, err: String(err) }, 'console download interrupted');
   }
   return STREAMED;
 }
@@ -401,7 +522,9 @@ async function share(ctx: RouteContext): Promise<ShareLink> {
   if (expires < 1 || expires > MAX_SHARE_SECONDS) throw new SvcError('InvalidArgument', 'a link can be valid from 1 second to 7 days');
   const endpoint = shareOrigin(ctx);
   const url = await ctx.deps.upstream.presign(cred(ctx), endpoint, encodePath(bucket, key), typeof body.versionId === 'string' && body.versionId !== '' ? { versionId: body.versionId } : {}, expires);
-  return { url, endpoint, expiresAt: new Date(ctx.deps.clock.now() + expires * 1000).toISOString() };
+  // which credential signs the link (revoking that key revokes the link)
+  const root = await iamCalls.whoami(up(ctx), cred(ctx)).then((w) => w.root, () => false);
+  return { url, endpoint, expiresAt: new Date(ctx.deps.clock.now() + expires * 1000).toISOString(), accessKey: cred(ctx).accessKey, root };
 }
 
 /**
@@ -439,6 +562,15 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'GET', pattern: 'heal/status', auth: 'session', handler: (ctx) => healFollow(ctx, false) },
   { method: 'POST', pattern: 'heal/stop', auth: 'session', handler: (ctx) => healFollow(ctx, true) },
   { method: 'GET', pattern: 'buckets', auth: 'session', handler: async (ctx) => s3.listBuckets(up(ctx), cred(ctx)) },
+  {
+    method: 'GET',
+    pattern: 'bucket-usage',
+    auth: 'session',
+    handler: async (ctx): Promise<BucketUsageView> => {
+      const u = (await adminCalls.info(up(ctx), cred(ctx))).dataUsage;
+      return { lastUpdate: u?.lastUpdate ?? '', buckets: Object.fromEntries((u?.buckets ?? []).map((b) => [b.name, { objects: b.objects, versions: b.versions, deleteMarkers: b.deleteMarkers, size: b.size }])) };
+    },
+  },
   { method: 'POST', pattern: 'buckets', auth: 'session', handler: createBucket },
   { method: 'GET', pattern: 'buckets/:bucket', auth: 'session', handler: bucketDetails },
   { method: 'GET', pattern: 'buckets/:bucket/governance', auth: 'session', handler: async (ctx) => adminCalls.governance(up(ctx), cred(ctx), bucketParam(ctx)) },
@@ -462,10 +594,109 @@ export const API_ROUTES: readonly ApiRoute[] = [
     pattern: 'buckets/:bucket/objects',
     auth: 'session',
     handler: async (ctx) =>
-      s3.listObjects(up(ctx), cred(ctx), bucketParam(ctx), { prefix: ctx.query.get('prefix') ?? '', token: ctx.query.get('token') ?? '', maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100) }),
+      s3.listObjects(up(ctx), cred(ctx), bucketParam(ctx), {
+        prefix: ctx.query.get('prefix') ?? '',
+        token: ctx.query.get('token') ?? '',
+        maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100),
+        recursive: ctx.query.get('recursive') === 'true',
+      }),
   },
   { method: 'GET', pattern: 'buckets/:bucket/object', auth: 'session', handler: async (ctx) => s3.headObject(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId')) },
-  { method: 'DELETE', pattern: 'buckets/:bucket/object', auth: 'session', handler: async (ctx) => s3.deleteObject(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId')) },
+  { method: 'DELETE', pattern: 'buckets/:bucket/object', auth: 'session', handler: deleteObject },
+  { method: 'GET', pattern: 'buckets/:bucket/object-lock', auth: 'session', handler: async (ctx) => s3.getObjectLock(up(ctx), cred(ctx), bucketParam(ctx)) },
+  { method: 'POST', pattern: 'buckets/:bucket/delete-objects', auth: 'session', handler: deleteObjects },
+  {
+    method: 'POST',
+    pattern: 'buckets/:bucket/restore',
+    auth: 'session',
+    handler: async (ctx) => {
+      const bucket = bucketParam(ctx);
+      const b = await readJson<{ key?: unknown; versionId?: unknown }>(ctx.req);
+      if (typeof b.key !== 'string' || b.key === '' || typeof b.versionId !== 'string' || b.versionId === '') throw new SvcError('InvalidArgument', 'give the key and the version to restore');
+      const r = await s3.restoreVersion(up(ctx), cred(ctx), bucket, b.key, b.versionId);
+      ctx.deps.logger.info({ event: 'console_version_restored', accessKey: cred(ctx).accessKey, bucket, key: b.key, from: b.versionId, versionId: r.versionId }, 'version restored from the console');
+      return r;
+    },
+  },
+  { method: 'GET', pattern: 'buckets/:bucket/object/tags', auth: 'session', handler: async (ctx) => s3.getObjectTags(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId')) },
+  {
+    method: 'PUT',
+    pattern: 'buckets/:bucket/object/tags',
+    auth: 'session',
+    handler: async (ctx) => {
+      const bucket = bucketParam(ctx);
+      const key = keyParam(ctx);
+      const b = await readJson<{ tags?: unknown }>(ctx.req);
+      if (!Array.isArray(b.tags) || !b.tags.every((t: { key?: unknown; value?: unknown }) => typeof t?.key === 'string' && typeof t?.value === 'string')) throw new SvcError('InvalidArgument', 'tags are a list of {key, value}');
+      await s3.putObjectTags(up(ctx), cred(ctx), bucket, key, optional(ctx, 'versionId'), b.tags as ObjectTag[]);
+      return s3.getObjectTags(up(ctx), cred(ctx), bucket, key, optional(ctx, 'versionId'));
+    },
+  },
+  {
+    method: 'PUT',
+    pattern: 'buckets/:bucket/object/legal-hold',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ on?: unknown }>(ctx.req);
+      if (typeof b.on !== 'boolean') throw new SvcError('InvalidArgument', 'say {"on": true} or {"on": false}');
+      await s3.putLegalHold(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'), b.on);
+      return s3.objectLockState(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'));
+    },
+  },
+  {
+    method: 'PUT',
+    pattern: 'buckets/:bucket/object/retention',
+    auth: 'session',
+    handler: async (ctx) => {
+      const b = await readJson<{ mode?: unknown; until?: unknown; bypassGovernance?: unknown }>(ctx.req);
+      let retention: { mode: 'GOVERNANCE' | 'COMPLIANCE'; until: string } | null = null;
+      if (b.mode !== null && b.mode !== undefined) {
+        if ((b.mode !== 'GOVERNANCE' && b.mode !== 'COMPLIANCE') || typeof b.until !== 'string' || !Number.isFinite(Date.parse(b.until))) throw new SvcError('InvalidArgument', 'give a mode (GOVERNANCE or COMPLIANCE) and a date, or mode null to remove the retention');
+        retention = { mode: b.mode, until: new Date(b.until).toISOString() };
+      }
+      await s3.putRetention(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'), retention, b.bypassGovernance === true);
+      return s3.objectLockState(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'));
+    },
+  },
+  { method: 'GET', pattern: 'buckets/:bucket/settings/:kind', auth: 'session', handler: async (ctx) => getSetting(up(ctx), cred(ctx), bucketParam(ctx), settingParam(ctx)) },
+  {
+    method: 'PUT',
+    pattern: 'buckets/:bucket/settings/:kind',
+    auth: 'session',
+    handler: async (ctx) => {
+      const bucket = bucketParam(ctx);
+      const kind = settingParam(ctx);
+      const b = await readJson<{ value?: unknown }>(ctx.req);
+      await putSetting(up(ctx), cred(ctx), bucket, kind, b.value);
+      ctx.deps.logger.info({ event: 'console_bucket_setting', accessKey: cred(ctx).accessKey, bucket, setting: kind }, 'bucket setting changed from the console');
+      return getSetting(up(ctx), cred(ctx), bucket, kind);
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: 'buckets/:bucket/settings/:kind',
+    auth: 'session',
+    handler: async (ctx) => {
+      const bucket = bucketParam(ctx);
+      const kind = settingParam(ctx);
+      await deleteSetting(up(ctx), cred(ctx), bucket, kind);
+      ctx.deps.logger.info({ event: 'console_bucket_setting_removed', accessKey: cred(ctx).accessKey, bucket, setting: kind }, 'bucket setting removed from the console');
+      return getSetting(up(ctx), cred(ctx), bucket, kind);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: 'buckets/:bucket/all-versions',
+    auth: 'session',
+    handler: async (ctx) =>
+      s3.listVersionsPage(up(ctx), cred(ctx), bucketParam(ctx), {
+        prefix: ctx.query.get('prefix') ?? '',
+        keyMarker: ctx.query.get('keyMarker') ?? '',
+        versionIdMarker: ctx.query.get('versionIdMarker') ?? '',
+        maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100),
+        recursive: ctx.query.get('recursive') === 'true',
+      }),
+  },
   {
     method: 'GET',
     pattern: 'buckets/:bucket/versions',
@@ -478,6 +709,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       }),
   },
   { method: 'GET', pattern: 'buckets/:bucket/download', auth: 'session', handler: download },
+  { method: 'GET', pattern: 'buckets/:bucket/preview', auth: 'session', handler: previewObject },
   { method: 'PUT', pattern: 'buckets/:bucket/upload', auth: 'session', handler: upload },
   {
     method: 'POST',

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 /** Where the build writes the console (relative to this file: node/build/console). */
 export const DEFAULT_ASSETS_DIR = fileURLToPath(new URL('../../../build/console/', import.meta.url));
 
-/** What a console page may do: scripts, styles and calls of its own origin only; no inline code, no frames, DOM sinks locked by Trusted Types. */
+/** What a console page may do: scripts, styles and calls of its own origin only; no inline code, frames of its own preview route only, DOM sinks locked by Trusted Types. */
 export const PAGE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
@@ -27,6 +27,8 @@ export const PAGE_CSP = [
   "img-src 'self'",
   "connect-src 'self'",
   "form-action 'self'",
+  // the one frame: an object's PDF preview (the console's own preview route, itself sandboxed)
+  "frame-src 'self'",
   "frame-ancestors 'none'",
   "base-uri 'none'",
   "require-trusted-types-for 'script'",

@@ -40,7 +40,7 @@ export async function failure(res: UpstreamResponse): Promise<UpstreamError> {
 /** Parses an error document (pure). */
 export function failureOf(status: number, pending: string | undefined, text: string): UpstreamError {
   let code = status === 404 ? 'NoSuchKey' : status === 403 ? 'AccessDenied' : status === 503 ? 'ServiceUnavailable' : `HTTP${status}`;
-  let message = text.trim() === '' ? `the node answered ${status}` : text.slice(0, 300);
+  let message = text.trim() === '' ? (status === 404 ? 'not found' : status === 403 ? 'access denied' : `the node answered ${status}`) : text.slice(0, 300);
   try {
     if (text.trimStart().startsWith('{')) {
       const j = JSON.parse(text) as { Code?: unknown; Message?: unknown; code?: unknown; message?: unknown };

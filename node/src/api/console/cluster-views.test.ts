@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterSnapshot, PoolStatus, RuntimeCapabilities, SnapshotDrive } from '../../object/admin/types.ts';
-import { capacityView, drainProgress, nodeHealth, poolActions, readinessView } from './cluster-views.ts';
+import { capacityView, drainProgress, nodeHealth, poolActions, readinessView, rebalanceActions } from './cluster-views.ts';
 
 const drive = (i: number, state: SnapshotDrive['state'] = 'online'): SnapshotDrive => ({
   endpoint: `/d${i}`,
@@ -75,6 +75,15 @@ describe('capacity', () => {
     const c = capacityView(snapshot(['online', 'online', 'online', 'online']), 0.8);
     expect(c.usableUsed).toBe(200);
     expect(c.pools[0]).toMatchObject({ usableTotal: 2000, usableUsed: 200 });
+    expect(c).toMatchObject({ rawTotalDistinct: 4000, sharedFilesystems: [] });
+  });
+  it('drives on one file system are counted once and named', () => {
+    const snap = snapshot(['online', 'online', 'online', 'offline']);
+    for (const d of snap.pools[0]!.sets[0]!.drives) d.filesystem = d.slot.index < 2 ? 'n1:9000#2049' : `n1:9000#${d.slot.index}`;
+    const c = capacityView(snap, 0.8);
+    // /d0 and /d1 share a file system; /d3 is offline and not counted
+    expect(c.sharedFilesystems).toEqual([{ node: 'n1:9000', drives: ['/d0', '/d1'], total: 1000 }]);
+    expect(c.rawTotalDistinct).toBe(2000);
   });
 });
 
@@ -125,15 +134,33 @@ const pool = (id: number, decommissionStatus: PoolStatus['decommissionStatus'], 
 });
 
 describe('decommission progress and actions', () => {
-  it('rate and ETA from what moved since the start', () => {
-    const g = drainProgress(pool(0, 'running', { startTime: '2026-01-01T00:00:00Z', totalSize: 1000, startSize: 600, bytesDecommissioned: 100, objectsDecommissioned: 50, elapsedSeconds: 100 }))!;
+  it('rate and ETA from what moved since the start; the total is object bytes the scanner counted', () => {
+    // counted before the drain began: the pool held 400 bytes of objects
+    const before = { objects: 8, versions: 8, size: 400, countedAt: Date.parse('2025-12-31T23:00:00Z') };
+    const g = drainProgress(pool(0, 'running', { startTime: '2026-01-01T00:00:00Z', totalSize: 1000, startSize: 600, bytesDecommissioned: 100, objectsDecommissioned: 50, elapsedSeconds: 100 }), before)!;
     expect(g).toEqual({ totalBytes: 400, movedBytes: 100, fraction: 0.25, bytesPerSecond: 1, objectsPerSecond: 0.5, etaSeconds: 300, elapsedSeconds: 100 });
+    // counted while it runs: what is left plus what moved (the file system's used space plays no part)
+    const during = { ...before, size: 300, countedAt: Date.parse('2026-01-01T00:01:00Z') };
+    expect(drainProgress(pool(0, 'running', { startTime: '2026-01-01T00:00:00Z', totalSize: 1e12, startSize: 1, bytesDecommissioned: 100, elapsedSeconds: 100 }), during)!.totalBytes).toBe(400);
+    // not counted yet: no total, no ETA
+    expect(drainProgress(pool(0, 'running', { startTime: '2026-01-01T00:00:00Z', totalSize: 1000, startSize: 600, bytesDecommissioned: 100, elapsedSeconds: 100 }))).toMatchObject({ totalBytes: 0, fraction: 0, etaSeconds: null });
     // the worker's own elapsed time (time spent moving), not the wall time since the request
-    expect(drainProgress(pool(0, 'running', { startTime: '2026-01-01T00:00:00Z', totalSize: 1000, startSize: 600, bytesDecommissioned: 100, elapsedSeconds: 50 }))!.etaSeconds).toBe(150);
+    expect(drainProgress(pool(0, 'running', { startTime: '2026-01-01T00:00:00Z', totalSize: 1000, startSize: 600, bytesDecommissioned: 100, elapsedSeconds: 50 }), before)!.etaSeconds).toBe(150);
     // queued: nothing moved yet, no rate and no ETA
     expect(drainProgress(pool(0, 'running', { totalSize: 1000, startSize: 600, elapsedSeconds: 0 }))).toMatchObject({ bytesPerSecond: null, etaSeconds: null });
     expect(drainProgress(pool(0, 'complete', { complete: true, startTime: '2026-01-01T00:00:00Z', totalSize: 1000, startSize: 600, bytesDecommissioned: 400 }))).toMatchObject({ fraction: 1, etaSeconds: null });
     expect(drainProgress(pool(0, 'none'))).toBeNull();
+  });
+
+  it('offers a rebalance only with two active pools, saying why not otherwise', () => {
+    const caps = { rebalance: { possible: true, implemented: true, reason: null } } as unknown as RuntimeCapabilities;
+    const idle = { status: 'none' } as never;
+    expect(rebalanceActions(caps, idle, [pool(0, 'none'), pool(1, 'none')])).toEqual({ start: true, stop: false, reason: null });
+    const one = rebalanceActions(caps, idle, [pool(0, 'complete'), pool(1, 'none')]);
+    expect(one.start).toBe(false);
+    expect(one.reason).toMatch(/needs at least two active pools/);
+    expect(rebalanceActions(caps, idle, [pool(0, 'running'), pool(1, 'none')]).reason).toMatch(/decommissioned/);
+    expect(rebalanceActions(caps, { status: 'running' } as never, [pool(0, 'none'), pool(1, 'none')])).toEqual({ start: false, stop: true, reason: null });
   });
 
   it('offers what the state table allows', () => {

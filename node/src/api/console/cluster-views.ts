@@ -5,7 +5,7 @@
  * the actions its state allows. Pure.
  */
 import type { ClusterSnapshot, DecommissionInfo, PoolStatus, RebalanceStatus, RuntimeCapabilities, ServerInfoMessage } from '../../object/admin/types.ts';
-import type { CapacityView, DrainProgress, NodeHealth, NodeView, PoolView, ReadinessView } from './wire.ts';
+import type { CapacityView, DrainProgress, NodeHealth, NodeView, PoolsResponse, PoolView, ReadinessView } from './wire.ts';
 
 /** SPEC "degradedReasons values", for people. */
 export const REASON_MEANINGS: Readonly<Record<string, string>> = {
@@ -102,8 +102,33 @@ export function nodeViews(snap: ClusterSnapshot, info: ServerInfoMessage | undef
 /** Usable bytes used: raw use scaled by the pool's data share (usable ≈ raw × K / N), as `pools/list` counts it. */
 const usableUsedOf = (rawUsed: number, rawTotal: number, usableTotal: number) => (rawTotal > 0 ? Math.round((rawUsed * usableTotal) / rawTotal) : 0);
 
+/**
+ * Drives on one file system (same node, same device): each reports the whole
+ * file system's size, so raw capacity counts it once per drive.
+ */
+export function sharedFilesystems(snap: ClusterSnapshot): { shared: CapacityView['sharedFilesystems']; rawTotalDistinct: number } {
+  const byFs = new Map<string, { node: string; drives: string[]; total: number }>();
+  let distinct = 0;
+  for (const d of snap.pools.flatMap((p) => p.sets.flatMap((s) => s.drives))) {
+    if (d.state !== 'online') continue;
+    if (d.filesystem === undefined) {
+      distinct += d.total;
+      continue;
+    }
+    const fs = byFs.get(d.filesystem);
+    if (fs === undefined) byFs.set(d.filesystem, { node: d.node, drives: [d.endpoint], total: d.total });
+    else {
+      fs.drives.push(d.endpoint);
+      fs.total = Math.max(fs.total, d.total);
+    }
+  }
+  for (const fs of byFs.values()) distinct += fs.total;
+  return { shared: [...byFs.values()].filter((f) => f.drives.length > 1), rawTotalDistinct: distinct };
+}
+
 export function capacityView(snap: ClusterSnapshot, alertFraction: number): CapacityView {
   const s = snap.summary;
+  const fs = sharedFilesystems(snap);
   const pools = snap.pools.map((p) => ({ id: p.id, cmdline: p.cmdline, usableTotal: p.usableTotal, usableFree: p.usableFree, usableUsed: usableUsedOf(p.rawUsed, p.rawTotal, p.usableTotal) }));
   return {
     rawTotal: s.rawTotal,
@@ -114,14 +139,33 @@ export function capacityView(snap: ClusterSnapshot, alertFraction: number): Capa
     usableUsed: pools.reduce((n, p) => n + p.usableUsed, 0),
     alertFraction,
     pools,
+    rawTotalDistinct: fs.rawTotalDistinct,
+    sharedFilesystems: fs.shared,
   };
 }
 
-/** A running or finished drain's progress; null while the pool has none. */
-export function drainProgress(status: PoolStatus): DrainProgress | null {
+/** What the scanner last counted on one pool (server info's `dataUsage`). */
+export type PoolStored = NonNullable<PoolView['stored']>;
+
+export function storedByPool(info: ServerInfoMessage | undefined): Map<number, PoolStored> {
+  const out = new Map<number, PoolStored>();
+  const u = info?.dataUsage;
+  if (u === undefined) return out;
+  const at = Date.parse(u.lastUpdate);
+  for (const p of u.pools) out.set(p.id, { objects: p.objects, versions: p.versions, size: p.size, countedAt: Number.isFinite(at) ? at : 0 });
+  return out;
+}
+
+/**
+ * A running or finished drain's progress; null while the pool has none. The
+ * total is object bytes: those moved plus what the scanner last counted
+ * still on the pool (null when it has not counted yet), not the file
+ * system's used space, which counts everything else on the disk too.
+ */
+export function drainProgress(status: PoolStatus, stored?: PoolStored): DrainProgress | null {
   const d: DecommissionInfo = status.decommissionInfo;
   if (status.decommissionStatus === 'none') return null;
-  const totalBytes = Math.max(0, d.totalSize - d.startSize);
+  const totalBytes = stored === undefined ? 0 : d.bytesDecommissioned + (stored.countedAt > Date.parse(d.startTime) ? stored.size : Math.max(0, stored.size - d.bytesDecommissioned));
   const movedBytes = d.bytesDecommissioned;
   // The worker's own clock: time spent moving data (0 while queued), not wall time since the request.
   const elapsedSeconds = d.elapsedSeconds;
@@ -129,7 +173,7 @@ export function drainProgress(status: PoolStatus): DrainProgress | null {
   const bytesPerSecond = elapsedSeconds > 0 ? movedBytes / elapsedSeconds : null;
   const objectsPerSecond = elapsedSeconds > 0 ? d.objectsDecommissioned / elapsedSeconds : null;
   const fraction = d.complete ? 1 : totalBytes > 0 ? Math.min(1, movedBytes / totalBytes) : 0;
-  const etaSeconds = running && bytesPerSecond !== null && bytesPerSecond > 0 ? Math.max(0, totalBytes - movedBytes) / bytesPerSecond : null;
+  const etaSeconds = running && stored !== undefined && bytesPerSecond !== null && bytesPerSecond > 0 ? Math.max(0, totalBytes - movedBytes) / bytesPerSecond : null;
   return { totalBytes, movedBytes, fraction, bytesPerSecond, objectsPerSecond, etaSeconds, elapsedSeconds };
 }
 
@@ -146,16 +190,31 @@ export function poolActions(status: PoolStatus | null, all: readonly (PoolStatus
   };
 }
 
-export function poolViews(snap: ClusterSnapshot, list: readonly PoolStatus[] | undefined, caps: RuntimeCapabilities, rebalance: RebalanceStatus | null): PoolView[] {
+export function poolViews(snap: ClusterSnapshot, list: readonly PoolStatus[] | undefined, caps: RuntimeCapabilities, rebalance: RebalanceStatus | null, info?: ServerInfoMessage): PoolView[] {
   const statuses = snap.pools.map((p) => list?.find((s) => s.id === p.id) ?? null);
+  const stored = storedByPool(info);
   return snap.pools.map((layout, i) => {
     const status = statuses[i] ?? null;
-    return { layout, status, drain: status === null ? null : drainProgress(status), actions: poolActions(status, statuses, caps, rebalance) };
+    const s = stored.get(layout.id);
+    return { layout, status, drain: status === null ? null : drainProgress(status, s), actions: poolActions(status, statuses, caps, rebalance), stored: s ?? null };
   });
 }
 
-export function rebalanceActions(caps: RuntimeCapabilities, rebalance: RebalanceStatus | null, list: readonly PoolStatus[] | undefined) {
+/** Pools that take new objects: not being drained, not drained. */
+function activePools(list: readonly PoolStatus[]): number {
+  return list.filter((p) => p.decommissionStatus === 'none' || p.decommissionStatus === 'failed' || p.decommissionStatus === 'canceled').length;
+}
+
+export function rebalanceActions(caps: RuntimeCapabilities, rebalance: RebalanceStatus | null, list: readonly PoolStatus[] | undefined): PoolsResponse['rebalanceActions'] {
   const running = rebalance !== null && (rebalance.status === 'running' || rebalance.status === 'stopping');
   const draining = (list ?? []).some((p) => p.decommissionStatus === 'queued' || p.decommissionStatus === 'running');
-  return { start: caps.rebalance.possible && rebalance !== null && !running && !draining, stop: rebalance !== null && rebalance.status === 'running' };
+  const active = list === undefined ? 0 : activePools(list);
+  const stop = rebalance !== null && rebalance.status === 'running';
+  if (running) return { start: false, stop, reason: null };
+  let reason: string | null = null;
+  if (!caps.rebalance.possible) reason = caps.rebalance.reason ?? 'Rebalance is not possible on this cluster.';
+  else if (list === undefined || rebalance === null) reason = 'The pool records cannot be read right now.';
+  else if (draining) reason = 'A pool is being decommissioned: rebalance waits until the drain ends.';
+  else if (active < 2) reason = `Rebalance needs at least two active pools to move objects between; ${active === 1 ? 'one pool is' : `${active} pools are`} active (a decommissioned pool takes no objects).`;
+  return { start: reason === null, stop, reason };
 }

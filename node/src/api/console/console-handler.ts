@@ -43,6 +43,8 @@ import { Upstream } from './upstream.ts';
 
 export const SESSION_COOKIE = 'svc_console';
 export const CSRF_HEADER = 'x-csrf-token';
+/** Set by a page on its own periodic refreshes: not activity, the idle timeout keeps running. */
+export const BACKGROUND_HEADER = 'x-svc-console-background';
 
 export interface ConsoleOptions {
   readonly health: HealthSource;
@@ -68,6 +70,8 @@ export interface ConsoleApp {
 }
 
 const API_PREFIX = `${CONSOLE_ROOT}/api/`;
+/** Failed sign-ins from one address, whatever the keys, in 10 minutes (10 per access key). */
+export const ADDRESS_SIGN_IN_LIMIT = 50;
 const MUTATING = new Set(['POST', 'PUT', 'DELETE']);
 
 function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, extra: Record<string, string | string[]> = {}): void {
@@ -94,7 +98,7 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
   if (assets.problem !== undefined) log.warn({ event: 'console_assets_missing' }, assets.problem);
   const upstream = new Upstream({ address: o.s3Address, region: o.region, clock, ...(o.s3Tls ? { tls: o.s3Tls } : {}) });
   const sessions = new SessionStore({ clock, idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs });
-  const limiter = new LoginLimiter({ clock });
+  const limiter = new LoginLimiter({ clock, maxByPrefix: { 'address:': ADDRESS_SIGN_IN_LIMIT } });
   const initial = o.health.report('ready').ready;
   const observations = new Observations(clock.now(), initial);
   const apiDeps: ConsoleApiDeps = {
@@ -130,7 +134,7 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
   const authenticate = (req: IncomingMessage): { session: Session; token: string } | { error: SvcError; clear: boolean } => {
     const token = parseCookies(req.headers.cookie).get(SESSION_COOKIE);
     if (token === undefined || token === '') return { error: new SvcError('XSvcConsoleSignInRequired'), clear: false };
-    const session = sessions.get(token);
+    const session = sessions.get(token, !(req.method === 'GET' && req.headers[BACKGROUND_HEADER] === '1'));
     if (session === undefined) return { error: new SvcError('XSvcConsoleSessionExpired'), clear: true };
     return { session, token };
   };

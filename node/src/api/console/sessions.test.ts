@@ -83,6 +83,23 @@ describe('LoginLimiter', () => {
     expect(lim.retryAfterMs(keys)).toBe(0);
   });
 
+  it('a higher limit for keys with a prefix: the per-address count outlasts the per-pair one', () => {
+    const clock = new ManualClock(0);
+    const lim = new LoginLimiter({ clock, max: 2, windowMs: 60_000, maxByPrefix: { 'address:': 5 } });
+    const pair = (key: string) => [`pair:1.2.3.4\u0000${key}`, 'address:1.2.3.4'];
+    lim.fail(pair('root'));
+    lim.fail(pair('root'));
+    expect(lim.retryAfterMs(pair('root'))).toBeGreaterThan(0);
+    // the same key from another address: free (no lockout of a key's owner)
+    expect(lim.retryAfterMs(['pair:9.9.9.9\u0000root', 'address:9.9.9.9'])).toBe(0);
+    // other keys from the first address: free until that address has failed 5 times
+    lim.fail(pair('a'));
+    lim.fail(pair('b'));
+    expect(lim.retryAfterMs(pair('c'))).toBe(0);
+    lim.fail(pair('c'));
+    expect(lim.retryAfterMs(pair('d'))).toBeGreaterThan(0);
+  });
+
   it('a success forgets its address; memory is bounded', () => {
     const clock = new ManualClock(0);
     const lim = new LoginLimiter({ clock, max: 2, windowMs: 60_000, maxKeys: 2 });

@@ -81,8 +81,12 @@ export class SessionStore {
     return { token, session };
   }
 
-  /** The live session for `token`, touched; undefined when unknown, ended or malformed. */
-  get(token: string): Session | undefined {
+  /**
+   * The live session for `token`; undefined when unknown, ended or malformed.
+   * `touch` (default) counts the request as activity; a page's own periodic
+   * refresh passes false, so a tab left open still ends after the idle time.
+   */
+  get(token: string, touch = true): Session | undefined {
     if (!TOKEN_RE.test(token)) return undefined;
     const key = keyOf(token);
     const s = this.#sessions.get(key);
@@ -92,6 +96,7 @@ export class SessionStore {
       this.#sessions.delete(key);
       return undefined;
     }
+    if (!touch) return s;
     s.lastSeenAt = now;
     this.#sessions.delete(key);
     this.#sessions.set(key, s);

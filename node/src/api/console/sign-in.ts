@@ -50,12 +50,15 @@ export async function signIn(deps: SignInDeps, req: IncomingMessage): Promise<{ 
   if (accessKey.length > 256 || secretKey.length > 256) throw new SvcError('XSvcConsoleInvalidCredentials');
   // the client's address (behind a trusted proxy, the one it forwarded)
   const address = requestOrigin(req).sourceIp || 'unknown';
-  const keys = [`address:${address}`, `key:${accessKey}`];
+  // Counted per (address, access key) and per address: guessing from one address stops, and nobody
+  // elsewhere can lock a key's owner out by failing with that key (the address limit is higher: a
+  // proxy's address is shared by everyone behind it).
+  const keys = [`pair:${address}\u0000${accessKey}`, `address:${address}`];
   const wait = deps.limiter.retryAfterMs(keys);
   if (wait > 0) {
     const seconds = Math.ceil(wait / 1000);
     deps.logger.warn({ event: 'console_signin_limited', accessKey, address, retryAfterSeconds: seconds }, 'console sign-in refused: too many failures');
-    throw new SvcError('XSvcConsoleTooManySignIns', `Too many failed sign-ins for this access key or from this address; try again in ${seconds} s.`, { retryAfterSeconds: seconds });
+    throw new SvcError('XSvcConsoleTooManySignIns', `Too many failed sign-ins from this address; try again in ${seconds} s.`, { retryAfterSeconds: seconds });
   }
   const credentials = { accessKey, secretKey };
   let admin = true;

@@ -101,6 +101,10 @@ export interface CapacityView {
   /** Raw used fraction above which the capacity alert fires. */
   readonly alertFraction: number;
   readonly pools: readonly { readonly id: number; readonly cmdline: string; readonly usableTotal: number; readonly usableFree: number; readonly usableUsed: number }[];
+  /** Raw capacity with each file system counted once (drives that share one are counted once together). */
+  readonly rawTotalDistinct: number;
+  /** File systems that hold more than one drive: raw capacity counts them once per drive. */
+  readonly sharedFilesystems: readonly { readonly node: string; readonly drives: readonly string[]; readonly total: number }[];
 }
 
 export interface OverviewResponse {
@@ -139,6 +143,8 @@ export interface PoolView {
   readonly drain: DrainProgress | null;
   /** What the console offers for this pool now. */
   readonly actions: { readonly decommission: boolean; readonly cancel: boolean; readonly clear: boolean };
+  /** Object bytes and counts the scanner last counted on this pool; null before its first cycle. */
+  readonly stored: { readonly objects: number; readonly versions: number; readonly size: number; readonly countedAt: number } | null;
 }
 
 export interface PoolsResponse {
@@ -147,7 +153,8 @@ export interface PoolsResponse {
   /** Why the pool records could not be read (node not ready), else null. */
   readonly recordsError: string | null;
   readonly rebalance: RebalanceStatus | null;
-  readonly rebalanceActions: { readonly start: boolean; readonly stop: boolean };
+  /** `reason`: why a rebalance cannot be started now (null when it can, or when one runs). */
+  readonly rebalanceActions: { readonly start: boolean; readonly stop: boolean; readonly reason: string | null };
   readonly capabilities: RuntimeCapabilities;
 }
 
@@ -277,6 +284,27 @@ export interface ObjectDetails {
   readonly metadata: Readonly<Record<string, string>>;
   /** Stored checksums by algorithm (`crc32`, `sha256`, …). */
   readonly checksums: Readonly<Record<string, string>>;
+  /** Object lock retention of this version (null: none). */
+  readonly retention: { readonly mode: 'GOVERNANCE' | 'COMPLIANCE'; readonly until: string } | null;
+  /** A legal hold keeps this version until it is removed. */
+  readonly legalHold: boolean;
+}
+
+/** `GET buckets/:b/all-versions?prefix`: every version and delete marker at one folder level, a page at a time. */
+export interface VersionsPage {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly prefixes: readonly string[];
+  readonly versions: readonly ObjectVersion[];
+  readonly truncated: boolean;
+  readonly nextKeyMarker: string;
+  readonly nextVersionIdMarker: string;
+}
+
+/** `GET buckets/:b/object-lock`: object lock on or off, and the default retention new versions get. */
+export interface ObjectLockView {
+  readonly enabled: boolean;
+  readonly rule: { readonly mode: 'GOVERNANCE' | 'COMPLIANCE'; readonly days?: number; readonly years?: number } | null;
 }
 
 export interface ShareRequest {
@@ -290,9 +318,36 @@ export interface ShareLink {
   readonly expiresAt: string;
   /** The S3 origin the link was signed for. */
   readonly endpoint: string;
+  /** The access key that signed it: the link works only while that key does. */
+  readonly accessKey: string;
+  /** That key is the root credential. */
+  readonly root: boolean;
 }
 
 export interface UploadResult {
   readonly etag: string;
   readonly versionId: string;
+}
+
+/** `POST buckets/:b/delete-objects`: up to 1000 keys or versions at once. */
+export interface BulkDeleteResult {
+  readonly deleted: readonly { readonly key: string; readonly versionId: string; readonly deleteMarker: boolean }[];
+  readonly errors: readonly { readonly key: string; readonly versionId: string; readonly code: string; readonly message: string }[];
+}
+
+/** `GET|PUT buckets/:b/settings/:kind`: lifecycle, cors, tagging, encryption, object-lock (AWS-CLI-shaped JSON) or policy (its JSON text); null when unset. */
+export interface BucketSetting {
+  readonly kind: 'lifecycle' | 'cors' | 'tagging' | 'encryption' | 'object-lock' | 'policy';
+  readonly value: unknown;
+}
+
+export interface ObjectTag {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** `GET bucket-usage`: objects and bytes per bucket as the scanner last counted them (admin identities; `lastUpdate` '' before its first cycle). */
+export interface BucketUsageView {
+  readonly lastUpdate: string;
+  readonly buckets: Readonly<Record<string, { readonly objects: number; readonly versions: number; readonly deleteMarkers: number; readonly size: number }>>;
 }

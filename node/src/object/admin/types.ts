@@ -360,6 +360,8 @@ export interface SnapshotDrive {
   /** Problems the drive's node reports for it while online: full, read-only, faulty, healing (a recreated bucket folder). */
   issues?: { kind: 'healing' | 'full' | 'read-only' | 'faulty'; detail: string; since: number }[];
   uuid: string;
+  /** `<node>#<device>` of the file system the drive is on (drives sharing one report its size each); absent when unknown. */
+  filesystem?: string;
   /** The drive's format slot: its set and index in the set matrix of format.json. */
   slot: { pool: number; set: number; index: number };
   total: number;

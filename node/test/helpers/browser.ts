@@ -1,0 +1,71 @@
+/**
+ * Real headless Chromium for the console's browser tests (Debian's
+ * `/usr/bin/chromium` driven by `playwright-core`): a persistent context in
+ * a temp profile, signing in as a person would, screenshots under
+ * `artifacts/console/<flow>/` (CI keeps that directory), and the page's
+ * sideways-scroll check for phones.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { REPO } from '../svc-process.ts';
+import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY } from './console.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const HAVE_CHROMIUM = existsSync(CHROMIUM);
+export const SCREENSHOTS = join(REPO, 'artifacts', 'console');
+export const DESKTOP = { width: 1280, height: 800 } as const;
+export const PHONE = { width: 390, height: 844 } as const;
+
+export interface Browser {
+  readonly ctx: BrowserContext;
+  readonly page: Page;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(o: { timezoneId?: string; bypassCSP?: boolean } = {}): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  const userData = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
+  const ctx = await chromium.launchPersistentContext(userData, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    viewport: DESKTOP,
+    timezoneId: o.timezoneId ?? 'UTC',
+    locale: 'en-US',
+    acceptDownloads: true,
+    ...(o.bypassCSP ? { bypassCSP: true } : {}),
+  });
+  const page = ctx.pages()[0] ?? (await ctx.newPage());
+  return {
+    ctx,
+    page,
+    async close() {
+      await ctx.close();
+      await rm(userData, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function shot(page: Page, flow: string, name: string): Promise<void> {
+  mkdirSync(join(SCREENSHOTS, flow), { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, flow, `${name}.png`), fullPage: true });
+}
+
+/** Signs in through the form (`root`: the console's public root, ending in `/svc/console/`). */
+export async function signInAs(page: Page, root: string, accessKey = CONSOLE_ACCESS_KEY, secretKey = CONSOLE_SECRET_KEY): Promise<void> {
+  await page.goto(root);
+  await page.locator('#access-key').waitFor();
+  await page.fill('#access-key', accessKey);
+  await page.fill('#secret-key', secretKey);
+  await page.click('#sign-in');
+  await page.locator('#sign-out').waitFor();
+}
+
+/** The page is no wider than the window (nothing scrolls sideways). */
+export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
+}
