@@ -185,6 +185,13 @@ describe('webhook target', () => {
       await s3.send(new PutObjectCommand({ Bucket: 'live', Key: 'k', Body: 'v' }));
       await until('the event at the target set through the admin API', () => (second.bodies.length === 1 ? true : undefined));
       expect(second.auth).toEqual(['Basic abc']);
+      // The console's overview lists the targets too.
+      const { ConsoleClient } = await import('./helpers/console.ts');
+      const con = new ConsoleClient(`http://127.0.0.1:${srv.consolePort}/svc/console/`);
+      expect((await con.signIn(ROOT.accessKey, ROOT.secretKey)).status).toBe(200);
+      const overview = (await con.call('GET', 'api/overview')).json<{ notifications?: { arn: string; online: boolean; delivered: number }[] }>();
+      expect(overview.notifications?.map((t) => t.arn).sort()).toEqual(['arn:svc:sqs::hook1:webhook', 'arn:svc:sqs::live:webhook']);
+      expect(overview.notifications?.find((t) => t.arn.includes('live'))).toMatchObject({ online: true, delivered: 1 });
       const info = await runSvcCommand(['admin', 'info'], env);
       expect(info.code).toBe(0);
       expect(info.out).toMatch(/Notification targets \(this node\):/);

@@ -343,9 +343,8 @@ export class NotificationSystem implements PostCommitHook {
   }
 
   /** Messages for the targets the bucket's configuration selects (targets this node lacks are logged and skipped). */
-  async #messages(e: ObjectEvent, change?: SettleRef): Promise<Map<TargetRuntime, QueuedMessage>> {
+  #messages(cfg: NotificationConfig | undefined, e: ObjectEvent, change?: SettleRef): Map<TargetRuntime, QueuedMessage> {
     const out = new Map<TargetRuntime, QueuedMessage>();
-    const cfg = await this.#config(e.bucket);
     if (!cfg) return out;
     for (const m of matchRules(cfg, e.name, e.key)) {
       const rt = this.#targets.get(m.target);
@@ -366,14 +365,24 @@ export class NotificationSystem implements PostCommitHook {
     return out;
   }
 
+  /** Whether an event of this name and key concerns anyone (a configured rule or a listener): nothing is built otherwise. */
+  #wanted(cfg: NotificationConfig | undefined, name: EventName, c: Pick<Change, 'bucket' | 'key'>): boolean {
+    if (cfg !== undefined && matchRules(cfg, name, c.key).length > 0) return true;
+    for (const l of this.#listeners) {
+      if ((l.bucket === undefined || l.bucket === c.bucket) && l.events.some((p) => patternMatches(p, name))) return true;
+    }
+    return false;
+  }
+
   // ---- the post-commit hook
 
   async prepare(change: Change): Promise<PostCommitTicket | undefined> {
-    const e = this.#event(eventNameOf(change), change);
+    const name = eventNameOf(change);
+    const cfg = await this.#config(change.bucket);
+    if (!this.#wanted(cfg, name, change)) return undefined;
+    const e = this.#event(name, change);
     const ref: SettleRef = { kind: change.kind, bucket: change.bucket, key: change.key, versionId: change.versionId };
-    const msgs = await this.#messages(e, ref);
-    const listening = this.#listeners.size > 0;
-    if (msgs.size === 0 && !listening) return undefined;
+    const msgs = this.#messages(cfg, e, ref);
     const put: { rt: TargetRuntime; ids: string[] }[] = [];
     try {
       for (const [rt, m] of msgs) put.push({ rt, ids: await rt.store.put([m], 'prepared') });
@@ -407,8 +416,10 @@ export class NotificationSystem implements PostCommitHook {
    * ready once the request succeeded.
    */
   async publish(name: EventName, c: Pick<Change, 'bucket' | 'key' | 'versionId' | 'time' | 'size' | 'etag' | 'contentType' | 'userMeta' | 'origin'>): Promise<void> {
+    const cfg = await this.#config(c.bucket);
+    if (!this.#wanted(cfg, name, c)) return;
     const e = this.#event(name, c);
-    const msgs = await this.#messages(e);
+    const msgs = this.#messages(cfg, e);
     for (const [rt, m] of msgs) {
       await rt.store.put([m]);
       rt.worker.wake();

@@ -119,6 +119,25 @@ function view(o: OverviewResponse): HTMLElement[] {
     ),
     section('Alerts', 'alerts-title', h('ul', { class: 'alerts' }, ...o.alerts.map(alertItem))),
     section(
+      'Notification targets',
+      'notify-title',
+      o.notifications === undefined
+        ? h('p', { class: 'muted' }, 'Not available (the admin API did not answer).')
+        : o.notifications.length === 0
+          ? h('p', { class: 'muted', id: 'notify-targets' }, 'No bucket notification targets on this node (SVC_NOTIFY_* variables or svc admin notify set).')
+          : table(
+              'Bucket notification targets of this node',
+              ['Target', 'State', 'Queued', 'Delivered', 'Last error'],
+              o.notifications.map((t) => [
+                h('code', null, t.arn),
+                badge(t.online ? 'ok' : 'bad', t.online ? 'online' : 'offline'),
+                `${t.queued} of ${t.queueLimit}`,
+                String(t.delivered),
+                t.lastError ?? '–',
+              ]),
+            ),
+    ),
+    section(
       'Nodes',
       'nodes-title',
       table(

@@ -17,7 +17,7 @@ import { failure, send } from './call.ts';
 import { UpstreamError } from './console-errors.ts';
 import type { SessionCredentials } from './sessions.ts';
 import { encodePath, type Upstream } from './upstream.ts';
-import type { BucketQuotaReport } from '../../object/admin/services.ts';
+import type { BucketQuotaReport, NotifyTargetReport } from '../../object/admin/services.ts';
 import type { BackgroundHealView, BucketQuotaView } from './wire.ts';
 
 async function call(up: Upstream, cred: SessionCredentials, method: 'GET' | 'POST' | 'PUT', path: string, query: Record<string, string> = {}, body?: string): Promise<string> {
@@ -46,6 +46,7 @@ export const adminCalls = {
   snapshot: (up: Upstream, c: SessionCredentials) => json<ClusterSnapshot>(up, c, 'GET', 'v4/cluster/snapshot'),
   capabilities: (up: Upstream, c: SessionCredentials) => json<RuntimeCapabilities>(up, c, 'GET', 'v4/runtime/capabilities'),
   info: (up: Upstream, c: SessionCredentials) => json<ServerInfoMessage>(up, c, 'GET', 'v3/info'),
+  notifyTargets: (up: Upstream, c: SessionCredentials) => json<NotifyTargetReport[]>(up, c, 'GET', 'v3/notify/targets'),
   poolsList: (up: Upstream, c: SessionCredentials) => json<PoolStatus[]>(up, c, 'GET', 'v3/pools/list'),
   rebalanceStatus: (up: Upstream, c: SessionCredentials) => json<RebalanceStatus>(up, c, 'GET', 'v3/rebalance/status'),
   backgroundHeal: (up: Upstream, c: SessionCredentials) => json<BackgroundHealView>(up, c, 'POST', 'v3/background-heal/status'),

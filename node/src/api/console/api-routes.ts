@@ -145,11 +145,12 @@ async function settle<T>(p: Promise<T>): Promise<{ value: T; error: null } | { v
 async function overview(ctx: RouteContext): Promise<OverviewResponse> {
   const { upstream: up, observations: obs, clock } = ctx.deps;
   const c = cred(ctx);
-  const [snap, caps, info, bg] = await Promise.all([
+  const [snap, caps, info, bg, targets] = await Promise.all([
     adminCalls.snapshot(up, c),
     adminCalls.capabilities(up, c),
     settle(adminCalls.info(up, c)),
     settle(adminCalls.backgroundHeal(up, c)),
+    settle(adminCalls.notifyTargets(up, c)),
   ]);
   const now = clock.now();
   const readiness = readinessView(ctx.deps.health.report('ready'));
@@ -163,6 +164,9 @@ async function overview(ctx: RouteContext): Promise<OverviewResponse> {
   const capacity = capacityView(snap, ctx.deps.config.capacityAlert);
   return {
     generatedAt: new Date(now).toISOString(),
+    ...(targets.value !== undefined
+      ? { notifications: targets.value.map((t) => ({ arn: t.arn, online: t.online, queued: t.queued, queueLimit: t.queueLimit, delivered: t.delivered, ...(t.lastError !== undefined ? { lastError: t.lastError } : {}) })) }
+      : {}),
     node: snap.node,
     deploymentId: snap.deploymentId,
     version: ctx.deps.version,

@@ -119,6 +119,18 @@ export interface OverviewResponse {
   readonly capacity: CapacityView;
   readonly alerts: readonly AlertView[];
   readonly capabilities: RuntimeCapabilities;
+  /** This node's bucket notification targets (`docs/notifications.md`); undefined when the admin API could not say. */
+  readonly notifications?: readonly NotifyTargetView[];
+}
+
+/** One bucket notification target as the overview shows it. */
+export interface NotifyTargetView {
+  readonly arn: string;
+  readonly online: boolean;
+  readonly queued: number;
+  readonly queueLimit: number;
+  readonly delivered: number;
+  readonly lastError?: string;
 }
 
 /** A drain's progress, measured from its record. */
