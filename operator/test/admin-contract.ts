@@ -9,6 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PREFIX, AdminClient, type Credentials, signAdminRequest } from '../src/admin/client.ts';
 import { AdminError, decommissionPhase, isZeroTime } from '../src/admin/types.ts';
 
+/** SPEC's per-pool rebalance status words, as the server writes them (not MinIO's `Started`/`Completed`). */
+const REBALANCE_POOL_WORDS = ['none', 'active', 'stopping', 'stopped', 'completed', 'failed'];
+/** The summary `status` of GET rebalance/status. */
+const REBALANCE_SUMMARY_WORDS = ['idle', 'running', 'stopping', 'stopped', 'completed', 'failed'];
+
+/** GET rebalance/status as sent: the summary word and each pool's word. */
+async function rebalanceWords(t: AdminTarget): Promise<{ status: string; pools: string[] }> {
+  const r = await raw(t, 'GET', '/rebalance/status');
+  expect(r.status).toBe(200);
+  const body = JSON.parse(r.body) as { status: string; pools: { status: string }[] };
+  return { status: body.status, pools: body.pools.map((p) => p.status) };
+}
+
 export interface AdminTarget {
   readonly url: string;
   readonly credentials: Credentials;
@@ -117,6 +130,8 @@ export function describeAdminContract(name: string, open: () => Promise<AdminTar
         expect(rb.pools.map((p) => p.id)).toEqual(t.pools.map((_, i) => i));
         expect(rb.pools.every((p) => !['started', 'active'].includes(p.status.toLowerCase()))).toBe(true);
       }
+      // The exact words, the same on the fake and the server.
+      expect(await rebalanceWords(t)).toEqual({ status: 'idle', pools: t.pools.map(() => 'none') });
       need(await raw(t, 'GET', '/decommission/status'), 'GET decommission/status', ctx);
       const all = await client.decommissionStatus();
       expect(all.map((p) => p.cmdline)).toEqual([...t.pools]);
@@ -163,12 +178,20 @@ export function describeAdminContract(name: string, open: () => Promise<AdminTar
       const status = await client.rebalanceStatus();
       expect(status?.id ?? status?.ID).toBe(id);
       expect(status!.pools.map((p) => p.id)).toEqual(t.pools.map((_, i) => i));
+      // SPEC's words (the fake once said MinIO's `Started`): every pool takes part, moving or already done.
+      const running = await rebalanceWords(t);
+      expect(REBALANCE_SUMMARY_WORDS).toContain(running.status);
+      for (const w of running.pools) expect(['active', 'completed']).toContain(w);
       const second = await raw(t, 'POST', '/rebalance/start');
       if (second.status !== 200) expect(second.body).toMatch(/rebalance is already in progress/);
       await client.rebalanceStop();
       // Decommission is refused only while a rebalance runs; once stopped it may start.
       const stopped = await client.rebalanceStatus();
       expect(stopped).toBeDefined();
+      const after = await rebalanceWords(t);
+      for (const w of after.pools) expect(REBALANCE_POOL_WORDS).toContain(w);
+      expect(after.pools).not.toContain('active');
+      expect(['stopping', 'stopped', 'completed']).toContain(after.status);
     });
 
     it('decommission: start by expression → status shows it → cancel → clear returns the pool to Active', async (ctx) => {

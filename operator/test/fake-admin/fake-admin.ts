@@ -14,8 +14,12 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Credentials, signAdminRequest } from '../../src/admin/client.ts';
-import type { AdminPoolStatus, DecommissionInfo, RebalanceStatus } from '../../src/admin/types.ts';
+import type { AdminPoolStatus, DecommissionInfo } from '../../src/admin/types.ts';
 import { ZERO_TIME } from '../../src/admin/types.ts';
+// The real server's wire shape of GET rebalance/status (SPEC's status words): the fake answers
+// with exactly this type, so a change of the server's words or fields breaks the fake's build, and
+// `admin-contract.ts` checks the words on both targets.
+import type { RebalanceStatus, RebalanceWireStatus } from '../../../node/src/object/admin/types.ts';
 
 interface PoolState {
   cmdline: string;
@@ -64,7 +68,7 @@ export class FakeAdminApi {
   #pools: PoolState[];
   /** pool.bin: decommission entries by cmdline (they outlive a pool's removal until cleared). */
   readonly #decom = new Map<string, DecomEntry>();
-  #rebalance: { id: string; startedAt: number; stoppedAt?: string; target: number; moved: number; failed?: string; status: Map<number, string> } | undefined;
+  #rebalance: { id: string; startedAt: number; stoppedAt?: string; target: number; moved: number; failed?: string; status: Map<number, RebalanceWireStatus> } | undefined;
   #failNextDrain = false;
   ready = true;
   /** Used bytes a pool that joins through setPools starts with (data written to it since). */
@@ -103,7 +107,11 @@ export class FakeAdminApi {
     const old = new Map(this.#pools.map((p) => [p.cmdline, p]));
     this.#pools = cmdlines.map((c) => old.get(c) ?? { cmdline: c, totalSize: 10_000, usedSize: this.newPoolUsed, lastUpdate: this.#now().toISOString() });
     // A restart never starts a rebalance and stops a running one.
-    if (this.#rebalance && !this.#rebalance.stoppedAt) this.#rebalance.stoppedAt = this.#now().toISOString();
+    // (the server records the pools it was moving as stopped: SPEC "a restart never starts a rebalance")
+    if (this.#rebalanceRunning()) {
+      this.#rebalance!.stoppedAt = this.#now().toISOString();
+      for (const [k, v] of this.#rebalance!.status) if (v === 'active') this.#rebalance!.status.set(k, 'stopped');
+    }
   }
 
   get pools(): readonly string[] {
@@ -154,7 +162,7 @@ export class FakeAdminApi {
     const rb = this.#rebalance;
     if (rb && !rb.stoppedAt && !rb.failed) {
       rb.moved = Math.min(rb.target, Math.floor(((now - rb.startedAt) / 1000) * this.#o.bytesPerSecond));
-      if (rb.moved >= rb.target) for (const k of rb.status.keys()) rb.status.set(k, 'Completed');
+      if (rb.moved >= rb.target) for (const k of rb.status.keys()) rb.status.set(k, 'completed');
     }
   }
 
@@ -163,7 +171,52 @@ export class FakeAdminApi {
   }
 
   #rebalanceRunning(): boolean {
-    return this.#rebalance !== undefined && !this.#rebalance.stoppedAt && !this.#rebalance.failed && [...this.#rebalance.status.values()].includes('Started');
+    return this.#rebalance !== undefined && !this.#rebalance.stoppedAt && !this.#rebalance.failed && [...this.#rebalance.status.values()].includes('active');
+  }
+
+  /** GET rebalance/status in the server's shape (`rebalanceStatusOf`): SPEC's words per pool, a summary status. */
+  #rebalanceStatus(): RebalanceStatus {
+    const rb = this.#rebalance;
+    const words = rb ? [...rb.status.values()] : [];
+    const status: RebalanceStatus['status'] = !rb
+      ? 'idle'
+      : words.includes('active')
+        ? 'running'
+        : rb.stoppedAt
+          ? 'stopped'
+          : rb.failed
+            ? 'failed'
+            : 'completed';
+    const now = this.#now().getTime();
+    return {
+      id: rb?.id ?? '',
+      status,
+      pools: this.#pools.map((p, i) => {
+        const moved = rb?.status.has(i) ? rb.moved : 0;
+        return {
+          id: i,
+          cmdline: p.cmdline,
+          status: rb?.status.get(i) ?? 'none',
+          stopping: false,
+          participating: rb?.status.has(i) ?? false,
+          used: p.usedSize / p.totalSize,
+          lastError: rb?.failed ?? null,
+          cleanupWarnings: { count: 0, lastMsg: null, lastBucket: null, lastObject: null, lastAt: ZERO_TIME, entries: [] },
+          progress: {
+            objects: Math.floor(moved / 100),
+            versions: Math.floor(moved / 100),
+            bytes: Math.floor(moved / this.#pools.length),
+            remainingBuckets: 0,
+            bucket: '',
+            object: '',
+            elapsed: rb ? (now - rb.startedAt) * 1e6 : 0,
+            eta: 0,
+          },
+        };
+      }),
+      stoppedAt: rb?.stoppedAt ?? ZERO_TIME,
+      stopPropagation: { lastAttemptAt: ZERO_TIME, failedPeers: [], terminalReloadAttemptAt: ZERO_TIME, terminalReloadFailedPeers: [], pendingTerminalReload: false },
+    };
   }
 
   #poolStatus(i: number): AdminPoolStatus {
@@ -285,43 +338,19 @@ export class FakeAdminApi {
           if (this.#rebalanceRunning()) throw new HttpError(409, 'XSvcAdminRebalanceAlreadyStarted', 'rebalance is already in progress');
           const id = randomUUID();
           const total = this.#pools.reduce((n, p) => n + p.usedSize, 0);
-          this.#rebalance = { id, startedAt: this.#now().getTime(), target: Math.floor(total / 4), moved: 0, status: new Map(this.#pools.map((_, i) => [i, 'Started'])) };
+          this.#rebalance = { id, startedAt: this.#now().getTime(), target: Math.floor(total / 4), moved: 0, status: new Map(this.#pools.map((_, i) => [i, 'active' as const])) };
           return json(res, 200, { id });
         }
         case 'POST /rebalance/stop': {
           if ([...q.keys()].length > 0) throw new HttpError(400, 'InvalidArgument', 'rebalance stop takes no query parameters');
           if (this.#rebalance) {
             this.#rebalance.stoppedAt = this.#now().toISOString();
-            for (const [k, v] of this.#rebalance.status) if (v === 'Started') this.#rebalance.status.set(k, 'Stopped');
+            for (const [k, v] of this.#rebalance.status) if (v === 'active') this.#rebalance.status.set(k, 'stopped');
           }
           return json(res, 200, undefined);
         }
-        case 'GET /rebalance/status': {
-          const rb = this.#rebalance;
-          if (!rb) {
-            return json(res, 200, {
-              id: '',
-              status: 'idle',
-              pools: this.#pools.map((p, i) => ({ id: i, cmdline: p.cmdline, status: 'None', stopping: false, used: p.usedSize / p.totalSize, lastError: null, progress: { objects: 0, versions: 0, bytes: 0, elapsed: 0, eta: 0 } })),
-              stoppedAt: ZERO_TIME,
-              stopPropagation: { failedPeers: [], pendingTerminalReload: false, terminalReloadFailedPeers: [] },
-            });
-          }
-          const body: RebalanceStatus = {
-            id: rb.id,
-            pools: this.#pools.map((p, i) => ({
-              id: i,
-              status: rb.status.get(i) ?? 'None',
-              stopping: false,
-              used: p.usedSize / p.totalSize,
-              lastError: rb.failed ?? null,
-              progress: { objects: Math.floor(rb.moved / 100), versions: Math.floor(rb.moved / 100), bytes: Math.floor(rb.moved / this.#pools.length), elapsed: (this.#now().getTime() - rb.startedAt) * 1e6, eta: 0 },
-            })),
-            stoppedAt: rb.stoppedAt ?? ZERO_TIME,
-            stopPropagation: { failedPeers: [], pendingTerminalReload: false, terminalReloadFailedPeers: [] },
-          };
-          return json(res, 200, body);
-        }
+        case 'GET /rebalance/status':
+          return json(res, 200, this.#rebalanceStatus());
         default:
           throw new HttpError(404, 'NotFound', `no admin route ${route}`);
       }
