@@ -314,7 +314,7 @@ export function bucketSettings(bucket: string, lock: Promise<ObjectLockView>): H
       bucket,
       'cors',
       'CORS rules as PutBucketCors takes them: {"CORSRules": [{"AllowedOrigins", "AllowedMethods", "AllowedHeaders", "ExposeHeaders", "MaxAgeSeconds"}]}.',
-      { CORSRules: [{ AllowedOrigins: ['https://app.example.com'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'], MaxAgeSeconds: 3600 }] },
+      { CORSRules: [{ AllowedOrigins: ['*'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'], MaxAgeSeconds: 3600 }] },
     ).el,
     tagsEditor(bucket),
   );

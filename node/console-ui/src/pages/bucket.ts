@@ -18,6 +18,8 @@ import { bucketSettings } from './bucket-settings.js';
 import { confirmSelection, deleteInBatches, filesFromDrop, filesFromInput, listUnder, type PathFile, type Target } from '../bulk.js';
 
 const PAGE_SIZES = [25, 100, 500, 1000];
+/** The most objects one ZIP download takes (the server's limit too). */
+const MAX_ZIP_KEYS = 1000;
 let pageSize = 100;
 
 function breadcrumbs(bucket: string, prefix: string): HTMLElement {
@@ -293,10 +295,12 @@ export function renderBucket(main: HTMLElement, route: Route): void {
   const selectAll = h('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every object on this page' });
   const selected = () => [...listing.querySelectorAll<HTMLInputElement>('input.select-object:checked')].map((c) => c.dataset.key!);
   const deleteSelected = h('button', { type: 'button', class: 'button', id: 'delete-selected', disabled: true }, 'Delete selected…');
+  const zipSelected = h('button', { type: 'button', class: 'button', id: 'zip-selected', disabled: true }, 'Download selected as ZIP');
   const selectionCount = h('span', { class: 'muted', id: 'selection-count', 'aria-live': 'polite' }, '');
   const updateSelection = () => {
     const n = selected().length;
     deleteSelected.disabled = n === 0 || !canDelete;
+    zipSelected.disabled = n === 0 || n > MAX_ZIP_KEYS;
     selectionCount.textContent = n === 0 ? '' : `${plural(n, 'object')} selected`;
   };
   selectAll.addEventListener('change', () => {
@@ -316,6 +320,22 @@ export function renderBucket(main: HTMLElement, route: Route): void {
         result.replaceChildren(errorBox(err));
       }
       await load();
+    })();
+  });
+  zipSelected.addEventListener('click', () => {
+    void (async () => {
+      const keys = selected();
+      try {
+        // the selection is posted once; the archive itself is an ordinary download that streams to disk
+        const { ticket } = await api<{ ticket: string }>('POST', `buckets/${encodeURIComponent(bucket)}/zip`, { keys, base: prefix });
+        const link = h('a', { href: apiUrl(`buckets/${encodeURIComponent(bucket)}/zip/${encodeURIComponent(ticket)}`), download: `${bucket}.zip`, hidden: true });
+        document.body.append(link);
+        link.click();
+        link.remove();
+        result.replaceChildren(h('p', { role: 'status', class: 'success' }, `Downloading ${plural(keys.length, 'object')} as ${bucket}.zip (names relative to ${prefix === '' ? 'the bucket' : prefix}).`));
+      } catch (err) {
+        result.replaceChildren(errorBox(err));
+      }
     })();
   });
   const removeFolder = async (p: string) => {
@@ -467,7 +487,7 @@ export function renderBucket(main: HTMLElement, route: Route): void {
       'contents-title',
       searchForm,
       h('p', { class: 'check' }, showVersions, ' ', h('label', { for: 'show-versions' }, 'Show versions and deleted objects'), h('span', { class: 'hint' }, ' (every version and delete marker, newest first)')),
-      h('div', { class: 'button-row bulk-bar' }, h('span', { class: 'check' }, selectAll, ' ', h('label', { for: 'select-all' }, 'Select all on this page')), deleteSelected, selectionCount),
+      h('div', { class: 'button-row bulk-bar' }, h('span', { class: 'check' }, selectAll, ' ', h('label', { for: 'select-all' }, 'Select all on this page')), deleteSelected, zipSelected, selectionCount),
       listing,
     ),
     section('Data protection', 'governance-title', governance),

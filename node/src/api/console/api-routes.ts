@@ -26,6 +26,7 @@ import { type AlertInputs, evaluateAlerts, type Observations } from './alerts.ts
 import { capacityView, nodeHealth, nodeViews, poolViews, readinessView, rebalanceActions } from './cluster-views.ts';
 import { toConsoleError, UpstreamError } from './console-errors.ts';
 import * as s3 from './s3-calls.ts';
+import { MAX_ZIP_KEYS, streamZip, type ZipTickets } from './zip.ts';
 import type { Session, SessionCredentials } from './sessions.ts';
 import { encodePath, type Upstream, upstreamHeader } from './upstream.ts';
 import type {
@@ -56,6 +57,8 @@ export interface ConsoleApiDeps {
   readonly s3Port: () => number | undefined;
   /** The S3 listener serves TLS (share links then use https). */
   readonly s3Tls: boolean;
+  /** One-time tickets of ZIP downloads (a selection posted, then downloaded as a link). */
+  readonly zipTickets: ZipTickets;
   /** This node's certificates and the expiry warning window, when it serves TLS (the certificate alert). */
   readonly certificates: () => { readonly list: readonly { readonly file: string; readonly kind: 'server' | 'ca'; readonly notAfter: number }[]; readonly warnBeforeMs: number } | undefined;
 }
@@ -714,6 +717,29 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   { method: 'GET', pattern: 'buckets/:bucket/download', auth: 'session', handler: download },
   { method: 'GET', pattern: 'buckets/:bucket/preview', auth: 'session', handler: previewObject },
+  {
+    method: 'POST',
+    pattern: 'buckets/:bucket/zip',
+    auth: 'session',
+    handler: async (ctx) => {
+      const bucket = bucketParam(ctx);
+      const b = await readJson<{ keys?: unknown; base?: unknown }>(ctx.req);
+      const keys = Array.isArray(b.keys) ? b.keys.filter((k): k is string => typeof k === 'string' && k !== '') : [];
+      if (keys.length === 0 || keys.length > MAX_ZIP_KEYS) throw new SvcError('InvalidArgument', `select 1 to ${MAX_ZIP_KEYS} objects to download as a ZIP`);
+      return { ticket: ctx.deps.zipTickets.issue(ctx.session!, bucket, keys, typeof b.base === 'string' ? b.base : '') };
+    },
+  },
+  {
+    method: 'GET',
+    pattern: 'buckets/:bucket/zip/:ticket',
+    auth: 'session',
+    handler: async (ctx) => {
+      const bucket = bucketParam(ctx);
+      const ticket = ctx.deps.zipTickets.take(ctx.params.ticket!, ctx.session!, bucket);
+      await streamZip({ up: up(ctx), session: ctx.session!, ticket, res: ctx.res, signal: clientSignal(ctx), logger: ctx.deps.logger });
+      return STREAMED;
+    },
+  },
   { method: 'PUT', pattern: 'buckets/:bucket/upload', auth: 'session', handler: upload },
   {
     method: 'POST',

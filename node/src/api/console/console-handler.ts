@@ -40,6 +40,7 @@ import { CONSOLE_ROOT, type ConsoleRequestInfo, cookiePath, requestInfo, sameSit
 import { csrfMatches, type Session, SessionStore } from './sessions.ts';
 import { sessionInfo, signIn, type SignInDeps } from './sign-in.ts';
 import { Upstream } from './upstream.ts';
+import { ZipTickets } from './zip.ts';
 
 export const SESSION_COOKIE = 'svc_console';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -111,6 +112,7 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
     version: o.version,
     s3Port: () => o.s3Address()?.port,
     s3Tls: o.s3Tls !== undefined,
+    zipTickets: new ZipTickets(clock),
     certificates: () => (o.s3Tls === undefined ? undefined : { list: o.s3Tls.certificates(), warnBeforeMs: o.s3Tls.warnBeforeMs }),
   };
   const signInDeps: SignInDeps = { upstream, sessions, limiter, logger: log, version: o.version, idleMs: config.sessionIdleMs };
