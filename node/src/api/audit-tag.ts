@@ -2,7 +2,7 @@
  * What the audit log learns of a request from the API that served it: the
  * operation, bucket and object, and the access key it was signed with. The
  * S3 and admin handlers tag the request once they know; the audit wrapper
- * (`notify/audit.ts`) reads the tag when the response is done.
+ * (`api/audit-log.ts`) reads the tag when the response is done.
  */
 import type { IncomingMessage } from 'node:http';
 

@@ -14,7 +14,8 @@
  * documents of version 2012-10-17; older documents read them literally.
  */
 import { SvcError } from '../util/errors.ts';
-import { type ConditionBlock, type ConditionContext, conditionsHold, substituteVariables, validateConditions, wildcardMatch } from './conditions.ts';
+import { type ConditionContext, conditionsHold, substituteVariables, validateConditions, wildcardMatch } from './conditions.ts';
+import type { PolicyDocument, PrincipalSpec, Statement } from './policy-document.ts';
 import { type Principal, principalIds } from './principal.ts';
 
 /** Largest bucket policy S3 accepts. */
@@ -24,29 +25,7 @@ export const MAX_IDENTITY_POLICY_BYTES = 20 * 1024;
 
 export const POLICY_VERSION = '2012-10-17';
 
-export interface PrincipalSpec {
-  /** `"*"` or `{"AWS": "*"}`: everyone, anonymous included. */
-  any: boolean;
-  ids: string[];
-}
-
-export interface Statement {
-  sid?: string;
-  effect: 'Allow' | 'Deny';
-  principal?: PrincipalSpec;
-  notPrincipal?: PrincipalSpec;
-  action?: string[];
-  notAction?: string[];
-  resource?: string[];
-  notResource?: string[];
-  condition?: ConditionBlock;
-}
-
-export interface PolicyDocument {
-  version: string;
-  id?: string;
-  statements: Statement[];
-}
+export type { PolicyDocument, PrincipalSpec, Statement };
 
 /** What a document is for: a bucket's policy, or an identity's. */
 export type PolicyKind = { kind: 'bucket'; bucket: string } | { kind: 'identity' };

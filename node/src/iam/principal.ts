@@ -3,7 +3,7 @@
  * resolves (through the identity store) to one of these principals. Pure
  * data: the policies are already parsed; `decide.ts` evaluates them.
  */
-import type { PolicyDocument } from './policy.ts';
+import type { PolicyDocument } from './policy-document.ts';
 
 /** How the signing credential came to be. */
 export type CredentialKind = 'root' | 'user' | 'accesskey' | 'sts';

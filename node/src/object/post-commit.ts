@@ -15,20 +15,9 @@
  * namespace (`docs/notifications.md`, "Delivery guarantees").
  */
 
-import type { ObjectInfo } from './types.ts';
+import type { ChangeOrigin, ObjectInfo } from './types.ts';
 
-/** Who asked for a change and how (what the S3 edge knows of the request). */
-export interface ChangeOrigin {
-  /** The principal the request was authorized as (its access key; `anonymous`). */
-  principalId: string;
-  sourceIp: string;
-  requestId: string;
-  hostId: string;
-  host?: string;
-  userAgent?: string;
-  /** How a new version was made when it was not a plain PUT. */
-  via?: 'post' | 'copy';
-}
+export type { ChangeOrigin };
 
 export type ChangeKind =
   /** A new version (PUT, POST, copy, completed multipart upload). */

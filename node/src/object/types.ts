@@ -11,7 +11,19 @@
  * - Version ids are UUID strings; the null version is the string `'null'`.
  */
 import type { Readable } from 'node:stream';
-import type { ChangeOrigin } from './post-commit.ts';
+
+/** Who asked for a change and how (what the S3 edge knows of the request). */
+export interface ChangeOrigin {
+  /** The principal the request was authorized as (its access key; `anonymous`). */
+  principalId: string;
+  sourceIp: string;
+  requestId: string;
+  hostId: string;
+  host?: string;
+  userAgent?: string;
+  /** How a new version was made when it was not a plain PUT. */
+  via?: 'post' | 'copy';
+}
 
 export type StorageClass = 'STANDARD' | 'REDUCED_REDUNDANCY';
 export type VersioningStatus = 'Unversioned' | 'Enabled' | 'Suspended';

@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type HealthSource, handleHealth, isHealthPath } from '../api/health/health-handler.ts';
 import { adminErrorReply } from '../api/admin/errors.ts';
 import { writeAdminReply } from '../api/admin/index.ts';
+import { sendError } from '../api/s3/errors.ts';
 import { type HttpRequestMessage, httpRequestEnd, httpRequestStart } from '../util/diagnostics.ts';
 import { ERRORS, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -51,22 +52,11 @@ export function routeOf(path: string, healthEnabled: boolean): Route {
   return 's3';
 }
 
-function xmlEscape(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
-}
-
-/** An S3-style XML error response. */
-export function sendS3Error(req: IncomingMessage, res: ServerResponse, code: 'ServiceUnavailable', message: string, headers: Record<string, string> = {}): void {
-  const requestId = randomBytes(8).toString('hex').toUpperCase();
+/** An S3 XML error from the dispatcher itself (the readiness gate, no S3 handler): the S3 API's one error writer. */
+function sendS3Error(req: IncomingMessage, res: ServerResponse, logger: Logger, hostId: string, message: string, headers: Record<string, string>): void {
   const resource = (req.url ?? '/').split('?')[0]!;
-  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message><Resource>${xmlEscape(resource)}</Resource><RequestId>${requestId}</RequestId></Error>`;
-  res.writeHead(ERRORS[code].status, {
-    'content-type': 'application/xml',
-    'content-length': Buffer.byteLength(body),
-    'x-amz-request-id': requestId,
-    ...headers,
-  });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  sendError(res, new SvcError('ServiceUnavailable', message), { method: req.method ?? 'GET', resource, requestId, hostId, logger, bodyPending: false, headers });
 }
 
 function sendJsonError(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string): void {
@@ -90,6 +80,7 @@ export interface Dispatcher {
 
 export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   let handlers: RouteHandlers = { ...opts.handlers };
+  const hostId = randomBytes(24).toString('base64');
   const serve = (req: IncomingMessage, res: ServerResponse, path: string, route: Route): void => {
     // Installed as the server's `checkContinue` listener too: only the S3
     // handler decides (after authentication) whether the body is wanted.
@@ -118,7 +109,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
           // a node that lost peers (or the key store) stays not ready but serves what it can
           // (reads with read quorum); writes fail on their own (lock quorum, XSvcKMSNotReady).
           if (r.pending !== undefined) {
-            sendS3Error(req, res, 'ServiceUnavailable', `The server is not ready yet (pending ${r.pending}); retry later.`, {
+            sendS3Error(req, res, opts.logger, hostId, `The server is not ready yet (pending ${r.pending}); retry later.`, {
               'retry-after': String(RETRY_AFTER_SECONDS),
               'cache-control': 'no-store',
               'x-svc-readiness-pending': r.pending,
@@ -131,7 +122,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
           }
           const h = handlers.s3;
           if (h) h(req, res);
-          else sendS3Error(req, res, 'ServiceUnavailable', 'The S3 API is not available on this node.', { 'retry-after': String(RETRY_AFTER_SECONDS) });
+          else sendS3Error(req, res, opts.logger, hostId, 'The S3 API is not available on this node.', { 'retry-after': String(RETRY_AFTER_SECONDS) });
           return;
         }
       }

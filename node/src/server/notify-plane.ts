@@ -14,7 +14,7 @@
  */
 import { changeExists, defaultQueueDir, NotificationSystem } from '../notify/notification-system.ts';
 import type { NotifyTargetReport } from '../object/admin/services.ts';
-import { AuditLog } from '../notify/audit.ts';
+import { AuditLog } from '../api/audit-log.ts';
 import { createTarget } from '../notify/targets/index.ts';
 import { WebhookTarget } from '../notify/targets/webhook.ts';
 import type { ServerPools } from '../object/server-pools.ts';

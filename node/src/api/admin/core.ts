@@ -14,7 +14,7 @@
 import type { AdminServices } from '../../object/admin/services.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import { parseQuery, splitTarget } from '../s3/auth/sigv4.ts';
+import { parseQuery, splitTarget } from '../s3/headers.ts';
 import type { AdminAuthorizer } from './authorize.ts';
 import { type IamAdminDeps, matchIamRoute } from './iam.ts';
 import { adminErrorReply } from './errors.ts';

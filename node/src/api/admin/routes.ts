@@ -7,7 +7,7 @@
  */
 import { parseQuotaRequest } from '../../object/quota.ts';
 import { SvcError } from '../../util/errors.ts';
-import { safeDecode } from '../s3/auth/sigv4.ts';
+import { safeDecode } from '../s3/headers.ts';
 import { validateBucketName } from '../s3/validate.ts';
 import type { AdminAction } from './authorize.ts';
 import {

@@ -29,7 +29,7 @@ import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
 import { requestOrigin } from '../request-origin.ts';
-import { safeDecode } from '../s3/auth/sigv4.ts';
+import { safeDecode } from '../s3/headers.ts';
 import { Observations } from './alerts.ts';
 import { API_ROUTES, type ConsoleApiDeps, matchApiRoute, STREAMED } from './api-routes.ts';
 import { type ConsoleAssets, loadConsoleAssets, PAGE_CSP, SECURITY_HEADERS, serveAsset } from './assets.ts';

@@ -23,7 +23,8 @@ import { tlsConnector } from '../../tls/trust.ts';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import { Sha256 } from '../../util/smithy-sha256.ts';
-import { UNSIGNED_PAYLOAD, uriEncode } from '../s3/auth/sigv4.ts';
+import { UNSIGNED_PAYLOAD } from '../s3/auth/sigv4.ts';
+import { uriEncode } from '../s3/headers.ts';
 import type { SessionCredentials } from './sessions.ts';
 
 export interface UpstreamRequest {

@@ -85,12 +85,6 @@ export function versionIdParam(ctx: S3Context): string | undefined {
   return v;
 }
 
-/** A request header as one string. */
-export function hdr(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v.join(',') : v;
-}
-
 export function sendXml(ctx: S3Context, status: number, root: string, body: XmlNode, extra: Record<string, string> = {}): void {
   const text = toXml(root, body);
   ctx.res.writeHead(status, {

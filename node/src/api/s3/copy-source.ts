@@ -1,6 +1,6 @@
 /** The `x-amz-copy-source` header of CopyObject and UploadPartCopy. */
 import { SvcError } from '../../util/errors.ts';
-import { parseQuery, safeDecode, splitTarget } from './auth/sigv4.ts';
+import { parseQuery, safeDecode, splitTarget } from './headers.ts';
 import { MAX_KEY_BYTES } from './router.ts';
 import { validateBucketName } from './validate.ts';
 

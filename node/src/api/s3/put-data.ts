@@ -12,6 +12,7 @@ import { hashService } from '../../erasure/hash-service.ts';
 import { SvcError } from '../../util/errors.ts';
 import { decodeAwsChunked } from './auth/chunked.ts';
 import type { AuthContext } from './auth/sigv4.ts';
+import { headerValue } from './headers.ts';
 import {
   CHECKSUM_ALGORITHMS,
   type Checksummer,
@@ -34,11 +35,6 @@ export interface PutDataOptions {
   checksumType?: ChecksumType;
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v.join(',') : v;
-}
-
 /** The checksum the client asks us to verify: in a header, or announced as a trailer. */
 interface ChecksumPlan {
   algorithm: ChecksumAlgorithm;
@@ -49,7 +45,7 @@ interface ChecksumPlan {
 
 function planChecksum(headers: IncomingHttpHeaders, trailerNames: string[], fallback?: ChecksumAlgorithm): ChecksumPlan | undefined {
   const present: ChecksumAlgorithm[] = [];
-  for (const alg of CHECKSUM_ALGORITHMS) if (header(headers, checksumHeaderName(alg)) !== undefined) present.push(alg);
+  for (const alg of CHECKSUM_ALGORITHMS) if (headerValue(headers, checksumHeaderName(alg)) !== undefined) present.push(alg);
   const trailerAlgs = trailerNames
     .filter((n) => n.startsWith('x-amz-checksum-'))
     .map((n) => {
@@ -60,7 +56,7 @@ function planChecksum(headers: IncomingHttpHeaders, trailerNames: string[], fall
   if (present.length + trailerAlgs.length > 1) {
     throw new SvcError('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
   }
-  const sdkAlgRaw = header(headers, 'x-amz-sdk-checksum-algorithm');
+  const sdkAlgRaw = headerValue(headers, 'x-amz-sdk-checksum-algorithm');
   let sdkAlg: ChecksumAlgorithm | undefined;
   if (sdkAlgRaw !== undefined) {
     sdkAlg = parseChecksumAlgorithm(sdkAlgRaw);
@@ -68,7 +64,7 @@ function planChecksum(headers: IncomingHttpHeaders, trailerNames: string[], fall
   }
   if (present.length === 1) {
     const alg = present[0]!;
-    const expected = header(headers, checksumHeaderName(alg))!.trim();
+    const expected = headerValue(headers, checksumHeaderName(alg))!.trim();
     checkChecksumValue(alg, expected, 'header');
     return { algorithm: alg, expected, trailer: false };
   }
@@ -125,21 +121,21 @@ export function buildPutData(
   auth: AuthContext,
   opts: PutDataOptions,
 ): PutData {
-  const contentLength = parseSize(header(headers, 'content-length'), 'Content-Length');
+  const contentLength = parseSize(headerValue(headers, 'content-length'), 'Content-Length');
   const streaming = auth.payload.kind === 'streaming';
   let size = contentLength;
   if (streaming) {
-    size = parseSize(header(headers, 'x-amz-decoded-content-length'), 'x-amz-decoded-content-length');
+    size = parseSize(headerValue(headers, 'x-amz-decoded-content-length'), 'x-amz-decoded-content-length');
     if (size < 0 && auth.payload.kind === 'streaming' && auth.payload.signed) {
       throw new SvcError('MissingContentLength', 'x-amz-decoded-content-length is required for streaming uploads.');
     }
-  } else if (contentLength < 0 && header(headers, 'transfer-encoding') === undefined) {
+  } else if (contentLength < 0 && headerValue(headers, 'transfer-encoding') === undefined) {
     // No body framing at all: an empty body.
     size = 0;
   }
   if (size > opts.maxSize) throw new SvcError('EntityTooLarge', undefined, { size, max: opts.maxSize });
 
-  const trailerNames = (header(headers, 'x-amz-trailer') ?? '')
+  const trailerNames = (headerValue(headers, 'x-amz-trailer') ?? '')
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter((s) => s !== '');
@@ -147,7 +143,7 @@ export function buildPutData(
     throw new SvcError('InvalidRequest', 'x-amz-trailer requires a STREAMING-*-TRAILER payload.');
   }
   const plan = planChecksum(headers, trailerNames, opts.defaultChecksum);
-  const md5Expected = parseContentMd5(header(headers, 'content-md5'));
+  const md5Expected = parseContentMd5(headerValue(headers, 'content-md5'));
   const sha256Expected = auth.payload.kind === 'sha256' ? auth.payload.hex : undefined;
 
   const ck: Checksummer | undefined = plan ? createChecksummer(plan.algorithm) : undefined;

@@ -4,7 +4,7 @@
  * S3 operation, or throws the S3 error for an unroutable request.
  */
 import { SvcError } from '../../util/errors.ts';
-import { parseQuery, safeDecode, splitTarget } from './auth/sigv4.ts';
+import { parseQuery, safeDecode, splitTarget } from './headers.ts';
 
 export const MAX_KEY_BYTES = 1024;
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ObjectInfo, SseInfo, SseRequest } from '../../object/types.ts';
 import { SvcError } from '../../util/errors.ts';
-import { hdr } from './context.ts';
+import { hdr } from './headers.ts';
 
 const SSE = 'x-amz-server-side-encryption';
 const KMS_KEY = 'x-amz-server-side-encryption-aws-kms-key-id';

@@ -6,8 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ByteRange, ContentHeaders, Preconditions, StorageClass } from '../../object/types.ts';
 import { SvcError } from '../../util/errors.ts';
-import { headerText } from './auth/sigv4.ts';
-import { hdr } from './context.ts';
+import { hdr, headerText } from './headers.ts';
 
 export const MAX_USER_META_BYTES = 2048;
 export const MAX_PARTS = 10_000;

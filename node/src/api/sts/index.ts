@@ -26,6 +26,7 @@ import type { Logger } from '../../util/logger.ts';
 import { generateKeys } from '../admin/iam.ts';
 import { type CredentialLookup, sessionTokenOf } from '../s3/auth/sigv4.ts';
 import { verifyRequest } from '../s3/auth/verify.ts';
+import type { ExternalIdentity } from './providers.ts';
 
 const NS = 'https://sts.amazonaws.com/doc/2011-06-15/';
 const MAX_BODY = 64 * 1024;
@@ -36,17 +37,7 @@ export const DEFAULT_DURATION_S = 3_600;
 /** Largest session policy (AWS: 2048 characters). */
 export const MAX_SESSION_POLICY = 2048;
 
-/** An identity an external provider vouched for. */
-export interface ExternalIdentity {
-  /** The user name the session acts as (`aws:username`). */
-  readonly subject: string;
-  /** Policy names the provider maps the identity to. */
-  readonly policies: readonly string[];
-  /** Condition keys (`jwt:sub`, `ldap:username`, ...). */
-  readonly claims: Record<string, string[]>;
-  /** The longest the session may last (the ID token's own expiry), Unix ms. */
-  readonly notAfter?: number;
-}
+export type { ExternalIdentity };
 
 export interface StsOptions {
   /** The one credential lookup (the session key comes with `sessionKey`). */

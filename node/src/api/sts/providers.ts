@@ -15,7 +15,18 @@ import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { Client } from 'ldapts';
 import type { LdapConfig, OpenIdConfig } from '../../iam/state.ts';
 import { SvcError } from '../../util/errors.ts';
-import type { ExternalIdentity } from './index.ts';
+
+/** An identity an external provider vouched for. */
+export interface ExternalIdentity {
+  /** The user name the session acts as (`aws:username`). */
+  readonly subject: string;
+  /** Policy names the provider maps the identity to. */
+  readonly policies: readonly string[];
+  /** Condition keys (`jwt:sub`, `ldap:username`, ...). */
+  readonly claims: Record<string, string[]>;
+  /** The longest the session may last (the ID token's own expiry), Unix ms. */
+  readonly notAfter?: number;
+}
 
 interface Discovered {
   issuer: string;

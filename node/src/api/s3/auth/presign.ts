@@ -5,26 +5,8 @@
  * is part of the query.
  */
 import { SvcError } from '../../../util/errors.ts';
-import {
-  ALGORITHM,
-  type AuthContext,
-  canonicalRequest,
-  hmacHex,
-  lookupSecret,
-  MAX_SKEW_MS,
-  parseAmzDate,
-  parseCredentialScope,
-  parseQuery,
-  payloadModeOf,
-  type SignableRequest,
-  sessionTokenOf,
-  signaturesEqual,
-  signingKey,
-  splitTarget,
-  stringToSign,
-  UNSIGNED_PAYLOAD,
-  type VerifyOptions,
-} from './sigv4.ts';
+import { ALGORITHM, type AuthContext, canonicalRequest, hmacHex, lookupSecret, MAX_SKEW_MS, parseAmzDate, parseCredentialScope, payloadModeOf, type SignableRequest, sessionTokenOf, signaturesEqual, signingKey, stringToSign, UNSIGNED_PAYLOAD, type VerifyOptions } from './sigv4.ts';
+import { parseQuery, splitTarget } from '../headers.ts';
 
 /** Longest presign validity S3 accepts: 7 days. */
 export const MAX_PRESIGN_EXPIRES_S = 7 * 24 * 3600;

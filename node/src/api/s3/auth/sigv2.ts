@@ -17,22 +17,8 @@
 import { createHmac } from 'node:crypto';
 import { SvcError } from '../../../util/errors.ts';
 import { bucketFromHost } from '../router.ts';
-import {
-  type AuthContext,
-  type Credential,
-  headerText,
-  headerValue,
-  lookupSecret,
-  MAX_SKEW_MS,
-  parseQuery,
-  payloadModeOf,
-  sessionTokenOf,
-  type SignableRequest,
-  signaturesEqual,
-  splitTarget,
-  UNSIGNED_PAYLOAD,
-  type VerifyOptions,
-} from './sigv4.ts';
+import { type AuthContext, type Credential, lookupSecret, MAX_SKEW_MS, payloadModeOf, sessionTokenOf, type SignableRequest, signaturesEqual, UNSIGNED_PAYLOAD, type VerifyOptions } from './sigv4.ts';
+import { headerText, headerValue, parseQuery, splitTarget } from '../headers.ts';
 
 export const V2_PREFIX = 'AWS ';
 

@@ -9,6 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { SignedPrincipal } from '../../../iam/principal.ts';
 import type { Clock } from '../../../util/clock.ts';
 import { SvcError } from '../../../util/errors.ts';
+import { headerText, headerValue, parseQuery, safeDecode, splitTarget, uriEncode } from '../headers.ts';
 
 export const ALGORITHM = 'AWS4-HMAC-SHA256';
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
@@ -97,70 +98,10 @@ export interface VerifyOptions {
   payloadHash?: string;
 }
 
-/** RFC 3986 encoding as SigV4 wants it: everything but unreserved characters (and `/` when `keepSlash`). */
-export function uriEncode(s: string, keepSlash: boolean): string {
-  let out = encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  if (keepSlash) out = out.replace(/%2F/g, '/');
-  return out;
-}
-
-/** Decodes a percent-encoded component; malformed encoding is an S3 InvalidArgument/URI error. */
-export function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    throw new SvcError('InvalidArgument', 'The request URI is not correctly percent-encoded.');
-  }
-}
-
-/** Splits a raw target into path and raw query. */
-export function splitTarget(url: string): { path: string; query: string } {
-  const q = url.indexOf('?');
-  return q < 0 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
-}
-
-/** Decoded query pairs in order as sent (`+` kept literally, as AWS signers encode spaces as %20). */
-export function parseQuery(raw: string): [string, string][] {
-  const out: [string, string][] = [];
-  if (!raw) return out;
-  for (const part of raw.split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    const k = eq < 0 ? part : part.slice(0, eq);
-    const v = eq < 0 ? '' : part.slice(eq + 1);
-    out.push([safeDecode(k), safeDecode(v)]);
-  }
-  return out;
-}
-
 export function canonicalQuery(pairs: readonly [string, string][], exclude?: string): string {
   const enc = pairs.filter(([k]) => k !== exclude).map(([k, v]) => [uriEncode(k, false), uriEncode(v, false)] as const);
   enc.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   return enc.map(([k, v]) => `${k}=${v}`).join('&');
-}
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  if (v === undefined) return undefined;
-  return Array.isArray(v) ? v.join(',') : v;
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * A header value as its sender wrote it. node:http hands header bytes over
- * one byte per character (latin1); clients that put non-ASCII text in a
- * header (boto3's `x-amz-meta-*`, a v2 signer's amz headers) send it as UTF-8
- * and sign its UTF-8 text. Bytes that form valid UTF-8 read as that text;
- * anything else stays as it came.
- */
-export function headerText(v: string): string {
-  if (!/[\x80-\xff]/.test(v)) return v;
-  try {
-    return strictUtf8.decode(Buffer.from(v, 'latin1'));
-  } catch {
-    return v;
-  }
 }
 
 export function canonicalHeaders(headers: IncomingHttpHeaders, signed: readonly string[]): string {
@@ -397,4 +338,4 @@ export function verifyHeaderAuth(req: SignableRequest, opts: VerifyOptions): Aut
   };
 }
 
-export { headerValue, lookupSecret };
+export { lookupSecret };

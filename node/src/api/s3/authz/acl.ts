@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../../util/errors.ts';
-import { hdr } from '../context.ts';
+import { hdr } from '../headers.ts';
 import { type XmlNode, xmlList, xmlText } from '../xml.ts';
 import type { Principal } from '../../../iam/principal.ts';
 

@@ -4,7 +4,8 @@
  */
 import { SvcError } from '../../../util/errors.ts';
 import { compareKeys } from '../../../util/key-order.ts';
-import { hdr, owner, type S3Context, sendEmpty, sendRawXml, sendXml } from '../context.ts';
+import { owner, type S3Context, sendEmpty, sendRawXml, sendXml } from '../context.ts';
+import { hdr } from '../headers.ts';
 import { readSmallBody } from '../put-data.ts';
 import { decodeContinuationToken, encodeContinuationToken } from './listing.ts';
 import { escapeXml, parseXml, S3_NS, XML_DECL, xmlText } from '../xml.ts';

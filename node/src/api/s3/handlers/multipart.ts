@@ -6,7 +6,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, ObjectInfo, PartInfo, SseInfo } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { CHECKSUM_ALGORITHMS, checksumHeaderName, compositeChecksum, fullObjectChecksum, parseChecksumAlgorithm, supportsFullObject } from '../checksum.ts';
-import { hdr, owner, quoteEtag, type S3Context, sendEmpty, sendXml, underQuota, unquoteEtag } from '../context.ts';
+import { owner, quoteEtag, type S3Context, sendEmpty, sendXml, underQuota, unquoteEtag } from '../context.ts';
+import { hdr } from '../headers.ts';
 import { buildPutData, checkChecksumValue, MAX_OBJECT_SIZE, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
 import type { S3Endpoint } from '../router.ts';
 import {

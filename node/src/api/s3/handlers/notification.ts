@@ -8,7 +8,7 @@
  * see a live response. A listener that stops reading is cut off once
  * 4 MiB wait for it.
  */
-import { parseQuery, splitTarget } from '../auth/sigv4.ts';
+import { parseQuery, splitTarget } from '../headers.ts';
 import { decodeNotificationConfig, encodeNotificationConfig, notificationConfigXml, parseNotificationConfig } from '../../../notify/bucket-config.ts';
 import { isKnownEventPattern } from '../../../notify/event.ts';
 import { SvcError } from '../../../util/errors.ts';

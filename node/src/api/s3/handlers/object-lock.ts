@@ -11,7 +11,8 @@ import { decodeLockConfig, encodeLockConfig, type BucketLockConfig, type Default
 import type { ObjectInfo, ObjectLockRequest, RetentionMode } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { bypassRequested } from '../authz/governance.ts';
-import { hdr, type S3Context, sendEmpty, sendXml, versionIdParam } from '../context.ts';
+import { type S3Context, sendEmpty, sendXml, versionIdParam } from '../context.ts';
+import { hdr } from '../headers.ts';
 import { readSmallBody } from '../put-data.ts';
 import { parseXml, type XmlNode, xmlList, xmlText } from '../xml.ts';
 

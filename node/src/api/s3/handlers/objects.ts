@@ -10,7 +10,8 @@ import type { GetObjectOptions, ObjectChecksum, ObjectInfo, PutObjectOptions } f
 import { SvcError } from '../../../util/errors.ts';
 import { writeChunks } from '../../../util/write-chunks.ts';
 import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
-import { hdr, quoteEtag, type S3Context, sendEmpty, sendXml, underQuota, versionIdParam } from '../context.ts';
+import { quoteEtag, type S3Context, sendEmpty, sendXml, underQuota, versionIdParam } from '../context.ts';
+import { hdr } from '../headers.ts';
 import { buildPutData, MAX_PUT_SIZE, readSmallBody, streamPutData } from '../put-data.ts';
 import { MAX_KEY_BYTES } from '../router.ts';
 import {

@@ -12,13 +12,13 @@
  * limit; past it records are dropped and counted, never the request).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { auditTagOf } from '../api/audit-tag.ts';
-import { requestOrigin } from '../api/request-origin.ts';
+import { auditTagOf } from './audit-tag.ts';
+import { requestOrigin } from './request-origin.ts';
 import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../object/worker.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
-import { QueueStore } from './queue-store.ts';
-import type { WebhookTarget } from './targets/webhook.ts';
+import { QueueStore } from '../notify/queue-store.ts';
+import type { WebhookTarget } from '../notify/targets/webhook.ts';
 
 export interface AuditEntry {
   version: '1';
