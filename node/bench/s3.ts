@@ -27,20 +27,13 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Row, section, type SectionContext } from './harness.ts';
 import { diskCeilings, hashCeilings, multiBufferCeilings, smallFileCreateRate } from './lib/ceilings.ts';
 import { processStatusBytes, RssSampler } from './lib/proc.ts';
+import { BIG, BIG_COUNT, drain, MB, MiB, type Run, run, s3Client, SMALL, SMALL_COUNT, type Workload, workload } from './lib/s3-workload.ts';
 import { ServerProcess } from './lib/server-process.ts';
 
-const MiB = 1024 * 1024;
-const MB = 1e6;
-const BIG = 64 * MiB;
-const SMALL = 4096;
-const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
-const BIG_COUNT = Math.max(4, Math.round(8 * scale));
-const SMALL_COUNT = Math.max(100, Math.round(1000 * scale));
 const STREAM_BYTES = 1024 * MiB;
 const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
 
@@ -48,66 +41,8 @@ const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
 const TARGET = { bigPut: 200, bigGet: 600, smallPut: 300, smallGet: 1100 };
 const RSS_LIMIT = 200 * MiB;
 
-interface Run {
-  wall: number;
-  cpu: number;
-}
-
-/** Runs `total` calls of `op(i)`, `concurrency` at a time; wall seconds and server CPU-seconds. */
-async function run(server: ServerProcess, total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<Run> {
-  const cpu0 = server.cpuSeconds();
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await op(next++);
-    }),
-  );
-  const wall = (performance.now() - t0) / 1000;
-  return { wall, cpu: Math.max(server.cpuSeconds() - cpu0, 0.01) };
-}
-
-async function drain(body: unknown): Promise<number> {
-  let n = 0;
-  for await (const c of body as AsyncIterable<Uint8Array>) n += c.length;
-  return n;
-}
-
 function client(port: number, agent: Agent): S3Client {
-  return new S3Client({
-    endpoint: `http://127.0.0.1:${port}`,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey },
-    requestHandler: new NodeHttpHandler({ httpAgent: agent }),
-  });
-}
-
-/** The four workloads against one endpoint (svc or the plain HTTP ceiling). */
-interface Workload {
-  bigPut: Run;
-  bigGet: Run;
-  smallPut: Run;
-  smallGet: Run;
-}
-
-async function workload(server: ServerProcess, s3: S3Client, big: Buffer, small: Buffer): Promise<Workload> {
-  const put = (key: string, body: Buffer) => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: key, Body: body }));
-  const get = async (key: string, size: number) => {
-    const r = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: key }));
-    const n = await drain(r.Body);
-    if (n !== size) throw new Error(`GET ${key}: ${n} bytes, expected ${size}`);
-  };
-  // Warm-up: JIT, connections, the bucket's cached metadata.
-  await put('big/warm', big);
-  await get('big/warm', BIG);
-  for (let i = 0; i < 32; i++) await put(`small/warm-${i}`, small);
-  for (let i = 0; i < 32; i++) await get(`small/warm-${i}`, SMALL);
-  const bigPut = await run(server, BIG_COUNT, 4, (i) => put(`big/${i}`, big));
-  const bigGet = await run(server, BIG_COUNT, 4, (i) => get(`big/${i}`, BIG));
-  const smallPut = await run(server, SMALL_COUNT, 16, (i) => put(`small/${i}`, small));
-  const smallGet = await run(server, SMALL_COUNT, 16, (i) => get(`small/${i}`, SMALL));
-  return { bigPut, bigGet, smallPut, smallGet };
+  return s3Client(`http://127.0.0.1:${port}`, CREDS, agent);
 }
 
 /** SSE-S3 64 MiB PUT and GET (same counts and concurrency as the unencrypted rows), after them on the same server. */

@@ -18,7 +18,7 @@ import { processCpuSeconds } from './proc.ts';
 const here = dirname(fileURLToPath(import.meta.url));
 const SVC = resolve(here, '..', '..', 'bin', 'svc.js');
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const s = createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as { port: number }).port;

@@ -1,0 +1,97 @@
+/**
+ * The four S3 rows both the `s3` and the `peer` bench sections run, against
+ * any endpoint whose CPU time the bench can read (a `ServerProcess`, Ceph's
+ * daemons): 64 MiB PUT and GET ×N at 4 concurrent, 4 KiB PUT and GET ×N at
+ * 16 concurrent, each as wall seconds and server CPU-seconds.
+ */
+import type { Agent } from 'node:http';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+
+export const MiB = 1024 * 1024;
+export const MB = 1e6;
+export const BIG = 64 * MiB;
+export const SMALL = 4096;
+const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
+export const BIG_COUNT = Math.max(4, Math.round(8 * scale));
+export const SMALL_COUNT = Math.max(100, Math.round(1000 * scale));
+
+/** Something whose CPU-seconds so far the bench can read (all its threads, all its processes). */
+export interface CpuSource {
+  cpuSeconds(): number;
+}
+
+export interface Run {
+  wall: number;
+  cpu: number;
+}
+
+/** Runs `total` calls of `op(i)`, `concurrency` at a time; wall seconds and server CPU-seconds. */
+export async function run(server: CpuSource, total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<Run> {
+  const cpu0 = server.cpuSeconds();
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await op(next++);
+    }),
+  );
+  const wall = (performance.now() - t0) / 1000;
+  return { wall, cpu: Math.max(server.cpuSeconds() - cpu0, 0.01) };
+}
+
+export async function drain(body: unknown): Promise<number> {
+  let n = 0;
+  for await (const c of body as AsyncIterable<Uint8Array>) n += c.length;
+  return n;
+}
+
+/**
+ * `@aws-sdk/client-s3` for `endpoint` (path-style), at its default settings
+ * (signed payloads, CRC32 checksums, its own keep-alive agent) unless an
+ * `agent` is given.
+ */
+export function s3Client(endpoint: string, creds: { accessKey: string; secretKey: string }, agent?: Agent): S3Client {
+  return new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: creds.accessKey, secretAccessKey: creds.secretKey },
+    ...(agent === undefined ? {} : { requestHandler: new NodeHttpHandler({ httpAgent: agent }) }),
+  });
+}
+
+/** The four workloads against one endpoint. */
+export interface Workload {
+  bigPut: Run;
+  bigGet: Run;
+  smallPut: Run;
+  smallGet: Run;
+}
+
+/** Warms up (JIT, connections, cached bucket metadata), then runs the four rows in bucket `bucket`. */
+export async function workload(server: CpuSource, s3: S3Client, big: Buffer, small: Buffer, bucket = 'bench'): Promise<Workload> {
+  const put = (key: string, body: Buffer) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  const get = async (key: string, size: number) => {
+    const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const n = await drain(r.Body);
+    if (n !== size) throw new Error(`GET ${key}: ${n} bytes, expected ${size}`);
+  };
+  await put('big/warm', big);
+  await get('big/warm', BIG);
+  for (let i = 0; i < 32; i++) await put(`small/warm-${i}`, small);
+  for (let i = 0; i < 32; i++) await get(`small/warm-${i}`, SMALL);
+  const bigPut = await run(server, BIG_COUNT, 4, (i) => put(`big/${i}`, big));
+  const bigGet = await run(server, BIG_COUNT, 4, (i) => get(`big/${i}`, BIG));
+  const smallPut = await run(server, SMALL_COUNT, 16, (i) => put(`small/${i}`, small));
+  const smallGet = await run(server, SMALL_COUNT, 16, (i) => get(`small/${i}`, SMALL));
+  return { bigPut, bigGet, smallPut, smallGet };
+}
+
+/** Per-CPU-second and wall rates of a workload's rows. */
+export const rate = {
+  bigWall: (r: Run) => (BIG_COUNT * BIG) / MB / r.wall,
+  bigCpu: (r: Run) => (BIG_COUNT * BIG) / MB / r.cpu,
+  smallWall: (r: Run) => SMALL_COUNT / r.wall,
+  smallCpu: (r: Run) => SMALL_COUNT / r.cpu,
+};

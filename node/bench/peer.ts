@@ -1,0 +1,131 @@
+/**
+ * Peer section (`npm run bench -- peer`): svc and Ceph RGW side by side in one
+ * run, the same client (`@aws-sdk/client-s3` at its defaults: signed payloads
+ * over http, CRC32 checksums, the SDK's own keep-alive agent) and the same
+ * four rows against each, divided by each server's own CPU time from /proc:
+ *
+ *   svc: `svc server` over 4 drive folders (EC:2), started as a user starts
+ *        it (info logging, the console listener on), every thread counted;
+ *   Ceph: RGW 16.2 over an EC 2+2 data pool on four BlueStore OSDs on sparse
+ *        files (`e2e/rgw/rgw-ec.sh`); radosgw and the OSDs counted, the
+ *        monitor and manager shown apart.
+ *
+ * Each row prints svc per CPU-second, Ceph per CPU-second and the ratio with
+ * its target (≥ 3×; ≥ 3.5× for the 4 KiB PUT), beside ceilings of the same
+ * run: one-stream MD5 + SHA-256, the same client against a plain node:http
+ * process, and fsync'd 4 KiB creates. svc runs first, then Ceph starts (about
+ * a minute), so neither pays for the other's background work. The drives and
+ * OSD files live under `BENCH_DIR` (default: the OS temp dir).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { section, type SectionContext } from './harness.ts';
+import { hashCeilings, smallFileCreateRate } from './lib/ceilings.ts';
+import { CephPeer } from './lib/ceph-peer.ts';
+import { BIG, BIG_COUNT, rate, type Run, s3Client, SMALL, SMALL_COUNT, type Workload, workload } from './lib/s3-workload.ts';
+import { freePort, ServerProcess } from './lib/server-process.ts';
+
+const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
+
+/** The goal per row, as svc ÷ Ceph per server CPU-second. */
+export const PEER_TARGET: Record<keyof Workload, number> = { bigPut: 3, bigGet: 3, smallPut: 3.5, smallGet: 3 };
+
+interface Side {
+  name: string;
+  work: Workload;
+}
+
+async function runSvc(ctx: SectionContext, base: string, big: Buffer, small: Buffer): Promise<Workload> {
+  for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`), { recursive: true });
+  const consolePort = await freePort();
+  // As a user runs it: the default log level and the console listener on (on a port of its own).
+  const svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS, {
+    SVC_OBS_LOGGER_LEVEL: 'info',
+    SVC_CONSOLE_ENABLE: 'true',
+    SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`,
+  });
+  const s3 = s3Client(`http://127.0.0.1:${svc.port}`, CREDS);
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
+    ctx.info(`svc: pid ${svc.pid}, 4 drives EC:2 under ${base}`);
+    return await workload(svc, s3, big, small);
+  } finally {
+    s3.destroy();
+    await svc.stop();
+  }
+}
+
+async function runCeph(ctx: SectionContext, dir: string, big: Buffer, small: Buffer): Promise<Workload> {
+  const t0 = performance.now();
+  const ceph = await CephPeer.start(dir);
+  ctx.info(`Ceph RGW: started in ${((performance.now() - t0) / 1000).toFixed(0)} s, radosgw + 4 OSDs pids ${ceph.dataPids.join(' ')}`);
+  const s3 = s3Client(ceph.endpoint, ceph.creds);
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
+    const ctl0 = ceph.controlCpuSeconds();
+    const t1 = performance.now();
+    const work = await workload(ceph, s3, big, small);
+    ctx.info(
+      `Ceph monitor + manager (not counted): ${(ceph.controlCpuSeconds() - ctl0).toFixed(1)} CPU-s over the ${((performance.now() - t1) / 1000).toFixed(0)} s of the rows`,
+    );
+    return work;
+  } finally {
+    s3.destroy();
+    await ceph.stop();
+  }
+}
+
+function report(ctx: SectionContext, svc: Side, ceph: Side, http: Workload, hash: number, creates: number): void {
+  const rows: { key: keyof Workload; name: string; unit: string; cpu: (r: Run) => number; wall: (r: Run) => number; ceiling: string; ceilingValue: number }[] = [
+    { key: 'bigPut', name: `PUT 64 MiB ×${BIG_COUNT}, 4 conc.`, unit: 'MB', cpu: rate.bigCpu, wall: rate.bigWall, ceiling: 'loopback HTTP PUT', ceilingValue: rate.bigCpu(http.bigPut) },
+    { key: 'bigGet', name: `GET 64 MiB ×${BIG_COUNT}, 4 conc.`, unit: 'MB', cpu: rate.bigCpu, wall: rate.bigWall, ceiling: 'loopback HTTP GET', ceilingValue: rate.bigCpu(http.bigGet) },
+    { key: 'smallPut', name: `PUT 4 KiB ×${SMALL_COUNT}, 16 conc.`, unit: 'op', cpu: rate.smallCpu, wall: rate.smallWall, ceiling: 'loopback HTTP PUT', ceilingValue: rate.smallCpu(http.smallPut) },
+    { key: 'smallGet', name: `GET 4 KiB ×${SMALL_COUNT}, 16 conc.`, unit: 'op', cpu: rate.smallCpu, wall: rate.smallWall, ceiling: 'loopback HTTP GET', ceilingValue: rate.smallCpu(http.smallGet) },
+  ];
+  ctx.info('');
+  ctx.info('per server CPU-second (wall-clock in brackets):');
+  ctx.info(`${'row'.padEnd(28)} ${'svc'.padStart(16)} ${'Ceph RGW'.padStart(16)}   ratio   target   ceiling (same client, plain node:http)`);
+  let met = 0;
+  for (const r of rows) {
+    const s = r.cpu(svc.work[r.key]);
+    const c = r.cpu(ceph.work[r.key]);
+    const ratio = s / c;
+    const ok = ratio >= PEER_TARGET[r.key];
+    if (ok) met++;
+    const cell = (v: number, w: number) => `${v.toFixed(0)} ${r.unit} (${w.toFixed(0)})`.padStart(16);
+    ctx.info(
+      `${r.name.padEnd(28)} ${cell(s, r.wall(svc.work[r.key]))} ${cell(c, r.wall(ceph.work[r.key]))}  ${`${ratio.toFixed(2)}×`.padStart(6)}  ≥ ${PEER_TARGET[r.key]}× ${ok ? '✓' : '✗'}  ${r.ceiling} ${r.ceilingValue.toFixed(0)} ${r.unit} (svc at ${((s / r.ceilingValue) * 100).toFixed(1)}%)`,
+    );
+    ctx.row({ name: `${r.name} svc ÷ Ceph per CPU-s`, value: ratio, unit: '×', note: `target ≥ ${PEER_TARGET[r.key]} ${ok ? '✓' : '✗'}` });
+  }
+  ctx.info(`ceilings: MD5+SHA-256 one stream ${hash.toFixed(0)} MB/cpu-s; fsync'd 4 KiB creates ${creates.toFixed(0)}/s (16 at a time)`);
+  ctx.info(`${met} of 4 rows at target`);
+}
+
+section('peer: svc beside Ceph RGW 16.2 (EC 2+2), same client, per server CPU-second', async (ctx) => {
+  if (!CephPeer.available()) throw new Error('Ceph is not installed: apt-get install ceph-mon ceph-mgr ceph-osd radosgw');
+  const base = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'svc-bench-peer-'));
+  try {
+    const hash = hashCeilings(ctx).md5Sha256;
+    const big = randomBytes(BIG);
+    const small = randomBytes(SMALL);
+    const http = await ServerProcess.httpCeiling(BIG);
+    let httpWork: Workload;
+    const hc = s3Client(`http://127.0.0.1:${http.port}`, CREDS);
+    try {
+      httpWork = await workload(http, hc, big, small);
+    } finally {
+      hc.destroy();
+      await http.stop();
+    }
+    const svcWork = await runSvc(ctx, join(base, 'svc'), big, small);
+    const cephWork = await runCeph(ctx, join(base, 'ceph'), big, small);
+    const creates = await smallFileCreateRate(ctx, base);
+    report(ctx, { name: 'svc', work: svcWork }, { name: 'Ceph RGW', work: cephWork }, httpWork, hash, creates);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
