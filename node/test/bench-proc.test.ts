@@ -6,10 +6,16 @@
 import { describe, expect, it } from 'vitest';
 import { processCpuSeconds, processStatusBytes, RssSampler } from '../bench/lib/proc.ts';
 
+/** Spins until this process has used `ms` of CPU (not wall time: on a loaded machine 400 ms of wall clock may hold far less CPU). */
 function burn(ms: number): void {
-  const until = performance.now() + ms;
+  const c0 = process.cpuUsage();
+  const until = performance.now() + 60_000;
   let x = 0;
-  while (performance.now() < until) x += Math.sqrt(x + 1);
+  for (;;) {
+    for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + 1);
+    const c = process.cpuUsage(c0);
+    if ((c.user + c.system) / 1000 >= ms || performance.now() > until) break;
+  }
   if (x < 0) throw new Error('unreachable');
 }
 
