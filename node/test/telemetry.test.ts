@@ -7,6 +7,9 @@
  * SPEC start-up log events on the real path.
  */
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -14,6 +17,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../src/telemetry/names.ts';
+import { EXPORT_TIMEOUT_MS, MAX_EXPORTS_IN_FLIGHT, MAX_QUEUED_LOG_RECORDS, MAX_QUEUED_SPANS } from '../src/telemetry/telemetry.ts';
 import { ndjsonEndpoint } from './helpers/ndjson-endpoint.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
@@ -173,24 +177,75 @@ describe('a svc process exporting to an OTLP collector', () => {
   }, 120_000);
 });
 
+/**
+ * A collector that accepts every export and never answers (a hung or black-holed collector: the
+ * worst case for a process that exports, since nothing fails fast). Counts the exports it holds at
+ * once, per path; `close()` cuts them and stops listening (the collector gone).
+ */
+async function blackHoleCollector(): Promise<{ url: string; held: Map<string, number>; maxHeld: Map<string, number>; received: Map<string, number>; close: () => Promise<void> }> {
+  const held = new Map<string, number>();
+  const maxHeld = new Map<string, number>();
+  const received = new Map<string, number>();
+  const sockets = new Set<Socket>();
+  const server = createServer((req) => {
+    const path = req.url ?? '';
+    received.set(path, (received.get(path) ?? 0) + 1);
+    held.set(path, (held.get(path) ?? 0) + 1);
+    maxHeld.set(path, Math.max(maxHeld.get(path) ?? 0, held.get(path)!));
+    req.resume();
+    // never answered; the exporter's timeout (or close()) ends it
+    req.socket.once('close', () => held.set(path, held.get(path)! - 1));
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    held,
+    maxHeld,
+    received,
+    close: async () => {
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
+
 describe('a collector that goes away', () => {
-  it('requests keep their latency and memory stays bounded over 10 000 requests', async () => {
+  // Proven by counting, not by timing (a loaded 2-core machine makes any latency or RSS bound
+  // flaky; the speed targets live in `npm run bench -- telemetry`):
+  //  - requests never wait on an export: the trace and log collector holds every export and never
+  //    answers, so a request that waited would wait out the exporter's 10 s timeout; every request
+  //    of 10 000 is answered and the median stays far below that timeout;
+  //  - memory stays bounded: the export queue, counted by the node itself (svc.telemetry.queue.size,
+  //    exported to a metrics receiver that stays up), never exceeds its cap, spans are dropped at the
+  //    cap (svc.telemetry.records.dropped), and the collector never holds more exports at once than
+  //    the exporter's concurrency limit; then the collector goes away entirely and the same holds.
+  it('requests never wait on the exporter and the export queue stays at its cap over 10 000 requests', async () => {
     const receiver = await OtlpReceiver.start();
+    const hole = await blackHoleCollector();
     const base = tempDir('telemetry-down');
     for (const d of ['d1', 'd2', 'd3', 'd4']) mkdirSync(join(base, d));
-    // Worst case: every request sampled, every signal on, a short export interval. The server's own
-    // 64 MiB starting old generation (util/heap.ts) lets garbage pile up to that size before its first
-    // full collection, which would show below as growth (29-35 MiB measured); a small start (an
-    // operator's own choice, which the server keeps) makes the RSS follow what the telemetry queues hold.
+    // Worst case: every request sampled (each GET makes a request span and its drive spans), every
+    // signal on, a short metric interval.
     const run = await runSvc(
       ['server', `${base}/d{1...4}`],
       {
         SVC_ACCESS_KEY: ACCESS,
         SVC_SECRET_KEY: SECRET,
-        SVC_OBS_ENDPOINT: receiver.url,
+        SVC_OBS_METRIC_ENDPOINT: `${receiver.url}/v1/metrics`,
+        SVC_OBS_TRACE_ENDPOINT: `${hole.url}/v1/traces`,
+        SVC_OBS_LOG_ENDPOINT: `${hole.url}/v1/logs`,
         SVC_OBS_METER_INTERVAL: '1s',
         SVC_OBS_TRACE_SAMPLE_RATIO: '1',
       },
+      // a small starting old generation, so the RSS printed below follows what the process holds
+      // rather than garbage awaiting its first full collection (informational: the bound is counted)
       { nodeArgs: ['--initial-old-space-size=16'] },
     );
     try {
@@ -204,12 +259,12 @@ describe('a collector that goes away', () => {
       });
       await s3.send(new CreateBucketCommand({ Bucket: 'load' }));
       await s3.send(new PutObjectCommand({ Bucket: 'load', Key: 'small', Body: randomBytes(4096) }));
-      // One presigned GET, sent over a keep-alive pool: the client stays cheap, the server's latency shows.
+      // One presigned GET, sent over a keep-alive pool: the client stays cheap.
       const signed = new URL(await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'load', Key: 'small' }), { expiresIn: 3600 }));
       s3.destroy();
       const pool = new Pool(`http://127.0.0.1:${run.port}`, { connections: 8 });
       const rss = () => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${run.child.pid}/status`, 'utf8'))![1]) * 1024;
-      /** `n` GETs, 8 at a time; returns the sorted latencies in ms. */
+      /** `n` GETs, 8 at a time, each answered 200 with the object; returns the sorted latencies in ms. */
       const load = async (n: number): Promise<number[]> => {
         const lat: number[] = [];
         let next = 0;
@@ -227,40 +282,43 @@ describe('a collector that goes away', () => {
         );
         return lat.sort((a, b) => a - b);
       };
-      const pct = (l: number[], p: number) => l[Math.min(l.length - 1, Math.floor(l.length * p))]!;
+      const median = (l: number[]) => l[Math.floor(l.length / 2)]!;
+      const queued = () => receiver.points(METRIC.telemetryQueued).filter((p) => p.attributes['signal'] === 'traces');
+      const dropped = () => receiver.latest(METRIC.telemetryDropped, { signal: 'traces' })?.value ?? 0;
 
-      // Warm-up with the collector up: a fresh server's memory grows over its first ~10 000 requests
-      // with or without telemetry (buffer pools, JIT, heap sizing), then stays flat.
-      await load(4_000);
-      await receiver.waitFor(() => receiver.spans().some((s) => s.name === 'S3 GetObject'), 20_000, 'spans while the collector is up');
-      const up = await load(4_000);
-
-      await receiver.stop();
-      const down1 = await load(2_000);
-      const rssAfter2k = rss();
-      const down2 = await load(8_000);
-      const rssAfter10k = rss();
-      const down = [...down1, ...down2].sort((a, b) => a - b);
+      const rss0 = rss();
+      const held = await load(8_000);
+      expect(hole.received.get('/v1/traces') ?? 0, 'exports reached the collector that never answers').toBeGreaterThan(0);
+      // The node counted the drops at the cap, and reported them (the metrics receiver is up).
+      await receiver.waitFor(() => dropped() > 0, 30_000, 'spans dropped at the queue cap');
+      // The collector goes away entirely: connections cut, then refused.
+      await hole.close();
+      const gone = await load(2_000);
+      const pointsBefore = queued().length;
+      await receiver.waitFor(() => queued().length > pointsBefore + 1, 30_000, 'queue size reported after the collector went away');
       await pool.close();
 
-      // Latency: the same order as with the collector up (generous bounds: a shared, noisy machine).
-      expect(pct(down, 0.5)).toBeLessThan(pct(up, 0.5) * 2 + 2);
-      expect(pct(down, 0.99)).toBeLessThan(Math.max(pct(up, 0.99) * 3, pct(up, 0.99) + 25));
-      // Memory: bounded queues; 8 000 more requests with every span and export failing must not grow
-      // the warm process by more than a few queues' worth.
-      expect(rssAfter10k - rssAfter2k).toBeLessThan(32 * 1024 * 1024);
+      const sizes = queued().map((p) => p.value!);
+      expect(Math.max(...sizes), 'the export queue was used').toBeGreaterThan(0);
+      expect(Math.max(...sizes), 'the export queue never grew past its cap').toBeLessThanOrEqual(MAX_QUEUED_SPANS);
+      expect(receiver.points(METRIC.telemetryQueued).filter((p) => p.attributes['signal'] === 'logs').every((p) => p.value! <= MAX_QUEUED_LOG_RECORDS)).toBe(true);
+      for (const [path, n] of hole.maxHeld) expect(n, `exports held at once on ${path}`).toBeLessThanOrEqual(MAX_EXPORTS_IN_FLIGHT);
+      // Every request answered (load() checks each); none waited for an export (10 s each).
+      expect(median(held)).toBeLessThan(EXPORT_TIMEOUT_MS / 2);
+      expect(median(gone)).toBeLessThan(EXPORT_TIMEOUT_MS / 2);
       console.log(
-        `collector down: p50 ${pct(up, 0.5).toFixed(2)} -> ${pct(down, 0.5).toFixed(2)} ms, p99 ${pct(up, 0.99).toFixed(2)} -> ${pct(down, 0.99).toFixed(2)} ms, ` +
-          `RSS ${(rssAfter2k / 2 ** 20).toFixed(1)} -> ${(rssAfter10k / 2 ** 20).toFixed(1)} MiB`,
+        `collector holding: median ${median(held).toFixed(2)} ms; gone: median ${median(gone).toFixed(2)} ms; spans dropped ${dropped()}; ` +
+          `queue max ${Math.max(...sizes)}/${MAX_QUEUED_SPANS}; exports held at once ${JSON.stringify([...hole.maxHeld])}; RSS ${(rss0 / 2 ** 20).toFixed(1)} -> ${(rss() / 2 ** 20).toFixed(1)} MiB`,
       );
       // Still serving, and export failures are reported (rate-limited), not fatal.
       expect(run.child.exitCode).toBeNull();
     } finally {
       await run.stop();
+      await hole.close().catch(() => undefined);
       await receiver.close();
       rmSync(base, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 240_000);
 });
 
 describe('SVC_OBS_LOG_DIRECTORY with a remote endpoint', () => {

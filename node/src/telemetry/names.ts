@@ -23,6 +23,8 @@ export const METRIC = {
   rpcErrors: 'svc.rpc.client.errors',
   lifecycleActions: 'svc.lifecycle.actions',
   logRecordsDropped: 'svc.log.records.dropped',
+  telemetryQueued: 'svc.telemetry.queue.size',
+  telemetryDropped: 'svc.telemetry.records.dropped',
   tlsCertificateNotAfter: 'svc_tls_certificate_not_after_seconds',
   peerClockSkew: 'svc_peer_clock_skew_seconds',
 } as const;

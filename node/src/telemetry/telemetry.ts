@@ -10,7 +10,8 @@
  * `/v1/logs` appended; a per-signal endpoint is used as given.
  *
  * An unreachable collector never slows a request nor grows memory without
- * bound: spans and log records wait in bounded queues (dropped when full),
+ * bound: spans and log records wait in bounded queues (dropped when full,
+ * both counted: backlog.ts),
  * exports run in the background with a timeout and a cap on exports in
  * flight, and metrics are aggregates whose size depends on label values only.
  */
@@ -31,6 +32,7 @@ import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler } from '@opente
 import type { ListenAddress, ObsConfig } from '../util/config.ts';
 import { type Signal, signalUrl } from './endpoints.ts';
 import type { Logger } from '../util/logger.ts';
+import { boundedLogRecordProcessor, boundedSpanProcessor, type BacklogCounts, ExportBacklog } from './backlog.ts';
 import { startBridge } from './bridge.ts';
 import { ChannelContextManager } from './context-manager.ts';
 import { OtlpLogStream } from './log-export.ts';
@@ -40,9 +42,9 @@ export const DEFAULT_METER_INTERVAL_MS = 60_000;
 /** Bounds of the span and log-record queues (records dropped beyond). */
 export const MAX_QUEUED_SPANS = 2048;
 export const MAX_QUEUED_LOG_RECORDS = 2048;
-const EXPORT_TIMEOUT_MS = 10_000;
+export const EXPORT_TIMEOUT_MS = 10_000;
 /** Exports in flight per signal; more are refused at once instead of piling up. */
-const MAX_EXPORTS_IN_FLIGHT = 4;
+export const MAX_EXPORTS_IN_FLIGHT = 4;
 
 /** The node's endpoint (`service.instance.id`): the listen address, with the host name for a wildcard bind. */
 export function nodeEndpoint(address: ListenAddress): string {
@@ -67,6 +69,8 @@ export interface Telemetry {
   readonly logMixin: (() => object) | undefined;
   /** Where the SDK reports its own export failures (rate-limited). */
   setLogger(log: Logger): void;
+  /** The span and log-record export queues, counted (`svc.telemetry.queue.size`, `svc.telemetry.records.dropped`). */
+  backlog(): { traces: BacklogCounts | undefined; logs: BacklogCounts | undefined };
   /** Exports everything pending now. */
   flush(): Promise<void>;
   /** Flushes (at most `timeoutMs`) and stops every exporter; unsubscribes the bridge. */
@@ -84,6 +88,9 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
   const endpoint = nodeEndpoint(opts.address);
   const contextManager = new ChannelContextManager();
   const intervalMs = obs.meterIntervalMs ?? DEFAULT_METER_INTERVAL_MS;
+  // Counted queues (backlog.ts): what each batch processor holds and drops, visible as metrics.
+  const spanBacklog = new ExportBacklog(MAX_QUEUED_SPANS);
+  const logBacklog = new ExportBacklog(MAX_QUEUED_LOG_RECORDS);
 
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({
@@ -112,13 +119,16 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
       urls.traces === undefined
         ? []
         : [
-            new BatchSpanProcessor({
-              exporter: json ? new OTLPTraceExporterJson(exporterOpts(urls.traces)) : new OTLPTraceExporterProto(exporterOpts(urls.traces)),
-              maxQueueSize: MAX_QUEUED_SPANS,
-              maxExportBatchSize: 512,
-              scheduledDelayMillis: 1000,
-              exportTimeoutMillis: EXPORT_TIMEOUT_MS,
-            }),
+            boundedSpanProcessor(
+              new BatchSpanProcessor({
+                exporter: spanBacklog.exporter(json ? new OTLPTraceExporterJson(exporterOpts(urls.traces)) : new OTLPTraceExporterProto(exporterOpts(urls.traces))),
+                maxQueueSize: MAX_QUEUED_SPANS,
+                maxExportBatchSize: 512,
+                scheduledDelayMillis: 1000,
+                exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+              }),
+              spanBacklog,
+            ),
           ],
     // Roots are sampled by the bridge (SVC_OBS_TRACE_SAMPLE_RATIO) before any span exists, so an
     // unsampled request costs no span and no ids; a caller's traceparent decides for its request.
@@ -127,13 +137,16 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
       urls.logs === undefined
         ? []
         : [
-            new BatchLogRecordProcessor({
-              exporter: json ? new OTLPLogExporterJson(exporterOpts(urls.logs)) : new OTLPLogExporterProto(exporterOpts(urls.logs)),
-              maxQueueSize: MAX_QUEUED_LOG_RECORDS,
-              maxExportBatchSize: 512,
-              scheduledDelayMillis: 1000,
-              exportTimeoutMillis: EXPORT_TIMEOUT_MS,
-            }),
+            boundedLogRecordProcessor(
+              new BatchLogRecordProcessor({
+                exporter: logBacklog.exporter(json ? new OTLPLogExporterJson(exporterOpts(urls.logs)) : new OTLPLogExporterProto(exporterOpts(urls.logs))),
+                maxQueueSize: MAX_QUEUED_LOG_RECORDS,
+                maxExportBatchSize: 512,
+                scheduledDelayMillis: 1000,
+                exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+              }),
+              logBacklog,
+            ),
           ],
   });
   // A previous SDK of this process (tests, benchmarks) must not keep the globals.
@@ -160,6 +173,21 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
       .addCallback((r) => r.observe(dropped()));
   }
 
+  // The export queues themselves: a collector sees this node's traces or logs being dropped.
+  const backlogs = [...(signals.has('traces') ? [['traces', spanBacklog] as const] : []), ...(signals.has('logs') ? [['logs', logBacklog] as const] : [])];
+  if (meter && backlogs.length > 0) {
+    meter
+      .createObservableGauge(METRIC.telemetryQueued, { description: 'Spans or log records waiting in the export queue, by signal', unit: '{record}' })
+      .addCallback((r) => {
+        for (const [signal, b] of backlogs) r.observe(b.counts().queued, { signal });
+      });
+    meter
+      .createObservableCounter(METRIC.telemetryDropped, { description: 'Spans or log records dropped because the export queue was full, by signal', unit: '{record}' })
+      .addCallback((r) => {
+        for (const [signal, b] of backlogs) r.observe(b.counts().dropped, { signal });
+      });
+  }
+
   const logMixin = tracer
     ? (): object => {
         const sc = trace.getSpanContext(contextManager.active());
@@ -175,6 +203,9 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
     logMixin,
     setLogger(l) {
       log = l;
+    },
+    backlog() {
+      return { traces: signals.has('traces') ? spanBacklog.counts() : undefined, logs: signals.has('logs') ? logBacklog.counts() : undefined };
     },
     async flush() {
       await Promise.all([
