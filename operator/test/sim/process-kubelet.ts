@@ -14,7 +14,7 @@
  * the kubelet's). The environment is the pod template's own, except the
  * listen addresses, which become the pod's address (the pod network).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -23,6 +23,7 @@ import { dirname, join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import type { FakeApiServer } from '../fake-apiserver/server.ts';
 import type { Obj } from '../fake-apiserver/store.ts';
+import { parseQuantity } from '../../src/reconcile/quantity.ts';
 import { NODE_BIN, REPO, SVC_JS } from '../svc-server.ts';
 import type { Kubelet } from './statefulset-sim.ts';
 
@@ -139,6 +140,27 @@ export class ProcessKubelet implements Kubelet {
     return stamp;
   }
 
+  /**
+   * The PVC's volume: a file system of its own, sized as the claim requests (tmpfs; default 1 GiB),
+   * as a provisioned PersistentVolume is. Folders on the host's one shared disk would make every
+   * drive report that disk's size and use (other processes' files included), and the decommission
+   * capacity check (free of the remaining pools >= 1.3 x use of the drained one) would then depend
+   * on how full the machine's disk is. Mounted once on the host and kept until `stopAll`.
+   */
+  async #volume(ns: string, claim: string): Promise<string> {
+    const dir = join(this.base, 'pvc', claim);
+    if (this.#volumes.has(dir)) return dir;
+    await mkdir(dir, { recursive: true });
+    const pvc = this.#api.store.tryGet(this.#api.store.find('', 'v1', 'persistentvolumeclaims')!, ns, claim);
+    const request = (pvc?.['spec'] as { resources?: { requests?: { storage?: string } } } | undefined)?.resources?.requests?.storage;
+    const bytes = request ? Math.ceil(parseQuantity(request)) : 2 ** 30;
+    await run('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0755`, `svc-pvc-${claim}`, dir]);
+    this.#volumes.add(dir);
+    return dir;
+  }
+
+  readonly #volumes = new Set<string>();
+
   async start(pod: Obj): Promise<void> {
     const spec = pod['spec'] as { containers: Container[]; volumes: PodVolume[]; hostname: string; subdomain: string };
     const c = spec.containers[0]!;
@@ -163,8 +185,7 @@ export class ProcessKubelet implements Kubelet {
         continue;
       }
       // A volumeClaimTemplate: the PVC <claim>-<pod> keeps its folder across pod restarts.
-      const dir = join(this.base, 'pvc', `${m.name}-${name}`);
-      await mkdir(dir, { recursive: true });
+      const dir = await this.#volume(ns, `${m.name}-${name}`);
       mounts.push([dir, m.mountPath]);
     }
     // The kubelet's Secret volume sync: new content appears in the running pod.
@@ -287,6 +308,7 @@ export class ProcessKubelet implements Kubelet {
     );
   }
 
+  /** Stops every pod and releases the PVC volumes (their contents go with them). */
   async stopAll(): Promise<void> {
     await Promise.all(
       [...this.#procs.values()].map(async (p) => {
@@ -294,7 +316,14 @@ export class ProcessKubelet implements Kubelet {
         await p.exited;
       }),
     );
+    for (const dir of this.#volumes) await run('umount', ['--lazy', dir]).catch(() => undefined);
+    this.#volumes.clear();
   }
+}
+
+/** Runs a command; rejects with its stderr. */
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => execFile(cmd, args, (err, _out, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr || err.message}`)) : resolve())));
 }
 
 function filesHash(files: Map<string, Buffer>): string {
