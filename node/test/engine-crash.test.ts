@@ -7,7 +7,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CommitStep } from '../src/object/erasure-set.ts';
+import type { CommitStep } from './helpers/faulty-drive.ts';
 import type { ObjectLayer } from '../src/object/types.ts';
 import { bytes, type Fixture, get, makeFixture, put } from './engine-helpers.ts';
 

@@ -7,16 +7,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CommitHooks } from '../src/object/erasure-set.ts';
 import { createObjectLayer, type ListQuorum } from '../src/object/index.ts';
 import { putDataFromBuffer } from '../src/object/put-data.ts';
 import type { ServerPools } from '../src/object/server-pools.ts';
 import type { ObjectLayer } from '../src/object/types.ts';
 import { newPoolFormats, writeFormatFile } from '../src/storage/format.ts';
-import { LocalDrive, type LocalDriveOptions } from '../src/storage/local-drive.ts';
+import { LocalDrive } from '../src/storage/local-drive.ts';
 import type { Kms } from '../src/crypto/kms.ts';
 import { type Clock, systemClock } from '../src/util/clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
+import { type CommitHooks, type DriveHooks, faultyDrive } from './helpers/faulty-drive.ts';
 
 export const DEPLOYMENT_ID = '8a3e1f0c-5b2d-4c6e-9f71-0d2b3c4e5f60';
 
@@ -39,9 +39,10 @@ export interface FixtureOptions {
   rrsParity?: number;
   inlineBlock?: number;
   listQuorum?: ListQuorum;
+  /** Crash points of the set-level commit (drive decorators, `helpers/faulty-drive.ts`). */
   commitHooks?: CommitHooks;
-  /** Per-drive test hooks (crash points inside LocalDrive commits). */
-  driveHooks?: (index: number) => LocalDriveOptions['hooks'];
+  /** Per-drive crash points and faults (drive decorators, `helpers/faulty-drive.ts`). */
+  driveHooks?: (index: number) => DriveHooks | undefined;
   /** Write a format.json on every drive and give the layer the slot ids (drive membership checked). */
   formatted?: boolean;
   /** Key store for SSE-S3 / SSE-KMS (the same one after `reopen`). */
@@ -59,10 +60,11 @@ export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
     await mkdir(r);
     roots.push(r);
   }
-  const mkDrives = async (hooks?: FixtureOptions['driveHooks']) => {
+  const mkDrives = async (hooks?: FixtureOptions['driveHooks'], commit?: CommitHooks) => {
     const ds = roots.map((r, i) => {
       const h = hooks?.(i);
-      return new LocalDrive(r, h ? { hooks: h } : {});
+      const d = new LocalDrive(r);
+      return h || commit ? faultyDrive(d, h, commit) : d;
     });
     for (const d of ds) await d.init().catch(() => undefined);
     return ds;
@@ -87,12 +89,11 @@ export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
       ],
       ...(opts.inlineBlock !== undefined ? { inlineBlock: opts.inlineBlock } : {}),
       ...(o.listQuorum ?? opts.listQuorum ? { listQuorum: o.listQuorum ?? opts.listQuorum! } : {}),
-      ...(o.commitHooks ?? opts.commitHooks ? { commitHooks: o.commitHooks ?? opts.commitHooks! } : {}),
       logger: silentLogger,
       clock: opts.clock ?? systemClock,
       ...(opts.kms ? { kms: opts.kms } : {}),
     })) as ObjectLayer & { mrf: ServerPools['mrf'] };
-  const drives = await mkDrives(opts.driveHooks);
+  const drives = await mkDrives(opts.driveHooks, opts.commitHooks);
   const fx: Fixture = {
     base,
     roots,
@@ -107,7 +108,7 @@ export async function makeFixture(opts: FixtureOptions): Promise<Fixture> {
       await rename(`${roots[i]}.away`, roots[i]!);
     },
     async reopen(o = {}) {
-      const ds = await mkDrives(o.driveHooks);
+      const ds = await mkDrives(o.driveHooks, o.commitHooks ?? opts.commitHooks);
       return build(ds, o);
     },
     async cleanup() {

@@ -28,19 +28,12 @@ import { majority, type Resolution, resolveVersion, type SlotMeta, type VersionG
 import { ShardPipe } from './shard-pipe.ts';
 import { ShardReaders } from './shard-readers.ts';
 
-/** Test-only crash points of the set-level commit (a hook that never resolves = a crash there). */
-export interface CommitHooks {
-  afterStep(step: CommitStep, info: { slot?: number; committed?: number }): Promise<void> | void;
-}
-export type CommitStep = 'shards-written' | 'shards-verified' | 'rename-data' | 'committed';
-
 export interface SetOptions {
   pool: number;
   set: number;
   drives: Drive[];
   logger: Logger;
   mrf: MrfQueue;
-  hooks?: CommitHooks;
 }
 
 /** Shards of one stream staged on the drives (files under tmp, or inline in memory). */
@@ -200,7 +193,6 @@ export class ErasureSet {
   readonly drives: Drive[];
   readonly #log: Logger;
   readonly #mrf: MrfQueue;
-  readonly #hooks: CommitHooks | undefined;
 
   constructor(opts: SetOptions) {
     this.pool = opts.pool;
@@ -208,15 +200,10 @@ export class ErasureSet {
     this.drives = opts.drives;
     this.#log = opts.logger;
     this.#mrf = opts.mrf;
-    this.#hooks = opts.hooks;
   }
 
   get width(): number {
     return this.drives.length;
-  }
-
-  async #step(step: CommitStep, info: { slot?: number; committed?: number } = {}): Promise<void> {
-    if (this.#hooks) await this.#hooks.afterStep(step, info);
   }
 
   enqueueMrf(bucket: string, object: string, versionId: string, reason: string, slots: number[]): void {
@@ -359,7 +346,6 @@ export class ErasureSet {
 
     for (const p of pipes!) p.close();
     await Promise.all(writes);
-    await this.#step('shards-written');
     // Every just-written shard is checked against its bitrot hashes before commit.
     const verified = await settle(
       this.drives.map((d, s) => (alive[s] ? d.verifyFile(SYS_VOL, filePath, fullShard, shardBytes) : Promise.resolve())),
@@ -375,7 +361,6 @@ export class ErasureSet {
       await this.discardStage(stagePath);
       throw writeQuorumError(errors, countAlive(), wq);
     }
-    await this.#step('shards-verified');
     return { size: total, shardBytes, inline: false, inlineData: [], alive, stagePath, dataDir: spec.dataDir };
   }
 
@@ -427,14 +412,11 @@ export class ErasureSet {
     // Data versions need their write quorum; a delete marker, majority.
     const wq = e ? writeQuorum(e.data, e.parity) : majority(n);
     const results: (RenameDataResult | undefined)[] = new Array(n);
-    let committed = 0;
     const rs = await settle(
       this.drives.map(async (d, s) => {
         if (!staged.alive[s]) throw new SvcError('DiskNotFound', 'drive missed the staged write');
         const r = await d.renameData(SYS_VOL, staged.stagePath, this.#forSlot(version, s, staged), dstVol, dstPath);
         results[s] = r;
-        committed++;
-        await this.#step('rename-data', { slot: s, committed });
         return r;
       }),
     );
@@ -456,7 +438,6 @@ export class ErasureSet {
         { committed: okSlots.length },
       );
     }
-    await this.#step('committed');
     const failed = rs.flatMap((r, s) => (r.ok ? [] : [s]));
     this.enqueueMrf(bucket, object, version.versionId, 'write-partial', failed);
     // At quorum: staging is discarded, and the replaced version's superseded

@@ -3,7 +3,6 @@
  */
 import { type ObjectLayerOptions, ServerPools } from './server-pools.ts';
 
-export type { CommitHooks, CommitStep } from './erasure-set.ts';
 export { type ListQuorum, parseListQuorum } from './list-merge.ts';
 export { type MrfEntry, MrfQueue } from './mrf.ts';
 export { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';

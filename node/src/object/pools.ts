@@ -9,7 +9,7 @@ import type { Drive } from '../storage/drive.ts';
 import { objectPath } from '../storage/object-path.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { type CommitHooks, ErasureSet } from './erasure-set.ts';
+import { ErasureSet } from './erasure-set.ts';
 import { MemberDrive } from './member-drive.ts';
 import type { MrfQueue } from './mrf.ts';
 import { setIndexOf, uuidBytes } from './placement.ts';
@@ -76,7 +76,7 @@ export class Pools {
   /** Pools closed to new objects, with why, and whether keys living there still take writes. */
   readonly #closed = new Map<number, { reason: string; existingKeys: boolean }>();
 
-  constructor(opts: { deploymentId: string; pools: PoolSpec[]; logger: Logger; mrf: MrfQueue; commitHooks?: CommitHooks | undefined }) {
+  constructor(opts: { deploymentId: string; pools: PoolSpec[]; logger: Logger; mrf: MrfQueue }) {
     if (opts.pools.length === 0) throw new SvcError('InvalidTopology', 'no pools');
     this.#depId = uuidBytes(opts.deploymentId);
     this.deploymentId = opts.deploymentId;
@@ -101,7 +101,6 @@ export class Pools {
               drives: drives.map((d, slot) => new MemberDrive(d, p.ids?.[si]?.[slot])),
               logger: opts.logger,
               mrf: opts.mrf,
-              ...(opts.commitHooks ? { hooks: opts.commitHooks } : {}),
             }),
         ),
       };

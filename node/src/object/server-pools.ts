@@ -18,7 +18,7 @@ import type { Logger } from '../util/logger.ts';
 import { BucketSync } from './bucket-sync.ts';
 import { Buckets } from './buckets.ts';
 import { type DriveIssueReport, poolCapacity, probeDrives, storageHealth, writeBlockedSets } from './capacity.ts';
-import type { CommitHooks, ErasureSet, StagedShards } from './erasure-set.ts';
+import type { ErasureSet, StagedShards } from './erasure-set.ts';
 import type { ListQuorum } from './list-merge.ts';
 import { applyLifecycle, type LifecycleOutcome } from './lifecycle/apply.ts';
 import type { LifecycleConfig } from './lifecycle/rules.ts';
@@ -87,8 +87,6 @@ export interface ObjectLayerOptions {
   locker?: NamespaceLocker;
   /** Read-repair / partial-write queue (created when not given). */
   mrf?: MrfQueue;
-  /** Test-only crash points of the commit. */
-  commitHooks?: CommitHooks;
   /**
    * Called after this node changed or removed a bucket's metadata, so a
    * cluster can tell its peers to drop their cached copy (`forgetBucket`).
@@ -135,7 +133,7 @@ export class ServerPools implements ObjectLayer {
 
   constructor(opts: ObjectLayerOptions) {
     this.mrf = opts.mrf ?? new MrfQueue();
-    this.#pools = new Pools({ deploymentId: opts.deploymentId, pools: opts.pools, logger: opts.logger, mrf: this.mrf, commitHooks: opts.commitHooks });
+    this.#pools = new Pools({ deploymentId: opts.deploymentId, pools: opts.pools, logger: opts.logger, mrf: this.mrf });
     this.#inlineBlock = opts.inlineBlock;
     this.#log = opts.logger;
     this.#clock = opts.clock;

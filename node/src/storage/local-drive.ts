@@ -53,13 +53,6 @@ export interface LocalDriveOptions {
   id?: string;
   logger?: Logger;
   /**
-   * Test-only crash points: called at each named step of a multi-step commit;
-   * a hook that never resolves freezes the commit there, as a crash would,
-   * and one that throws fails the step (`make-vol`: a drive that answers but
-   * cannot create a volume, as on a read-only mount).
-   */
-  hooks?: { step(name: string): Promise<void> | void };
-  /**
    * Whole-file reads and durable metadata writes as one native pool job each
    * (default: when the addon is built); false keeps them on node:fs/promises
    * (the drive conformance suite runs both).
@@ -151,7 +144,6 @@ export class LocalDrive implements Drive {
   readonly root: string;
   readonly #id: string;
   readonly #log: Logger;
-  readonly #hooks: LocalDriveOptions['hooks'];
   #online = true;
   readonly #pendingTrash = new Set<Promise<void>>();
   /** Shard files whose frames createFile checked as it wrote them (consumed by verifyFile). */
@@ -166,7 +158,6 @@ export class LocalDrive implements Drive {
     this.endpoint = opts.endpoint ?? root;
     this.#id = opts.id ?? '';
     this.#log = opts.logger ?? silentLogger;
-    this.#hooks = opts.hooks;
     this.#jobs = opts.nativeFiles !== false && typeof nativeAddon?.fileRead === 'function' ? nativeAddon : undefined;
   }
 
@@ -354,10 +345,6 @@ export class LocalDrive implements Drive {
     }
   }
 
-  async #hook(step: string): Promise<void> {
-    if (this.#hooks) await this.#hooks.step(step);
-  }
-
   #rmAsync(path: string): void {
     const p = fsp
       .rm(path, { recursive: true, force: true })
@@ -439,7 +426,6 @@ export class LocalDrive implements Drive {
 
   async makeVol(vol: string, opts: MakeVolOptions = {}): Promise<void> {
     await this.#checkRoot();
-    await this.#hook('make-vol');
     try {
       await fsp.mkdir(this.#volPath(vol));
     } catch (err) {
@@ -832,15 +818,12 @@ export class LocalDrive implements Drive {
       if (replaced && (replaced.inline || replaced.dataDir !== version.dataDir)) {
         versions = mergeVersion(versions, { ...replaced, versionId: supersededId(replaced) }).versions;
       }
-      await this.#hook('rename-data:start');
       // The native metadata write creates the object's directory itself when it renames into it.
       if (version.dataDir !== '' || !this.#jobs) await fsp.mkdir(dst, { recursive: true });
       if (version.dataDir !== '') {
         await fsp.rename(join(stage, version.dataDir), join(dst, version.dataDir));
       }
-      await this.#hook('rename-data:data-moved');
       await this.#writeVersions(dstVol, dstPath, versions, current.length === 0);
-      await this.#hook('rename-data:meta-written');
       const superseded = versions
         .filter((v) => v.versionId !== version.versionId && baseVersionId(v.versionId) === version.versionId)
         .map((v) => v.versionId);
@@ -959,7 +942,6 @@ export class LocalDrive implements Drive {
 
   async deleteVersion(vol: string, path: string, versionId: string): Promise<void> {
     await this.#checkRoot();
-    await this.#hook('delete-version:start');
     try {
       const current = await this.#readVersions(vol, path);
       // Deleting a version also deletes its superseded copies (a base id
@@ -974,7 +956,6 @@ export class LocalDrive implements Drive {
         await fsp.rm(join(dir, XL_META), { force: true });
         await this.#fsyncDir(dir);
       } else await this.#writeVersions(vol, path, rest, false);
-      await this.#hook('delete-version:meta-written');
       const shared = new Set(rest.map((v) => v.dataDir));
       for (const v of victims) {
         if (v.dataDir === '' || shared.has(v.dataDir)) continue;

@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createObjectLayer } from '../../src/object/index.ts';
 import type { ServerPools } from '../../src/object/server-pools.ts';
-import { LocalDrive, type LocalDriveOptions } from '../../src/storage/local-drive.ts';
+import { LocalDrive } from '../../src/storage/local-drive.ts';
 import type { Kms } from '../../src/crypto/kms.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { type DriveHooks, faultyDrive } from './faulty-drive.ts';
 import { mountTmpfs, unmountUnder } from './tmpfs.ts';
 
 export const POOLS_DEPLOYMENT_ID = '5f0c9a1e-7b3d-4e2a-8c61-2d4b6e8f0a13';
@@ -28,7 +29,7 @@ export interface OpenExtras {
   onBucketMetaChanged?: (bucket: string) => void;
   clock?: Clock;
   /** Per-drive test hooks (e.g. a drive that refuses `make-vol`). */
-  driveHooks?: (pool: number, drive: number) => LocalDriveOptions['hooks'];
+  driveHooks?: (pool: number, drive: number) => DriveHooks | undefined;
 }
 
 export interface PoolsFixture {
@@ -57,7 +58,7 @@ export interface PoolsFixtureOptions {
   /** One tmpfs of this many bytes under every drive (capacity independent of the host disk; drives can still go offline). */
   sharedTmpfsBytes?: number;
   /** Per-drive test hooks for every `open` that names none (e.g. a slow drive: a delay at a commit step). */
-  driveHooks?: (pool: number, drive: number) => LocalDriveOptions['hooks'];
+  driveHooks?: (pool: number, drive: number) => DriveHooks | undefined;
   /** Key store for SSE-S3 / SSE-KMS. */
   kms?: Kms;
 }
@@ -83,7 +84,8 @@ export async function makePoolsFixture(specs: PoolFixtureSpec[], initial = specs
     for (const [pi, spec] of specs.slice(0, count).entries()) {
       const ds = roots[pi]!.map((r, i) => {
         const hooks = (extra.driveHooks ?? fo.driveHooks)?.(pi, i);
-        return new LocalDrive(r, hooks ? { hooks } : {});
+        const d = new LocalDrive(r);
+        return hooks ? faultyDrive(d, hooks) : d;
       });
       for (const d of ds) await d.init().catch(() => undefined);
       drives.push(...ds);
