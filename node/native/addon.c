@@ -282,6 +282,36 @@ static napi_value raise_file_limit(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/*
+ * alignOffset(view, alignment): bytes from the start of `view` (a Uint8Array
+ * or Buffer) to its first address that is a multiple of `alignment` (a power
+ * of two). O_DIRECT writes need their memory aligned to the device's block
+ * size, and JavaScript cannot see an address.
+ */
+static napi_value align_offset(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  bool is_ta = false;
+  if (argc < 2 || napi_is_typedarray(env, argv[0], &is_ta) != napi_ok || !is_ta) {
+    napi_throw_type_error(env, NULL, "alignOffset(view, alignment): view must be a Uint8Array");
+    return NULL;
+  }
+  napi_typedarray_type type;
+  size_t length;
+  void *data;
+  CHECK(napi_get_typedarray_info(env, argv[0], &type, &length, &data, NULL, NULL));
+  uint32_t align;
+  if (napi_get_value_uint32(env, argv[1], &align) != napi_ok || align == 0 || (align & (align - 1)) != 0) {
+    napi_throw_range_error(env, NULL, "alignOffset: alignment must be a power of two");
+    return NULL;
+  }
+  uintptr_t addr = (uintptr_t)data;
+  napi_value out;
+  CHECK(napi_create_uint32(env, (uint32_t)((align - (addr & (align - 1))) & (align - 1)), &out));
+  return out;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   svc_gf_init();
   svc_crc64nvme_init();
@@ -311,6 +341,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"gcmSeal", NULL, gcm_seal, NULL, NULL, NULL, napi_enumerable, NULL},
       {"gcmOpen", NULL, gcm_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"raiseFileLimit", NULL, raise_file_limit, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"alignOffset", NULL, align_offset, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK(napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
   CHECK(svc_mbhash_register(env, exports));

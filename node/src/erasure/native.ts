@@ -62,6 +62,8 @@ export interface NativeAddon {
   ): void;
   /** Raises the soft RLIMIT_NOFILE to the hard limit; -1 stands for unlimited. */
   raiseFileLimit(): { soft: number; hard: number; raised: boolean };
+  /** Bytes from the start of `view` to its first `alignment`-aligned address (absent in addons built before it). */
+  alignOffset?(view: Uint8Array, alignment: number): number;
 }
 
 const require = createRequire(import.meta.url);

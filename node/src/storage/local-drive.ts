@@ -58,6 +58,12 @@ export interface LocalDriveOptions {
    * (the drive conformance suite runs both).
    */
   nativeFiles?: boolean;
+  /**
+   * Shard files of at least `DIRECT_MIN_BYTES` written with O_DIRECT
+   * (default: when the addon can align buffers; a file system that refuses
+   * O_DIRECT turns it off for the drive on first use).
+   */
+  directIo?: boolean;
 }
 
 /** The addon's whole-file jobs (`native/fileio.c`), when built. */
@@ -102,6 +108,56 @@ const PART_RE = /^part\.[0-9]+$/;
  * bytes_per_sync approach) and left ~130 ms in the final fsync.
  */
 const WRITE_BEHIND_BYTES = 2 << 20;
+/**
+ * O_DIRECT shard writes. A buffered write copies every byte into the page
+ * cache in the writing thread (kernel `copy_folio_from_iter`, page
+ * allocation, delayed-allocation bookkeeping), and the fdatasyncs then write
+ * those pages back from the same threads: `perf` put about 30 % of a
+ * 64 MiB PUT's server CPU in that copy alone. With O_DIRECT the device reads
+ * the bytes from our memory; what is left is one copy of each frame into an
+ * aligned staging buffer, in user space and cache-warm (scratch runs of four
+ * concurrent 128 MiB files: 630-2 500 MB per CPU-second buffered with
+ * write-behind fdatasyncs, 2 600-7 700 through the staging copy, and faster
+ * wall-clock too). Memory, file offsets and lengths are multiples of
+ * `DIRECT_ALIGN`; the last block is zero-padded and the file truncated to its
+ * length before the fsync, which still makes the data, the size and the
+ * device cache durable before anything is acknowledged.
+ */
+const DIRECT_ALIGN = 4096;
+/** Bytes staged per O_DIRECT write. */
+const DIRECT_STAGE = 1 << 20;
+/** Declared file size from which createFile writes with O_DIRECT (smaller files stay buffered). */
+const DIRECT_MIN_BYTES = 1 << 20;
+/** Aligned staging buffers kept for reuse across writes. */
+const DIRECT_POOL_MAX = 16;
+const directPool: Buffer[] = [];
+
+/** `size` bytes whose memory starts on a `DIRECT_ALIGN` boundary (the addon finds it). */
+function alignedBuffer(size: number): Buffer {
+  const raw = Buffer.allocUnsafeSlow(size + DIRECT_ALIGN);
+  const off = nativeAddon!.alignOffset!(raw, DIRECT_ALIGN);
+  return raw.subarray(off, off + size);
+}
+
+/** A `DIRECT_STAGE`-byte aligned buffer, from the pool when one is free. */
+function takeDirectStage(): Buffer {
+  return directPool.pop() ?? alignedBuffer(DIRECT_STAGE);
+}
+
+function giveDirectStage(b: Buffer): void {
+  if (directPool.length < DIRECT_POOL_MAX) directPool.push(b);
+}
+
+/** Writes `buf[0 .. len)` at file offset `pos`, all of it. */
+async function writeFullyAt(fh: fsp.FileHandle, buf: Buffer, len: number, pos: number): Promise<void> {
+  let off = 0;
+  while (off < len) {
+    const { bytesWritten } = await fh.write(buf, off, len - off, pos + off);
+    if (bytesWritten === 0) throw new SvcError('InternalError', 'write(2) wrote nothing');
+    off += bytesWritten;
+  }
+}
+
 /** How long `diskInfo` trusts its last read of format.json (placement asks for diskInfo per PUT). */
 const FORMAT_TTL_MS = 1_000;
 
@@ -112,8 +168,13 @@ const FORMAT_TTL_MS = 1_000;
  * the chunk after it (`readFileStream`'s `reuse`). A short file ends the
  * stream early (the consumer's size checks catch it).
  */
-async function* reusingReader(fh: fsp.FileHandle, offset: number, length: number, chunk: number): AsyncGenerator<Uint8Array> {
-  const bufs = [Buffer.allocUnsafe(Math.min(chunk, length)), Buffer.allocUnsafe(Math.min(chunk, length))];
+async function* reusingReader(fh: fsp.FileHandle, offset: number, length: number, chunk: number, direct = false): AsyncGenerator<Uint8Array> {
+  // O_DIRECT (`direct`): each piece is read as the aligned window around it, into aligned memory
+  // (at most 2 × DIRECT_ALIGN bytes more than the piece), and handed out as a view of its bytes.
+  const size = direct ? Math.min(chunk, length) + 2 * DIRECT_ALIGN : Math.min(chunk, length);
+  const bufs = [direct ? alignedBuffer(size) : Buffer.allocUnsafe(size), direct ? alignedBuffer(size) : Buffer.allocUnsafe(size)];
+  const lead = [0, 0];
+  const want = [0, 0];
   let pos = offset;
   const end = offset + length;
   const readInto = (i: number): Promise<number> | undefined => {
@@ -121,7 +182,13 @@ async function* reusingReader(fh: fsp.FileHandle, offset: number, length: number
     const n = Math.min(chunk, end - pos);
     const at = pos;
     pos += n;
-    return fh.read(bufs[i]!, 0, n, at).then((r) => r.bytesRead);
+    if (!direct) return fh.read(bufs[i]!, 0, n, at).then((r) => r.bytesRead);
+    const from = at - (at % DIRECT_ALIGN);
+    const to = Math.ceil((at + n) / DIRECT_ALIGN) * DIRECT_ALIGN;
+    lead[i] = at - from;
+    want[i] = n;
+    // A read past the end of the file comes back short: only the bytes that exist count.
+    return fh.read(bufs[i]!, 0, to - from, from).then((r) => Math.max(0, Math.min(r.bytesRead - lead[i]!, want[i]!)));
   };
   try {
     let cur = 0;
@@ -130,7 +197,7 @@ async function* reusingReader(fh: fsp.FileHandle, offset: number, length: number
       const got = await pending;
       pending = readInto(1 - cur);
       if (got === 0) break;
-      yield bufs[cur]!.subarray(0, got);
+      yield bufs[cur]!.subarray(lead[cur]!, lead[cur]! + got);
       cur = 1 - cur;
     }
     await pending?.catch(() => undefined);
@@ -150,6 +217,8 @@ export class LocalDrive implements Drive {
   readonly #writeChecked = new Map<string, WriteChecked>();
   #format: { at: number; id: string; state: 'ok' | 'missing' | 'corrupt' } | undefined;
   readonly #jobs: FileJobs | undefined;
+  /** Large shard files go through O_DIRECT (until the file system refuses it). */
+  #direct: boolean;
   /** Recent problems by kind (`DiskInfo.issues`): when first and last seen, and until when they count. */
   readonly #issues = new Map<DriveIssue['kind'], { detail: string; since: number; until: number }>();
 
@@ -159,6 +228,57 @@ export class LocalDrive implements Drive {
     this.#id = opts.id ?? '';
     this.#log = opts.logger ?? silentLogger;
     this.#jobs = opts.nativeFiles !== false && typeof nativeAddon?.fileRead === 'function' ? nativeAddon : undefined;
+    this.#direct = opts.directIo !== false && process.platform === 'linux' && typeof nativeAddon?.alignOffset === 'function' && fsc.O_DIRECT !== undefined;
+  }
+
+  /** `path` opened for an O_DIRECT write, or undefined where the file system refuses O_DIRECT (then never tried again here). */
+  async #openDirect(path: string): Promise<fsp.FileHandle | undefined> {
+    try {
+      return await fsp.open(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_DIRECT, 0o666);
+    } catch (err) {
+      if (errno(err) !== 'EINVAL') throw err;
+      this.#direct = false;
+      this.#log.info({ event: 'drive_direct_io_unsupported', drive: this.endpoint }, 'the file system refuses O_DIRECT: shard files are written through the page cache');
+      return undefined;
+    }
+  }
+
+  /**
+   * Copies `stream` into aligned staging buffers and writes them with
+   * O_DIRECT; the last block zero-padded, then the file cut to its length.
+   * Returns the bytes taken from the stream.
+   */
+  async #writeDirect(fh: fsp.FileHandle, stream: AsyncIterable<Uint8Array>, check: FrameStreamCheck | undefined): Promise<number> {
+    const stage = takeDirectStage();
+    try {
+      let fill = 0;
+      let pos = 0;
+      for await (const chunk of stream) {
+        check?.push(chunk);
+        let at = 0;
+        while (at < chunk.length) {
+          const n = Math.min(DIRECT_STAGE - fill, chunk.length - at);
+          stage.set(chunk.subarray(at, at + n), fill);
+          fill += n;
+          at += n;
+          if (fill === DIRECT_STAGE) {
+            await writeFullyAt(fh, stage, DIRECT_STAGE, pos);
+            pos += DIRECT_STAGE;
+            fill = 0;
+          }
+        }
+      }
+      const written = pos + fill;
+      if (fill > 0) {
+        const padded = Math.ceil(fill / DIRECT_ALIGN) * DIRECT_ALIGN;
+        stage.fill(0, fill, padded);
+        await writeFullyAt(fh, stage, padded, pos);
+        if (padded !== fill) await fh.truncate(written);
+      }
+      return written;
+    } finally {
+      giveDirectStage(stage);
+    }
   }
 
   /** A whole file: one native pool job, or node:fs's readFile (open, fstat, read, close). */
@@ -511,16 +631,18 @@ export class LocalDrive implements Drive {
     let flushing: Promise<void> | undefined;
     try {
       await fsp.mkdir(dirname(p), { recursive: true });
-      fh = await fsp.open(p, 'w');
+      const direct = this.#direct && size >= DIRECT_MIN_BYTES ? await this.#openDirect(p) : undefined;
+      fh = direct ?? (await fsp.open(p, 'w'));
       let written = 0;
       // Frame check of the bytes handed to write(2), while they are ours.
       const check = opts.frameBlockSize !== undefined && opts.frameBlockSize > 0 ? new FrameStreamCheck(opts.frameBlockSize) : undefined;
-      // Write-behind: while the stream continues, the bytes written so far
-      // are flushed (one fdatasync in flight at a time), so the disk works
-      // during the upload instead of only in the final fsync.
+      // Write-behind (buffered writes): while the stream continues, the bytes
+      // written so far are flushed (one fdatasync in flight at a time), so the
+      // disk works during the upload instead of only in the final fsync.
       let flushedTo = 0;
       let flushErr: unknown;
-      for await (const chunk of stream) {
+      if (direct !== undefined) written = await this.#writeDirect(direct, stream, check);
+      else for await (const chunk of stream) {
         check?.push(chunk);
         let off = 0;
         while (off < chunk.length) {
@@ -585,8 +707,19 @@ export class LocalDrive implements Drive {
   ): Promise<AsyncIterable<Uint8Array>> {
     const p = this.#filePath(vol, path);
     let fh: fsp.FileHandle;
+    // Large reads into reused buffers (a GET's shard reads) bypass the page cache as the shard
+    // files were written (O_DIRECT; see DIRECT_ALIGN).
+    let direct = opts.reuse === true && length >= DIRECT_MIN_BYTES && this.#direct;
     try {
-      fh = await fsp.open(p, 'r');
+      if (direct) {
+        try {
+          fh = await fsp.open(p, fsc.O_RDONLY | fsc.O_DIRECT);
+        } catch (err) {
+          if (errno(err) !== 'EINVAL') throw err;
+          direct = false;
+          fh = await fsp.open(p, 'r');
+        }
+      } else fh = await fsp.open(p, 'r');
     } catch (err) {
       return this.#mapErr(err, vol);
     }
@@ -595,7 +728,7 @@ export class LocalDrive implements Drive {
       return (async function* () {})();
     }
     const hwm = opts.chunkSize !== undefined && opts.chunkSize > 0 && opts.chunkSize <= 4 << 20 ? opts.chunkSize : 1 << 20;
-    if (opts.reuse === true) return reusingReader(fh, offset, length, hwm);
+    if (opts.reuse === true) return reusingReader(fh, offset, length, hwm, direct);
     return fh.createReadStream({ start: offset, end: offset + length - 1, highWaterMark: hwm, autoClose: true });
   }
 
