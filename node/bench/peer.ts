@@ -26,6 +26,7 @@ import { section, type SectionContext } from './harness.ts';
 import { hashCeilings, smallFileCreateRate } from './lib/ceilings.ts';
 import { CephPeer } from './lib/ceph-peer.ts';
 import { BIG, BIG_COUNT, rate, type Run, s3Client, SMALL, SMALL_COUNT, type Workload, workload } from './lib/s3-workload.ts';
+import { putAccounting } from './lib/put-accounting.ts';
 import { freePort, ServerProcess } from './lib/server-process.ts';
 
 const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
@@ -125,6 +126,14 @@ section('peer: svc beside Ceph RGW 16.2 (EC 2+2), same client, per server CPU-se
     const cephWork = await runCeph(ctx, join(base, 'ceph'), big, small);
     const creates = await smallFileCreateRate(ctx, base);
     report(ctx, { name: 'svc', work: svcWork }, { name: 'Ceph RGW', work: cephWork }, httpWork, hash, creates);
+    // Where the large PUT's CPU goes, step by step, against svc's measured total of this run.
+    const total = 1000 / rate.bigCpu(svcWork.bigPut);
+    const steps = await putAccounting(1000 / rate.bigCpu(httpWork.bigPut), base);
+    const sum = steps.reduce((a, r) => a + r.msPerMb, 0);
+    ctx.info('');
+    ctx.info(`64 MiB PUT, CPU ms per MB of object data (svc ${total.toFixed(2)}, Ceph RGW ${(1000 / rate.bigCpu(cephWork.bigPut)).toFixed(2)}):`);
+    for (const r of steps) ctx.info(`  ${r.step.padEnd(44)} ${r.msPerMb.toFixed(3).padStart(7)}  ${((100 * r.msPerMb) / total).toFixed(1).padStart(5)}%  ${r.how}`);
+    ctx.info(`  ${'the rest: JavaScript around the steps, GC'.padEnd(44)} ${(total - sum).toFixed(3).padStart(7)}  ${((100 * (total - sum)) / total).toFixed(1).padStart(5)}%  svc's total less the steps`);
   } finally {
     await rm(base, { recursive: true, force: true });
   }
