@@ -38,6 +38,7 @@ const PAGES: readonly { name: string; hash: string; ready: string }[] = [
   { name: 'overview', hash: '#/', ready: '#health-state' },
   { name: 'pools', hash: '#/pools', ready: '#pool-1' },
   { name: 'healing', hash: '#/healing', ready: '#bg-heal-state' },
+  { name: 'metrics', hash: '#/metrics', ready: '#chart-requests' },
   { name: 'buckets', hash: '#/buckets', ready: '#buckets-table' },
   { name: 'bucket', hash: '#/buckets/shelf', ready: '#objects-table' },
   { name: 'bucket-folder', hash: '#/buckets/shelf?prefix=docs%2F', ready: '#objects-table' },

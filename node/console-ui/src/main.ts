@@ -16,6 +16,7 @@ import { renderLogin } from './pages/login.js';
 import { renderObject } from './pages/object.js';
 import { renderOverview } from './pages/overview.js';
 import { renderPools } from './pages/pools.js';
+import { renderMetrics } from './pages/metrics.js';
 import { parseRoute, type Route, sectionOf } from './router.js';
 import { trayElement } from './tray.js';
 import { errorBox, pageHeader } from './ui.js';
@@ -31,6 +32,7 @@ const PAGES: Record<Route['page'], Page> = {
   overview: renderOverview,
   pools: renderPools,
   healing: renderHealing,
+  metrics: renderMetrics,
   buckets: renderBuckets,
   bucket: renderBucket,
   object: renderObject,
@@ -43,10 +45,11 @@ const PAGES: Record<Route['page'], Page> = {
   },
 };
 
-const NAV: readonly { readonly section: 'overview' | 'pools' | 'healing' | 'buckets' | 'identity'; readonly href: string; readonly label: string; readonly admin: boolean }[] = [
+const NAV: readonly { readonly section: 'overview' | 'pools' | 'healing' | 'metrics' | 'buckets' | 'identity'; readonly href: string; readonly label: string; readonly admin: boolean }[] = [
   { section: 'overview', href: '#/', label: 'Overview', admin: true },
   { section: 'pools', href: '#/pools', label: 'Pools', admin: true },
   { section: 'healing', href: '#/healing', label: 'Healing', admin: true },
+  { section: 'metrics', href: '#/metrics', label: 'Metrics', admin: true },
   { section: 'buckets', href: '#/buckets', label: 'Buckets', admin: false },
   // everyone: their own access keys; users, groups and policies by permission
   { section: 'identity', href: '#/identity', label: 'Identity', admin: false },

@@ -8,6 +8,7 @@ export type Route =
   | { readonly page: 'overview' }
   | { readonly page: 'pools' }
   | { readonly page: 'healing' }
+  | { readonly page: 'metrics' }
   | { readonly page: 'buckets' }
   | { readonly page: 'identity' }
   | { readonly page: 'bucket'; readonly bucket: string; readonly prefix: string }
@@ -27,7 +28,7 @@ export function parseRoute(hash: string): Route {
     }
   });
   if (seg.length === 0) return { page: 'overview' };
-  if (seg.length === 1 && (seg[0] === 'pools' || seg[0] === 'healing' || seg[0] === 'buckets' || seg[0] === 'identity')) return { page: seg[0] };
+  if (seg.length === 1 && (seg[0] === 'pools' || seg[0] === 'healing' || seg[0] === 'metrics' || seg[0] === 'buckets' || seg[0] === 'identity')) return { page: seg[0] };
   if (seg[0] === 'buckets' && seg.length === 2) return { page: 'bucket', bucket: seg[1]!, prefix: query.get('prefix') ?? '' };
   if (seg[0] === 'buckets' && seg.length === 3 && seg[2] === 'object' && query.get('key')) return { page: 'object', bucket: seg[1]!, key: query.get('key')! };
   return { page: 'not-found', path };
@@ -39,6 +40,7 @@ export function href(r: Route): string {
       return '#/';
     case 'pools':
     case 'healing':
+    case 'metrics':
     case 'buckets':
     case 'identity':
       return `#/${r.page}`;
@@ -52,7 +54,7 @@ export function href(r: Route): string {
 }
 
 /** The top-level section a route belongs to (for the navigation's current item). */
-export function sectionOf(r: Route): 'overview' | 'pools' | 'healing' | 'buckets' | 'identity' | undefined {
+export function sectionOf(r: Route): 'overview' | 'pools' | 'healing' | 'metrics' | 'buckets' | 'identity' | undefined {
   if (r.page === 'bucket' || r.page === 'object') return 'buckets';
   if (r.page === 'not-found') return undefined;
   return r.page;

@@ -11,6 +11,8 @@
  *   The leader authorizes the access key again and runs the same pipeline.
  * - `adminNodeInfo`: one node's own view (uptime, version, memory, its
  *   drives) for the server info route.
+ * - `adminMetricsHistory`: one node's measurements of the last hours, for
+ *   the cluster-wide `metrics/history` route.
  *
  * A call to an unreachable leader fails at once when its client already
  * knows it is offline, and within the connect timeout otherwise (refused:
@@ -26,6 +28,7 @@ import { peerPath } from './rpc-wire.ts';
 export const ADMIN_FORWARD_METHOD = 'adminForward';
 export const ADMIN_NODE_INFO_METHOD = 'adminNodeInfo';
 export const ADMIN_HEAL_INFO_METHOD = 'adminHealInfo';
+export const ADMIN_METRICS_HISTORY_METHOD = 'adminMetricsHistory';
 /** Longest wait for a leader's answer to a forwarded admin call. */
 export const ADMIN_FORWARD_TIMEOUT_MS = 15_000;
 /** Longest wait for a node's info. */
@@ -60,6 +63,8 @@ export interface AdminPeerHandlers {
   nodeInfo(): Promise<unknown>;
   /** This node's background heal, scanner and rebuild state (null while they do not run). */
   healInfo(): unknown;
+  /** This node's recent measurements (null when it keeps none). */
+  metricsHistory(): unknown;
 }
 
 function str(v: unknown, what: string): string {
@@ -110,6 +115,7 @@ export function adminPeerService(h: AdminPeerHandlers): RpcService {
     },
     [ADMIN_NODE_INFO_METHOD]: { kind: 'unary', handle: () => h.nodeInfo() },
     [ADMIN_HEAL_INFO_METHOD]: { kind: 'unary', handle: async () => h.healInfo() },
+    [ADMIN_METRICS_HISTORY_METHOD]: { kind: 'unary', handle: async () => h.metricsHistory() },
   };
 }
 
@@ -183,6 +189,11 @@ export class AdminPeers {
   /** A peer's heal state; undefined when it is unreachable or its healing does not run. */
   healInfo(node: string): Promise<unknown> {
     return this.#ask(node, ADMIN_HEAL_INFO_METHOD);
+  }
+
+  /** A peer's recent measurements; undefined when it is unreachable or keeps none. */
+  metricsHistory(node: string): Promise<unknown> {
+    return this.#ask(node, ADMIN_METRICS_HISTORY_METHOD);
   }
 
   async #ask(node: string, method: string): Promise<unknown> {

@@ -55,6 +55,7 @@ import type { Logger } from '../util/logger.ts';
 import { type RootCredentialSource, staticRootCredential } from '../util/root-credential.ts';
 import { adminDiskOf, issueText, type DriveReport, probeDrives } from './admin-drives.ts';
 import { type AdminHealDeps, backgroundHealStatus, erasureSets, replacementStatus, usageFields } from './admin-heal.ts';
+import { type MetricsHistory, mergeHistories, parseWindow } from '../telemetry/history.ts';
 import type { IamService } from './iam-service.ts';
 import type { ReadinessReport } from './readiness.ts';
 
@@ -75,6 +76,8 @@ export interface AdminWorkers {
   /** A background heal worker drains the read-repair queue. */
   backgroundHeal?: boolean;
   scanner?: boolean;
+  /** This node's measurements of the last hours (`metrics/history`). */
+  history?: MetricsHistory;
   /** OTLP export is running for these signals. */
   telemetry?: { metrics: boolean; traces: boolean; logs: boolean };
 }
@@ -413,7 +416,17 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     },
     backgroundHeal: { status: () => backgroundHealStatus(healDeps) },
     replacement: { status: () => replacementStatus(healDeps, clock.now(), firstSeen) },
-    cluster: { snapshot, info, capabilities },
+    cluster: {
+      snapshot,
+      info,
+      capabilities,
+      history: async (minutes) => {
+        // every node's own points (a node down or not answering in time counts nothing and is named)
+        const windows = await Promise.all(nodes.map(async (n) => (n === selfId ? workers.history?.window() : parseWindow(await peers.metricsHistory(n)))));
+        const merged = mergeHistories(windows.filter((w) => w !== undefined), clock.now(), minutes);
+        return { ...merged, nodes: nodes.map((node, i) => ({ node, answered: windows[i] !== undefined })) };
+      },
+    },
     governance: {
       buckets: (bucket) => {
         movement();
@@ -496,7 +509,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
 
   return {
     handler,
-    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties, healInfo: () => workers.healInfo?.() ?? null }),
+    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties, healInfo: () => workers.healInfo?.() ?? null, metricsHistory: () => workers.history?.window() ?? null }),
     attach(l) {
       layer = l;
       dm = new DataMovementAdmin({

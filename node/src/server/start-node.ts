@@ -30,6 +30,8 @@ import type { Logger } from '../util/logger.ts';
 import { rootCredentialSource } from '../util/root-credential.ts';
 import { type AdminWorkers, createAdminPlane } from './admin-plane.ts';
 import { startCapacitySampler } from './capacity.ts';
+import { MetricsHistory } from '../telemetry/history.ts';
+import { recordHistory } from '../telemetry/history-recorder.ts';
 import { createNodeDataMovement } from './data-movement.ts';
 import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
@@ -260,12 +262,16 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   const running = server;
   // A peer going away or coming back changes which drives answer: storage readiness follows at once.
   for (const p of cluster.peers.peers.values()) p.onStateChange(() => running.recheckStorage());
+  // the history subscribes first: the capacity sampler samples only while someone listens
+  workers.history = new MetricsHistory(clock);
+  const stopHistory = recordHistory(workers.history);
   const stopCapacity = startCapacitySampler(() => cluster.localDrives.values(), clock);
   return {
     server: running,
     objectLayer: () => layer,
     close: async (graceMs) => {
       stopCapacity();
+      stopHistory();
       rootCredential.close();
       await running.close(graceMs);
       await audit.close();

@@ -107,6 +107,13 @@ export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
     status: 200,
     note: 'madmin\'s `BucketQuota` plus `bucket` and `usage`: the bytes this node counts against the quota now (the scanner\'s usage of the bucket, writes in flight here, writes stored here that no scan has seen yet). No quota: `XSvcAdminNoSuchQuotaConfiguration` (404). `svc admin bucket quota info` shows it.',
   },
+  MetricsHistory: {
+    method: 'GET',
+    path: 'v4/metrics/history',
+    query: { minutes: '1' },
+    status: 200,
+    note: "Every node's own measurements, one point a minute (`stepSeconds`), oldest first from `start` (Unix ms of the first minute); the last point is the minute in progress. `counters` are sums over each minute: `s3Requests`, `s3ClientErrors` (4xx), `s3ServerErrors` (5xx), `s3BytesIn` and `s3BytesOut` (bodies as declared by Content-Length, the decoded length of aws-chunked uploads), `healTasks` and `healFailures` (heal tasks finished), `scannerObjects` (objects the scanner visited); `gauges` are the minute's last sample, summed over the nodes that sampled it (`null`: none did): `capacityUsedBytes` and `capacityTotalBytes` (raw, each node's local drives, each file system once). `nodes` names every node and whether it answered (a node that did not adds nothing). `minutes`: 1 to 360 (default 360, six hours). Points live in each node's memory: a restarted node starts again. The console's Metrics page draws them.",
+  },
   NotifyTargets: {
     method: 'GET',
     path: 'v3/notify/targets',

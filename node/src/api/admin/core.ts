@@ -117,6 +117,8 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
         return undefined;
       case 'NotifyTargets':
         return s.notify.targets();
+      case 'MetricsHistory':
+        return s.cluster.history(ep.minutes);
       case 'NotifyTargetSet':
         await s.notify.set(ep.type, ep.id, ep.settings);
         return undefined;

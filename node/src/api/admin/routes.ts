@@ -48,7 +48,8 @@ export type AdminOp =
   | 'GetBucketQuota'
   | 'NotifyTargets'
   | 'NotifyTargetSet'
-  | 'NotifyTargetRemove';
+  | 'NotifyTargetRemove'
+  | 'MetricsHistory';
 
 export interface AdminRoute {
   readonly op: AdminOp;
@@ -86,6 +87,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   { op: 'NotifyTargets', method: 'GET', path: 'v3/notify/targets', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: "this node's bucket notification targets: ARN, online, queued events, last error" },
   { op: 'NotifyTargetSet', method: 'PUT', path: 'v3/notify/target', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'add or replace a notification target on every node, no restart (body: its settings as JSON)' },
   { op: 'NotifyTargetRemove', method: 'POST', path: 'v3/notify/target/remove', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'remove a notification target set through the admin API' },
+  { op: 'MetricsHistory', method: 'GET', path: 'v4/metrics/history', query: { kind: 'status', keys: ['minutes'] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'the cluster\'s requests, errors, bytes, capacity, heal and scanner activity a minute at a time, for up to six hours' },
   { op: 'GetBucketQuota', method: 'GET', path: 'v3/get-bucket-quota', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:GetBucketQuota', poolScoped: false, summary: "a bucket's quota and the bytes counted against it" },
 ];
 
@@ -95,6 +97,7 @@ export type AdminEndpoint =
   | { readonly op: 'BucketGovernance'; readonly route: AdminRoute; readonly bucket: string | undefined }
   | { readonly op: 'GetBucketQuota'; readonly route: AdminRoute; readonly bucket: string }
   | { readonly op: 'NotifyTargets'; readonly route: AdminRoute }
+  | { readonly op: 'MetricsHistory'; readonly route: AdminRoute; readonly minutes: number }
   | { readonly op: 'NotifyTargetSet'; readonly route: AdminRoute; readonly type: string; readonly id: string; readonly settings: Record<string, string> }
   | { readonly op: 'NotifyTargetRemove'; readonly route: AdminRoute; readonly type: string; readonly id: string }
   | { readonly op: 'SetBucketQuota'; readonly route: AdminRoute; readonly bucket: string; readonly quota: { size: number } | undefined }
@@ -198,6 +201,12 @@ export function parseAdminEndpoint(
         throw new SvcError('XSvcAdminInvalidArgument', 'the body must be a JSON object whose values are strings');
       }
       return { op: route.op, route, type, id, settings: settings as Record<string, string> };
+    }
+    case 'MetricsHistory': {
+      const raw = q.get('minutes') ?? '360';
+      const minutes = /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
+      if (!(minutes >= 1 && minutes <= 360)) throw new SvcError('XSvcAdminInvalidArgument', `minutes must be a whole number from 1 to 360 (six hours), not ${JSON.stringify(raw)}`);
+      return { op: route.op, route, minutes };
     }
     default:
       return { op: route.op, route };

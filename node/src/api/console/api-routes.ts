@@ -565,6 +565,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'POST', pattern: 'rebalance/start', auth: 'session', handler: async (ctx) => adminCalls.rebalanceStart(up(ctx), cred(ctx)) },
   { method: 'POST', pattern: 'rebalance/stop', auth: 'session', handler: async (ctx) => adminCalls.rebalanceStop(up(ctx), cred(ctx)) },
   { method: 'GET', pattern: 'healing', auth: 'session', handler: healing },
+  // the cluster's measurements over time (every node's, added together by the admin API)
+  { method: 'GET', pattern: 'metrics', auth: 'session', handler: async (ctx) => adminCalls.metricsHistory(up(ctx), cred(ctx), intParam(optional(ctx, 'minutes'), 'minutes', 1, 360, 60)) },
   { method: 'POST', pattern: 'heal', auth: 'session', handler: healStart },
   { method: 'GET', pattern: 'heal/status', auth: 'session', handler: (ctx) => healFollow(ctx, false) },
   { method: 'POST', pattern: 'heal/stop', auth: 'session', handler: (ctx) => healFollow(ctx, true) },

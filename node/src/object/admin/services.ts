@@ -18,6 +18,7 @@ import type {
   ClusterSnapshot,
   DecommissionStatusReport,
   HealOpts,
+  MetricsHistoryReport,
   PoolStatus,
   RebalanceStatus,
   ReplacementRecoveryStatus,
@@ -71,6 +72,8 @@ export interface ClusterAdmin {
   snapshot(): Promise<ClusterSnapshot>;
   info(): Promise<ServerInfoMessage>;
   capabilities(): RuntimeCapabilities;
+  /** Every node's measurements of the last `minutes`, added together. */
+  history(minutes: number): Promise<MetricsHistoryReport>;
 }
 
 /** Data governance settings (object lock, encryption, lifecycle) and the key store. */

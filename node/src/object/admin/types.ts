@@ -14,6 +14,8 @@
  *   present, never null.
  */
 
+import type { HistoryWindow } from '../../telemetry/history.ts';
+
 /** An RFC 3339 time; `ZERO_TIME` when unset. */
 export type Rfc3339 = string;
 /** An integer number of nanoseconds. */
@@ -541,4 +543,9 @@ export interface LifecycleRuleView {
 
 export interface BucketGovernanceReport {
   buckets: BucketGovernance[];
+}
+
+/** `metrics/history`: every node's points added together (telemetry/history.ts), and which nodes answered. */
+export interface MetricsHistoryReport extends HistoryWindow {
+  nodes: { node: string; answered: boolean }[];
 }
