@@ -284,6 +284,25 @@ describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () =
     expect(await page.locator('#object-result').innerText()).toContain('Downloading 1 object as zips.zip');
   }, 120_000);
 
+  it('shows user metadata written in UTF-8 (boto3) as its text, not as Latin-1 mojibake', async () => {
+    await node.s3.send(new CreateBucketCommand({ Bucket: 'meta-utf8' }));
+    // boto3 (with its ASCII check unregistered, as scripts that need it do) sends the UTF-8 bytes of the text
+    const script = [
+      'import sys, boto3',
+      'from botocore.config import Config',
+      'from botocore.handlers import validate_ascii_metadata',
+      "s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1', aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3], config=Config(s3={'addressing_style': 'path'}, retries={'max_attempts': 1}))",
+      "s3.meta.events.unregister('before-parameter-build.s3.PutObject', validate_ascii_metadata)",
+      "s3.put_object(Bucket='meta-utf8', Key='note.txt', Body=b'x', Metadata={'author': 'Zoë Müller', 'title': '日本語 ✓', 'plain': 'ascii'})",
+    ].join('\n');
+    execFileSync('python3', ['-c', script, node.s3Url, CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY]);
+    await page.goto(`${root}#/buckets/meta-utf8/object?key=note.txt`);
+    const metadata = page.locator('table', { has: page.locator('caption', { hasText: 'User metadata' }) });
+    await metadata.waitFor();
+    const rows = await metadata.locator('tbody tr').allInnerTexts();
+    expect(rows.map((r) => r.replace(/\s+/g, ' ').trim()).sort()).toEqual(['x-amz-meta-author Zoë Müller', 'x-amz-meta-plain ascii', 'x-amz-meta-title 日本語 ✓']);
+  });
+
   it('uploads a folder of nested files (file picker and drag-and-drop), keeping their paths', async () => {
     const dir = join(tmp, 'album');
     mkdirSync(join(dir, '2024', 'summer'), { recursive: true });

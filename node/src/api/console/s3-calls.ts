@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { headerText } from '../s3/headers.ts';
 import { parseXml, toXml, xmlList, xmlRawText, xmlText } from '../s3/xml.ts';
 import { failure, failureOf, send } from './call.ts';
 import { UpstreamError } from './console-errors.ts';
@@ -244,7 +245,8 @@ export async function headObject(up: Upstream, cred: SessionCredentials, bucket:
   await res.body.text().catch(() => '');
   const h = (n: string) => upstreamHeader(res.headers, n);
   const metadata: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (k.startsWith('x-amz-meta-') && v !== undefined) metadata[k.slice('x-amz-meta-'.length)] = Array.isArray(v) ? v.join(', ') : v;
+  // header bytes arrive one per character; text a client wrote in UTF-8 (boto3 does) reads as that text
+  for (const [k, v] of Object.entries(res.headers)) if (k.startsWith('x-amz-meta-') && v !== undefined) metadata[k.slice('x-amz-meta-'.length)] = headerText(Array.isArray(v) ? v.join(', ') : v);
   const checksums: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (k.startsWith('x-amz-checksum-') && k !== 'x-amz-checksum-type' && typeof v === 'string') checksums[k.slice('x-amz-checksum-'.length)] = v;
   return {
