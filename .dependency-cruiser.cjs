@@ -11,6 +11,7 @@ const NODE_LAYERS = [
   ['crypto', 'storage'],
   ['cluster', 'object'],
   ['notify'],
+  ['background'],
   ['api'],
   ['server'],
   ['cli'],

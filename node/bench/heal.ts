@@ -97,7 +97,7 @@ section('heal: wiped-drive rebuild vs raw disk write; client GETs during a heal 
       await new Promise((r) => setTimeout(r, 1100)); // the drive's format cache
       settle();
       const dh = new DriveHealer({ pools: layer.pools, clock: systemClock, logger: silentLogger, selfId: 'bench' });
-      // The pace of SVC_HEAL_SPEED, as the node composes it (object/heal/index.ts).
+      // The pace of SVC_HEAL_SPEED, as the node composes it (background/healing.ts).
       const seqs = new HealSequences({
         healer,
         records: layer.sysRecords,

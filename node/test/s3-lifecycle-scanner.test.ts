@@ -20,7 +20,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Healing, startHealing } from '../src/object/heal/index.ts';
+import { type Healing, startHealing } from '../src/background/healing.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { clientOf, DAY_MS, OffsetClock } from './helpers/governance.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';

@@ -6,7 +6,7 @@
  * one), and the data usage server info shows.
  */
 import { type DriveTracker, decodeTracker, slotKey, TRACKER_FILE } from '../object/heal/drive-healer.ts';
-import type { LocalHealInfo } from '../object/heal/index.ts';
+import type { LocalHealInfo } from '../background/healing.ts';
 import type { UsageReport } from '../object/scanner/usage.ts';
 import {
   type BgHealSet,

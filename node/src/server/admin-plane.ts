@@ -40,7 +40,7 @@ import {
 } from '../object/admin/types.ts';
 import { readQuorum, writeQuorum } from '../object/quorum.ts';
 import { PoolRecords } from '../object/records/store.ts';
-import type { LocalHealInfo } from '../object/heal/index.ts';
+import type { LocalHealInfo } from '../background/healing.ts';
 import { tokenNode } from '../object/heal/sequences.ts';
 import { type BucketQuotas, encodeQuota } from '../object/quota.ts';
 import type { UsageReport } from '../object/scanner/usage.ts';

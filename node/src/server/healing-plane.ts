@@ -6,7 +6,7 @@
  * runs), and the admin plane's worker ports filled in.
  */
 import type { ClusterNode } from '../cluster/cluster-node.ts';
-import { type Healing, startHealing } from '../object/heal/index.ts';
+import { type Healing, startHealing } from '../background/healing.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import { endpointHostPort } from '../topology/endpoint.ts';
 import type { Clock } from '../util/clock.ts';

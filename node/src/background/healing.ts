@@ -1,24 +1,28 @@
 /**
- * Healing, composed over one object layer: the engine (`Healer`), the
- * background heal of the read-repair queue, the admin heal sequences, the
- * drive-replacement monitor and the scanner, started in that order and
+ * Healing, composed over one object layer: the engine (`Healer`) and four
+ * background jobs under the supervisor (`supervisor.ts`): the background heal
+ * of the read-repair queue, the admin heal sequences (persisted root heals
+ * resumed), the drive-replacement monitor (it starts rebuild sequences, so it
+ * runs after them) and the scanner (it feeds the background heal and asks the
+ * monitor to check on each cycle), started in that dependency order and
  * stopped in reverse (a graceful stop persists running root heals). The
  * lifecycle executor rides the scanner as its hook: bucket lifecycle rules
  * are applied on scanner cycles (lag: docs/governance.md).
  */
-import type { Clock } from '../../util/clock.ts';
-import type { HealConfig } from '../../util/heal-config.ts';
-import { SPEED_TRANQUILITY } from '../../util/heal-config.ts';
-import type { Logger } from '../../util/logger.ts';
-import type { HealingDrives, HealWorker } from '../admin/services.ts';
-import { LifecycleExecutor } from '../lifecycle/executor.ts';
-import { Scanner, type ScannerProgress } from '../scanner/scanner.ts';
-import { readUsage, type UsageReport } from '../scanner/usage.ts';
-import type { ServerPools } from '../server-pools.ts';
-import { BackgroundHeal, type BackgroundHealProgress } from './background.ts';
-import { DriveHealer } from './drive-healer.ts';
-import { Healer } from './healer.ts';
-import { HealSequences } from './sequences.ts';
+import type { Clock } from '../util/clock.ts';
+import type { HealConfig } from '../util/heal-config.ts';
+import { SPEED_TRANQUILITY } from '../util/heal-config.ts';
+import type { Logger } from '../util/logger.ts';
+import type { HealingDrives, HealWorker } from '../object/admin/services.ts';
+import { LifecycleExecutor } from '../object/lifecycle/executor.ts';
+import { Scanner, type ScannerProgress } from '../object/scanner/scanner.ts';
+import { readUsage, type UsageReport } from '../object/scanner/usage.ts';
+import type { ServerPools } from '../object/server-pools.ts';
+import { BackgroundHeal, type BackgroundHealProgress } from '../object/heal/background.ts';
+import { DriveHealer } from '../object/heal/drive-healer.ts';
+import { Healer } from '../object/heal/healer.ts';
+import { HealSequences } from '../object/heal/sequences.ts';
+import { Supervisor, workerJob } from './supervisor.ts';
 
 export interface HealingOptions {
   layer: ServerPools;
@@ -54,6 +58,8 @@ export interface Healing {
   /** The admin route's worker ports. */
   readonly healWorker: HealWorker;
   readonly healingDrives: HealingDrives;
+  /** The background jobs, their order and state. */
+  readonly jobs: Supervisor;
   local(): LocalHealInfo;
   /** The data usage the scanners recorded (every node's), merged. */
   usage(): Promise<UsageReport | undefined>;
@@ -110,10 +116,20 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     hooks: [lifecycle],
     orphanAgeMs: config.orphanAgeMs,
   });
-  background.start();
-  drives.worker.start();
-  await sequences.resume().catch((err: unknown) => logger.warn({ event: 'heal_resume_failed', err }, 'could not resume persisted root heals'));
-  scanner.start();
+  const jobs = new Supervisor({ logger });
+  jobs.register(workerJob('heal-background', 'heals what reads and partial writes queued (MRF) and what the scanner found', background.worker, { start: () => background.start(), stop: () => background.stop() }));
+  jobs.register({
+    name: 'heal-sequences',
+    description: 'admin heal sequences and drive rebuilds; persisted root heals resume at start',
+    start: async () => {
+      await sequences.resume().catch((err: unknown) => logger.warn({ event: 'heal_resume_failed', err }, 'could not resume persisted root heals'));
+    },
+    stop: () => sequences.close(),
+    workers: () => sequences.running().map((s) => s.worker),
+  });
+  jobs.register(workerJob('drive-monitor', 'finds replaced or emptied drives and starts their rebuild', drives.worker, { after: ['heal-sequences'] }));
+  jobs.register(workerJob('scanner', 'walks the namespace: usage, heal checks, lifecycle rules', scanner.worker, { after: ['heal-background', 'drive-monitor'], start: () => scanner.start(), stop: () => scanner.stop() }));
+  await jobs.start();
   logger.info(
     { event: 'healing_started', scannerIntervalMs: config.scannerIntervalMs, scannerSpeed: config.scannerSpeed, healSpeed: config.healSpeed, deepSample: config.scannerDeepSample },
     'background heal, drive monitor and scanner running',
@@ -129,11 +145,7 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     healingDrives: { healing: () => drives.healing() },
     local: () => ({ node: o.node, background: background.progress(), scanner: scanner.progress(), healing: [...drives.healing()], sequences: sequences.running().length }),
     usage: () => readUsage(layer.sysRecords, layer.pools.count),
-    close: async () => {
-      await scanner.stop();
-      await drives.worker.stop();
-      await sequences.close();
-      await background.stop();
-    },
+    jobs,
+    close: () => jobs.stop(),
   };
 }
