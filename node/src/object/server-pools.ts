@@ -567,7 +567,9 @@ export class ServerPools implements ObjectLayer {
       // the caller sees the result: a read below quorum fails here, while the
       // S3 edge can still answer with a status instead of a cut connection.
       const src = await primed(range);
-      if (reuse) {
+      // The S3 GET reads `chunks` for inline versions too: one write of the inline bytes instead of
+      // a Readable and a stream pipeline (its AbortController and end-of-stream listeners) per request.
+      if (opts.reuseBuffers === true) {
         // The caller reads `chunks`; `body` only cancels (an unstarted generator runs no finally).
         const chunks = (async function* () {
           try {
