@@ -6,12 +6,11 @@
  * naming the node and the skew (`rpc_clock_skew`), not a bare "expired
  * token" from an address.
  */
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin } from './helpers/admin.ts';
-import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
+import { canUseMountNamespaces, skewedClockEnv, TestCluster } from './helpers/cluster.ts';
 
-const hasFaketime = spawnSync('faketime', ['-f', '+1s', 'true']).status === 0;
+const hasFaketime = skewedClockEnv('+1s') !== undefined;
 
 async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -27,7 +26,7 @@ describe.skipIf(!canUseMountNamespaces() || !hasFaketime)('clock skew per peer',
   beforeAll(async () => {
     c = await TestCluster.create({ nodes: 4, drivesPerNode: 1 });
     await Promise.all([1, 2, 3].map((k) => c.start(k)));
-    await c.start(4, { FAKETIME_DONT_FAKE_MONOTONIC: '1' }, ['faketime', '-f', '+3s']);
+    await c.start(4, skewedClockEnv('+3s'));
     await Promise.all([1, 2, 3, 4].map((k) => c.waitReady(k, 60_000)));
   }, 90_000);
   afterAll(async () => {
@@ -48,7 +47,7 @@ describe.skipIf(!canUseMountNamespaces() || !hasFaketime)('clock skew per peer',
 
   it('a peer 10 minutes ahead has its calls refused as clock skew, naming the node', async () => {
     await c.stop(4);
-    await c.start(4, { FAKETIME_DONT_FAKE_MONOTONIC: '1' }, ['faketime', '-f', '+600s']);
+    await c.start(4, skewedClockEnv('+600s'));
     await until('node 1 to refuse node 4 for its clock', async () => /"event":"rpc_clock_skew"[^\n]*"node":"127\.0\.0\.4:\d+"/.test(await c.logs(1)));
     const line = (await c.logs(1)).split('\n').find((l) => l.includes('"event":"rpc_clock_skew"'))!;
     const rec = JSON.parse(line) as { skewMs: number; msg: string };

@@ -21,7 +21,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -30,12 +30,26 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { Agent as HttpsAgent } from 'node:https';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent, request } from 'undici';
+import type { NetNamespaces } from './netns.ts';
 import { mountTmpfs, unmountUnder } from './tmpfs.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const NODE_BIN = join(REPO, 'node_modules/.bin/node');
 /** The program each node runs with `server <volume>`: the real `svc` command. */
 const SVC_JS = join(REPO, 'node/bin/svc.js');
+
+/**
+ * Environment that runs a node with its clock `offset` off (libfaketime,
+ * e.g. `+600s`), or undefined when libfaketime is not installed. The
+ * library is preloaded into the node itself: the `faketime` wrapper forks,
+ * and stopping it would leave the node running.
+ */
+export function skewedClockEnv(offset: string): Record<string, string> | undefined {
+  const lib = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib']
+    .map((d) => join(d, 'faketime', 'libfaketimeMT.so.1'))
+    .find((p) => existsSync(p));
+  return lib === undefined ? undefined : { LD_PRELOAD: lib, FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+}
 
 /** True when this machine can give a process its own mount namespace. */
 export function canUseMountNamespaces(): boolean {
@@ -99,6 +113,12 @@ export interface ClusterOptions {
    * and the CA the test's own clients trust.
    */
   tls?: { readonly ca: string; readonly certsDir: (k: number) => string };
+  /**
+   * Each node in a network namespace of its own on a private bridge
+   * (`netns.ts`): addresses 10.A.B.K instead of 127.0.0.K, and faults on a
+   * node's link (partition, slow). The caller owns it (closes it after the cluster).
+   */
+  network?: NetNamespaces;
 }
 
 interface NodeProc {
@@ -140,8 +160,9 @@ export class TestCluster {
       this.volumes = pools.volumes(port, this.sharedPath);
     } else {
       this.#ranges = pools ?? [{ nodes: [1, opts.nodes], drivesPerNode: opts.drivesPerNode }];
+      const hosts = (a: number, b: number) => opts.network?.ellipsis(a, b) ?? `127.0.0.{${a}...${b}}`;
       this.volumes = this.#ranges.map(
-        (p, i) => `${opts.tls ? 'https' : 'http'}://127.0.0.{${p.nodes[0]}...${p.nodes[1]}}:${port}${join(this.sharedPath, this.#poolDir(i))}/d{1...${p.drivesPerNode}}`,
+        (p, i) => `${opts.tls ? 'https' : 'http'}://${hosts(p.nodes[0], p.nodes[1])}:${port}${join(this.sharedPath, this.#poolDir(i))}/d{1...${p.drivesPerNode}}`,
       );
     }
     this.volume = this.volumes[0]!;
@@ -205,7 +226,12 @@ export class TestCluster {
   }
 
   host(k: number): string {
-    return `127.0.0.${k}`;
+    return this.#opts.network?.ip(k) ?? `127.0.0.${k}`;
+  }
+
+  /** Node K's process id while it runs (`nsenter` into its mount namespace, `/proc`). */
+  pid(k: number): number | undefined {
+    return this.#procs.get(k)?.child.pid;
   }
 
   url(k: number): string {
@@ -262,7 +288,9 @@ export class TestCluster {
     // --rbind: the node's folder with the drive mounts inside it (tmpfsBytes).
     const script = 'mount --rbind "$SVC_TEST_OWN_DIR" "$SVC_TEST_SHARED_DIR" && exec $SVC_TEST_WRAP "$SVC_TEST_NODE" "$SVC_TEST_SVC_JS" server "$@"';
     const volumes = this.volumes.slice(0, this.#active);
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'svc-node', ...volumes], {
+    const unshare = ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, 'svc-node', ...volumes];
+    const [cmd, ...args] = this.#opts.network ? [...this.#opts.network.wrap(k), ...unshare] : unshare;
+    const child = spawn(cmd!, args, {
       cwd: REPO,
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
