@@ -72,6 +72,8 @@ export function httpServerOptions(limits: HttpLimits): ServerOptions {
 
 interface Watched {
   readonly req: IncomingMessage;
+  /** The request's connection, kept here: `req.socket` may be null by the time a sweep looks (seen after a SIGSTOP/SIGCONT). */
+  readonly socket: Socket;
   readonly res: ServerResponse;
   readonly kind: WatchKind;
   windowAt: number;
@@ -202,7 +204,7 @@ export class HttpGuard {
     }
     // Node arms `server.timeout` once per connection; a keep-alive connection's later requests need it again.
     socket.setTimeout(this.#o.limits.idleTimeoutMs);
-    const w: Watched = { req, res, kind, windowAt: this.#o.clock.now(), windowBytes: socket.bytesRead, fired: false };
+    const w: Watched = { req, res, socket, kind, windowAt: this.#o.clock.now(), windowBytes: socket.bytesRead, fired: false };
     this.#active.set(socket, w);
     this.#served.add(socket);
     res.once('close', () => {
@@ -293,8 +295,8 @@ export class HttpGuard {
     }
     const { bodyTimeoutMs, bodyMinBytes } = this.#o.limits;
     for (const w of this.#active.values()) {
-      if (w.kind !== 'client' || w.fired || w.req.complete) continue;
-      const bytes = w.req.socket.bytesRead;
+      if (w.kind !== 'client' || w.fired || w.req.complete || w.socket.destroyed) continue;
+      const bytes = w.socket.bytesRead;
       // Only time the server spends waiting on the client counts.
       const waiting = w.req.readableFlowing !== null && w.req.readableLength === 0;
       if (!waiting || bytes - w.windowBytes >= Math.max(1, bodyMinBytes)) {
@@ -310,14 +312,13 @@ export class HttpGuard {
   }
 
   #fields(w: Watched): Record<string, unknown> {
-    return { listener: this.#o.listener, remote: normaliseAddress(w.req.socket.remoteAddress), method: w.req.method, path: (w.req.url ?? '/').split('?')[0] };
+    return { listener: this.#o.listener, remote: normaliseAddress(w.socket.remoteAddress), method: w.req.method, path: (w.req.url ?? '/').split('?')[0] };
   }
 
   /** Answers a stalled request `RequestTimeout` (clients) and closes its connection. */
   #timeout(w: Watched, why: 'body' | 'idle'): void {
     w.fired = true;
-    const { req, res } = w;
-    const socket = req.socket;
+    const { req, res, socket } = w;
     this.#log.warn(
       'http_request_timeout',
       { ...this.#fields(w), reason: why === 'body' ? `body delivered less than ${this.#o.limits.bodyMinBytes} bytes in ${this.#o.limits.bodyTimeoutMs} ms` : `nothing received for ${this.#o.limits.idleTimeoutMs} ms` },
