@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { nativeAddon } from '../src/erasure/native.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { SYS_VOL } from '../src/storage/drive.ts';
 import { runDriveConformance, version } from './drive-conformance.ts';
+import { canMountTmpfs, mountTmpfs, unmountTmpfs } from './helpers/tmpfs.ts';
 
 // Both ways a local drive reads and publishes whole files: the native pool
 // jobs (native/fileio.c, the default when the addon is built) with O_DIRECT
@@ -148,6 +150,28 @@ describe.each([true, false])('LocalDrive whole-file writes (native jobs: %s)', (
         expect((await readdir(root)).includes('deep')).toBe(false);
       }
     } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!canMountTmpfs())('LocalDrive on a file system remounted read-only', () => {
+  it('says read-only while writes are refused, and stops saying it once the file system takes writes again', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'svc-drive-ro-'));
+    mountTmpfs(root, 8 << 20);
+    try {
+      const drive = new LocalDrive(root);
+      await drive.init();
+      await drive.makeVol('b');
+      expect(spawnSync('mount', ['-o', 'remount,ro', root]).status).toBe(0);
+      await expect(drive.writeAll('b', 'k/xl.meta', Buffer.from('x'))).rejects.toMatchObject({ code: 'DiskNotFound' });
+      expect((await drive.diskInfo()).issues?.map((i) => i.kind)).toContain('read-only');
+      expect(spawnSync('mount', ['-o', 'remount,rw', root]).status).toBe(0);
+      // Not a minute later: the next probe (readiness, placement, the set's write check) sees it writable.
+      expect((await drive.diskInfo()).issues?.map((i) => i.kind) ?? []).not.toContain('read-only');
+      await drive.writeAll('b', 'k/xl.meta', Buffer.from('x'));
+    } finally {
+      unmountTmpfs(root);
       await rm(root, { recursive: true, force: true });
     }
   });

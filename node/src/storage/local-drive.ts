@@ -329,6 +329,18 @@ export class LocalDrive implements Drive {
     this.#issues.delete(kind);
   }
 
+  /** Whether a small file can be created in the drive's temp folder now. */
+  async #writable(): Promise<boolean> {
+    const probe = join(this.root, SYS_VOL, TMP_DIR, `${randomUUID()}.probe`);
+    try {
+      await fsp.writeFile(probe, '');
+      await fsp.unlink(probe);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Issues still in force. */
   issues(): DriveIssue[] {
     const now = Date.now();
@@ -350,6 +362,9 @@ export class LocalDrive implements Drive {
       // Full while less than a MiB is free; space freed clears it at once (a refused write noted it for a minute).
       if (free < FULL_BELOW_BYTES) this.noteIssue('full', `${free} bytes free: writes are refused (XSvcStorageFull)`, 10_000);
       else this.clearIssue('full');
+      // Read-only (a refused write noted it for a minute): a write probe clears it the moment the
+      // file system takes writes again (remounted), or the set would refuse writes it can take.
+      if (this.#issues.has('read-only') && (await this.#writable())) this.clearIssue('read-only');
       const issues = this.issues();
       return {
         id: fmt.id,
