@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../util/clock.ts';
 import { silentLogger } from '../util/logger.ts';
-import { ClockSkews } from './clock-skew.ts';
+import { ClockSkews, CONFIRM_MS } from './clock-skew.ts';
 import { DEAD_OWNER_AFTER_MS, LOCK_VALIDITY_MS, LockServer } from './lock-server.ts';
 
 const args = (uid: string, owner: string) => ({ uid, owner, resources: ['b/k'] });
@@ -33,21 +33,42 @@ describe('lock server: a dead holder', () => {
 });
 
 describe('clock skew per peer', () => {
-  it('smooths what the calls show, warns once a minute above the bound, and lists every peer', async () => {
+  it('takes the least delayed call, warns once the skew held for a while and then once a minute, and lists every peer', async () => {
     const clock = new ManualClock(5_000_000);
     const warnings: unknown[] = [];
     const logger = { ...silentLogger, warn: (o: unknown) => warnings.push(o) } as unknown as typeof silentLogger;
     const k = new ClockSkews({ clock, logger });
-    k.record('b:9000', 5);
     k.record('b:9000', 15);
-    expect(k.list()).toEqual([{ peer: 'b:9000', skewMs: 7, at: 5_000_000 }]);
+    k.record('b:9000', 5);
+    k.record('b:9000', 9);
+    expect(k.list()).toEqual([{ peer: 'b:9000', skewMs: 5, at: 5_000_000 }]);
     expect(warnings).toEqual([]);
     k.record('c:9000', -3_000);
-    k.record('c:9000', -3_100);
+    k.record('c:9000', -2_900);
+    expect(warnings).toEqual([]);
+    await clock.advance(CONFIRM_MS);
+    k.record('c:9000', -2_950);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ event: 'peer_clock_skew', peer: 'c:9000', skewMs: -3000 });
     await clock.advance(61_000);
     k.record('c:9000', -3_000);
     expect(warnings).toHaveLength(2);
+  });
+
+  it('does not take calls that queued while this node was frozen for a clock off', async () => {
+    const clock = new ManualClock(5_000_000);
+    const warnings: unknown[] = [];
+    const logger = { ...silentLogger, warn: (o: unknown) => warnings.push(o) } as unknown as typeof silentLogger;
+    const k = new ClockSkews({ clock, logger });
+    k.record('b:9000', 3);
+    await clock.advance(12_000);
+    // SIGCONT: the calls sent during the 12 s stop arrive at once, each as late as it waited.
+    for (const late of [12_000, 9_000, 6_000, 2_500]) k.record('b:9000', late);
+    await clock.advance(CONFIRM_MS);
+    k.record('b:9000', 4);
+    await clock.advance(CONFIRM_MS);
+    k.record('b:9000', 2);
+    expect(warnings).toEqual([]);
+    expect(k.list()[0]!.skewMs).toBe(2);
   });
 });
