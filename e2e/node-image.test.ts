@@ -93,7 +93,7 @@ describe.skipIf(missing !== undefined)('storage-node image', () => {
 
     it('runs as uid 10001 on a read-only root filesystem, drives owned by that uid; the S3 round trip uses the Secret key', async () => {
       const inspect = await pod.container.exec(['node', '-e', 'process.stdout.write(JSON.stringify({uid: process.getuid(), gid: process.getgid()}))']);
-      expect(JSON.parse(inspect.output)).toEqual({ uid: 10001, gid: 10001 });
+      expect(JSON.parse(inspect.stdout)).toEqual({ uid: 10001, gid: 10001 });
       const write = await pod.container.exec(['node', '-e', "require('fs').writeFileSync('/opt/svc/x', 'x')"]);
       expect(write.exitCode).not.toBe(0);
       expect(write.output).toContain('EROFS');
@@ -124,7 +124,7 @@ describe.skipIf(missing !== undefined)('storage-node image', () => {
     it('serves every file of the web console as built', async () => {
       const m = await pod.container.exec(['cat', '/opt/svc/node/build/console/manifest.json']);
       expect(m.exitCode).toBe(0);
-      const manifest = JSON.parse(m.output) as { files: { path: string; type: string; sha256: string }[] };
+      const manifest = JSON.parse(m.stdout) as { files: { path: string; type: string; sha256: string }[] };
       expect(manifest.files.length).toBeGreaterThan(10);
       const root = `http://${pod.ip}:9001/svc/console/`;
       for (const f of manifest.files) {

@@ -89,13 +89,18 @@ async function operatorPods(env: Env): Promise<{ name: string; ready: boolean; l
   );
 }
 
-/** Bounded wait until exactly one operator process leads (a new leader takes an expired lease within its duration). */
-async function oneLeader(env: Env): Promise<{ name: string; ready: boolean; leading: boolean }[]> {
-  const end = Date.now() + 40_000;
+/**
+ * Bounded wait until exactly one operator process leads (a new leader takes an expired lease within
+ * its duration) and no pod of `gone` is left: `helm --wait` returns once the new pods are ready,
+ * while the old ones may still be terminating (their object goes when the process exited), as on
+ * Kubernetes.
+ */
+async function oneLeader(env: Env, gone: readonly string[] = []): Promise<{ name: string; ready: boolean; leading: boolean }[]> {
+  const end = Date.now() + 60_000;
   for (;;) {
     const pods = await operatorPods(env);
-    if (pods.filter((p) => p.leading).length === 1) return pods;
-    if (Date.now() > end) throw new Error(`no single leader: ${JSON.stringify(pods)}`);
+    if (pods.filter((p) => p.leading).length === 1 && !pods.some((p) => gone.includes(p.name))) return pods;
+    if (Date.now() > end) throw new Error(`no single leader, or old pods still there (${gone.join(', ')}): ${JSON.stringify(pods)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -129,7 +134,7 @@ describe.each([1, 2])('operator chart: helm install N, helm upgrade --wait to N+
     const before = (await operatorPods(env)).map((p) => p.name);
     const r = await helmIn(env, ['upgrade', 'ops', chartVersion('0.1.1', 'n-plus-1'), '--namespace', OPERATOR_NS, '--set', `replicaCount=${replicas}`, '--wait', '--timeout', '3m']);
     expect(r.code, r.out).toBe(0);
-    const pods = await oneLeader(env);
+    const pods = await oneLeader(env, before);
     expect(pods).toHaveLength(replicas);
     expect(pods.every((p) => p.ready)).toBe(true);
     expect(pods.map((p) => p.name).filter((n) => before.includes(n))).toEqual([]);
@@ -157,9 +162,10 @@ describe.each([1, 2])('operator chart: helm install N, helm upgrade --wait to N+
     const after = await oneLeader(env);
     expect(after.find((p) => p.leading)!.name).toBe(before.find((p) => p.leading)!.name);
     // Back to a good release.
+    const broken = (await operatorPods(env)).map((p) => p.name);
     const fixed = await helmIn(env, ['upgrade', 'ops', chartVersion('0.1.10'), '--namespace', OPERATOR_NS, '--wait', '--timeout', '3m']);
     expect(fixed.code, fixed.out).toBe(0);
-    expect((await oneLeader(env)).every((p) => p.ready)).toBe(true);
+    expect((await oneLeader(env, broken)).every((p) => p.ready)).toBe(true);
   }, 400_000);
 
   it.runIf(replicas === 1)('CRDs: another release with --skip-crds leaves the CRD alone, helm uninstall keeps it (and the clusters), kubectl apply --server-side --force-conflicts -f crds/ upgrades it', async () => {
