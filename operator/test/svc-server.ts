@@ -1,7 +1,10 @@
 /**
  * A real `svc server` process for contract tests: local-path pools under a
  * fresh temp dir, listening on 127.0.0.1:<free port>. The program is the
- * repository's own `node/bin/svc.js`, started as a user would.
+ * repository's own `node/bin/svc.js`, started as a user would. As root each
+ * drive is a small file system of its own (tmpfs): temp-dir drives all report
+ * the host disk, and the decommission's capacity rule would then depend on
+ * how full that disk is.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,6 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { canMountTmpfs, mountTmpfs, unmountUnder } from '../../node/test/helpers/tmpfs.ts';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const NODE_BIN = join(REPO, 'node_modules/.bin/node');
@@ -38,7 +42,10 @@ export async function startSvcServer(opts: { pools: number; drives: number }): P
   const base = await mkdtemp(join(tmpdir(), 'svc-admin-contract-'));
   const pools: string[] = [];
   for (let p = 0; p < opts.pools; p++) {
-    for (let d = 1; d <= opts.drives; d++) await mkdir(join(base, `p${p}`, `d${d}`), { recursive: true });
+    for (let d = 1; d <= opts.drives; d++) {
+      await mkdir(join(base, `p${p}`, `d${d}`), { recursive: true });
+      if (canMountTmpfs()) mountTmpfs(join(base, `p${p}`, `d${d}`), 256 * 1024 * 1024);
+    }
     pools.push(join(base, `p${p}`, `d{1...${opts.drives}}`));
   }
   const port = await freePort();
@@ -88,6 +95,7 @@ export async function startSvcServer(opts: { pools: number; drives: number }): P
         await exited;
         clearTimeout(t);
       }
+      unmountUnder(base);
       await rm(base, { recursive: true, force: true });
     },
   };
