@@ -170,7 +170,9 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
     http = undefined;
 
     for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`));
-    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS, { SVC_KMS_SECRET_KEY: `bench-key:${randomBytes(32).toString('base64')}` });
+    // The same key store for the restarts below: the identity store is sealed with it once it exists.
+    const kms = { SVC_KMS_SECRET_KEY: `bench-key:${randomBytes(32).toString('base64')}` };
+    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS, kms);
     const s3 = client(svc.port, agent);
     await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
     ctx.info(`server pid ${svc.pid}; figures per server CPU-second count every server thread; N = ${BIG_COUNT} large, ${SMALL_COUNT} small`);
@@ -189,7 +191,7 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
     s3.destroy();
     await svc.stop();
     svc = undefined;
-    await streamed(ctx, () => ServerProcess.svc([join(base, 'd{1...4}')], CREDS), agent);
+    await streamed(ctx, () => ServerProcess.svc([join(base, 'd{1...4}')], CREDS, kms), agent);
   } finally {
     agent.destroy();
     await http?.stop();
