@@ -3,11 +3,18 @@
  * pools of four temp-dir drives (its console on its own port), an S3 client
  * for checking what the console did, and a small console API client that
  * keeps the session cookie and CSRF token as the page does.
+ *
+ * A node of several pools keeps all its drives on one small file system of
+ * its own when it can (tmpfs, as root): still one file system shared by every
+ * drive, but its capacity no longer follows the host disk, whose fill would
+ * decide whether a decommission passes its capacity rule (free of the
+ * remaining pools >= 1.3 x use of the drained one).
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runSvc, type SvcRun, tempDir } from '../svc-process.ts';
+import { canMountTmpfs, mountTmpfs, unmountUnder } from './tmpfs.ts';
 
 export const CONSOLE_ACCESS_KEY = 'console-admin';
 /** Distinctive, so a test can look for it in everything the console sends. */
@@ -26,6 +33,7 @@ export interface ConsoleNode {
 
 export async function startConsoleNode(pools = 1, env: Record<string, string> = {}): Promise<ConsoleNode> {
   const base = tempDir('console');
+  if (pools > 1 && canMountTmpfs()) mountTmpfs(base, 2 * 1024 * 1024 * 1024);
   const drives = Array.from({ length: pools }, (_, p) =>
     Array.from({ length: 4 }, (_, d) => {
       const dir = join(base, `p${p}`, `d${d + 1}`);
@@ -46,6 +54,7 @@ export async function startConsoleNode(pools = 1, env: Record<string, string> = 
     async stop() {
       s3.destroy();
       await run.stop();
+      unmountUnder(base);
       rmSync(base, { recursive: true, force: true });
     },
   };
