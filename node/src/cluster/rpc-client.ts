@@ -284,7 +284,11 @@ export class PeerClient {
           call.progressAt = blockedSince;
           // The transport took the previous chunk: the peer is reading.
           heard();
-          yield chunk;
+          // A copy: the stream reads ahead and the socket queues what it cannot send yet,
+          // while the source (Drive.createFile's contract) recycles a chunk as soon as the
+          // next is pulled: a recycled frame went out overwritten and the peer refused it
+          // ("bitrot check while written") whenever the link was slow or the node loaded.
+          yield Buffer.copyBytesFrom(chunk);
           blockedSince = undefined;
           // Waiting on our own source is no silence of the peer's.
           call.progressAt = Number.POSITIVE_INFINITY;

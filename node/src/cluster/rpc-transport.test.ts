@@ -61,6 +61,20 @@ function startServer(port = 0) {
         return { args, n, s };
       },
     },
+    slowsum: {
+      kind: 'upload',
+      handle: async (_args, body) => {
+        // A peer that reads slowly: the sender's socket buffers fill up.
+        let s = 0;
+        let n = 0;
+        for await (const c of body) {
+          n += (c as Buffer).length;
+          for (const b of c as Buffer) s = (s + b) % 65521;
+          await new Promise((r) => setTimeout(r, 2));
+        }
+        return { n, s };
+      },
+    },
     bytes: {
       kind: 'download',
       handle: async (args) => {
@@ -215,6 +229,28 @@ describe('internode RPC transport', () => {
     })().catch((e: unknown) => e);
     expect(partial.length).toBe(4);
     expect((err as SvcError).code).toBe('FileCorrupt');
+  });
+
+  it('an upload whose source reuses its buffer once the next chunk is pulled arrives intact at a slow peer', async () => {
+    const s = startServer();
+    const port = await s.port;
+    closers.push(async () => void s.server.close());
+    const c = client(port);
+    // The Drive.createFile contract: the consumer is done with a chunk when it pulls the next,
+    // so the producer refills the same buffer (as the object layer recycles its frame buffers).
+    const buf = Buffer.alloc(256 * 1024);
+    const chunks = 64;
+    async function* source() {
+      for (let i = 0; i < chunks; i++) {
+        buf.fill(i % 251);
+        yield buf;
+      }
+    }
+    let want = 0;
+    for (let i = 0; i < chunks; i++) want = (want + (i % 251) * buf.length) % 65521;
+    const up = (await c.rpcUpload(storagePath('/data/d1', 'slowsum'), [], source())) as { n: number; s: number };
+    expect(up.n).toBe(chunks * buf.length);
+    expect(up.s).toBe(want);
   });
 
   it('an upload whose source fails reports the source error and keeps the peer online', async () => {
