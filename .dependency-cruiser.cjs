@@ -10,7 +10,7 @@ const NODE_LAYERS = [
   ['topology', 'erasure', 'iam', 'replication', 'tls', 'telemetry'],
   ['crypto', 'storage'],
   ['cluster', 'object'],
-  ['notify'],
+  ['notify', 'replicator'],
   ['background'],
   ['api'],
   ['server'],

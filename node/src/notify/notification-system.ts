@@ -19,6 +19,7 @@
  *     once the target acknowledged it, retrying with backoff (1 s doubling
  *     to 60 s) while it fails: at least once, per target in queue order.
  */
+import { ParsedConfigCache } from '../object/parsed-config-cache.ts';
 import { join } from 'node:path';
 import type { NotifyTargetReport } from '../object/admin/services.ts';
 import type { Change, ChangeKind, PostCommitHook, PostCommitTicket } from '../object/post-commit.ts';
@@ -222,7 +223,7 @@ export class NotificationSystem implements PostCommitHook {
   readonly #seq = new Sequencer();
   readonly #listeners = new Set<Listener>();
   /** Each bucket's last parsed configuration with its bytes. */
-  readonly #parsed = new Map<string, { raw: Buffer; c: NotificationConfig }>();
+  readonly #parsed = new ParsedConfigCache<NotificationConfig>((raw) => decodeNotificationConfig(raw)!);
 
   constructor(o: NotificationSystemOptions) {
     this.#layer = o.layer;
@@ -284,18 +285,7 @@ export class NotificationSystem implements PostCommitHook {
 
   async #config(bucket: string): Promise<NotificationConfig | undefined> {
     const raw = await this.#layer.getBucketConfig(bucket, 'notification');
-    if (!raw) {
-      this.#parsed.delete(bucket);
-      return undefined;
-    }
-    const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-    let hit = this.#parsed.get(bucket);
-    if (hit === undefined || !hit.raw.equals(bytes)) {
-      hit = { raw: Buffer.from(bytes), c: decodeNotificationConfig(raw)! };
-      if (this.#parsed.size > 1024) this.#parsed.clear();
-      this.#parsed.set(bucket, hit);
-    }
-    return hit.c;
+    return this.#parsed.get(bucket, raw);
   }
 
   #event(name: EventName, c: Pick<Change, 'bucket' | 'key' | 'versionId' | 'time' | 'size' | 'etag' | 'contentType' | 'userMeta' | 'origin'>): ObjectEvent {

@@ -23,6 +23,7 @@ import type { NamespaceLocker } from './ns-lock.ts';
 import { checkWritePreconditions, storedHeaders, toChecksum, toObjectInfo } from './object-info.ts';
 import { lockOf, newVersionLock, withLock } from './object-lock.ts';
 import { hashOrder } from './placement.ts';
+import { replicaMeta } from './replication-status.ts';
 import { type ChangeOrigin, createdChange, type PostCommitHook, withPostCommit } from './post-commit.ts';
 import type { Pool, Pools } from './pools.ts';
 import { majority, readQuorum, type VersionGroup, writeQuorum } from './quorum.ts';
@@ -74,6 +75,10 @@ export interface MultipartOptions {
   /** The post-commit hook a completed upload's new version is reported through. */
   postCommit?: () => PostCommitHook | undefined;
 }
+
+/** Upload record keys of a replica's upload: the version id and mod time its completion takes. */
+const REPLICA_UPLOAD_VID = 'replicaVid';
+const REPLICA_UPLOAD_MTIME = 'replicaMtime';
 
 export class Multipart {
   readonly #pools: Pools;
@@ -155,6 +160,11 @@ export class Multipart {
     if (sealed) Object.assign(sysMeta, sealed.sysMeta);
     // The retention and legal hold asked for, kept for the completed version.
     Object.assign(sysMeta, withLock({}, opts.lock ?? {}));
+    // A replica's upload keeps the source's version id and time for its completion.
+    if (opts.replica && opts.versionId !== undefined) {
+      sysMeta[REPLICA_UPLOAD_VID] = opts.versionId;
+      sysMeta[REPLICA_UPLOAD_MTIME] = String(opts.modTime?.getTime() ?? this.#clock.now());
+    }
     const dist = hashOrder(`${bucket}/${key}`, set.width);
     const v: FileVersion = {
       versionId: UPLOAD_VERSION_ID,
@@ -323,7 +333,8 @@ export class Multipart {
         if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
         checkWritePreconditions(opts.preconditions, res.kind === 'found' ? res.group.version : undefined);
       }
-      const versionId = meta.versioning === 'Enabled' ? randomUUID() : 'null';
+      const replicaVid = up.sysMeta[REPLICA_UPLOAD_VID];
+      const versionId = replicaVid ?? (meta.versioning === 'Enabled' ? randomUUID() : 'null');
       const lockCfg = await this.#gov.lockConfig(bucket);
       await this.#gov.guardNullReplace(set, bucket, path, versionId, lockCfg);
       const wq = writeQuorum(e.data, e.parity);
@@ -350,12 +361,13 @@ export class Multipart {
       const md5 = createHash('md5');
       for (const r of chosen) md5.update(Buffer.from(r.e, 'hex'));
       const etag = `${md5.digest('hex')}-${chosen.length}`;
-      const now = this.#clock.now();
+      const now = replicaVid !== undefined ? Number(up.sysMeta[REPLICA_UPLOAD_MTIME]) : this.#clock.now();
       const size = chosen.reduce((a, r) => a + r.s, 0);
       // The bucket's default retention applies from the completion (unless the upload asked for one).
       const lock = newVersionLock(lockCfg, lockOf(up.sysMeta), now);
       const sysMeta: Record<string, string> = withLock(up.sysMeta.acl ? { acl: up.sysMeta.acl } : {}, lock);
       for (const k of Object.values(SSE_META)) if (up.sysMeta[k] !== undefined) sysMeta[k] = up.sysMeta[k];
+      if (replicaVid !== undefined) Object.assign(sysMeta, replicaMeta(this.#clock.now()));
       const version: FileVersion = {
         versionId,
         modTime: now,
@@ -378,7 +390,9 @@ export class Multipart {
       if (cs) version.checksum = cs;
       const staged: StagedShards = { size, shardBytes: 0, inline: false, inlineData: [], alive, stagePath: dir, dataDir: up.dataDir };
       const info = toObjectInfo(bucket, key, version, true);
-      await withPostCommit(this.#postCommit?.(), createdChange(info, 'multipart', opts.origin), () => set.commit(staged, version, bucket, path, bucket, key));
+      const change = createdChange(info, 'multipart', opts.origin);
+      if (replicaVid !== undefined) change.replica = true;
+      await withPostCommit(this.#postCommit?.(), change, (extra) => set.commit(staged, Object.keys(extra).length === 0 ? version : { ...version, sysMeta: { ...sysMeta, ...extra } }, bucket, path, bucket, key));
       return info;
     } finally {
       unlock();

@@ -2,6 +2,7 @@
  * Conversions between the stored version record and the contract's
  * `ObjectInfo`, plus precondition checks. Pure.
  */
+import { replicationStatus } from './replication-status.ts';
 import type { FileVersion } from '../storage/drive.ts';
 import { SvcError } from '../util/errors.ts';
 import { lockOf } from './object-lock.ts';
@@ -41,6 +42,8 @@ export function toObjectInfo(bucket: string, key: string, v: FileVersion, isLate
   if (c) info.checksum = c;
   if (v.sysMeta.acl) info.acl = v.sysMeta.acl;
   if (sse) info.sse = sse;
+  const rs = replicationStatus(v.sysMeta);
+  if (rs) info.replicationStatus = rs;
   const lock = lockOf(v.sysMeta);
   if (lock.mode !== undefined || lock.legalHold !== undefined) {
     info.lock = {

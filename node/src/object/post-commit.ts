@@ -40,10 +40,20 @@ export interface Change {
   etag?: string;
   contentType?: string;
   userMeta?: Record<string, string>;
+  /** URL-encoded tag set of a new version (replication rules filter on tags). */
+  tags?: string;
+  /** The change was made by replication from another site (it is not replicated again). */
+  replica?: boolean;
   origin?: ChangeOrigin;
 }
 
 export interface PostCommitTicket {
+  /**
+   * Internal metadata the consumer wants recorded with the new version or
+   * delete marker (replication's PENDING status); the write path merges it
+   * into what it commits. Ignored for a removed version.
+   */
+  readonly sysMeta?: Readonly<Record<string, string>>;
   /** The change is durable (write quorum reached). */
   committed(): Promise<void>;
   /** The change did not happen. */
@@ -60,20 +70,54 @@ export interface PostCommitHook {
 }
 
 /**
- * Runs `commit` between `prepare` and the ticket's outcome. A failing
- * `abandoned` never hides the commit's own error.
+ * Runs `commit` between `prepare` and the ticket's outcome; `commit` gets
+ * the internal metadata the consumers asked to record (`{}` when none). A
+ * failing `abandoned` never hides the commit's own error.
  */
-export async function withPostCommit<T>(hook: PostCommitHook | undefined, change: Change | undefined, commit: () => Promise<T>): Promise<T> {
+export async function withPostCommit<T>(hook: PostCommitHook | undefined, change: Change | undefined, commit: (sysMeta: Readonly<Record<string, string>>) => Promise<T>): Promise<T> {
   const ticket = hook && change ? await hook.prepare(change) : undefined;
   let result: T;
   try {
-    result = await commit();
+    result = await commit(ticket?.sysMeta ?? {});
   } catch (err) {
     await ticket?.abandoned().catch(() => undefined);
     throw err;
   }
   await ticket?.committed();
   return result;
+}
+
+/**
+ * Several consumers as one hook, asked in order: a throw abandons the
+ * tickets already given; the tickets' metadata is merged; every ticket is
+ * told the outcome (a failing `committed` of one does not keep the others
+ * from theirs; the first failure is thrown after).
+ */
+export function combineHooks(hooks: readonly PostCommitHook[]): PostCommitHook | undefined {
+  if (hooks.length <= 1) return hooks[0];
+  return {
+    async prepare(change) {
+      const tickets: PostCommitTicket[] = [];
+      try {
+        for (const h of hooks) {
+          const t = await h.prepare(change);
+          if (t) tickets.push(t);
+        }
+      } catch (err) {
+        await Promise.all(tickets.map((t) => t.abandoned().catch(() => undefined)));
+        throw err;
+      }
+      if (tickets.length === 0) return undefined;
+      if (tickets.length === 1) return tickets[0];
+      const sysMeta = Object.assign({}, ...tickets.map((t) => t.sysMeta ?? {})) as Record<string, string>;
+      const all = async (f: (t: PostCommitTicket) => Promise<void>) => {
+        const rs = await Promise.allSettled(tickets.map(f));
+        const bad = rs.find((r) => r.status === 'rejected');
+        if (bad) throw (bad as PromiseRejectedResult).reason;
+      };
+      return { sysMeta, committed: () => all((t) => t.committed()), abandoned: () => all((t) => t.abandoned()) };
+    },
+  };
 }
 
 /** The change a new version makes, from what it will read as. */
@@ -88,6 +132,7 @@ export function createdChange(info: ObjectInfo, cause: Change['cause'], origin: 
     size: info.size,
     etag: info.etag,
     userMeta: info.userMeta,
+    tags: info.tags,
   };
   if (info.contentHeaders.contentType !== undefined) c.contentType = info.contentHeaders.contentType;
   if (origin) c.origin = origin;

@@ -27,7 +27,8 @@ import { MrfQueue } from './mrf.ts';
 import { Multipart } from './multipart.ts';
 import { ObjectMover } from './object-move.ts';
 import { LocalNamespaceLocker, type NamespaceLocker } from './ns-lock.ts';
-import { type Change, type ChangeOrigin, createdChange, type PostCommitHook, withPostCommit } from './post-commit.ts';
+import { type Change, type ChangeOrigin, combineHooks, createdChange, type PostCommitHook, withPostCommit } from './post-commit.ts';
+import { replicaMeta, type TargetStatus, withTargetStatus } from './replication-status.ts';
 import { Governance } from './governance.ts';
 import { checkReadPreconditions, checkWritePreconditions, newDeleteMarker, storedHeaders, toObjectInfo, withAcl } from './object-info.ts';
 import { assertRemovable, checkRetentionChange, lockOf, newVersionLock, withLock } from './object-lock.ts';
@@ -130,6 +131,8 @@ export class ServerPools implements ObjectLayer {
   #driveIssues: readonly DriveIssueReport[] = [];
   #blockedSets = new Set<string>();
   #postCommit: PostCommitHook | undefined;
+  /** The post-commit consumers by slot, asked in `POST_COMMIT_SLOTS` order. */
+  readonly #hooks = new Map<PostCommitSlot, PostCommitHook>();
 
   constructor(opts: ObjectLayerOptions) {
     this.mrf = opts.mrf ?? new MrfQueue();
@@ -311,8 +314,10 @@ export class ServerPools implements ObjectLayer {
    * version, delete marker and removed version, under the key's lock,
    * before the commit and after it.
    */
-  setPostCommitHook(hook: PostCommitHook | undefined): void {
-    this.#postCommit = hook;
+  setPostCommitHook(hook: PostCommitHook | undefined, slot: PostCommitSlot = 'events'): void {
+    if (hook) this.#hooks.set(slot, hook);
+    else this.#hooks.delete(slot);
+    this.#postCommit = combineHooks(POST_COMMIT_SLOTS.flatMap((s) => this.#hooks.get(s) ?? []));
   }
 
   /** The installed post-commit hook (lifecycle execution reports through it). */
@@ -430,14 +435,16 @@ export class ServerPools implements ObjectLayer {
       etag,
       contentHeaders: storedHeaders(opts.contentHeaders),
       userMeta: { ...(opts.userMeta ?? {}) },
-      sysMeta: withLock({ ...(opts.acl ? { acl: opts.acl } : {}), ...sealed?.sysMeta }, lock),
+      sysMeta: withLock({ ...(opts.acl ? { acl: opts.acl } : {}), ...sealed?.sysMeta, ...(opts.replica ? replicaMeta(this.#clock.now()) : {}) }, lock),
       storageClass: sc,
       tags: opts.tags ?? '',
       inline: staged.inline,
     };
     if (checksum) version.checksum = { ...checksum };
     const info = toObjectInfo(bucket, key, version, true);
-    await this.#commitLocked(set, staged, version, bucket, key, path, opts.preconditions, lockCfg !== undefined, createdChange(info, 'request', opts.origin));
+    const change = createdChange(info, 'request', opts.origin);
+    if (opts.replica) change.replica = true;
+    await this.#commitLocked(set, staged, version, bucket, key, path, opts.preconditions, lockCfg !== undefined, change);
     return info;
   }
 
@@ -471,7 +478,7 @@ export class ServerPools implements ObjectLayer {
         if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
         checkWritePreconditions(pre, res.kind === 'found' ? res.group.version : undefined);
       }
-      await withPostCommit(this.#postCommit, change, () => set.commit(staged, version, bucket, path, bucket, key));
+      await withPostCommit(this.#postCommit, change, (extra) => set.commit(staged, withSysMeta(version, extra), bucket, path, bucket, key));
     } catch (err) {
       // The staging belongs to this PUT: after a refused precondition or a
       // commit below quorum (already undone on the drives) it is discarded.
@@ -634,6 +641,7 @@ export class ServerPools implements ObjectLayer {
         const pools = loc ? [loc.pool] : this.#pools.list;
         // Only a version that was there makes an event (deleting nothing succeeds quietly, as S3 does).
         const change = loc ? removedChange(bucket, key, vid, this.#clock.now(), opts.origin) : undefined;
+        if (change && opts.replica) change.replica = true;
         await withPostCommit(this.#postCommit, change, async () => {
           for (const pool of pools) await this.#pools.setOf(pool, key).deleteVersion(bucket, path, vid, bucket, key, loc?.metas);
         });
@@ -642,12 +650,13 @@ export class ServerPools implements ObjectLayer {
       if (loc) this.#pools.checkAdmits(loc.pool);
       const pool = loc?.pool ?? (await this.#poolForNew(bucket, found));
       const set = this.#pools.setOf(pool, key);
-      const versionId = meta.versioning === 'Enabled' ? randomUUID() : 'null';
+      const versionId = opts.replica?.markerVersionId ?? (meta.versioning === 'Enabled' ? randomUUID() : 'null');
       // A suspended bucket's null marker replaces the null version: not a locked one.
       await this.governance.guardNullReplace(set, bucket, path, versionId, await this.governance.lockConfig(bucket));
-      const marker = newDeleteMarker(versionId, this.#clock.now());
-      const change: Change = { kind: 'delete-marker', cause: 'request', bucket, key, versionId, time: marker.modTime, ...(opts.origin ? { origin: opts.origin } : {}) };
-      await withPostCommit(this.#postCommit, change, () => set.writeMarker(bucket, path, marker, bucket, key));
+      const marker = newDeleteMarker(versionId, opts.replica?.modTime ?? this.#clock.now());
+      if (opts.replica) Object.assign(marker.sysMeta, replicaMeta(this.#clock.now()));
+      const change: Change = { kind: 'delete-marker', cause: 'request', bucket, key, versionId, time: marker.modTime, ...(opts.origin ? { origin: opts.origin } : {}), ...(opts.replica ? { replica: true } : {}) };
+      await withPostCommit(this.#postCommit, change, (extra) => set.writeMarker(bucket, path, withSysMeta(marker, extra), bucket, key));
       return { versionId, deleteMarker: true };
     } finally {
       unlock();
@@ -709,6 +718,31 @@ export class ServerPools implements ObjectLayer {
     } finally {
       unlock();
     }
+  }
+
+  /**
+   * Records one destination's replication status on a version or delete
+   * marker (in place, under the key's lock; its mod time is kept). False
+   * when the version is gone (removed before it was replicated).
+   */
+  async setReplicationStatus(bucket: string, key: string, versionId: string, arn: string, status: TargetStatus, remoteVersionId?: string): Promise<boolean> {
+    const unlock = await this.#locker.lock(bucket, key);
+    try {
+      const loc = await this.#pools.locate(bucket, key, versionId);
+      if (!loc) return false;
+      const cur = loc.group.version;
+      const next: FileVersion = { ...cur, sysMeta: withTargetStatus(cur.sysMeta, arn, status, remoteVersionId) };
+      delete next.inlineData;
+      await loc.set.updateMetadata(bucket, objectPath(key), next, bucket, key);
+      return true;
+    } finally {
+      unlock();
+    }
+  }
+
+  /** A version's internal metadata, undefined when absent; the caller holds the key's lock (post-commit consumers). */
+  async versionMeta(bucket: string, key: string, versionId: string): Promise<Record<string, string> | undefined> {
+    return (await this.#pools.locate(bucket, key, versionId))?.group.version.sysMeta;
   }
 
   // ---- listing
@@ -786,6 +820,15 @@ export class ServerPools implements ObjectLayer {
     await this.bucketSync.worker.stop();
     this.#buckets.clear();
   }
+}
+
+/** Which post-commit consumer a hook is; they are asked in this order. */
+export const POST_COMMIT_SLOTS = ['replication', 'events'] as const;
+export type PostCommitSlot = (typeof POST_COMMIT_SLOTS)[number];
+
+/** A version with the post-commit consumers' metadata added (itself when there is none). */
+function withSysMeta(v: FileVersion, extra: Readonly<Record<string, string>>): FileVersion {
+  return Object.keys(extra).length === 0 ? v : { ...v, sysMeta: { ...v.sysMeta, ...extra } };
 }
 
 function removedChange(bucket: string, key: string, versionId: string, time: number, origin: ChangeOrigin | undefined): Change {

@@ -84,6 +84,8 @@ export interface ObjectInfo {
   sse?: SseInfo;
   /** Object lock state of the version; absent when it never had a retention or legal hold. */
   lock?: ObjectLockInfo;
+  /** `x-amz-replication-status` (`replication-status.ts`); absent when no rule replicates the version. */
+  replicationStatus?: 'PENDING' | 'COMPLETED' | 'FAILED' | 'REPLICA';
 }
 
 export type SseType = 'SSE-S3' | 'SSE-KMS' | 'SSE-C';
@@ -199,6 +201,11 @@ export interface PutObjectOptions {
   lock?: ObjectLockRequest;
   /** The request behind the write (post-commit consumers: bucket events). */
   origin?: ChangeOrigin;
+  /**
+   * Written by replication from another site (with its `versionId` and
+   * `modTime`): recorded as a replica and never replicated again.
+   */
+  replica?: boolean;
 }
 
 export interface GetObjectOptions {
@@ -246,6 +253,12 @@ export interface DeleteObjectOptions {
   bypassGovernance?: boolean;
   /** The request behind the delete (post-commit consumers: bucket events). */
   origin?: ChangeOrigin;
+  /**
+   * A delete made by replication from another site: never replicated again.
+   * Without `versionId`, the delete marker takes `markerVersionId` and
+   * `modTime` (the source's), so both sites hold the same marker.
+   */
+  replica?: { markerVersionId?: string; modTime?: number };
 }
 
 /** A change of a version's object lock (PutObjectRetention, PutObjectLegalHold). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseXml } from '../api/s3/xml.ts';
 import { SvcError } from '../util/errors.ts';
 import { decodeReplicationConfig, encodeReplicationConfig, parseReplicationConfig, type ReplicationConfig, replicationConfigXml, selectRules } from './config.ts';
-import { pendingMeta, remoteVersionId, replicaMeta, replicationStatus, withTargetStatus } from './status.ts';
+import { pendingMeta, remoteVersionId, replicaMeta, replicationStatus, withTargetStatus } from '../object/replication-status.ts';
 import { decodeTargets, encodeTargets, parseBucketTarget, parseRemoteUrl, toWire } from './targets.ts';
 import { toXml } from '../api/s3/xml.ts';
 

@@ -27,7 +27,7 @@ import type { ClusterNode } from '../cluster/cluster-node.ts';
 import type { RpcService } from '../cluster/rpc-server.ts';
 import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf, usableUsed } from '../object/admin/data-movement-admin.ts';
 import { healAdmin } from '../object/admin/heal-admin.ts';
-import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, NotifyAdmin, RebalanceWorker } from '../object/admin/services.ts';
+import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, NotifyAdmin, RebalanceWorker, ReplicationAdmin } from '../object/admin/services.ts';
 import {
   type ClusterSnapshot,
   type RuntimeCapabilities,
@@ -73,6 +73,8 @@ export interface AdminWorkers {
   quotas?: BucketQuotas;
   /** Bucket notification targets (set once the object layer is up). */
   notify?: NotifyAdmin;
+  /** Bucket replication (set once the object layer is up). */
+  replication?: ReplicationAdmin;
   /** A background heal worker drains the read-repair queue. */
   backgroundHeal?: boolean;
   scanner?: boolean;
@@ -148,6 +150,10 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const quotaService = (): BucketQuotas => {
     if (layer === undefined || workers.quotas === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
     return workers.quotas;
+  };
+  const replicationOf = (): ReplicationAdmin => {
+    if (workers.replication === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
+    return workers.replication;
   };
   const notifyOf = (): NotifyAdmin => {
     if (workers.notify === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
@@ -454,6 +460,15 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       targets: () => notifyOf().targets(),
       set: (type, id, settings) => notifyOf().set(type, id, settings),
       remove: (type, id) => notifyOf().remove(type, id),
+    },
+    replication: {
+      setTarget: (bucket, body, secretKey, update) => replicationOf().setTarget(bucket, body, secretKey, update),
+      listTargets: (bucket) => replicationOf().listTargets(bucket),
+      removeTarget: (bucket, arn) => replicationOf().removeTarget(bucket, arn),
+      status: (bucket) => replicationOf().status(bucket),
+      resyncStart: (bucket, arn) => replicationOf().resyncStart(bucket, arn),
+      resyncStatus: (bucket) => replicationOf().resyncStatus(bucket),
+      resyncCancel: (bucket, arn) => replicationOf().resyncCancel(bucket, arn),
     },
   };
 

@@ -38,6 +38,7 @@ import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, watchKms } from './kms.ts';
 import { NOTIFY_RELOAD_METHOD, NotifyPlane, startAuditLog } from './notify-plane.ts';
+import { ReplicationPlane } from './replication-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
 export interface StartNodeDeps {
@@ -179,6 +180,9 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         });
         notifyPlane = plane;
         workers.notify = plane;
+        // Bucket replication: targets and their queues, then the layer's post-commit hook (asked before the events').
+        const replication = await ReplicationPlane.start({ layer: built, drives: [...cluster.localDrives.keys()], trust: tls?.trust, selfId: cluster.selfId, clock, logger: log });
+        workers.replication = replication;
         const notify = plane.system;
         // Bucket quotas: one counter per node, shared by the S3 handler (admission) and the admin API (get-bucket-quota).
         const quotas = new BucketQuotas({ config: (b) => built.getBucketConfig(b, 'quota'), usage: () => workers.usage?.() ?? Promise.resolve(undefined), clock });
@@ -234,6 +238,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
             iam.close();
             // Workers first (a running root heal is persisted), then the layer.
             await healing.close();
+            await replication.close();
             await plane.close();
             stopKms?.();
             await dm.close();

@@ -57,6 +57,8 @@ import {
   type ProcessStartMessage,
   readinessEvaluated,
   peerClockSkew,
+  replicationTargets,
+  type ReplicationTargetsMessage,
   type PeerClockSkewMessage,
   type ReadinessEvaluatedMessage,
   rpcClient,
@@ -188,6 +190,23 @@ export function startBridge(opts: BridgeOptions): () => void {
       .addCallback((r) => {
         for (const x of skews) r.observe(x.seconds, { peer: x.peer });
       });
+    // Bucket replication: per target of this node (replicator/replication-system.ts); sum over nodes for the cluster.
+    let repl: ReplicationTargetsMessage['targets'] = [];
+    sub(replicationTargets, (msg) => {
+      repl = (msg as ReplicationTargetsMessage).targets;
+    });
+    const replGauge = (name: string, description: string, unit: string, value: (t: ReplicationTargetsMessage['targets'][number]) => number) =>
+      meter.createObservableGauge(name, { description, unit }).addCallback((r) => {
+        for (const t of repl) r.observe(value(t), { bucket: t.bucket, target: t.arn });
+      });
+    replGauge(METRIC.replicationQueued, 'Versions waiting in the replication queue of each target', '{version}', (t) => t.queuedCount);
+    replGauge(METRIC.replicationQueuedBytes, 'Bytes waiting in the replication queue of each target', 'By', (t) => t.queuedBytes);
+    replGauge(METRIC.replicationFailed, 'Versions whose copy the target refused, waiting for a retry', '{version}', (t) => t.failedCount);
+    replGauge(METRIC.replicationFailedBytes, 'Bytes of the versions waiting for a retry', 'By', (t) => t.failedBytes);
+    replGauge(METRIC.replicationCompleted, 'Versions copied to each target since this node started', '{version}', (t) => t.completedCount);
+    replGauge(METRIC.replicationCompletedBytes, 'Bytes copied to each target since this node started', 'By', (t) => t.completedBytes);
+    replGauge(METRIC.replicationLag, 'Age of the oldest change still waiting for each target (0: nothing waits)', 's', (t) => t.lagSeconds);
+    replGauge(METRIC.replicationTargetOnline, 'Whether each replication target answered its last health check (1) or not (0)', '1', (t) => (t.online ? 1 : 0));
     sub(scannerObject, () => m.scanned.add(1));
     sub(scannerCycle, (msg) => {
       const c = msg as ScannerCycleMessage;

@@ -27,6 +27,14 @@ export const METRIC = {
   telemetryDropped: 'svc.telemetry.records.dropped',
   tlsCertificateNotAfter: 'svc_tls_certificate_not_after_seconds',
   peerClockSkew: 'svc_peer_clock_skew_seconds',
+  replicationQueued: 'svc_replication_queued_objects',
+  replicationQueuedBytes: 'svc_replication_queued_bytes',
+  replicationFailed: 'svc_replication_failed_objects',
+  replicationFailedBytes: 'svc_replication_failed_bytes',
+  replicationCompleted: 'svc_replication_completed_objects',
+  replicationCompletedBytes: 'svc_replication_completed_bytes',
+  replicationLag: 'svc_replication_lag_seconds',
+  replicationTargetOnline: 'svc_replication_target_online',
 } as const;
 
 /** The ten metrics of SPEC.md, in its order. */

@@ -151,6 +151,25 @@ export interface PeerClockSkewMessage {
 
 export const peerClockSkew = dc.channel('svc:peer:clock-skew');
 
+/** Each replication target of this node: its queues and lag (published every 10 s while someone listens). */
+export interface ReplicationTargetsMessage {
+  readonly targets: readonly {
+    readonly bucket: string;
+    readonly arn: string;
+    readonly online: boolean;
+    readonly queuedCount: number;
+    readonly queuedBytes: number;
+    readonly failedCount: number;
+    readonly failedBytes: number;
+    /** Copies done since this node started (a counter). */
+    readonly completedCount: number;
+    readonly completedBytes: number;
+    readonly lagSeconds: number;
+  }[];
+}
+
+export const replicationTargets = dc.channel('svc:replication:targets');
+
 // ---- background scanner (published by the scanner of issue 11)
 
 /** One object visited by the scanner. */

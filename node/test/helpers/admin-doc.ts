@@ -8,7 +8,7 @@ import { ADMIN_ROUTES, type AdminOp, type AdminRoute } from '../../src/api/admin
 import { rawRequest, signHeaders } from './sigv4-signer.ts';
 
 export interface RouteExample {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
   /** Query; `{pool0}` / `{pool1}` stand for the pools' command lines. */
   readonly query?: Record<string, string>;
@@ -134,6 +134,55 @@ export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
     query: { type: 'webhook', id: 'docs' },
     status: 404,
     note: "Removes a target set through this API on every node (its queue directory stays with what it held); empty 200. A target that was not set here is `XSvcNotifyNoSuchTarget` (404, the example); one configured by SVC_NOTIFY_* variables is `XSvcNotifyTargetInvalid`. `svc admin notify remove` calls it.",
+  },
+  RemoteTargetSet: {
+    method: 'PUT',
+    path: 'v3/set-remote-target',
+    query: { bucket: EXAMPLE_BUCKET },
+    body: '{"endpoint":"127.0.0.1:1","targetbucket":"photos-dr","credentials":{"accessKey":"drkey","secretKey":"drsecret"},"secure":false,"type":"replication"}',
+    status: 400,
+    note: "The body is madmin's `BucketTarget` encrypted with the caller's secret key (madmin `EncryptData`, what `mc admin bucket remote add` and `mc replicate add` send); plain JSON is accepted too (the example). The answer is the target's ARN as a JSON string (`\"arn:svc:replication::<id>:<remote bucket>\"`). Before anything is stored the source bucket must have versioning on (the example's bucket has not: `InvalidRequest`), the remote must answer a HEAD of its bucket with the credential (`XSvcReplicationTargetUnreachable`, 503) and have versioning on (`XSvcReplicationTargetNotVersioned`). `update=true` changes the target named by the body's `arn` (or the one with the same endpoint and bucket). Synchronous replication is refused. `svc replicate add` calls it.",
+  },
+  RemoteTargetList: {
+    method: 'GET',
+    path: 'v3/list-remote-targets',
+    query: { bucket: EXAMPLE_BUCKET, type: 'replication' },
+    status: 200,
+    note: "An array of madmin `BucketTarget`s (without the secret key), with this node's view of their health: `isOnline`, `lastOnline`, `totalDowntime` and `latency` (nanoseconds). Without `bucket`, every bucket's. `svc replicate ls` shows it.",
+  },
+  RemoteTargetRemove: {
+    method: 'DELETE',
+    path: 'v3/remove-remote-target',
+    query: { bucket: EXAMPLE_BUCKET, arn: 'arn:svc:replication::0123456789abcdef:photos-dr' },
+    status: 404,
+    note: 'Empty 204 (what madmin expects). A target a replication rule still names is `XSvcReplicationTargetInUse` (409: remove the rule first); an unknown one `XSvcReplicationNoSuchTarget` (404, the example). `svc replicate rm` calls it after removing the rule.',
+  },
+  ReplicationStatus: {
+    method: 'GET',
+    path: 'v3/replication/status',
+    status: 200,
+    note: "Per bucket with targets (`?bucket=` for one): `targets[]` with `arn`, `endpoint`, `targetBucket`, `online`, `lagMs` (since the oldest change still queued), `queued` and `failed` (`count`, `bytes`; failed copies are retried), `completed` since the node started, `failedAttempts`, `lastError`, `lastErrorAt`, `latencyMs`, `downtimeMs`, `bandwidthLimit`, `svcTarget`; and `resync[]` (state, `scanned`, `queued`). The queues are per node: each node reports the copies of the writes it took. `svc replicate status` shows it.",
+  },
+  ReplicationResyncStart: {
+    method: 'POST',
+    path: 'v3/replication/resync/start',
+    query: { bucket: EXAMPLE_BUCKET },
+    status: 400,
+    note: 'Starts a resync worker per target (or `arn=` one): it walks the bucket and queues every version and delete marker a rule with ExistingObjectReplication sends there that is not COMPLETED. Answers the resync records. A bucket without replication (the example), a target no rule names, no rule with ExistingObjectReplication, or one already running is `XSvcReplicationResyncInvalid`. `svc replicate resync start` calls it.',
+  },
+  ReplicationResyncStatus: {
+    method: 'GET',
+    path: 'v3/replication/resync/status',
+    query: { bucket: EXAMPLE_BUCKET },
+    status: 200,
+    note: 'The resync record of each target: `state` (`running`, `completed`, `canceled`, `failed`), `node`, `startedAt`, `endedAt`, `scanned`, `queued`, `queuedBytes`, `lastError`. An empty array when none ran.',
+  },
+  ReplicationResyncCancel: {
+    method: 'POST',
+    path: 'v3/replication/resync/cancel',
+    query: { bucket: EXAMPLE_BUCKET },
+    status: 400,
+    note: 'Stops a running resync (what it already queued is still copied); answers the records. Nothing running is `XSvcReplicationResyncInvalid` (the example).',
   },
 
 };

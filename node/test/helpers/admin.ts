@@ -15,7 +15,7 @@ export interface Creds {
 }
 
 export interface AdminRequest {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path after the admin prefix, e.g. `v3/pools/list`. */
   path: string;
   query?: Record<string, string>;

@@ -12,7 +12,7 @@ import type { SignedPrincipal } from '../../iam/principal.ts';
 import { addPrincipalKeys } from '../../iam/context-keys.ts';
 import { plainIp } from '../../iam/conditions.ts';
 
-export type AdminAction = 'admin:ServerInfo' | 'admin:Decommission' | 'admin:Rebalance' | 'admin:Heal' | 'admin:SetBucketQuota' | 'admin:GetBucketQuota' | 'admin:ConfigUpdate';
+export type AdminAction = 'admin:ServerInfo' | 'admin:Decommission' | 'admin:Rebalance' | 'admin:Heal' | 'admin:SetBucketQuota' | 'admin:GetBucketQuota' | 'admin:ConfigUpdate' | 'admin:SetBucketTarget' | 'admin:GetBucketTarget';
 
 /** The verified caller of an admin request. */
 export interface AdminCaller {

@@ -125,6 +125,21 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
       case 'NotifyTargetRemove':
         await s.notify.remove(ep.type, ep.id);
         return undefined;
+      case 'RemoteTargetSet':
+        return s.replication.setTarget(ep.bucket, ep.body, o.authorizer.resolve?.(call)?.secretKey, ep.update);
+      case 'RemoteTargetList':
+        return s.replication.listTargets(ep.bucket);
+      case 'RemoteTargetRemove':
+        await s.replication.removeTarget(ep.bucket, ep.arn);
+        return undefined;
+      case 'ReplicationStatus':
+        return s.replication.status(ep.bucket);
+      case 'ReplicationResyncStart':
+        return s.replication.resyncStart(ep.bucket, ep.arn);
+      case 'ReplicationResyncStatus':
+        return s.replication.resyncStatus(ep.bucket);
+      case 'ReplicationResyncCancel':
+        return s.replication.resyncCancel(ep.bucket, ep.arn);
     }
   };
 
@@ -173,6 +188,8 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
         if (ep.route.method !== 'GET' && ep.op !== 'Heal' && ep.op !== 'BackgroundHealStatus') {
           o.logger.info({ event: 'admin_mutation', op: ep.op, principal: call.principal, forwardedFrom, requestId: call.requestId }, 'admin mutation applied');
         }
+        // madmin's RemoveRemoteTarget expects 204.
+        if (ep.op === 'RemoteTargetRemove') return { status: 204, headers, body: Buffer.alloc(0) };
         return result === undefined ? { status: 200, headers, body: Buffer.alloc(0) } : { status: 200, headers, ...json(result) };
       } catch (err) {
         if (!(err instanceof SvcError) || err.code === 'InternalError') {

@@ -49,11 +49,18 @@ export type AdminOp =
   | 'NotifyTargets'
   | 'NotifyTargetSet'
   | 'NotifyTargetRemove'
-  | 'MetricsHistory';
+  | 'MetricsHistory'
+  | 'RemoteTargetSet'
+  | 'RemoteTargetList'
+  | 'RemoteTargetRemove'
+  | 'ReplicationStatus'
+  | 'ReplicationResyncStart'
+  | 'ReplicationResyncStatus'
+  | 'ReplicationResyncCancel';
 
 export interface AdminRoute {
   readonly op: AdminOp;
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path after the prefix, e.g. `v3/pools/list`; the heal route matches `v3/heal/...`. */
   readonly path: string;
   readonly query: QueryRule;
@@ -88,6 +95,13 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   { op: 'NotifyTargetSet', method: 'PUT', path: 'v3/notify/target', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'add or replace a notification target on every node, no restart (body: its settings as JSON)' },
   { op: 'NotifyTargetRemove', method: 'POST', path: 'v3/notify/target/remove', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'remove a notification target set through the admin API' },
   { op: 'MetricsHistory', method: 'GET', path: 'v4/metrics/history', query: { kind: 'status', keys: ['minutes'] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'the cluster\'s requests, errors, bytes, capacity, heal and scanner activity a minute at a time, for up to six hours' },
+  { op: 'RemoteTargetSet', method: 'PUT', path: 'v3/set-remote-target', query: { kind: 'mutation', keys: ['bucket', 'update', 'creds', 'sync', 'proxy', 'healthcheck', 'bandwidth', 'path'] }, action: 'admin:SetBucketTarget', poolScoped: false, summary: "add or change a bucket's remote replication target (body: madmin's BucketTarget, encrypted with the caller's secret key); answers its ARN" },
+  { op: 'RemoteTargetList', method: 'GET', path: 'v3/list-remote-targets', query: { kind: 'status', keys: ['bucket', 'type'] }, action: 'admin:GetBucketTarget', poolScoped: false, summary: "a bucket's remote targets (every bucket's without ?bucket), with health; no secrets" },
+  { op: 'RemoteTargetRemove', method: 'DELETE', path: 'v3/remove-remote-target', query: { kind: 'mutation', keys: ['bucket', 'arn'] }, action: 'admin:SetBucketTarget', poolScoped: false, summary: 'remove a remote target no replication rule uses (204)' },
+  { op: 'ReplicationStatus', method: 'GET', path: 'v3/replication/status', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:GetBucketTarget', poolScoped: false, summary: "per bucket and target: queued and failed counts and bytes, lag, last error, health, resyncs (this node's queues)" },
+  { op: 'ReplicationResyncStart', method: 'POST', path: 'v3/replication/resync/start', query: { kind: 'mutation', keys: ['bucket', 'arn'] }, action: 'admin:SetBucketTarget', poolScoped: false, summary: 'replicate the versions a bucket already holds to its targets (rules with ExistingObjectReplication)' },
+  { op: 'ReplicationResyncStatus', method: 'GET', path: 'v3/replication/resync/status', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:GetBucketTarget', poolScoped: false, summary: "a bucket's resyncs: state, versions scanned and queued" },
+  { op: 'ReplicationResyncCancel', method: 'POST', path: 'v3/replication/resync/cancel', query: { kind: 'mutation', keys: ['bucket', 'arn'] }, action: 'admin:SetBucketTarget', poolScoped: false, summary: 'cancel a running resync (what it queued is still copied)' },
   { op: 'GetBucketQuota', method: 'GET', path: 'v3/get-bucket-quota', query: { kind: 'status', keys: ['bucket'] }, action: 'admin:GetBucketQuota', poolScoped: false, summary: "a bucket's quota and the bytes counted against it" },
 ];
 
@@ -100,6 +114,11 @@ export type AdminEndpoint =
   | { readonly op: 'MetricsHistory'; readonly route: AdminRoute; readonly minutes: number }
   | { readonly op: 'NotifyTargetSet'; readonly route: AdminRoute; readonly type: string; readonly id: string; readonly settings: Record<string, string> }
   | { readonly op: 'NotifyTargetRemove'; readonly route: AdminRoute; readonly type: string; readonly id: string }
+  | { readonly op: 'RemoteTargetSet'; readonly route: AdminRoute; readonly bucket: string; readonly update: boolean; readonly body: Buffer }
+  | { readonly op: 'RemoteTargetList' | 'ReplicationStatus'; readonly route: AdminRoute; readonly bucket: string | undefined }
+  | { readonly op: 'RemoteTargetRemove'; readonly route: AdminRoute; readonly bucket: string; readonly arn: string }
+  | { readonly op: 'ReplicationResyncStatus'; readonly route: AdminRoute; readonly bucket: string }
+  | { readonly op: 'ReplicationResyncStart' | 'ReplicationResyncCancel'; readonly route: AdminRoute; readonly bucket: string; readonly arn: string | undefined }
   | { readonly op: 'SetBucketQuota'; readonly route: AdminRoute; readonly bucket: string; readonly quota: { size: number } | undefined }
   | { readonly op: 'PoolsStatus' | 'DecommissionCancel' | 'DecommissionClear'; readonly route: AdminRoute; readonly pool: number }
   | { readonly op: 'DecommissionStatus'; readonly route: AdminRoute; readonly pool: number | undefined }
@@ -184,6 +203,29 @@ export function parseAdminEndpoint(
       if (bucket === undefined || bucket === '') throw new SvcError('XSvcAdminInvalidArgument', 'the bucket parameter is required: ?bucket=<name>');
       validateBucketName(bucket);
       return route.op === 'GetBucketQuota' ? { op: route.op, route, bucket } : { op: route.op, route, bucket, quota: parseQuotaRequest(body) };
+    }
+    case 'RemoteTargetSet':
+    case 'RemoteTargetRemove':
+    case 'ReplicationResyncStatus':
+    case 'ReplicationResyncStart':
+    case 'ReplicationResyncCancel': {
+      const bucket = q.get('bucket');
+      if (bucket === undefined || bucket === '') throw new SvcError('XSvcAdminInvalidArgument', 'the bucket parameter is required: ?bucket=<name>');
+      validateBucketName(bucket);
+      if (route.op === 'RemoteTargetSet') return { op: route.op, route, bucket, update: q.get('update') === 'true', body };
+      if (route.op === 'ReplicationResyncStatus') return { op: route.op, route, bucket };
+      const arn = q.get('arn');
+      if (route.op === 'RemoteTargetRemove') {
+        if (!arn) throw new SvcError('XSvcAdminInvalidArgument', 'the arn parameter is required: ?bucket=<name>&arn=<target ARN>');
+        return { op: route.op, route, bucket, arn };
+      }
+      return { op: route.op, route, bucket, arn: arn === '' ? undefined : arn };
+    }
+    case 'RemoteTargetList':
+    case 'ReplicationStatus': {
+      const bucket = q.get('bucket');
+      if (bucket !== undefined && bucket !== '') validateBucketName(bucket);
+      return { op: route.op, route, bucket: bucket === '' ? undefined : bucket };
     }
     case 'NotifyTargetSet':
     case 'NotifyTargetRemove': {

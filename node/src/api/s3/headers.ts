@@ -36,12 +36,7 @@ export function headerText(v: string): string {
   }
 }
 
-/** RFC 3986 encoding as SigV4 wants it: everything but unreserved characters (and `/` when `keepSlash`). */
-export function uriEncode(s: string, keepSlash: boolean): string {
-  let out = encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  if (keepSlash) out = out.replace(/%2F/g, '/');
-  return out;
-}
+export { uriEncode } from '../../util/uri-encode.ts';
 
 /** Decodes a percent-encoded component; malformed encoding is an S3 InvalidArgument/URI error. */
 export function safeDecode(s: string): string {

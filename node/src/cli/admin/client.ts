@@ -114,9 +114,17 @@ export class AdminClient {
   }
 
   /** One signed admin request; `path` is relative to `/svc/admin/` (e.g. `v3/pools/list`). */
-  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, query: Record<string, string> = {}, body: string | Buffer = '', contentType = 'application/json'): Promise<AdminResponse> {
+  request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, query: Record<string, string> = {}, body: string | Buffer = '', contentType = 'application/json'): Promise<AdminResponse> {
+    return this.#send(method, `/svc/admin/${path}`, query, body, contentType);
+  }
+
+  /** One signed S3 request (`path`: `/bucket`), small bodies both ways (bucket configuration documents); S3 errors are `ServerError`s. */
+  s3(method: 'GET' | 'PUT' | 'DELETE', path: string, query: Record<string, string> = {}, body: string = ''): Promise<AdminResponse> {
+    return this.#send(method, path, query, body, 'application/xml');
+  }
+
+  async #send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', fullPath: string, query: Record<string, string>, body: string | Buffer, contentType: string): Promise<AdminResponse> {
     const u = new URL(this.target.url);
-    const fullPath = `/svc/admin/${path}`;
     const payloadHash = createHash('sha256').update(body).digest('hex');
     const signed = await this.#signer.sign({
       method,
@@ -159,7 +167,12 @@ export class AdminClient {
         if (typeof e.Code === 'string') code = e.Code;
         if (typeof e.Message === 'string') message = e.Message;
       } catch {
-        // Not an admin error body (a proxy, another server): keep the raw text.
+        // An S3 error (XML), or not an error body at all (a proxy, another server): keep the raw text.
+        const c = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+        if (c !== undefined) {
+          code = c;
+          message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? message;
+        }
       }
       throw new ServerError(res.status, code, message, text);
     }

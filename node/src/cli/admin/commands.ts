@@ -36,6 +36,7 @@ import type { BucketGovernanceReport, KmsStatusReport } from '../../object/admin
 import { bucketGovernanceView, kmsView } from './governance-views.ts';
 import { registerQuotaCommands } from './quota-commands.ts';
 import { notifyView, registerNotifyCommands, registerWatchCommand } from './notify-commands.ts';
+import { registerReplicateCommands } from './replicate-commands.ts';
 import type { NotifyTargetReport } from '../../object/admin/services.ts';
 import { decommissionView, type DrainRates, healView, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
 import { registerIamCommands } from './iam-commands.ts';
@@ -409,6 +410,7 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
   registerQuotaCommands(admin, adminDeps);
   registerNotifyCommands(admin, adminDeps);
   registerWatchCommand(program, adminDeps);
+  registerReplicateCommands(program, adminDeps);
 
   // ---- bucket governance
   const bucket = program.command('bucket').description('per-bucket data governance settings');

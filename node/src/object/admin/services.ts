@@ -112,6 +112,21 @@ export interface AdminServices {
   readonly governance: GovernanceAdmin;
   readonly quota: QuotaAdmin;
   readonly notify: NotifyAdmin;
+  readonly replication: ReplicationAdmin;
+}
+
+/** Bucket replication (`docs/replication.md`): remote targets (madmin's routes), status, resync. */
+export interface ReplicationAdmin {
+  /** Adds (or with `update` changes) a remote target from madmin's `BucketTarget` (encrypted with the caller's secret key, or plain JSON); its ARN. */
+  setTarget(bucket: string, body: Buffer, secretKey: string | undefined, update: boolean): Promise<string>;
+  /** madmin `BucketTarget`s of one bucket or of every bucket (no secrets). */
+  listTargets(bucket: string | undefined): Promise<unknown[]>;
+  removeTarget(bucket: string, arn: string): Promise<void>;
+  /** Per bucket: each target's queue, failures, lag, health, and resyncs. */
+  status(bucket: string | undefined): Promise<unknown>;
+  resyncStart(bucket: string, arn: string | undefined): Promise<unknown>;
+  resyncStatus(bucket: string): Promise<unknown>;
+  resyncCancel(bucket: string, arn: string | undefined): Promise<unknown>;
 }
 
 /** Bucket notification targets (`docs/notifications.md`): status, and targets set without a restart. */

@@ -129,8 +129,8 @@ export async function applyLifecycle(
             out.actions.push({ ...a, done: false });
             continue;
           }
-          await withPostCommit(d.postCommit, { kind: 'delete-marker', cause: 'lifecycle', bucket, key, versionId: id, time: now }, () =>
-            loc.set.writeMarker(bucket, path, newDeleteMarker(id, now), bucket, key),
+          await withPostCommit(d.postCommit, { kind: 'delete-marker', cause: 'lifecycle', bucket, key, versionId: id, time: now }, (extra) =>
+            loc.set.writeMarker(bucket, path, { ...newDeleteMarker(id, now), sysMeta: { ...extra } }, bucket, key),
           );
           out.markersAdded++;
           out.actions.push({ ...a, done: true });

@@ -103,6 +103,10 @@ export async function authorizeEndpoint(ctx: S3Context): Promise<void> {
     object: () => ctx.layer.getObjectInfo(ep.bucket, ep.key, versionId ? { versionId } : {}),
   });
   await authorizeGovernance(facts, ep.bucket, ep.key, security);
+  // One more permission of this request on its key (a replication write also needs s3:ReplicateObject / s3:ReplicateDelete).
+  ctx.authorizeKey = async (key, action) => {
+    await authorize({ facts, bucket: ep.bucket, key, action, security });
+  };
   if (ep.op === 'CopyObject' || ep.op === 'UploadPartCopy') {
     const src = parseCopySource(ep.copySource);
     await authorize({

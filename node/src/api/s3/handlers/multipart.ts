@@ -2,6 +2,7 @@
  * Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort,
  * ListParts, ListMultipartUploads.
  */
+import { replicaRequest } from '../replica-headers.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChecksumAlgorithm, ChecksumType, CompletePart, ObjectChecksum, ObjectInfo, PartInfo, SseInfo } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
@@ -57,7 +58,9 @@ export async function handleCreateMultipartUpload(ctx: S3Context): Promise<void>
     throw new SvcError('InvalidRequest', 'The COMPOSITE checksum type cannot be used with the CRC64NVME checksum algorithm.');
   }
   const tagging = hdr(req, 'x-amz-tagging');
+  const replica = await replicaRequest(ctx, 's3:ReplicateObject');
   const upload = await ctx.layer.newMultipartUpload(ctx.ep.bucket, ctx.ep.key, {
+    ...(replica ? { replica: true, ...(replica.versionId !== undefined ? { versionId: replica.versionId } : {}), ...(replica.modTime !== undefined ? { modTime: new Date(replica.modTime) } : {}) } : {}),
     contentHeaders: parseContentHeaders(req),
     userMeta: parseUserMeta(req),
     ...(storageClass ? { storageClass } : {}),

@@ -35,6 +35,7 @@ import { bypassRequested, lockResponseHeaders, requestedLock } from './object-lo
 
 export { parseCopySource };
 import { MAX_OBJECT_TAGS } from './tagging.ts';
+import { REPLICA_ANSWER_HEADER, replicaRequest } from '../replica-headers.ts';
 
 // ============ helpers ============
 
@@ -79,6 +80,7 @@ function objectHeaders(ctx: S3Context, info: ObjectInfo): Record<string, string>
   if (c.expires) h.expires = c.expires;
   for (const [k, v] of Object.entries(info.userMeta)) h[`x-amz-meta-${k}`] = headerBytes(v);
   if (info.tags) h['x-amz-tagging-count'] = String(new URLSearchParams(info.tags).size);
+  if (info.replicationStatus) h['x-amz-replication-status'] = info.replicationStatus;
   // S3 gives the parts count only to a request for one part (partNumber) of a multipart object
   if (ctx.ep.query.has('partNumber') && (info.parts.length > 1 || /-\d+$/.test(info.etag))) h['x-amz-mp-parts-count'] = String(info.parts.length);
   // response-* overrides (signed requests only, which every request here is)
@@ -207,10 +209,17 @@ export async function handlePutObject(ctx: S3Context): Promise<void> {
   if (acl) opts.acl = acl;
   const pre = writePreconditions(ctx.req);
   if (pre) opts.preconditions = pre;
+  const replica = await replicaRequest(ctx, 's3:ReplicateObject');
+  if (replica) {
+    opts.replica = true;
+    if (replica.versionId !== undefined) opts.versionId = replica.versionId;
+    if (replica.modTime !== undefined) opts.modTime = new Date(replica.modTime);
+  }
   const data = buildPutData(ctx.req.headers, ctx.req, ctx.auth, { maxSize: MAX_PUT_SIZE });
   opts.origin = ctx.origin();
   const info = await underQuota(ctx, ctx.ep.bucket, data.size, () => ctx.layer.putObject(ctx.ep.bucket, ctx.ep.key, data, opts));
   sendEmpty(ctx, 200, {
+    ...(replica ? { [REPLICA_ANSWER_HEADER]: 'true' } : {}),
     etag: quoteEtag(info.etag),
     ...versionHeaders(info),
     ...checksumHeaders(info.checksum ?? data.checksum()),
@@ -326,9 +335,11 @@ export async function handleHeadObject(ctx: S3Context): Promise<void> {
 export async function handleDeleteObject(ctx: S3Context): Promise<void> {
   const versionId = versionIdParam(ctx);
   const im = hdr(ctx.req, 'if-match');
+  const replica = await replicaRequest(ctx, 's3:ReplicateDelete');
   try {
     const r = await ctx.layer.deleteObject(ctx.ep.bucket, ctx.ep.key, {
       ...(versionId ? { versionId } : {}),
+      ...(replica ? { replica: { ...(replica.versionId !== undefined ? { markerVersionId: replica.versionId } : {}), ...(replica.modTime !== undefined ? { modTime: replica.modTime } : {}) } } : {}),
       ...(im !== undefined ? { preconditions: { ifMatch: im } } : {}),
       // the permission for the bypass was checked with the request (authz/governance.ts)
       bypassGovernance: bypassRequested(ctx.req),
@@ -338,6 +349,7 @@ export async function handleDeleteObject(ctx: S3Context): Promise<void> {
     if (r.versionId && r.versionId !== 'null') h['x-amz-version-id'] = r.versionId;
     else if (r.versionId === 'null' && versionId === 'null') h['x-amz-version-id'] = 'null';
     if (r.deleteMarker) h['x-amz-delete-marker'] = 'true';
+    if (replica) h[REPLICA_ANSWER_HEADER] = 'true';
     sendEmpty(ctx, 204, h);
   } catch (err) {
     // deleting what is not there succeeds, as S3 does (the bucket must exist)
