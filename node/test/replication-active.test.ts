@@ -103,6 +103,12 @@ describe('replication: the client, two-way, resync', () => {
     expect(point(METRIC.replicationLag)?.value).toBe(0);
     expect(point(METRIC.replicationTargetOnline)?.value).toBe(1);
     expect(point(METRIC.replicationCompletedBytes)?.value).toBe(6);
+    // The console's bucket page shows the same target and counts.
+    const { ConsoleClient } = await import('./helpers/console.ts');
+    const con = new ConsoleClient(`http://127.0.0.1:${a.srv.consolePort}/svc/console/`);
+    expect((await con.signIn(ROOT.accessKey, ROOT.secretKey)).status).toBe(200);
+    const page = (await con.call('GET', 'api/buckets/cli/replication')).json<{ targets: { arn: string; online: boolean; targetBucket: string; queued: { count: number }; completed: { count: number; bytes: number }; lagMs: number }[] }>();
+    expect(page.targets).toEqual([expect.objectContaining({ arn, online: true, targetBucket: 'cli-dr', queued: { count: 0, bytes: 0 }, completed: { count: 3, bytes: 6 }, lagMs: 0 })]);
 
     // A target a rule uses cannot be removed on its own; rm takes rule and target.
     const inUse = await a.admin('DELETE', 'v3/remove-remote-target', { bucket: 'cli', arn });

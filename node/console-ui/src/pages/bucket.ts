@@ -5,10 +5,10 @@
  * data protection (object lock, default encryption, lifecycle rules); show,
  * set and clear its quota.
  */
-import type { BucketDetails, BucketGovernance, BucketQuotaView, ObjectListing, ObjectLockView, ObjectVersion, VersionsPage } from '../../../src/api/console/wire.ts';
+import type { BucketDetails, BucketGovernance, BucketQuotaView, BucketReplicationView, ObjectListing, ObjectLockView, ObjectVersion, VersionsPage } from '../../../src/api/console/wire.ts';
 import { api, apiUrl } from '../api.js';
 import { announce, type Child, h, replaceContent } from '../dom.js';
-import { formatBytes, formatCount, formatPercent, plural } from '../format.js';
+import { formatBytes, formatCount, formatDuration, formatPercent, plural } from '../format.js';
 import { describeActions, describeEncryption, describeFilter, describeObjectLock } from '../governance.js';
 import { href, type Route } from '../router.js';
 import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time } from '../ui.js';
@@ -58,6 +58,35 @@ function governanceView(g: BucketGovernance): HTMLElement {
         ),
     h('p', { class: 'hint' }, 'As the admin API reports them; change them under Settings below (or with any S3 client). Lifecycle rules run on the scanner cycle.'),
   );
+}
+
+/** The bucket's remote replication targets, each with its queue on this node (set with svc replicate or mc replicate). */
+function replicationSection(bucket: string): HTMLElement {
+  const box = h('div', { id: 'replication' }, loading('the replication status'));
+  const show = (r: BucketReplicationView) =>
+    replaceContent(
+      box,
+      r.targets.length === 0
+        ? h('p', { class: 'muted', id: 'replication-none' }, 'This bucket does not replicate (svc replicate add, or any client that sets a replication configuration).')
+        : table(
+            `Replication targets of ${bucket}`,
+            ['Target', 'State', 'Queued', 'Failed, retried', 'Replicated', 'Lag', 'Last error'],
+            r.targets.map((t) => [
+              h('span', null, `${t.secure ? 'https' : 'http'}://${t.endpoint}/${t.targetBucket}`, h('br'), h('code', { class: 'muted' }, t.arn)),
+              badge(t.online ? 'ok' : 'bad', t.online ? 'online' : 'offline'),
+              `${formatCount(t.queued.count)} (${formatBytes(t.queued.bytes)})`,
+              `${formatCount(t.failed.count)} (${formatBytes(t.failed.bytes)})`,
+              `${formatCount(t.completed.count)} (${formatBytes(t.completed.bytes)})`,
+              t.lagMs === 0 ? 'none' : formatDuration(t.lagMs / 1000),
+              t.lastError ?? '–',
+            ]),
+            { id: 'replication-table' },
+          ),
+      ...r.resync.map((x) => h('p', { class: 'hint' }, `Resync to ${x.arn}: ${x.state}, ${formatCount(x.scanned)} versions looked at, ${formatCount(x.queued)} queued.`)),
+      h('p', { class: 'hint' }, "Queues are this node's: a write is queued on the node that took it. Replicated counts since the node started."),
+    );
+  void api<BucketReplicationView>('GET', `buckets/${encodeURIComponent(bucket)}/replication`).then(show, (err: unknown) => replaceContent(box, errorBox(err)));
+  return box;
 }
 
 /** The bucket's hard quota and what counts against it, with a form to set or clear it. */
@@ -492,6 +521,7 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     ),
     section('Data protection', 'governance-title', governance),
     section('Quota', 'quota-title', quotaSection(bucket)),
+    section('Replication', 'replication-title', replicationSection(bucket)),
     section('Settings', 'settings-title', bucketSettings(bucket, lock)),
   );
   const details = api<BucketDetails>('GET', `buckets/${encodeURIComponent(bucket)}`);

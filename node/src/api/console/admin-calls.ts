@@ -19,7 +19,9 @@ import { UpstreamError } from './console-errors.ts';
 import type { SessionCredentials } from './sessions.ts';
 import { encodePath, type Upstream } from './upstream.ts';
 import type { BucketQuotaReport, NotifyTargetReport } from '../../object/admin/services.ts';
-import type { BackgroundHealView, BucketQuotaView } from './wire.ts';
+import type { BackgroundHealView, BucketQuotaView, BucketReplicationView } from './wire.ts';
+import type { TargetReport } from '../../replicator/replication-system.ts';
+import type { ResyncRecord } from '../../replicator/resync.ts';
 
 async function call(up: Upstream, cred: SessionCredentials, method: 'GET' | 'POST' | 'PUT', path: string, query: Record<string, string> = {}, body?: string): Promise<string> {
   const res = await send(up, cred, {
@@ -69,6 +71,27 @@ export const adminCalls = {
       if (err instanceof UpstreamError && err.code === 'XSvcAdminNoSuchQuotaConfiguration') return { bucket, size: null, usage: null };
       throw err;
     }
+  },
+  /** A bucket's remote targets with their queues on this node, and its resyncs. */
+  replication: async (up: Upstream, c: SessionCredentials, bucket: string): Promise<BucketReplicationView> => {
+    const r = await json<{ bucket: string; targets: TargetReport[]; resync: ResyncRecord[] }[]>(up, c, 'GET', 'v3/replication/status', { bucket });
+    const b = r.find((x) => x.bucket === bucket) ?? { bucket, targets: [], resync: [] };
+    return {
+      bucket,
+      targets: b.targets.map((t) => ({
+        arn: t.arn,
+        endpoint: t.endpoint,
+        secure: t.secure,
+        targetBucket: t.targetBucket,
+        online: t.online,
+        queued: t.queued,
+        failed: t.failed,
+        completed: t.completed,
+        lagMs: t.lagMs,
+        ...(t.lastError !== undefined ? { lastError: t.lastError } : {}),
+      })),
+      resync: b.resync.map((x) => ({ arn: x.arn, state: x.state, scanned: x.scanned, queued: x.queued })),
+    };
   },
   /** Sets (`size` > 0) or clears (null) a bucket's quota, with the body `mc quota` sends. */
   setQuota: (up: Upstream, c: SessionCredentials, bucket: string, size: number | null) =>

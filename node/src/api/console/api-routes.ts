@@ -585,6 +585,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'GET', pattern: 'buckets/:bucket/governance', auth: 'session', handler: async (ctx) => adminCalls.governance(up(ctx), cred(ctx), bucketParam(ctx)) },
   { method: 'GET', pattern: 'buckets/:bucket/quota', auth: 'session', handler: async (ctx) => adminCalls.quota(up(ctx), cred(ctx), bucketParam(ctx)) },
   { method: 'PUT', pattern: 'buckets/:bucket/quota', auth: 'session', handler: setQuota },
+  { method: 'GET', pattern: 'buckets/:bucket/replication', auth: 'session', handler: async (ctx) => adminCalls.replication(up(ctx), cred(ctx), bucketParam(ctx)) },
   { method: 'DELETE', pattern: 'buckets/:bucket', auth: 'session', handler: async (ctx) => s3.deleteBucket(up(ctx), cred(ctx), bucketParam(ctx)) },
   {
     method: 'PUT',

@@ -235,6 +235,27 @@ export interface BucketDetails {
   readonly versioning: 'Enabled' | 'Suspended' | 'Unversioned';
 }
 
+/** A bucket's replication as the bucket page shows it: each remote target's queue on the node asked (`docs/replication.md`). */
+export interface BucketReplicationView {
+  readonly bucket: string;
+  readonly targets: readonly ReplicationTargetView[];
+  readonly resync: readonly { readonly arn: string; readonly state: string; readonly scanned: number; readonly queued: number }[];
+}
+
+export interface ReplicationTargetView {
+  readonly arn: string;
+  readonly endpoint: string;
+  readonly secure: boolean;
+  readonly targetBucket: string;
+  readonly online: boolean;
+  readonly queued: { readonly count: number; readonly bytes: number };
+  readonly failed: { readonly count: number; readonly bytes: number };
+  readonly completed: { readonly count: number; readonly bytes: number };
+  /** Age of the oldest change still waiting (0: nothing waits). */
+  readonly lagMs: number;
+  readonly lastError?: string;
+}
+
 /** A bucket's hard quota (`size` null: none) and the bytes counted against it (null without a quota). */
 export interface BucketQuotaView {
   readonly bucket: string;
