@@ -12,10 +12,14 @@
  *   (each site replicated exactly the writes it took).
  * - Resync: a bucket that held 2 000 objects before the rule existed is
  *   replicated by `svc replicate resync start`, to the last version.
+ * - A copy the target refuses (its credential may read but not write there)
+ *   reads FAILED, waits in the retry queue, and completes once the target
+ *   grants the write.
  */
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutBucketReplicationCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdminClient } from '../src/cli/admin/client.ts';
 import { METRIC } from '../src/telemetry/names.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
 import { runSvcCommand } from './svc-process.ts';
@@ -168,6 +172,44 @@ describe('replication: the client, two-way, resync', () => {
     expect(await count()).toEqual([WRITES, WRITES]);
     expect((await allVersions(a.s3, 'two-way')).length).toBe(2 * WRITES);
   }, 300_000);
+
+  it('a copy the target refuses reads FAILED, is retried with backoff and completes once the target allows it', async () => {
+    await versioned(a.s3, 'refused');
+    await versioned(b.s3, 'refused-dr');
+    const onB = new AdminClient({ name: 'b', url: b.endpoint, accessKey: ROOT.accessKey, secretKey: ROOT.secretKey });
+    const policy = (actions: string[]) => JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: actions, Resource: ['arn:aws:s3:::refused-dr', 'arn:aws:s3:::refused-dr/*'] }] });
+    await onB.request('PUT', 'v3/add-canned-policy', { name: 'repl-read' }, policy(['s3:ListBucket', 's3:GetBucketVersioning', 's3:GetBucketLocation', 's3:GetObject', 's3:GetObjectVersion']));
+    await onB.encrypted('PUT', 'v3/add-user', { accessKey: 'replicator' }, { secretKey: 'replicator-secret-1', status: 'enabled' }, false);
+    await onB.encrypted('POST', 'v3/idp/builtin/policy/attach', {}, { policies: ['repl-read'], user: 'replicator' }, true);
+    const arn = await a.addTarget('refused', { hostPort: b.hostPort, accessKey: 'replicator', secretKey: 'replicator-secret-1' }, 'refused-dr');
+    await a.s3.send(new PutBucketReplicationCommand({ Bucket: 'refused', ReplicationConfiguration: { Role: '', Rules: [ruleFor(arn)] } }));
+
+    const put = await a.s3.send(new PutObjectCommand({ Bucket: 'refused', Key: 'kept', Body: 'kept until the target takes it' }));
+    const failed = await until(
+      'the refused copy to read FAILED',
+      async () => {
+        const t = (await a.replStatus('refused')).targets[0]!;
+        const h = await a.s3.send(new HeadObjectCommand({ Bucket: 'refused', Key: 'kept', VersionId: put.VersionId }));
+        return h.ReplicationStatus === 'FAILED' && t.failed.count === 1 ? t : undefined;
+      },
+      60_000,
+      200,
+    );
+    expect(failed).toMatchObject({ online: true, queued: { count: 0, bytes: 0 }, failed: { count: 1, bytes: 30 } });
+    expect(failed.lastError).toMatch(/AccessDenied/);
+    expect(failed.lagMs).toBeGreaterThan(0);
+    expect((await allVersions(b.s3, 'refused-dr')).length).toBe(0);
+
+    // The target grants the write: the retry queue's next attempt copies it (backoff 1 s doubling).
+    await onB.request('PUT', 'v3/add-canned-policy', { name: 'repl-write' }, policy(['s3:PutObject', 's3:ReplicateObject', 's3:PutObjectTagging', 's3:ReplicateDelete', 's3:DeleteObject']));
+    await onB.encrypted('POST', 'v3/idp/builtin/policy/attach', {}, { policies: ['repl-write'], user: 'replicator' }, true);
+    await until('the retried copy to complete', async () => ((await a.s3.send(new HeadObjectCommand({ Bucket: 'refused', Key: 'kept', VersionId: put.VersionId }))).ReplicationStatus === 'COMPLETED' ? true : undefined), 120_000, 250);
+    const t = (await a.replStatus('refused')).targets[0]!;
+    expect(t).toMatchObject({ failed: { count: 0, bytes: 0 }, queued: { count: 0, bytes: 0 }, completed: { count: 1, bytes: 30 }, lagMs: 0 });
+    const there = await b.s3.send(new GetObjectCommand({ Bucket: 'refused-dr', Key: 'kept', VersionId: put.VersionId }));
+    expect(await there.Body!.transformToString()).toBe('kept until the target takes it');
+    expect(there.ReplicationStatus).toBe('REPLICA');
+  }, 240_000);
 
   it('resync replicates a bucket that had 2 000 objects before the rule existed', async () => {
     await versioned(a.s3, 'old');
