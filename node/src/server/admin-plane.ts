@@ -531,6 +531,12 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         pools: descriptors,
         records: new PoolRecords(l.sysRecords),
         capacity: () => l.capacity(),
+        storedBytes: async () => {
+          // a pool's object bytes once the scanner has counted every set of it
+          const u = await workers.usage?.().catch(() => undefined);
+          if (u === undefined) return [];
+          return pools.map((p) => (u.perSet.filter((s) => s.pool === p.index).length >= p.setCount ? u.pools.find((x) => x.pool === p.index)?.size : undefined));
+        },
         clock,
         decommissionWorker: () => workers.decommission,
         rebalanceWorker: () => workers.rebalance,

@@ -22,6 +22,8 @@ let minutes = 60;
 
 interface Series {
   readonly name: string;
+  /** A colour of its own (`limit`: a dashed grey line for a total), else by position. */
+  readonly kind?: 'limit';
   readonly values: readonly (number | null)[];
 }
 
@@ -54,7 +56,7 @@ function lineChart(id: string, title: string, series: readonly Series[], fmt: (v
     if (run.length > 0) runs.push(run);
     return svg(
       'g',
-      { class: `series series-${k}`, 'data-series': s.name },
+      { class: `series series-${s.kind ?? k}`, 'data-series': s.name },
       ...runs.map((r) => (r.length === 1 ? svg('circle', { cx: r[0]!.split(',')[0]!, cy: r[0]!.split(',')[1]!, r: 2.5 }) : svg('polyline', { points: r.join(' ') }))),
     );
   });
@@ -76,7 +78,7 @@ function lineChart(id: string, title: string, series: readonly Series[], fmt: (v
     { class: 'metric-chart', id },
     h('figcaption', null, h('strong', null, title), ' ', h('span', { class: 'metric-summary' }, summary)),
     chart,
-    series.length > 1 ? h('ul', { class: 'legend' }, ...series.map((s, k) => h('li', null, h('span', { class: `swatch series-${k}`, 'aria-hidden': 'true' }), s.name))) : null,
+    series.length > 1 ? h('ul', { class: 'legend' }, ...series.map((s, k) => h('li', null, h('span', { class: `swatch series-${s.kind ?? k}`, 'aria-hidden': 'true' }), s.name))) : null,
   );
 }
 
@@ -145,7 +147,7 @@ function view(r: MetricsHistoryReport): HTMLElement[] {
         'Raw capacity used',
         [
           { name: 'used', values: g.capacityUsedBytes },
-          { name: 'total', values: g.capacityTotalBytes },
+          { name: 'total', values: g.capacityTotalBytes, kind: 'limit' },
         ],
         formatBytes,
         r.start,

@@ -53,6 +53,13 @@ export interface DataMovementAdminOptions {
   readonly pools: readonly PoolDescriptor[];
   readonly records: PoolRecords;
   readonly capacity: () => Promise<PoolCapacity[]>;
+  /**
+   * Object bytes per pool as the scanner last counted them (undefined for a
+   * pool not wholly counted yet). The capacity check of a decommission start
+   * uses them before the drives' used space, which on a shared file system
+   * counts everything else on the disk too.
+   */
+  readonly storedBytes?: () => Promise<readonly (number | undefined)[]>;
   readonly clock: Clock;
   /** The workers, once built; absent → a valid start answers NotImplemented. */
   readonly decommissionWorker?: () => DecommissionWorker | undefined;
@@ -124,6 +131,7 @@ export function clusterFacts(
   meta: readonly ConfiguredPoolMeta[],
   rebalance: RebalanceMeta | undefined,
   caps: readonly (PoolCapacity | undefined)[],
+  stored: readonly (number | undefined)[] = [],
 ): ClusterFacts {
   return {
     rebalance,
@@ -132,7 +140,8 @@ export function clusterFacts(
       cmdline: p.cmdline,
       ellipsis: p.ellipsis,
       decommission: meta[p.id]?.decommission ?? null,
-      usableUsed: usableUsed(caps[p.id]),
+      // what must move: the objects the scanner counted, else what the drives report used
+      usableUsed: stored[p.id] ?? usableUsed(caps[p.id]),
       usableFree: caps[p.id]?.usableFree ?? 0,
     })),
   };
@@ -306,8 +315,8 @@ export class DataMovementAdmin implements PoolAdmin {
     return { meta: projectPoolMeta(poolMeta, this.#o.pools.map((p) => p.cmdline)).pools, rebalance, caps };
   }
 
-  #facts(s: { meta: ConfiguredPoolMeta[]; rebalance: RebalanceMeta | undefined; caps: PoolCapacity[] }): ClusterFacts {
-    return clusterFacts(this.#o.pools, s.meta, s.rebalance, s.caps);
+  #facts(s: { meta: ConfiguredPoolMeta[]; rebalance: RebalanceMeta | undefined; caps: PoolCapacity[] }, stored: readonly (number | undefined)[] = []): ClusterFacts {
+    return clusterFacts(this.#o.pools, s.meta, s.rebalance, s.caps, stored);
   }
 
   #statuses(s: { meta: ConfiguredPoolMeta[]; rebalance: RebalanceMeta | undefined; caps: PoolCapacity[] }): PoolStatus[] {
@@ -344,10 +353,11 @@ export class DataMovementAdmin implements PoolAdmin {
   }
 
   async startDecommission(pools: readonly number[]): Promise<void> {
-    checkDecommissionStart(this.#facts(await this.#state()), pools);
+    const [state, stored] = await Promise.all([this.#state(), this.#o.storedBytes?.() ?? Promise.resolve([])]);
+    checkDecommissionStart(this.#facts(state, stored), pools);
     const worker = this.#decommissionWorker;
     if (worker === undefined) throw missing('the decommission worker (draining a pool)');
-    await worker.start(pools);
+    await worker.start(pools, stored);
   }
 
   async cancelDecommission(pool: number): Promise<void> {

@@ -11,7 +11,7 @@ import {
   type ClusterFacts,
   type PoolFacts,
 } from './data-movement-rules.ts';
-import { rebalanceEtaMs } from './data-movement-admin.ts';
+import { clusterFacts, rebalanceEtaMs } from './data-movement-admin.ts';
 
 const entry = (state: DecommissionState, unresolved = 0): DecommissionEntry => ({ ...queuedEntry(1, 100, 50, []), state, unresolvedEntries: unresolved });
 const pool = (id: number, over: Partial<PoolFacts> = {}): PoolFacts => ({ id, cmdline: `/p${id}/d{1...4}`, ellipsis: true, decommission: null, usableUsed: 100, usableFree: 1000, ...over });
@@ -115,5 +115,20 @@ describe('rebalance start and stop (rule 6)', () => {
     };
     expect(rebalanceEtaMs(m, m.pools[0]!)).toBe(3000);
     expect(rebalanceEtaMs(m, m.pools[1]!)).toBe(0);
+  });
+});
+
+describe('the decommission capacity check on drives sharing one file system', () => {
+  // two pools on one disk: each drive reports the whole file system (900 used by anything, 100 free)
+  const cap = (pool: number) => ({ pool, rawTotal: 4000, rawFree: 400, usableTotal: 2000, usableFree: 200, drives: [0, 1, 2, 3].map((slot) => ({ endpoint: `/d${pool}${slot}`, pool, set: 0, slot, online: true, total: 1000, used: 900, free: 100 })) });
+  const pools = [0, 1].map((id) => ({ id, cmdline: `/p${id}/d{1...4}`, ellipsis: true }));
+  const meta = [0, 1].map(() => ({ decommission: null }) as unknown as Parameters<typeof clusterFacts>[1][number]);
+  it('judges the drain by the objects the scanner counted, not the disk the drives share', () => {
+    // by the drives' used space: 1800 usable used cannot fit in 200 free
+    expect(() => checkDecommissionStart(clusterFacts(pools, meta, undefined, [cap(0), cap(1)]), [0])).toThrow(/insufficient target pool capacity/);
+    // the scanner counted 100 bytes of objects on pool 0: 130 fit in 200
+    expect(() => checkDecommissionStart(clusterFacts(pools, meta, undefined, [cap(0), cap(1)], [100, 5]), [0])).not.toThrow();
+    // a pool the scanner has not wholly counted falls back to the drives
+    expect(() => checkDecommissionStart(clusterFacts(pools, meta, undefined, [cap(0), cap(1)], [undefined, 5]), [0])).toThrow(/insufficient/);
   });
 });

@@ -166,7 +166,8 @@ export interface NotifyTargetReport {
  * (re-checking under the record's lock) and drains one pool at a time.
  */
 export interface DecommissionWorker {
-  start(pools: readonly number[]): Promise<void>;
+  /** `stored`: object bytes per pool as the scanner counted them (the capacity check prefers them to the drives' used space). */
+  start(pools: readonly number[], stored?: readonly (number | undefined)[]): Promise<void>;
   /** A `queued` or `active` entry → `canceled`. */
   cancel(pool: number): Promise<void>;
   /** The service removed a failed or canceled entry (`pools/clear`): the pool reopens on every node. */

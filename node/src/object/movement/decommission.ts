@@ -80,13 +80,13 @@ export class Decommissioner implements DecommissionWorker {
     return r === undefined ? undefined : { pool: r.pool, progress: r.worker.status().progress };
   }
 
-  async start(pools: readonly number[]): Promise<void> {
+  async start(pools: readonly number[], stored: readonly (number | undefined)[] = []): Promise<void> {
     const { ctx } = this.#o;
     const now = ctx.clock.now();
     await ctx.records.updatePoolMeta(async (meta) => {
       // Re-checked under pool.bin's lock (a rebalance start takes it too).
       const [rebalance, caps, buckets] = await Promise.all([ctx.records.readRebalanceMeta(), ctx.layer.capacity(), ctx.layer.listBuckets()]);
-      checkDecommissionStart(clusterFacts(this.#o.pools, projectPoolMeta(meta, this.#cmdlines).pools, rebalance, caps), pools);
+      checkDecommissionStart(clusterFacts(this.#o.pools, projectPoolMeta(meta, this.#cmdlines).pools, rebalance, caps, stored), pools);
       const names = buckets.map((b) => b.name);
       return withPoolEntries(
         meta,
