@@ -99,7 +99,12 @@ describe.skipIf(!supported)('svc grows from one pool to two (real process, @aws-
     c = await start(pool1(), pool2());
     expect((await ready()).status).toBe(200);
     // The new pool received every bucket before the node reported ready.
-    expect(run!.logs().find((l) => l.event === 'bucket_sync_repaired')).toMatchObject({ buckets: 3, volumesMade: 12, recordsCopied: 3 });
+    // Bucket sync copied the three records to the new pool. The twelve volumes (3 buckets x 4
+    // drives) are checked on disk below: under load the drive healer, which recreates bucket
+    // folders on drives that lack them, can make some first, so which log counts them varies.
+    const repaired = run!.logs().filter((l) => l.event === 'bucket_sync_repaired');
+    expect(repaired.reduce((n, l) => n + Number(l.recordsCopied ?? 0), 0)).toBe(3);
+    expect(repaired[0]).toMatchObject({ buckets: 3 });
     for (const b of ['grow', 'versioned', 'tagged']) for (let d = 1; d <= 4; d++) expect(existsSync(join(base, 'p2', `d${d}`, b))).toBe(true);
 
     // Six out of six PUTs of new keys succeed, each on the new pool.
