@@ -229,7 +229,8 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
         { name: 'b', drives: 2, driveBytes: 64 * MiB },
         { name: 'c', drives: 4, driveBytes: 16 * MiB },
       ],
-      { SVC_DECOMMISSION_ENTRY_CONCURRENCY: '1', SVC_DECOMMISSION_BUCKET_CONCURRENCY: '1' },
+      // the start check sizes a pool by what the scanner counted: a cycle a second keeps it current
+      { SVC_DECOMMISSION_ENTRY_CONCURRENCY: '1', SVC_DECOMMISSION_BUCKET_CONCURRENCY: '1', SVC_SCANNER_INTERVAL: '1s' },
     );
     servers.push(srv);
     await srv.start();
@@ -245,6 +246,19 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
     expect(onA0).toBeGreaterThan(40);
     expect(onB0).toBeGreaterThan(40);
 
+    // The decommission start check sizes each pool by the object bytes the scanner counted (on
+    // drives that share a file system the drives' used space says nothing): wait for a count of
+    // what was just written.
+    const scanned = async (objects: number) => {
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const info = (await srv.admin({ method: 'GET', path: 'v3/info' })).json() as { dataUsage?: { buckets: { name: string; objects: number }[] } };
+        if (info.dataUsage?.buckets.find((b) => b.name === 'plain')?.objects === objects) return;
+        if (Date.now() > end) throw new Error(`the scanner did not count ${objects} objects in plain: ${JSON.stringify(info.dataUsage)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    await scanned(240);
     // c cannot take a and b (~30 MB) with 30 % to spare; nor can every pool go.
     const before = await srv.decommissionStatus();
     const refused = await srv.admin({ method: 'POST', path: 'v3/pools/decommission', query: { pool: '0,1', 'by-id': 'true' } });
@@ -258,6 +272,7 @@ describe.skipIf(!enabled)('decommission through a real svc server', () => {
 
     // With half the data deleted it fits: b first, then a.
     for (let i = 0; i < 240; i++) if (i % 4 < 2) await w.deletePlain(s3, `k${String(i).padStart(3, '0')}`);
+    await scanned(120);
     const onA = (await keysOn(0)).sort();
     const batch = await srv.admin({ method: 'POST', path: 'v3/pools/decommission', query: { pool: `${srv.volumes[1]},${srv.volumes[0]}` } });
     expect(batch.status, batch.body).toBe(200);
