@@ -16,6 +16,8 @@ const root = join(import.meta.dirname, '..', '..');
 /** Production hook options, each with why it is not a test seam. */
 const ALLOWED_HOOKS = new Map<string, string>([
   ['node/src/object/scanner/scanner.ts', 'ScannerOptions.hooks: per-object work of the scanner cycle (the lifecycle executor)'],
+  ['node/src/object/post-commit.ts', 'combineHooks(hooks): the post-commit consumers (notifications, replication) asked as one'],
+  ['node/src/object/server-pools.ts', '#hooks: the post-commit consumers by slot (notifications, replication), registered by the server'],
 ]);
 
 const SUSPECT_NAME = /^(test|crash|fault|failpoint|inject)|(Test|Crash|Fault|Failpoint|Inject)[A-Z]?[a-z]*$|^(commit|drive|step|test)Hooks?$/;
