@@ -219,7 +219,9 @@ describe('controller against the in-process API server', () => {
     expect(left()).toEqual([]);
     sim.pendingClaims = () => false;
     await clusters.editSpec('prod', (s) => ({ ...s, storage: { pvcRetention: 'Retain' } }));
-  });
+    // four waits of up to a minute each: under CI load the 60 s file default cut it off before
+    // any wait could say which state it was stuck in
+  }, 180_000);
 
   it('a cluster an earlier release gave svc.io/finalizer loses it, so deleting it never waits for the operator', async () => {
     await api.kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
