@@ -81,7 +81,7 @@ async function eventually<T>(fn: () => Promise<T>, timeoutMs = 30_000): Promise<
     try {
       return await fn();
     } catch (err) {
-      if (Date.now() > end) throw err;
+      if (Date.now() > end) throw new Error(`still failing after ${timeoutMs} ms: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`, { cause: err });
       await sleep(500);
     }
   }
@@ -496,7 +496,7 @@ describe.skipIf(!enabled)('fault suite: every acknowledged object survives', () 
     const e2 = await eventually(() => {
       attempts++;
       return s3(1).send(new UploadPartCommand({ Bucket: BUCKET, Key: 'crash/multipart', UploadId: up.UploadId, PartNumber: 2, Body: p2 }));
-    });
+    }, 90_000);
     await eventually(() =>
       s3(1).send(
         new CompleteMultipartUploadCommand({
@@ -506,6 +506,7 @@ describe.skipIf(!enabled)('fault suite: every acknowledged object survives', () 
           MultipartUpload: { Parts: [{ PartNumber: 1, ETag: e1.ETag }, { PartNumber: 2, ETag: e2.ETag }] },
         }),
       ),
+      90_000,
     );
     extra.push(`crash mid-PUT: ${putOutcome}, afterwards ${after === 'NoSuchKey' ? 'absent' : 'whole'}; crash mid-multipart: part 2 re-sent through node 1 (${attempts} attempt(s)), completed`);
     w.acked.set('crash/multipart', { md5: md5(Buffer.concat([p1, p2])), size: p1.length + p2.length });
