@@ -12,6 +12,7 @@
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { SvcError } from '../util/errors.ts';
+import { cidrParts, plainIp } from '../util/ip-set.ts';
 
 /** Context keys of one request, names lower-cased, each with its values. */
 export type ConditionContext = ReadonlyMap<string, readonly string[]>;
@@ -90,21 +91,11 @@ const dated = (f: (a: number, b: number) => boolean): Matcher => (a, b) => {
   return x !== undefined && y !== undefined && f(x, y);
 };
 
-/** Normalises an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) to IPv4. */
-export function plainIp(ip: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  return m ? m[1]! : ip;
-}
-
 function parseCidr(c: string): { net: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
   const [net, bits] = c.trim().split('/');
   if (net === undefined) return undefined;
-  const family = isIPv4(net) ? 'ipv4' : isIPv6(net) ? 'ipv6' : undefined;
-  if (!family) return undefined;
-  const max = family === 'ipv4' ? 32 : 128;
-  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : -1;
-  if (prefix < 0 || prefix > max) return undefined;
-  return { net, prefix, family };
+  const parts = cidrParts(net, bits);
+  return parts === undefined ? undefined : { net, ...parts };
 }
 
 function ipMatch(actual: string, cidr: string): boolean {

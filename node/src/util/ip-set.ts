@@ -13,6 +13,20 @@ export function plainIp(ip: string): string {
   return m ? m[1]! : ip;
 }
 
+/**
+ * The family and prefix length of `net` with `bits` (the text after the
+ * `/`; absent: the single address), or undefined when `net` is no address
+ * or `bits` is no prefix length for its family. Shared by `IpSet.parse` and
+ * the IAM `IpAddress` conditions.
+ */
+export function cidrParts(net: string, bits: string | undefined): { family: 'ipv4' | 'ipv6'; prefix: number } | undefined {
+  const family = isIPv4(net) ? 'ipv4' : isIPv6(net) ? 'ipv6' : undefined;
+  if (family === undefined) return undefined;
+  const max = family === 'ipv4' ? 32 : 128;
+  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : -1;
+  return prefix < 0 || prefix > max ? undefined : { family, prefix };
+}
+
 /** Shorthand accepted in the list: every loopback address. */
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
@@ -46,13 +60,11 @@ export class IpSet {
       }
       const [net = '', bits, extra] = item.split('/');
       const addr = plainIp(net);
-      const family = isIPv4(addr) ? 'ipv4' : isIPv6(addr) ? 'ipv6' : undefined;
-      const max = family === 'ipv4' ? 32 : 128;
-      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : -1;
-      if (family === undefined || extra !== undefined || prefix < 0 || prefix > max) {
+      const cidr = cidrParts(addr, bits);
+      if (cidr === undefined || extra !== undefined) {
         throw new SvcError('InvalidConfig', `${variable}: "${item}" is not an IP address or CIDR (e.g. 10.0.0.0/8, 192.168.1.7, fd00::/8, loopback)`, { variable });
       }
-      out.push(`${addr.toLowerCase()}/${prefix}`);
+      out.push(`${addr.toLowerCase()}/${cidr.prefix}`);
     }
     return new IpSet([...new Set(out)]);
   }

@@ -10,7 +10,7 @@
 import { decide, NO_PUBLIC_ACCESS_SWITCHES } from '../../iam/decide.ts';
 import type { SignedPrincipal } from '../../iam/principal.ts';
 import { addPrincipalKeys } from '../../iam/context-keys.ts';
-import { plainIp } from '../../iam/conditions.ts';
+import { plainIp } from '../../util/ip-set.ts';
 
 export type AdminAction = 'admin:ServerInfo' | 'admin:Decommission' | 'admin:Rebalance' | 'admin:Heal' | 'admin:SetBucketQuota' | 'admin:GetBucketQuota' | 'admin:ConfigUpdate' | 'admin:SetBucketTarget' | 'admin:GetBucketTarget';
 
