@@ -21,6 +21,7 @@ import {
 } from '../erasure/index.ts';
 import { type Drive, type FileVersion, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
 import { decodeXlMeta } from '../storage/xl-meta.ts';
+import { blocks } from '../util/blocks.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { MrfQueue } from './mrf.ts';
@@ -154,28 +155,6 @@ async function settleEarly<T>(
   });
 }
 
-/** Cuts a stream into fixed-size blocks (the last may be short, none empty), copying each chunk before it asks for the next, so a source may refill its buffers (`readRange`'s `reuse`: moves and heals rely on it). */
-async function* blocks(source: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
-  let buf = Buffer.allocUnsafe(size);
-  let fill = 0;
-  for await (const chunk of source) {
-    let pos = 0;
-    while (pos < chunk.length) {
-      const take = Math.min(size - fill, chunk.length - pos);
-      buf.set(chunk.subarray(pos, pos + take), fill);
-      fill += take;
-      pos += take;
-      if (fill === size) {
-        yield buf;
-        // encodeStripe copies the block, so the buffer can be reused.
-        fill = 0;
-      }
-    }
-  }
-  if (fill > 0) yield buf.subarray(0, fill);
-  buf = Buffer.alloc(0);
-}
-
 /** Shared frame buffers per stripe size (bounded free lists; see BufferPool); the heal's shard rebuild uses them too. */
 const framePools = new Map<number, BufferPool>();
 export function framePool(size: number): BufferPool {
@@ -305,7 +284,8 @@ export class ErasureSet {
 
     try {
       if (!buffering) await startWriters();
-      for await (const block of blocks(source, BLOCK_SIZE)) {
+      // encodeStripe copies each block, so one buffer serves them all.
+      for await (const block of blocks(source, Buffer.allocUnsafe(BLOCK_SIZE))) {
         total += block.length;
         // One pooled buffer per block holds all N frames ([hash][shard] each,
         // encoded in place); it goes back to the pool once every drive wrote

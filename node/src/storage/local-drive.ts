@@ -20,6 +20,7 @@ import * as fsp from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { BITROT_HASH_SIZE, bitrotVerify, FrameStreamCheck, frameShardFileSize, shardFileDataSize, shardSize } from '../erasure/index.ts';
 import { type NativeAddon, nativeAddon } from '../erasure/native.ts';
+import { blocks } from '../util/blocks.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
@@ -158,6 +159,14 @@ async function writeFullyAt(fh: fsp.FileHandle, buf: Buffer, len: number, pos: n
   }
 }
 
+/** `stream`, each chunk pushed through the frame check as it is taken. */
+async function* checked(stream: AsyncIterable<Uint8Array>, check: FrameStreamCheck): AsyncGenerator<Uint8Array> {
+  for await (const chunk of stream) {
+    check.push(chunk);
+    yield chunk;
+  }
+}
+
 /** How long `diskInfo` trusts its last read of format.json (placement asks for diskInfo per PUT). */
 const FORMAT_TTL_MS = 1_000;
 
@@ -251,30 +260,15 @@ export class LocalDrive implements Drive {
   async #writeDirect(fh: fsp.FileHandle, stream: AsyncIterable<Uint8Array>, check: FrameStreamCheck | undefined): Promise<number> {
     const stage = takeDirectStage();
     try {
-      let fill = 0;
-      let pos = 0;
-      for await (const chunk of stream) {
-        check?.push(chunk);
-        let at = 0;
-        while (at < chunk.length) {
-          const n = Math.min(DIRECT_STAGE - fill, chunk.length - at);
-          stage.set(chunk.subarray(at, at + n), fill);
-          fill += n;
-          at += n;
-          if (fill === DIRECT_STAGE) {
-            await writeFullyAt(fh, stage, DIRECT_STAGE, pos);
-            pos += DIRECT_STAGE;
-            fill = 0;
-          }
-        }
+      let written = 0;
+      for await (const block of blocks(check === undefined ? stream : checked(stream, check), stage)) {
+        // Only the last block can be short: it is zero-padded to the alignment (the file cut back below).
+        const len = Math.ceil(block.length / DIRECT_ALIGN) * DIRECT_ALIGN;
+        stage.fill(0, block.length, len);
+        await writeFullyAt(fh, stage, len, written);
+        written += block.length;
       }
-      const written = pos + fill;
-      if (fill > 0) {
-        const padded = Math.ceil(fill / DIRECT_ALIGN) * DIRECT_ALIGN;
-        stage.fill(0, fill, padded);
-        await writeFullyAt(fh, stage, padded, pos);
-        if (padded !== fill) await fh.truncate(written);
-      }
+      if (written % DIRECT_ALIGN !== 0) await fh.truncate(written);
       return written;
     } finally {
       giveDirectStage(stage);
