@@ -56,7 +56,7 @@ import { configDigest, peersDisagree, serverInfoService } from './cluster-format
 import { DistLocker } from './dist-lock.ts';
 import { DistNamespaceLocker } from './dist-ns-locker.ts';
 import { driveRpcService } from './drive-rpc-service.ts';
-import { LockServer, lockRpcService } from './lock-server.ts';
+import { LockServer, lockRpcService, ownerNode } from './lock-server.ts';
 import { ClusterPeers, distinctHosts } from './peers.ts';
 import { RpcAuth } from './rpc-auth.ts';
 import { type RootCredential, type RootCredentialSource, staticRootCredential } from '../util/root-credential.ts';
@@ -259,7 +259,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     clock,
     logger,
     ownerAlive: (owner) => {
-      const node = owner.includes('#') ? owner.slice(0, owner.lastIndexOf('#')) : owner;
+      const node = ownerNode(owner) ?? owner;
       return node === selfId || late.peers?.peers.get(node)?.isOnline() !== false;
     },
   });

@@ -62,6 +62,12 @@ interface Entry {
   readers: Map<string, Grant>;
 }
 
+/** The node of a lock owner (`host:port#incarnation`, as DistLocker names it), or undefined for an owner without one. */
+export function ownerNode(owner: string): string | undefined {
+  const i = owner.lastIndexOf('#');
+  return i <= 0 ? undefined : owner.slice(0, i);
+}
+
 export class LockServer implements Locker {
   readonly id = 'local';
   readonly #clock: Clock;
@@ -107,10 +113,9 @@ export class LockServer implements Locker {
 
   /** Drops the grants of `owner`'s earlier incarnations (see the module comment). */
   #noteIncarnation(owner: string): void {
-    const i = owner.lastIndexOf('#');
-    if (i <= 0) return;
-    const node = owner.slice(0, i);
-    const incarnation = owner.slice(i + 1);
+    const node = ownerNode(owner);
+    if (node === undefined) return;
+    const incarnation = owner.slice(node.length + 1);
     const known = this.#incarnations.get(node);
     if (known === incarnation) return;
     this.#incarnations.set(node, incarnation);
