@@ -11,6 +11,10 @@ import { GENERATED_FILES } from '../src/crd/generated-files.ts';
 import { GROUP, PLURAL, type SvcCluster, type SvcClusterSpec, VERSION } from '../src/crd/svccluster.ts';
 import { statusCode } from '../src/kube/kube.ts';
 import { readyForWait } from '../src/reconcile/conditions.ts';
+import { AdminClient } from '../src/admin/client.ts';
+import { Kube } from '../src/kube/kube.ts';
+import { Controller, type ControllerOptions } from '../src/runtime/controller.ts';
+import type { FakeAdminApi } from './fake-admin/fake-admin.ts';
 import { crdAdmission } from './crd-admission.ts';
 import { helm } from './tools.ts';
 import { FakeApiServer } from './fake-apiserver/server.ts';
@@ -164,4 +168,41 @@ export class Clusters {
 
 export function listOf(api: FakeApiServer, group: string, version: string, plural: string, ns = NS): Obj[] {
   return api.store.list(api.store.find(group, version, plural)!, ns);
+}
+
+/** The `SVC_VOLUMES` a pod's server container was given. */
+const podVolumes = (pod: Obj): string | undefined =>
+  (pod['spec'] as { containers: { env: { name: string; value: string }[] }[] }).containers[0]!.env.find((e) => e.name === 'SVC_VOLUMES')?.value;
+
+/**
+ * A kubelet readiness for tests against the fake admin API: once every
+ * running pod has the same `SVC_VOLUMES`, the admin API's pool list follows
+ * it (as real servers restarted with it would), and a pod is ready while
+ * its own `SVC_VOLUMES` is that pool list.
+ */
+export function readyWhenPoolsAgree(api: FakeApiServer, admin: FakeAdminApi): (pod: Obj) => boolean {
+  return (pod) => {
+    const running = listOf(api, '', 'v1', 'pods').filter((p) => (p['status'] as { phase?: string })?.phase === 'Running');
+    const vols = new Set(running.map(podVolumes));
+    if (vols.size === 1 && [...vols][0]!.split(' ').join(' ') !== admin.pools.join(' ')) admin.setPools([...vols][0]!.split(' '));
+    return admin.pools.join(' ') === podVolumes(pod);
+  };
+}
+
+/**
+ * The operator as the integration tests run it: the chart's service account
+ * (`token`), quick polls, one worker, its admin calls to the fake admin
+ * API; `extra` sets the log and anything else.
+ */
+export function testController(api: FakeApiServer, token: string, admin: FakeAdminApi, extra: Partial<ControllerOptions> & Pick<ControllerOptions, 'log'>): Controller {
+  return new Controller({
+    kube: new Kube(api.kubeConfig(token)),
+    clusterDomain: 'cluster.local',
+    pollMs: 100,
+    idleMs: 30_000,
+    stalledMs: 500,
+    concurrency: 1,
+    adminFactory: (_e, creds) => new AdminClient({ endpoints: [admin.url], credentials: creds }),
+    ...extra,
+  });
 }

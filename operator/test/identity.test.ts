@@ -12,15 +12,13 @@ import { KubernetesObjectApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient as SvcAdminClient } from '../../node/src/cli/admin/client.ts';
-import { AdminClient } from '../src/admin/client.ts';
 import { IamAdminClient } from '../src/admin/iam-client.ts';
 import type { SvcCluster } from '../src/crd/svccluster.ts';
-import { Kube } from '../src/kube/kube.ts';
 import { getCondition } from '../src/reconcile/conditions.ts';
-import { Controller } from '../src/runtime/controller.ts';
+import type { Controller } from '../src/runtime/controller.ts';
 import { FakeAdminApi } from './fake-admin/fake-admin.ts';
 import type { FakeApiServer } from './fake-apiserver/server.ts';
-import { Clusters, CREDENTIALS, installOperatorRbac, listOf, NS, startApiWithCrd } from './harness.ts';
+import { Clusters, CREDENTIALS, installOperatorRbac, NS, readyWhenPoolsAgree, startApiWithCrd, testController } from './harness.ts';
 import { FixedKubelet, StatefulSetSimulator } from './sim/statefulset-sim.ts';
 import { startSvcServer, type SvcServer } from './svc-server.ts';
 
@@ -62,22 +60,10 @@ describe('spec.iam: users and policies from Secrets and ConfigMaps, through a re
     objects = KubernetesObjectApi.makeApiClient(api.kubeConfig());
     admin = await FakeAdminApi.start({ pools: [], credentials: CREDENTIALS, bytesPerSecond: 10_000 });
     const kubelet = new FixedKubelet();
-    kubelet.readiness = (pod) => {
-      const running = listOf(api, '', 'v1', 'pods').filter((p) => (p['status'] as { phase?: string })?.phase === 'Running');
-      const vols = new Set(running.map((p) => (p['spec'] as { containers: { env: { name: string; value: string }[] }[] }).containers[0]!.env.find((e) => e.name === 'SVC_VOLUMES')?.value));
-      if (vols.size === 1 && [...vols][0]!.split(' ').join(' ') !== admin.pools.join(' ')) admin.setPools([...vols][0]!.split(' '));
-      return admin.pools.join(' ') === (pod['spec'] as { containers: { env: { name: string; value: string }[] }[] }).containers[0]!.env.find((e) => e.name === 'SVC_VOLUMES')?.value;
-    };
+    kubelet.readiness = readyWhenPoolsAgree(api, admin);
     sim = new StatefulSetSimulator(api, kubelet, { probeMs: 50 });
-    controller = new Controller({
-      kube: new Kube(api.kubeConfig(token)),
+    controller = testController(api, token, admin, {
       log: pino({ level: process.env['SVC_TEST_LOG'] ?? 'silent' }),
-      clusterDomain: 'cluster.local',
-      pollMs: 100,
-      idleMs: 30_000,
-      stalledMs: 500,
-      concurrency: 1,
-      adminFactory: (_e, creds) => new AdminClient({ endpoints: [admin.url], credentials: creds }),
       // the identity routes: a real svc server (with its own root credential)
       identityFactory: () => new IamAdminClient({ endpoints: [svc.url], credentials: { accessKey: svc.accessKey, secretKey: svc.secretKey } }),
     });

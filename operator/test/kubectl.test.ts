@@ -13,12 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminClient } from '../src/admin/client.ts';
-import { Kube } from '../src/kube/kube.ts';
-import { Controller } from '../src/runtime/controller.ts';
+import type { Controller } from '../src/runtime/controller.ts';
 import { FakeAdminApi } from './fake-admin/fake-admin.ts';
 import type { FakeApiServer } from './fake-apiserver/server.ts';
-import { Clusters, CREDENTIALS, installOperatorRbac, listOf, NS, startApiWithCrd } from './harness.ts';
+import { Clusters, CREDENTIALS, installOperatorRbac, listOf, NS, startApiWithCrd, testController } from './harness.ts';
 import { FixedKubelet, StatefulSetSimulator } from './sim/statefulset-sim.ts';
 import { kubectlAsync } from './tools.ts';
 
@@ -44,16 +42,7 @@ describe('kubectl against the in-process API server', () => {
       return true;
     };
     sim = new StatefulSetSimulator(api, kubelet, { probeMs: 50 });
-    controller = new Controller({
-      kube: new Kube(api.kubeConfig(token)),
-      log: pino({ level: 'silent' }),
-      clusterDomain: 'cluster.local',
-      pollMs: 100,
-      idleMs: 30_000,
-      stalledMs: 500,
-      concurrency: 1,
-      adminFactory: (_e, creds) => new AdminClient({ endpoints: [admin.url], credentials: creds }),
-    });
+    controller = testController(api, token, admin, { log: pino({ level: 'silent' }) });
     await controller.start();
     const clusters = new Clusters(api);
     await clusters.create('prod', { image: 'svc-node:test', credentials: { secretName: 'prod-root' }, pools: [{ name: 'p0', servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } }] });

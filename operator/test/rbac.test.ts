@@ -9,11 +9,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { AdminClient } from '../src/admin/client.ts';
-import { Kube } from '../src/kube/kube.ts';
-import { Controller } from '../src/runtime/controller.ts';
 import { FakeAdminApi } from './fake-admin/fake-admin.ts';
-import { Clusters, CREDENTIALS, installOperatorRbac, listOf, startApiWithCrd } from './harness.ts';
+import { Clusters, CREDENTIALS, installOperatorRbac, readyWhenPoolsAgree, startApiWithCrd, testController } from './harness.ts';
 import { FixedKubelet, StatefulSetSimulator } from './sim/statefulset-sim.ts';
 
 const pool = (name: string) => ({ name, servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } });
@@ -24,12 +21,7 @@ async function scenario(drop: { resource: string; verb: string } | undefined): P
   const token = installOperatorRbac(api, drop ? { drop } : {});
   const admin = await FakeAdminApi.start({ pools: [], credentials: CREDENTIALS, bytesPerSecond: 10_000 });
   const kubelet = new FixedKubelet();
-  kubelet.readiness = (pod) => {
-    const running = listOf(api, '', 'v1', 'pods').filter((p) => (p['status'] as { phase?: string })?.phase === 'Running');
-    const vols = new Set(running.map((p) => (p['spec'] as { containers: { env: { name: string; value: string }[] }[] }).containers[0]!.env.find((e) => e.name === 'SVC_VOLUMES')?.value));
-    if (vols.size === 1 && [...vols][0]!.split(' ').join(' ') !== admin.pools.join(' ')) admin.setPools([...vols][0]!.split(' '));
-    return admin.pools.join(' ') === (pod['spec'] as { containers: { env: { name: string; value: string }[] }[] }).containers[0]!.env.find((e) => e.name === 'SVC_VOLUMES')?.value;
-  };
+  kubelet.readiness = readyWhenPoolsAgree(api, admin);
   const sim = new StatefulSetSimulator(api, kubelet, { probeMs: 50 });
   let log = '';
   const sink = new Writable({
@@ -38,16 +30,7 @@ async function scenario(drop: { resource: string; verb: string } | undefined): P
       cb();
     },
   });
-  const controller = new Controller({
-    kube: new Kube(api.kubeConfig(token)),
-    log: pino({ level: 'info' }, sink),
-    clusterDomain: 'cluster.local',
-    pollMs: 100,
-    idleMs: 30_000,
-    stalledMs: 500,
-    concurrency: 1,
-    adminFactory: (_e, creds) => new AdminClient({ endpoints: [admin.url], credentials: creds }),
-  });
+  const controller = testController(api, token, admin, { log: pino({ level: 'info' }, sink) });
   const clusters = new Clusters(api);
   let failure: string | undefined;
   try {
