@@ -15,19 +15,12 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from './helpers/heal-server.ts';
 import { errorCode, signedRequest } from './helpers/sigv4-signer.ts';
 import { canMountTmpfs, mountTmpfs, unmountUnder } from './helpers/tmpfs.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
 
 const CREDS = { accessKey: 'fulladmin', secretKey: 'full-admin-secret' };
-
-async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await fn().catch(() => false))) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe.skipIf(!canMountTmpfs())('storage errors: unstorable names and full drives', () => {
   let run: SvcRun;

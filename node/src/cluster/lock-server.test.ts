@@ -32,12 +32,17 @@ describe('lock server: a dead holder', () => {
   });
 });
 
+/** A ClockSkews on `clock` whose log warnings are collected. */
+function skewsWarning(clock: ManualClock): { k: ClockSkews; warnings: unknown[] } {
+  const warnings: unknown[] = [];
+  const logger = { ...silentLogger, warn: (o: unknown) => warnings.push(o) } as unknown as typeof silentLogger;
+  return { k: new ClockSkews({ clock, logger }), warnings };
+}
+
 describe('clock skew per peer', () => {
   it('takes the least delayed call, warns once the skew held for a while and then once a minute, and lists every peer', async () => {
     const clock = new ManualClock(5_000_000);
-    const warnings: unknown[] = [];
-    const logger = { ...silentLogger, warn: (o: unknown) => warnings.push(o) } as unknown as typeof silentLogger;
-    const k = new ClockSkews({ clock, logger });
+    const { k, warnings } = skewsWarning(clock);
     k.record('b:9000', 15);
     k.record('b:9000', 5);
     k.record('b:9000', 9);
@@ -57,9 +62,7 @@ describe('clock skew per peer', () => {
 
   it('does not take calls that queued while this node was frozen for a clock off', async () => {
     const clock = new ManualClock(5_000_000);
-    const warnings: unknown[] = [];
-    const logger = { ...silentLogger, warn: (o: unknown) => warnings.push(o) } as unknown as typeof silentLogger;
-    const k = new ClockSkews({ clock, logger });
+    const { k, warnings } = skewsWarning(clock);
     k.record('b:9000', 3);
     await clock.advance(12_000);
     // SIGCONT: the calls sent during the 12 s stop arrive at once, each as late as it waited.
