@@ -128,10 +128,25 @@ function optional(ctx: RouteContext, name: string): string | undefined {
   return v === null || v === '' ? undefined : v;
 }
 
+/** The object a route is about: the bucket, `key` and an optional `versionId`. */
+function objectParams(ctx: RouteContext): { bucket: string; key: string; versionId: string | undefined } {
+  return { bucket: bucketParam(ctx), key: keyParam(ctx), versionId: optional(ctx, 'versionId') };
+}
+
 function intParam(v: string | undefined, name: string, min: number, max: number, dflt: number): number {
   if (v === undefined) return dflt;
   if (!/^[0-9]{1,6}$/.test(v) || Number(v) < min || Number(v) > max) throw new SvcError('InvalidArgument', `${name} must be a whole number from ${min} to ${max}`);
   return Number(v);
+}
+
+/** `limit` of a listing page: 1 to 1000, 100 when not given. */
+const limitParam = (ctx: RouteContext): number => intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100);
+
+/** A body's `{"<name>": true|false}`. */
+function boolField(body: Readonly<Record<string, unknown>>, name: string): boolean {
+  const v = body[name];
+  if (typeof v !== 'boolean') throw new SvcError('InvalidArgument', `say {"${name}": true} or {"${name}": false}`);
+  return v;
 }
 
 /** Settles every promise; a failure is kept as its message. */
@@ -386,6 +401,15 @@ function settingParam(ctx: RouteContext): BucketSettingKind {
   return k as BucketSettingKind;
 }
 
+/** Changes one setting of a bucket, logs who did, and answers the setting as it is now. */
+async function changeSetting(ctx: RouteContext, change: (bucket: string, kind: BucketSettingKind) => Promise<unknown>, event: string, message: string): ReturnType<typeof getSetting> {
+  const bucket = bucketParam(ctx);
+  const kind = settingParam(ctx);
+  await change(bucket, kind);
+  ctx.deps.logger.info({ event, accessKey: cred(ctx).accessKey, bucket, setting: kind }, message);
+  return getSetting(up(ctx), cred(ctx), bucket, kind);
+}
+
 /** Deletes up to 1000 keys or versions in one DeleteObjects call; each refusal comes back with its code. */
 async function deleteObjects(ctx: RouteContext): Promise<BulkDeleteResult> {
   const bucket = bucketParam(ctx);
@@ -453,11 +477,7 @@ export function attachmentDisposition(key: string): string {
 const PASS_HEADERS = ['content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified', 'x-amz-version-id'];
 
 async function download(ctx: RouteContext): Promise<typeof STREAMED> {
-  const bucket = bucketParam(ctx);
-  const key = keyParam(ctx);
-  const signal = clientSignal(ctx);
-  const range = typeof ctx.req.headers.range === 'string' ? ctx.req.headers.range : undefined;
-  const res = await s3.getObject(ctx.deps.upstream, cred(ctx), bucket, key, { versionId: optional(ctx, 'versionId'), range, signal });
+  const { key, signal, res } = await getForBrowser(ctx);
   const headers: Record<string, string> = {
     // An object's bytes never run as a page of the console: always a download, sandboxed, never sniffed.
     'content-type': upstreamHeader(res.headers, 'content-type') ?? 'application/octet-stream',
@@ -467,6 +487,16 @@ async function download(ctx: RouteContext): Promise<typeof STREAMED> {
     'cache-control': 'no-store',
   };
   return relay(ctx, res, headers, signal, 'console_download_interrupted');
+}
+
+/** GETs the object (its `Range` passed on), aborted when the browser goes away. */
+async function getForBrowser(ctx: RouteContext): Promise<{ key: string; signal: AbortSignal; res: s3.ObjectResponse }> {
+  const bucket = bucketParam(ctx);
+  const key = keyParam(ctx);
+  const signal = clientSignal(ctx);
+  const range = typeof ctx.req.headers.range === 'string' ? ctx.req.headers.range : undefined;
+  const res = await s3.getObject(ctx.deps.upstream, cred(ctx), bucket, key, { versionId: optional(ctx, 'versionId'), range, signal });
+  return { key, signal, res };
 }
 
 /** Types the console previews inline (images, PDF, and text shown as plain text). */
@@ -480,11 +510,7 @@ const PREVIEW_TEXT = /^(text\/|application\/(json|xml|x-yaml|yaml|javascript|x-n
  * console itself, never sniffed; any other type is refused.
  */
 async function previewObject(ctx: RouteContext): Promise<typeof STREAMED> {
-  const bucket = bucketParam(ctx);
-  const key = keyParam(ctx);
-  const signal = clientSignal(ctx);
-  const range = typeof ctx.req.headers.range === 'string' ? ctx.req.headers.range : undefined;
-  const res = await s3.getObject(ctx.deps.upstream, cred(ctx), bucket, key, { versionId: optional(ctx, 'versionId'), range, signal });
+  const { key, signal, res } = await getForBrowser(ctx);
   const type = (upstreamHeader(res.headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const shown = PREVIEW_IMAGE.test(type) || type === 'application/pdf' ? type : PREVIEW_TEXT.test(type) ? 'text/plain; charset=utf-8' : undefined;
   if (shown === undefined) {
@@ -593,10 +619,9 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: 'session',
     handler: async (ctx) => {
       const bucket = bucketParam(ctx);
-      const body = await readJson<{ enabled?: unknown }>(ctx.req);
-      if (typeof body.enabled !== 'boolean') throw new SvcError('InvalidArgument', 'say {"enabled": true} or {"enabled": false}');
-      await s3.putVersioning(up(ctx), cred(ctx), bucket, body.enabled);
-      return { name: bucket, versioning: body.enabled ? 'Enabled' : 'Suspended' } satisfies BucketDetails;
+      const enabled = boolField(await readJson<{ enabled?: unknown }>(ctx.req), 'enabled');
+      await s3.putVersioning(up(ctx), cred(ctx), bucket, enabled);
+      return { name: bucket, versioning: enabled ? 'Enabled' : 'Suspended' } satisfies BucketDetails;
     },
   },
   {
@@ -607,7 +632,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       s3.listObjects(up(ctx), cred(ctx), bucketParam(ctx), {
         prefix: ctx.query.get('prefix') ?? '',
         token: ctx.query.get('token') ?? '',
-        maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100),
+        maxKeys: limitParam(ctx),
         recursive: ctx.query.get('recursive') === 'true',
       }),
   },
@@ -647,10 +672,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
     pattern: 'buckets/:bucket/object/legal-hold',
     auth: 'session',
     handler: async (ctx) => {
-      const b = await readJson<{ on?: unknown }>(ctx.req);
-      if (typeof b.on !== 'boolean') throw new SvcError('InvalidArgument', 'say {"on": true} or {"on": false}');
-      await s3.putLegalHold(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'), b.on);
-      return s3.objectLockState(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'));
+      const on = boolField(await readJson<{ on?: unknown }>(ctx.req), 'on');
+      const o = objectParams(ctx);
+      await s3.putLegalHold(up(ctx), cred(ctx), o.bucket, o.key, o.versionId, on);
+      return s3.objectLockState(up(ctx), cred(ctx), o.bucket, o.key, o.versionId);
     },
   },
   {
@@ -664,8 +689,9 @@ export const API_ROUTES: readonly ApiRoute[] = [
         if ((b.mode !== 'GOVERNANCE' && b.mode !== 'COMPLIANCE') || typeof b.until !== 'string' || !Number.isFinite(Date.parse(b.until))) throw new SvcError('InvalidArgument', 'give a mode (GOVERNANCE or COMPLIANCE) and a date, or mode null to remove the retention');
         retention = { mode: b.mode, until: new Date(b.until).toISOString() };
       }
-      await s3.putRetention(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'), retention, b.bypassGovernance === true);
-      return s3.objectLockState(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), optional(ctx, 'versionId'));
+      const o = objectParams(ctx);
+      await s3.putRetention(up(ctx), cred(ctx), o.bucket, o.key, o.versionId, retention, b.bypassGovernance === true);
+      return s3.objectLockState(up(ctx), cred(ctx), o.bucket, o.key, o.versionId);
     },
   },
   { method: 'GET', pattern: 'buckets/:bucket/settings/:kind', auth: 'session', handler: async (ctx) => getSetting(up(ctx), cred(ctx), bucketParam(ctx), settingParam(ctx)) },
@@ -673,26 +699,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'PUT',
     pattern: 'buckets/:bucket/settings/:kind',
     auth: 'session',
-    handler: async (ctx) => {
-      const bucket = bucketParam(ctx);
-      const kind = settingParam(ctx);
-      const b = await readJson<{ value?: unknown }>(ctx.req);
-      await putSetting(up(ctx), cred(ctx), bucket, kind, b.value);
-      ctx.deps.logger.info({ event: 'console_bucket_setting', accessKey: cred(ctx).accessKey, bucket, setting: kind }, 'bucket setting changed from the console');
-      return getSetting(up(ctx), cred(ctx), bucket, kind);
-    },
+    handler: async (ctx) => changeSetting(ctx, async (bucket, kind) => putSetting(up(ctx), cred(ctx), bucket, kind, (await readJson<{ value?: unknown }>(ctx.req)).value), 'console_bucket_setting', 'bucket setting changed from the console'),
   },
   {
     method: 'DELETE',
     pattern: 'buckets/:bucket/settings/:kind',
     auth: 'session',
-    handler: async (ctx) => {
-      const bucket = bucketParam(ctx);
-      const kind = settingParam(ctx);
-      await deleteSetting(up(ctx), cred(ctx), bucket, kind);
-      ctx.deps.logger.info({ event: 'console_bucket_setting_removed', accessKey: cred(ctx).accessKey, bucket, setting: kind }, 'bucket setting removed from the console');
-      return getSetting(up(ctx), cred(ctx), bucket, kind);
-    },
+    handler: async (ctx) => changeSetting(ctx, async (bucket, kind) => deleteSetting(up(ctx), cred(ctx), bucket, kind), 'console_bucket_setting_removed', 'bucket setting removed from the console'),
   },
   {
     method: 'GET',
@@ -703,7 +716,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
         prefix: ctx.query.get('prefix') ?? '',
         keyMarker: ctx.query.get('keyMarker') ?? '',
         versionIdMarker: ctx.query.get('versionIdMarker') ?? '',
-        maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100),
+        maxKeys: limitParam(ctx),
         recursive: ctx.query.get('recursive') === 'true',
       }),
   },
@@ -715,7 +728,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       s3.listVersions(up(ctx), cred(ctx), bucketParam(ctx), keyParam(ctx), {
         keyMarker: ctx.query.get('keyMarker') ?? '',
         versionIdMarker: ctx.query.get('versionIdMarker') ?? '',
-        maxKeys: intParam(optional(ctx, 'limit'), 'limit', 1, 1000, 100),
+        maxKeys: limitParam(ctx),
       }),
   },
   { method: 'GET', pattern: 'buckets/:bucket/download', auth: 'session', handler: download },
@@ -774,9 +787,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
     pattern: 'iam/users/:user/status',
     auth: 'session',
     handler: async (ctx) => {
-      const b = await readJson<{ enabled?: unknown }>(ctx.req);
-      if (typeof b.enabled !== 'boolean') throw new SvcError('InvalidArgument', 'say {"enabled": true} or {"enabled": false}');
-      await iamCalls.setUserStatus(up(ctx), cred(ctx), ctx.params.user!, b.enabled);
+      const enabled = boolField(await readJson<{ enabled?: unknown }>(ctx.req), 'enabled');
+      await iamCalls.setUserStatus(up(ctx), cred(ctx), ctx.params.user!, enabled);
     },
   },
   {

@@ -193,7 +193,7 @@ export async function listVersionsPage(up: Upstream, cred: SessionCredentials, b
   };
 }
 
-/** Every version and delete marker of one key (newest first), a page at a time. */
+/** Every version and delete marker of one key (newest first), a page at a time: the page under the key as a prefix, other keys left out. */
 export async function listVersions(
   up: Upstream,
   cred: SessionCredentials,
@@ -201,32 +201,14 @@ export async function listVersions(
   key: string,
   o: { keyMarker: string; versionIdMarker: string; maxKeys: number },
 ): Promise<VersionListing> {
-  const doc = await xmlCall(
-    up,
-    cred,
-    {
-      method: 'GET',
-      path: encodePath(bucket),
-      query: {
-        versions: '',
-        'encoding-type': 'url',
-        prefix: key,
-        'max-keys': String(o.maxKeys),
-        ...(o.keyMarker ? { 'key-marker': o.keyMarker } : {}),
-        ...(o.versionIdMarker ? { 'version-id-marker': o.versionIdMarker } : {}),
-      },
-    },
-    'ListVersionsResult',
-  );
-  const all = [...xmlList(doc, 'Version').map((v) => versionEntry(v, false)), ...xmlList(doc, 'DeleteMarker').map((v) => versionEntry(v, true))].sort(byKeyNewestFirst);
-  const truncated = bool(xmlText(doc, 'IsTruncated'));
+  const page = await listVersionsPage(up, cred, bucket, { ...o, prefix: key, recursive: true });
   return {
     bucket,
     key,
-    versions: all.filter((v) => v.key === key),
-    truncated,
-    nextKeyMarker: truncated ? dec(xmlRawText(doc, 'NextKeyMarker')) : '',
-    nextVersionIdMarker: truncated ? (xmlText(doc, 'NextVersionIdMarker') ?? '') : '',
+    versions: page.versions.filter((v) => v.key === key),
+    truncated: page.truncated,
+    nextKeyMarker: page.nextKeyMarker,
+    nextVersionIdMarker: page.nextVersionIdMarker,
   };
 }
 

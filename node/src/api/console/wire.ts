@@ -292,13 +292,18 @@ export interface ObjectVersion {
   readonly etag: string;
 }
 
-export interface VersionListing {
+/** A page of versions; pass the markers back (`keyMarker`, `versionIdMarker`) for the next one. */
+interface VersionPage {
   readonly bucket: string;
-  readonly key: string;
   readonly versions: readonly ObjectVersion[];
   readonly truncated: boolean;
   readonly nextKeyMarker: string;
   readonly nextVersionIdMarker: string;
+}
+
+/** `GET buckets/:b/versions?key`: the versions of one key. */
+export interface VersionListing extends VersionPage {
+  readonly key: string;
 }
 
 export interface ObjectDetails {
@@ -324,14 +329,9 @@ export interface ObjectDetails {
 }
 
 /** `GET buckets/:b/all-versions?prefix`: every version and delete marker at one folder level, a page at a time. */
-export interface VersionsPage {
-  readonly bucket: string;
+export interface VersionsPage extends VersionPage {
   readonly prefix: string;
   readonly prefixes: readonly string[];
-  readonly versions: readonly ObjectVersion[];
-  readonly truncated: boolean;
-  readonly nextKeyMarker: string;
-  readonly nextVersionIdMarker: string;
 }
 
 /** `GET buckets/:b/object-lock`: object lock on or off, and the default retention new versions get. */
