@@ -6,7 +6,7 @@
  * Escape cancels).
  */
 import { ApiError } from './api.js';
-import { type Child, h } from './dom.js';
+import { announce, type Child, h } from './dom.js';
 import { formatBytes, formatPercent, formatTime, isUnsetTime } from './format.js';
 
 export type Tone = 'ok' | 'warn' | 'bad' | 'info' | 'idle';
@@ -68,6 +68,17 @@ export function table(caption: string, headers: readonly string[], rows: readonl
 /** Definition list of label → value. */
 export function facts(pairs: readonly (readonly [string, Child])[]): HTMLElement {
   return h('dl', { class: 'facts' }, ...pairs.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
+}
+
+/** A checkbox with its label, and a hint (`<id>-hint`, for the box's `aria-describedby`) when given. */
+export function checkRow(input: HTMLInputElement, label: string, hint?: string): HTMLElement {
+  return h('p', { class: 'check' }, input, ' ', h('label', { for: input.id }, label), hint !== undefined ? h('span', { class: 'hint', id: `${input.id}-hint` }, ` ${hint}`) : null);
+}
+
+/** What an action did, in `out` and announced to screen readers. */
+export function showDone(out: HTMLElement, words: string): void {
+  out.replaceChildren(h('p', { role: 'status', class: 'success' }, words));
+  announce(words);
 }
 
 /** What went wrong and what to do, announced to screen readers. */

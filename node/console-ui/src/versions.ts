@@ -9,7 +9,7 @@
 import type { ObjectVersion } from '../../src/api/console/wire.ts';
 import { api } from './api.js';
 import { announce, h } from './dom.js';
-import { confirmDialog, errorBox } from './ui.js';
+import { checkRow, confirmDialog, errorBox } from './ui.js';
 
 /** `version 3f2a…` or `the null version`. */
 export function versionName(id: string): string {
@@ -36,16 +36,7 @@ export async function deleteVersion(bucket: string, v: Pick<ObjectVersion, 'key'
       null,
       h('p', null, body),
       h('p', null, 'Version: ', h('code', null, v.versionId)),
-      bypass
-        ? h(
-            'p',
-            { class: 'check' },
-            bypass,
-            ' ',
-            h('label', { for: 'bypass-governance' }, 'Bypass governance retention'),
-            h('span', { class: 'hint', id: 'bypass-governance-hint' }, ' Deletes a version under GOVERNANCE retention (needs the s3:BypassGovernanceRetention permission). COMPLIANCE retention and legal holds are never bypassed.'),
-          )
-        : null,
+      bypass ? checkRow(bypass, 'Bypass governance retention', 'Deletes a version under GOVERNANCE retention (needs the s3:BypassGovernanceRetention permission). COMPLIANCE retention and legal holds are never bypassed.') : null,
     ),
     confirmLabel: v.deleteMarker ? 'Remove delete marker' : 'Delete version',
     danger: !v.deleteMarker,

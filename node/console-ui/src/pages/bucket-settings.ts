@@ -8,9 +8,9 @@
  */
 import type { BucketSetting, ObjectLockView } from '../../../src/api/console/wire.ts';
 import { api } from '../api.js';
-import { announce, h } from '../dom.js';
+import { h } from '../dom.js';
 import { keyValueLines } from '../format.js';
-import { confirmDialog, errorBox } from '../ui.js';
+import { confirmDialog, errorBox, showDone } from '../ui.js';
 
 type Kind = BucketSetting['kind'];
 
@@ -80,8 +80,7 @@ function editor(bucket: string, kind: Kind, hint: string, template: unknown, onV
       try {
         const r = await api<BucketSetting>('PUT', `buckets/${b}/settings/${kind}`, { value });
         ed.show(r.value);
-        out.replaceChildren(h('p', { role: 'status', class: 'success' }, done));
-        announce(done);
+        showDone(out, done);
       } catch (err) {
         out.replaceChildren(errorBox(err));
       }
@@ -93,8 +92,7 @@ function editor(bucket: string, kind: Kind, hint: string, template: unknown, onV
         const r = await api<BucketSetting>('DELETE', `buckets/${b}/settings/${kind}`);
         ed.show(r.value);
         const done = `${what[0]!.toUpperCase()}${what.slice(1)} removed.`;
-        out.replaceChildren(h('p', { role: 'status', class: 'success' }, done));
-        announce(done);
+        showDone(out, done);
       } catch (err) {
         out.replaceChildren(errorBox(err));
       }

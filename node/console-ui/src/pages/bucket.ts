@@ -11,7 +11,7 @@ import { announce, type Child, h, replaceContent } from '../dom.js';
 import { formatBytes, formatCount, formatDuration, formatPercent, plural } from '../format.js';
 import { describeActions, describeEncryption, describeFilter, describeObjectLock } from '../governance.js';
 import { href, type Route } from '../router.js';
-import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time } from '../ui.js';
+import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, showDone, table, time } from '../ui.js';
 import { startUpload as startUpload2 } from '../tray.js';
 import { deleteVersion } from '../versions.js';
 import { bucketSettings } from './bucket-settings.js';
@@ -425,8 +425,7 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     if (!ok) return;
     try {
       await api('DELETE', `buckets/${encodeURIComponent(bucket)}/object`, undefined, { key });
-      result.replaceChildren(h('p', { role: 'status', class: 'success' }, `${key} deleted.`));
-      announce(`${key} deleted.`);
+      showDone(result, `${key} deleted.`);
     } catch (err) {
       result.replaceChildren(errorBox(err));
     }

@@ -4,7 +4,7 @@ import { formatBytes, formatCount, plural } from '../format.js';
 import { api } from '../api.js';
 import { announce, h, replaceContent } from '../dom.js';
 import { href } from '../router.js';
-import { confirmDialog, errorBox, loading, pageHeader, section, table, time } from '../ui.js';
+import { checkRow, confirmDialog, errorBox, loading, pageHeader, section, table, time } from '../ui.js';
 
 /** S3's bucket naming rules, checked before asking the server (which checks them too). */
 export function bucketNameProblem(name: string): string | undefined {
@@ -36,15 +36,8 @@ export function renderBuckets(main: HTMLElement, _route?: unknown, app?: { sessi
     'form',
     { id: 'create-bucket', class: 'form form-inline', novalidate: true },
     h('p', { class: 'field' }, h('label', { for: 'bucket-name' }, 'Name'), name, h('span', { class: 'hint', id: 'bucket-name-hint' }, '3–63 lowercase letters, digits, dots and hyphens.')),
-    h('p', { class: 'check' }, versioning, ' ', h('label', { for: 'bucket-versioning' }, 'Keep every version of every object (versioning)')),
-    h(
-      'p',
-      { class: 'check' },
-      objectLock,
-      ' ',
-      h('label', { for: 'bucket-object-lock' }, 'Object lock'),
-      h('span', { class: 'hint', id: 'bucket-object-lock-hint' }, ' Versions can be kept from deletion (retention, legal holds). Turns versioning on for good; cannot be turned off later.'),
-    ),
+    checkRow(versioning, 'Keep every version of every object (versioning)'),
+    checkRow(objectLock, 'Object lock', 'Versions can be kept from deletion (retention, legal holds). Turns versioning on for good; cannot be turned off later.'),
     h('p', { class: 'field' }, h('label', { for: 'bucket-quota' }, 'Quota (optional)'), quota, h('span', { class: 'hint', id: 'bucket-quota-hint' }, 'A hard limit on the bytes stored, e.g. 10GiB or 500MB; empty for none.')),
     h('p', null, h('button', { type: 'submit', class: 'button button-primary', id: 'create-bucket-submit' }, 'Create bucket')),
   );

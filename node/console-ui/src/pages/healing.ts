@@ -8,7 +8,7 @@ import { api } from '../api.js';
 import { announce, type Child, h, replaceContent } from '../dom.js';
 import { formatBytes, formatCount, formatDuration, isUnsetTime } from '../format.js';
 import { poll } from '../poll.js';
-import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time, type Tone } from '../ui.js';
+import { badge, checkRow, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time, type Tone } from '../ui.js';
 
 const BG_TONE: Record<string, Tone> = { disabled: 'idle', idle: 'ok', active: 'info', degraded: 'warn' };
 
@@ -91,8 +91,7 @@ function healCard(r: HealingResponse, state: HealState): HTMLElement {
   const available = r.capabilities.heal.adminHeal;
   const field = (id: string, label: string, input: HTMLElement, hint?: string) =>
     h('p', { class: 'field' }, h('label', { for: id }, label), input, hint ? h('span', { class: 'hint', id: `${id}-hint` }, hint) : null);
-  const check = (id: string, label: string, hint: string, checked = false) =>
-    h('p', { class: 'check' }, h('input', { type: 'checkbox', id, checked, 'aria-describedby': `${id}-hint` }), ' ', h('label', { for: id }, label), h('span', { class: 'hint', id: `${id}-hint` }, ` ${hint}`));
+  const check = (id: string, label: string, hint: string, checked = false) => checkRow(h('input', { type: 'checkbox', id, checked, 'aria-describedby': `${id}-hint` }), label, hint);
   const setSelect = h(
     'select',
     { id: 'heal-set' },

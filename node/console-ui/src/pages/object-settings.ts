@@ -8,14 +8,9 @@
  */
 import type { ObjectDetails, ObjectTag } from '../../../src/api/console/wire.ts';
 import { api, apiUrl } from '../api.js';
-import { announce, h } from '../dom.js';
+import { h } from '../dom.js';
 import { formatBytes, keyValueLines } from '../format.js';
-import { confirmDialog, errorBox } from '../ui.js';
-
-const ok = (out: HTMLElement, words: string) => {
-  out.replaceChildren(h('p', { role: 'status', class: 'success' }, words));
-  announce(words);
-};
+import { confirmDialog, errorBox, showDone } from '../ui.js';
 
 export function tagsEditor(bucket: string, key: string): HTMLElement {
   const b = encodeURIComponent(bucket);
@@ -40,7 +35,7 @@ export function tagsEditor(bucket: string, key: string): HTMLElement {
     void api<ObjectTag[]>('PUT', `buckets/${b}/object/tags`, { tags }, { key }).then(
       (t) => {
         show(t);
-        ok(out, t.length === 0 ? 'Tags removed.' : `${t.length} tag${t.length === 1 ? '' : 's'} saved.`);
+        showDone(out, t.length === 0 ? 'Tags removed.' : `${t.length} tag${t.length === 1 ? '' : 's'} saved.`);
       },
       (err: unknown) => out.replaceChildren(errorBox(err)),
     );
@@ -68,7 +63,7 @@ export function lockEditor(bucket: string, key: string, d: ObjectDetails, refres
         const r = await api<{ legalHold: boolean }>('PUT', `buckets/${b}/object/legal-hold`, { on }, { key, versionId: d.versionId || undefined });
         legalHold = r.legalHold;
         hold.textContent = legalHold ? 'Remove legal hold…' : 'Place a legal hold';
-        ok(out, on ? 'Legal hold placed: this version cannot be deleted until it is removed.' : 'Legal hold removed.');
+        showDone(out, on ? 'Legal hold placed: this version cannot be deleted until it is removed.' : 'Legal hold removed.');
         refresh();
       } catch (err) {
         out.replaceChildren(errorBox(err));
@@ -101,7 +96,7 @@ export function lockEditor(bucket: string, key: string, d: ObjectDetails, refres
       if (m === 'COMPLIANCE' && !(await confirmDialog({ title: 'Set COMPLIANCE retention?', body: `No one, the root included, can delete this version or shorten its retention before ${new Date(iso!).toLocaleString()}.`, confirmLabel: 'Set COMPLIANCE retention', danger: true }))) return;
       try {
         await api('PUT', `buckets/${b}/object/retention`, { mode: m === '' ? null : m, until: iso, bypassGovernance: bypass.checked }, { key, versionId: d.versionId || undefined });
-        ok(out, m === '' ? 'Retention removed.' : `Retention set: ${m} until ${new Date(iso!).toLocaleString()}.`);
+        showDone(out, m === '' ? 'Retention removed.' : `Retention set: ${m} until ${new Date(iso!).toLocaleString()}.`);
         refresh();
       } catch (err) {
         out.replaceChildren(errorBox(err));

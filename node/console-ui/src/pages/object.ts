@@ -7,7 +7,7 @@ import { api, ApiError, apiUrl } from '../api.js';
 import { announce, h, replaceContent } from '../dom.js';
 import { formatBytes, formatCount } from '../format.js';
 import { href, type Route } from '../router.js';
-import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, table, time } from '../ui.js';
+import { badge, confirmDialog, errorBox, facts, loading, pageHeader, section, showDone, table, time } from '../ui.js';
 import { deleteVersion } from '../versions.js';
 import { lockEditor, preview, tagsEditor } from './object-settings.js';
 
@@ -159,8 +159,7 @@ export function renderObject(main: HTMLElement, route: Route): void {
     try {
       const r = await api<{ versionId: string }>('POST', `buckets/${b}/restore`, { key, versionId });
       const done = `Version ${versionId} restored: it is the current ${name} again${r.versionId ? ` (as version ${r.versionId})` : ''}.`;
-      result.replaceChildren(h('p', { role: 'status', class: 'success' }, done));
-      announce(done);
+      showDone(result, done);
     } catch (err) {
       result.replaceChildren(errorBox(err));
     }
@@ -178,8 +177,7 @@ export function renderObject(main: HTMLElement, route: Route): void {
     try {
       const r = await api<{ deleteMarker: boolean; versionId: string }>('DELETE', `buckets/${b}/object`, undefined, { key, versionId });
       const done = r.deleteMarker ? `${name} deleted: a delete marker (${r.versionId}) hides it; its versions are kept.` : `${name} deleted for good.`;
-      result.replaceChildren(h('p', { role: 'status', class: 'success' }, done));
-      announce(done);
+      showDone(result, done);
     } catch (err) {
       result.replaceChildren(errorBox(err));
     }
