@@ -33,7 +33,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../console-ui/src/format.ts';
 import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
 import { kmsKeyLine } from './helpers/governance.ts';
-import { CHROMIUM, HAVE_CHROMIUM, launchBrowser, SCREENSHOTS, shot } from './helpers/browser.ts';
+import { CHROMIUM, HAVE_CHROMIUM, launchBrowser, SCREENSHOTS, shot, shotOnFailure } from './helpers/browser.ts';
 import { type PrefixProxy, startPrefixProxy } from './helpers/prefix-proxy.ts';
 
 if (!HAVE_CHROMIUM) console.log(`skipped: no Chromium at ${CHROMIUM} (apt-get install chromium); the console browser tests did not run`);
@@ -132,9 +132,7 @@ describe.skipIf(!HAVE_CHROMIUM).each(FLOWS)('web console in Chromium ($flow)', (
   }, 120_000);
 
   // a failing step leaves its screenshot beside the others
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && page && !page.isClosed()) await shot(page, flow, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
-  });
+  afterEach(shotOnFailure(flow, () => page));
 
   afterAll(async () => {
     await browser?.close();

@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, HAVE_CHROMIUM, launchBrowser, shot, signInAs } from './helpers/browser.ts';
+import { type Browser, HAVE_CHROMIUM, launchBrowser, openSignedIn, shot, shotOnFailure, signInAs } from './helpers/browser.ts';
 import { AdminClient } from '../src/cli/admin/client.ts';
 import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
 
@@ -64,16 +64,10 @@ describe.skipIf(!HAVE_CHROMIUM)('console defects (issue 29) in Chromium', () => 
   let root: string;
 
   beforeAll(async () => {
-    node = await startConsoleNode(1, { SVC_SCANNER_INTERVAL: '1s' });
-    root = rootOf(node);
-    browser = await launchBrowser();
-    page = browser.page;
-    await signInAs(page, root);
+    ({ node, root, browser, page } = await openSignedIn(1, { SVC_SCANNER_INTERVAL: '1s' }));
   }, 120_000);
 
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && !page.isClosed()) await shot(page, FLOW, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
-  });
+  afterEach(shotOnFailure(FLOW, () => page));
 
   afterAll(async () => {
     await browser?.close();
@@ -302,18 +296,12 @@ describe.skipIf(!HAVE_CHROMIUM)('console defects (issue 29) on a two-pool node',
   let root: string;
 
   beforeAll(async () => {
-    node = await startConsoleNode(2, { SVC_SCANNER_INTERVAL: '1s' });
-    root = rootOf(node);
-    browser = await launchBrowser();
-    page = browser.page;
-    await signInAs(page, root);
+    ({ node, root, browser, page } = await openSignedIn(2, { SVC_SCANNER_INTERVAL: '1s' }));
     await node.s3.send(new CreateBucketCommand({ Bucket: 'data' }));
     await Promise.all(Array.from({ length: 16 }, (_, i) => node.s3.send(new PutObjectCommand({ Bucket: 'data', Key: `obj-${i}`, Body: randomBytes(64 * 1024) }))));
   }, 120_000);
 
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && !page.isClosed()) await shot(page, FLOW, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
-  });
+  afterEach(shotOnFailure(FLOW, () => page));
 
   afterAll(async () => {
     await browser?.close();

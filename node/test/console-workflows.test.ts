@@ -34,8 +34,8 @@ import {
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from '../src/cli/admin/client.ts';
-import { type Browser, HAVE_CHROMIUM, launchBrowser, shot, signInAs } from './helpers/browser.ts';
-import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
+import { type Browser, HAVE_CHROMIUM, openSignedIn, shot, shotOnFailure } from './helpers/browser.ts';
+import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode } from './helpers/console.ts';
 import { kmsKeyLine } from './helpers/governance.ts';
 
 if (!HAVE_CHROMIUM) console.log('skipped: no Chromium at /usr/bin/chromium (apt-get install chromium); the console workflow tests did not run');
@@ -69,17 +69,11 @@ describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () =
   let admin: AdminClient;
 
   beforeAll(async () => {
-    node = await startConsoleNode(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key'), SVC_SCANNER_INTERVAL: '1s' });
-    root = `${node.console}/svc/console/`;
+    ({ node, root, browser, page } = await openSignedIn(1, { SVC_KMS_SECRET_KEY: kmsKeyLine('console-key'), SVC_SCANNER_INTERVAL: '1s' }));
     admin = new AdminClient({ name: 't', url: node.s3Url, accessKey: CONSOLE_ACCESS_KEY, secretKey: CONSOLE_SECRET_KEY });
-    browser = await launchBrowser();
-    page = browser.page;
-    await signInAs(page, root);
   }, 120_000);
 
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && !page.isClosed()) await shot(page, FLOW, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
-  });
+  afterEach(shotOnFailure(FLOW, () => page));
 
   afterAll(async () => {
     await browser?.close();

@@ -10,9 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { expect, type TestContext } from 'vitest';
 import { REPO } from '../svc-process.ts';
-import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY } from './console.ts';
+import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './console.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -63,6 +63,30 @@ export async function signInAs(page: Page, root: string, accessKey = CONSOLE_ACC
   await page.fill('#secret-key', secretKey);
   await page.click('#sign-in');
   await page.locator('#sign-out').waitFor();
+}
+
+/** An `afterEach` hook: a failed test leaves a screenshot of the page (`failed-<test name>`) beside the flow's others. */
+export function shotOnFailure(flow: string, page: () => Page | undefined): (ctx: TestContext) => Promise<void> {
+  return async (ctx) => {
+    const p = page();
+    if (ctx.task.result?.state === 'fail' && p && !p.isClosed()) await shot(p, flow, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
+  };
+}
+
+/** A console node of `pools` pools started with `env`, and a browser signed in to it at `root` (both stopped again if a step fails). */
+export async function openSignedIn(pools: number, env: Record<string, string>): Promise<{ node: ConsoleNode; root: string; browser: Browser; page: Page }> {
+  const node = await startConsoleNode(pools, env);
+  const root = `${node.console}/svc/console/`;
+  let browser: Browser | undefined;
+  try {
+    browser = await launchBrowser();
+    await signInAs(browser.page, root);
+    return { node, root, browser, page: browser.page };
+  } catch (err) {
+    await browser?.close();
+    await node.stop();
+    throw err;
+  }
 }
 
 /** The page is no wider than the window (nothing scrolls sideways). */
