@@ -107,7 +107,19 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
   }, 60_000);
 
   it('one pool: the operator renders StatefulSets whose pods run real svc processes that form one cluster and serve S3', async () => {
-    await clusters.create('prod', { image: 'svc-node:e2e', credentials: { secretName: 'prod-root' }, pools: [pool('p0')], startupReadinessMaxWaitSeconds: 60 });
+    // The drain moves one object at a time, so it is still running while the key rotates (step 4):
+    // on tmpfs volumes a parallel drain of the step's objects can finish within the kubelets'
+    // sync delay, and the pods are then restarted for the pool's removal, not for the key.
+    await clusters.create('prod', {
+      image: 'svc-node:e2e',
+      credentials: { secretName: 'prod-root' },
+      pools: [pool('p0')],
+      startupReadinessMaxWaitSeconds: 60,
+      env: [
+        { name: 'SVC_DECOMMISSION_ENTRY_CONCURRENCY', value: '1' },
+        { name: 'SVC_DECOMMISSION_BUCKET_CONCURRENCY', value: '1' },
+      ],
+    });
     await waitPodsReady(['prod-p0-0', 'prod-p0-1']);
     await s3('prod-p0-0').send(new CreateBucketCommand({ Bucket: 'e2e' }));
     await writeObjects('prod-p0-0', 'step1', 8);
@@ -144,7 +156,7 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
 
   it('decommission: true on the first pool drains it; the credentials Secret is edited mid-drain and the operator killed; the drain completes; restart without it; cleared; StatefulSet gone; every object reads back with the new key, the old key is refused', async () => {
     // Enough objects that the drain is still moving them while the key rotates.
-    await writeObjects('prod-p0-0', 'step3', 48);
+    await writeObjects('prod-p0-0', 'step3', 160);
     await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.map((p) => (p.name === 'p0' ? { ...p, decommission: true } : p)) }));
     await clusters.waitFor('prod', 'the drain', (c) => ['StartingDecommission', 'Draining'].includes(c.status?.operation?.phase ?? ''), 120_000);
     // Rotate the root credential: each pod's kubelet refreshes the Secret volume at its own moment.
