@@ -170,35 +170,35 @@ export function startBridge(opts: BridgeOptions): () => void {
       startsReported = Math.max(startsReported, starts);
     });
     sub(capacitySampled, (msg) => m.capacity.record((msg as CapacitySampledMessage).usedBytes));
+    // Gauges over the list the last message on `ch` carried (empty until one came), one observation per item.
+    const listGauges = <T>(ch: Channel, pick: (msg: unknown) => readonly T[]) => {
+      let items: readonly T[] = [];
+      sub(ch, (msg) => {
+        items = pick(msg);
+      });
+      return (name: string, description: string, unit: string, observe: (r: ObservableResult, item: T) => void) =>
+        meter.createObservableGauge(name, { description, unit }).addCallback((r) => {
+          for (const x of items) observe(r, x);
+        });
+    };
     // The end of each certificate in force; an alert compares it with time() (docs/tls.md).
-    let certs: TlsCertificatesMessage['certificates'] = [];
-    sub(tlsCertificates, (msg) => {
-      certs = (msg as TlsCertificatesMessage).certificates;
-    });
-    meter
-      .createObservableGauge(METRIC.tlsCertificateNotAfter, { description: 'End of validity of each TLS certificate in force (served pairs and trusted CAs), Unix time', unit: 's' })
-      .addCallback((r) => {
-        for (const c of certs) r.observe(Math.floor(c.notAfter / 1000), { file: c.file, kind: c.kind });
-      });
+    listGauges(tlsCertificates, (msg) => (msg as TlsCertificatesMessage).certificates)(
+      METRIC.tlsCertificateNotAfter,
+      'End of validity of each TLS certificate in force (served pairs and trusted CAs), Unix time',
+      's',
+      (r, c) => r.observe(Math.floor(c.notAfter / 1000), { file: c.file, kind: c.kind }),
+    );
     // Each peer's clock against this node's (cluster/clock-skew.ts); an alert compares it with a bound.
-    let skews: PeerClockSkewMessage['skews'] = [];
-    sub(peerClockSkew, (msg) => {
-      skews = (msg as PeerClockSkewMessage).skews;
-    });
-    meter
-      .createObservableGauge(METRIC.peerClockSkew, { description: "Each peer's clock behind this node's (negative: ahead), as its internode calls show it", unit: 's' })
-      .addCallback((r) => {
-        for (const x of skews) r.observe(x.seconds, { peer: x.peer });
-      });
+    listGauges(peerClockSkew, (msg) => (msg as PeerClockSkewMessage).skews)(
+      METRIC.peerClockSkew,
+      "Each peer's clock behind this node's (negative: ahead), as its internode calls show it",
+      's',
+      (r, x) => r.observe(x.seconds, { peer: x.peer }),
+    );
     // Bucket replication: per target of this node (replicator/replication-system.ts); sum over nodes for the cluster.
-    let repl: ReplicationTargetsMessage['targets'] = [];
-    sub(replicationTargets, (msg) => {
-      repl = (msg as ReplicationTargetsMessage).targets;
-    });
+    const replTargets = listGauges(replicationTargets, (msg) => (msg as ReplicationTargetsMessage).targets);
     const replGauge = (name: string, description: string, unit: string, value: (t: ReplicationTargetsMessage['targets'][number]) => number) =>
-      meter.createObservableGauge(name, { description, unit }).addCallback((r) => {
-        for (const t of repl) r.observe(value(t), { bucket: t.bucket, target: t.arn });
-      });
+      replTargets(name, description, unit, (r, t) => r.observe(value(t), { bucket: t.bucket, target: t.arn }));
     replGauge(METRIC.replicationQueued, 'Versions waiting in the replication queue of each target', '{version}', (t) => t.queuedCount);
     replGauge(METRIC.replicationQueuedBytes, 'Bytes waiting in the replication queue of each target', 'By', (t) => t.queuedBytes);
     replGauge(METRIC.replicationFailed, 'Versions whose copy the target refused, waiting for a retry', '{version}', (t) => t.failedCount);
