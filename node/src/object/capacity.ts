@@ -90,6 +90,8 @@ export interface DriveIssueReport {
  */
 export function writeBlockedSets(pools: readonly Pool[], issues: readonly DriveIssueReport[]): { pool: number; set: number; why: string; full: boolean }[] {
   const out: { pool: number; set: number; why: string; full: boolean }[] = [];
+  // Every PUT asks (server-pools.ts): with no drive reporting an issue no set is blocked, without walking them.
+  if (issues.length === 0) return out;
   for (const pool of pools) {
     const k = pool.width - pool.standardParity;
     for (const set of pool.sets) {
