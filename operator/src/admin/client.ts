@@ -43,7 +43,7 @@ export interface AdminClientOptions {
 /** One connection pool per CA (the controller builds a client per reconcile). */
 const agents = new Map<string, Agent>();
 
-function agentFor(ca: string): Agent {
+export function agentFor(ca: string): Agent {
   let a = agents.get(ca);
   if (a === undefined) {
     if (agents.size >= 32) {
@@ -77,7 +77,7 @@ export async function signAdminRequest(
   creds: Credentials,
   region: string,
   date: Date,
-  body = '',
+  body: Buffer | string = '',
 ): Promise<Record<string, string>> {
   const signer = new SignatureV4({
     credentials: { accessKeyId: creds.accessKey, secretAccessKey: creds.secretKey },
@@ -108,19 +108,34 @@ export async function signAdminRequest(
   return signed.headers as Record<string, string>;
 }
 
-async function sha256Hex(body: string): Promise<string> {
+async function sha256Hex(body: Buffer | string): Promise<string> {
   const h = new Hash('sha256');
   h.update(body);
   return Buffer.from(await h.digest()).toString('hex');
 }
 
-function isTransportError(err: unknown): boolean {
+/** A failure the next endpoint may not have: the node was unreachable or unavailable. */
+export function isTransportError(err: unknown): boolean {
   return !(err instanceof AdminError) || err.code === 'Unreachable' || err.status >= 502;
 }
 
 /** The node does not know the key or the signature does not match its secret (e.g. it has not switched yet). */
 export function isCredentialError(err: unknown): boolean {
   return err instanceof AdminError && err.status === 403 && ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(err.code);
+}
+
+/** The error an admin API answer of `status` (not 2xx) with body `text` stands for: its JSON Code and Message, else the status and the raw text. */
+export function adminErrorOf(status: number, text: string): AdminError {
+  let code = `HTTP${status}`;
+  let message = text.slice(0, 500);
+  try {
+    const j = JSON.parse(text) as { Code?: string; Message?: string; code?: string; message?: string };
+    code = j.Code ?? j.code ?? code;
+    message = j.Message ?? j.message ?? message;
+  } catch {
+    // not JSON: keep the raw text
+  }
+  return new AdminError(status, code, message);
 }
 
 export class AdminClient implements AdminApi {
@@ -165,16 +180,7 @@ export class AdminClient implements AdminApi {
     }
     const text = await res.text();
     if (res.status >= 200 && res.status < 300) return text.trim() === '' ? undefined : (JSON.parse(text) as unknown);
-    let code = `HTTP${res.status}`;
-    let message = text.slice(0, 500);
-    try {
-      const j = JSON.parse(text) as { Code?: string; Message?: string; code?: string; message?: string };
-      code = j.Code ?? j.code ?? code;
-      message = j.Message ?? j.message ?? message;
-    } catch {
-      // not JSON: keep the raw text
-    }
-    throw new AdminError(res.status, code, message);
+    throw adminErrorOf(res.status, text);
   }
 
   async poolsList(): Promise<AdminPoolStatus[]> {

@@ -3,14 +3,13 @@
  * users and policies a SvcCluster declares (`spec.iam`): madmin's paths and
  * bodies, the new user's secret encrypted with the operator's own secret
  * key (`node/src/iam/madmin-crypto.ts`, the same code the server and the
- * `svc` client use). Tries the endpoints in order on transport failures.
+ * `svc` client use). Signing, the per-CA connection pools, the endpoint
+ * fallback rule and the error decoding are the pool client's (`client.ts`).
+ * Tries the endpoints in order on transport failures.
  */
-import { getCACertificates } from 'node:tls';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Agent, fetch, type Response } from 'undici';
+import { fetch, type Response } from 'undici';
 import { encryptData } from '../../../node/src/iam/madmin-crypto.ts';
-import type { Credentials } from './client.ts';
+import { ADMIN_PREFIX, adminErrorOf, agentFor, type Credentials, isTransportError, signAdminRequest } from './client.ts';
 import { AdminError } from './types.ts';
 
 export interface IdentityApi {
@@ -30,16 +29,12 @@ export interface IamAdminClientOptions {
   readonly ca?: string | undefined;
 }
 
-const PREFIX = '/svc/admin/v3';
-
 export class IamAdminClient implements IdentityApi {
   readonly #o: IamAdminClientOptions;
-  readonly #agent: Agent | undefined;
 
   constructor(o: IamAdminClientOptions) {
     if (o.endpoints.length === 0) throw new Error('identity client needs at least one endpoint');
     this.#o = o;
-    this.#agent = o.ca === undefined ? undefined : new Agent({ connect: { ca: [...getCACertificates('default'), o.ca], allowPartialTrustChain: true } });
   }
 
   async #call(method: 'PUT' | 'DELETE', path: string, query: Record<string, string>, body: Buffer | string = ''): Promise<void> {
@@ -50,59 +45,32 @@ export class IamAdminClient implements IdentityApi {
         return;
       } catch (err) {
         last = err;
-        if (err instanceof AdminError && err.code !== 'Unreachable' && err.status < 502) throw err;
+        if (!isTransportError(err)) throw err;
       }
     }
     throw last;
   }
 
   async #one(base: string, method: string, path: string, query: Record<string, string>, body: Buffer | string): Promise<void> {
-    const url = new URL(`${PREFIX}${path}`, base);
+    const url = new URL(`${ADMIN_PREFIX}${path}`, base);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    const h = new Hash('sha256');
-    h.update(body);
-    const payloadHash = Buffer.from(await h.digest()).toString('hex');
-    const signer = new SignatureV4({
-      credentials: { accessKeyId: this.#o.credentials.accessKey, secretAccessKey: this.#o.credentials.secretKey },
-      region: this.#o.region ?? 'us-east-1',
-      service: 's3',
-      sha256: Hash.bind(null, 'sha256'),
-      uriEscapePath: false,
-    });
-    const signed = await signer.sign({
-      method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port ? Number(url.port) : undefined,
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      headers: { host: url.host, 'x-amz-content-sha256': payloadHash },
-      body,
-    });
+    const headers = await signAdminRequest(url, method, this.#o.credentials, this.#o.region ?? 'us-east-1', new Date(), body);
     let res: Response;
     try {
+      const dispatcher = url.protocol === 'https:' && this.#o.ca !== undefined ? agentFor(this.#o.ca) : undefined;
       res = await fetch(url, {
         method,
-        headers: signed.headers as Record<string, string>,
+        headers,
         ...(body.length > 0 ? { body } : {}),
         signal: AbortSignal.timeout(this.#o.timeoutMs ?? 10_000),
-        ...(url.protocol === 'https:' && this.#agent ? { dispatcher: this.#agent } : {}),
+        ...(dispatcher ? { dispatcher } : {}),
       });
     } catch (err) {
       throw new AdminError(0, 'Unreachable', `${base}: ${(err as Error).message}`);
     }
     const text = await res.text();
     if (res.status >= 200 && res.status < 300) return;
-    let code = `HTTP${res.status}`;
-    let message = text.slice(0, 500);
-    try {
-      const j = JSON.parse(text) as { Code?: string; Message?: string };
-      code = j.Code ?? code;
-      message = j.Message ?? message;
-    } catch {
-      // not JSON: keep the raw text
-    }
-    throw new AdminError(res.status, code, message);
+    throw adminErrorOf(res.status, text);
   }
 
   putPolicy(name: string, document: string): Promise<void> {
