@@ -5,25 +5,13 @@
  * read from /proc of its daemons: the data path (radosgw and the four OSDs)
  * is what the bench divides by; the monitor and manager are reported apart.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { type RgwInfo, startCeph, stopCeph } from '../../test/helpers/rgw.ts';
 import { processCpuSeconds } from './proc.ts';
 import type { CpuSource } from './s3-workload.ts';
 
-const SCRIPT = resolve(import.meta.dirname, '../../../e2e/rgw/rgw-ec.sh');
-
-function script(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((res, rej) => {
-    const c = spawn('bash', [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
-    c.on('error', rej);
-    c.on('exit', (code) => res({ code, out, err }));
-  });
-}
+/** What `rgw-ec.sh start` prints: the gateway and every daemon's pid by its Ceph name. */
+type PeerInfo = RgwInfo & { pids: Record<string, number> };
 
 function cpuOf(pids: number[]): number {
   let s = 0;
@@ -40,7 +28,7 @@ export class CephPeer implements CpuSource {
   readonly controlPids: number[];
   readonly #dir: string;
 
-  private constructor(info: { endpoint: string; accessKey: string; secretKey: string; dir: string; pids: Record<string, number> }) {
+  private constructor(info: PeerInfo) {
     this.endpoint = info.endpoint;
     this.creds = { accessKey: info.accessKey, secretKey: info.secretKey };
     this.#dir = info.dir;
@@ -57,12 +45,7 @@ export class CephPeer implements CpuSource {
 
   /** Starts the cluster in `dir` (about a minute on 2 cores). */
   static async start(dir: string): Promise<CephPeer> {
-    const r = await script(['start', dir]);
-    if (r.code !== 0) {
-      await script(['stop', dir]);
-      throw new Error(`Ceph RGW did not start (exit ${r.code}): ${r.err}`);
-    }
-    return new CephPeer(JSON.parse(r.out.trim().split('\n').at(-1)!));
+    return new CephPeer(await startCeph<PeerInfo>('rgw-ec.sh', dir));
   }
 
   /** CPU-seconds of radosgw and the OSDs so far. */
@@ -76,6 +59,6 @@ export class CephPeer implements CpuSource {
   }
 
   async stop(): Promise<void> {
-    await script(['stop', this.#dir]);
+    await stopCeph('rgw-ec.sh', this.#dir);
   }
 }
