@@ -17,32 +17,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { CreateBucketCommand, PutBucketNotificationConfigurationCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { CreateBucketCommand, PutBucketNotificationConfigurationCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { section } from './harness.ts';
+import { type Run, run, s3Client, SMALL, SMALL_COUNT } from './lib/s3-workload.ts';
 import { ServerProcess } from './lib/server-process.ts';
 
-const SMALL = 4096;
-const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
-const COUNT = Math.max(100, Math.round(1000 * scale));
 const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
-
-interface Run {
-  wall: number;
-  cpu: number;
-}
-
-async function run(server: ServerProcess, total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<Run> {
-  const cpu0 = server.cpuSeconds();
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await op(next++);
-    }),
-  );
-  return { wall: (performance.now() - t0) / 1000, cpu: Math.max(server.cpuSeconds() - cpu0, 0.01) };
-}
 
 section('notify: 4 KiB PUTs with a webhook target vs none, same server, same run', async (ctx) => {
   const base = await mkdtemp(join(tmpdir(), 'svc-bench-notify-'));
@@ -61,13 +41,7 @@ section('notify: 4 KiB PUTs with a webhook target vs none, same server, same run
   try {
     for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`));
     svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS, { SVC_NOTIFY_WEBHOOK_ENABLE_bench: 'on', SVC_NOTIFY_WEBHOOK_ENDPOINT_bench: url });
-    const s3 = new S3Client({
-      endpoint: `http://127.0.0.1:${svc.port}`,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey },
-      requestHandler: new NodeHttpHandler({ httpAgent: agent }),
-    });
+    const s3 = s3Client(`http://127.0.0.1:${svc.port}`, CREDS, agent);
     await s3.send(new CreateBucketCommand({ Bucket: 'plain' }));
     await s3.send(new CreateBucketCommand({ Bucket: 'events' }));
     await s3.send(
@@ -83,19 +57,19 @@ section('notify: 4 KiB PUTs with a webhook target vs none, same server, same run
     let plain: Run | undefined;
     let events: Run | undefined;
     for (let round = 0; round < 2; round++) {
-      plain = best(plain, await run(svc, COUNT, 16, (i) => put('plain', `r${round}/${i}`)));
-      events = best(events, await run(svc, COUNT, 16, (i) => put('events', `r${round}/${i}`)));
+      plain = best(plain, await run(svc, SMALL_COUNT, 16, (i) => put('plain', `r${round}/${i}`)));
+      events = best(events, await run(svc, SMALL_COUNT, 16, (i) => put('events', `r${round}/${i}`)));
     }
-    const expected = 32 + 2 * COUNT;
+    const expected = 32 + 2 * SMALL_COUNT;
     const t0 = performance.now();
     while (received < expected) {
       if (performance.now() - t0 > 120_000) throw new Error(`the webhook received ${received} of ${expected} events`);
       await new Promise((r) => setTimeout(r, 50));
     }
     const drainedMs = performance.now() - t0;
-    ctx.info(`server pid ${svc.pid}; N = ${COUNT} PUTs per round; all ${expected} events delivered, the last ${drainedMs.toFixed(0)} ms after the last PUT`);
-    ctx.row({ name: 'PUT 4 KiB ×N, 16 concurrent, webhook target', value: COUNT / events!.wall, unit: 'ops/s', ceiling: { name: 'same PUTs, no notification configured', value: COUNT / plain!.wall } });
-    ctx.row({ name: 'PUT 4 KiB, webhook target, per server CPU-s', value: COUNT / events!.cpu, unit: 'ops/cpu-s', ceiling: { name: 'no notification configured', value: COUNT / plain!.cpu } });
+    ctx.info(`server pid ${svc.pid}; N = ${SMALL_COUNT} PUTs per round; all ${expected} events delivered, the last ${drainedMs.toFixed(0)} ms after the last PUT`);
+    ctx.row({ name: 'PUT 4 KiB ×N, 16 concurrent, webhook target', value: SMALL_COUNT / events!.wall, unit: 'ops/s', ceiling: { name: 'same PUTs, no notification configured', value: SMALL_COUNT / plain!.wall } });
+    ctx.row({ name: 'PUT 4 KiB, webhook target, per server CPU-s', value: SMALL_COUNT / events!.cpu, unit: 'ops/cpu-s', ceiling: { name: 'no notification configured', value: SMALL_COUNT / plain!.cpu } });
     s3.destroy();
   } finally {
     agent.destroy();

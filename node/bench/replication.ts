@@ -25,9 +25,9 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { AdminClient } from '../src/cli/admin/client.ts';
 import { section } from './harness.ts';
+import { s3Client } from './lib/s3-workload.ts';
 import { ServerProcess } from './lib/server-process.ts';
 
 const MiB = 1024 * 1024;
@@ -55,15 +55,7 @@ section('replication: 1 MiB objects to another svc by the engine vs a plain GETâ
     const [a, b] = await Promise.all(['a', 'b'].map((site) => ServerProcess.svc([join(base, site, 'd{1...4}')], CREDS)));
     servers.push(a!, b!);
     const s3 = (p: ServerProcess) => {
-      const c = new S3Client({
-        endpoint: `http://127.0.0.1:${p.port}`,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey },
-        requestHandler: new NodeHttpHandler({ httpAgent: agent }),
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      });
+      const c = s3Client(`http://127.0.0.1:${p.port}`, CREDS, agent, { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
       clients.push(c);
       return c;
     };

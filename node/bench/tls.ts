@@ -27,32 +27,12 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } fro
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { issueLeaf, makeCa } from '../test/helpers/certs.ts';
 import { measureSync, section } from './harness.ts';
+import { BIG, BIG_COUNT, drain, MB, MiB, type Run, run } from './lib/s3-workload.ts';
 import { ServerProcess } from './lib/server-process.ts';
 
-const MiB = 1024 * 1024;
-const MB = 1e6;
-const BIG = 64 * MiB;
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
-const BIG_COUNT = Math.max(4, Math.round(8 * scale));
 const CONN_COUNT = Math.max(100, Math.round(400 * scale));
 const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
-
-interface Run {
-  wall: number;
-  cpu: number;
-}
-
-async function run(server: ServerProcess, total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<Run> {
-  const cpu0 = server.cpuSeconds();
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await op(next++);
-    }),
-  );
-  return { wall: (performance.now() - t0) / 1000, cpu: Math.max(server.cpuSeconds() - cpu0, 0.01) };
-}
 
 function client(server: ServerProcess): S3Client {
   const tls = server.ca !== undefined;
@@ -65,12 +45,6 @@ function client(server: ServerProcess): S3Client {
       tls ? { httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64, ca: server.ca! }) } : { httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }) },
     ),
   });
-}
-
-async function drain(body: unknown): Promise<number> {
-  let n = 0;
-  for await (const c of body as AsyncIterable<Uint8Array>) n += c.length;
-  return n;
 }
 
 /** GET /health on a connection made for it (the agent decides whether a TLS session is resumed). */

@@ -5,7 +5,7 @@
  * 16 concurrent, each as wall seconds and server CPU-seconds.
  */
 import type { Agent } from 'node:http';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 
 export const MiB = 1024 * 1024;
@@ -49,15 +49,16 @@ export async function drain(body: unknown): Promise<number> {
 /**
  * `@aws-sdk/client-s3` for `endpoint` (path-style), at its default settings
  * (signed payloads, CRC32 checksums, its own keep-alive agent) unless an
- * `agent` is given.
+ * `agent` or other settings (`config`) are given.
  */
-export function s3Client(endpoint: string, creds: { accessKey: string; secretKey: string }, agent?: Agent): S3Client {
+export function s3Client(endpoint: string, creds: { accessKey: string; secretKey: string }, agent?: Agent, config: S3ClientConfig = {}): S3Client {
   return new S3Client({
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
     credentials: { accessKeyId: creds.accessKey, secretAccessKey: creds.secretKey },
     ...(agent === undefined ? {} : { requestHandler: new NodeHttpHandler({ httpAgent: agent }) }),
+    ...config,
   });
 }
 
