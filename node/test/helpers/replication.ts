@@ -9,6 +9,8 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
+import type { TargetReport } from '../../src/replicator/replication-system.ts';
+import type { ResyncRecord } from '../../src/replicator/resync.ts';
 import type { SvcRun } from '../svc-process.ts';
 import { admin } from './admin.ts';
 import { ROOT, startNotifyServer, until } from './notify.ts';
@@ -73,10 +75,10 @@ export class Site {
   }
 
   /** This site's replication status of `bucket` (one target). */
-  async replStatus(bucket: string): Promise<{ targets: ReplTargetStatus[]; resync: { state: string; scanned: number; queued: number }[] }> {
+  async replStatus(bucket: string): Promise<{ targets: TargetReport[]; resync: ResyncRecord[] }> {
     const r = await this.admin('GET', 'v3/replication/status', { bucket });
     if (r.status !== 200) throw new Error(`replication/status: ${r.status} ${r.body}`);
-    return (r.json() as { targets: ReplTargetStatus[]; resync: { state: string; scanned: number; queued: number }[] }[])[0]!;
+    return (r.json() as { targets: TargetReport[]; resync: ResyncRecord[] }[])[0]!;
   }
 
   async close(): Promise<void> {
@@ -84,17 +86,6 @@ export class Site {
     this.s3?.destroy();
     await rm(this.work, { recursive: true, force: true });
   }
-}
-
-export interface ReplTargetStatus {
-  arn: string;
-  online: boolean;
-  queued: { count: number; bytes: number };
-  failed: { count: number; bytes: number };
-  completed: { count: number; bytes: number };
-  lagMs: number;
-  lastError?: string;
-  svcTarget?: boolean;
 }
 
 export interface VersionRow {

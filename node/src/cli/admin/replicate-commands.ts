@@ -21,7 +21,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { escapeXml, parseXml, toXml, XML_DECL, type XmlNode, xmlList, xmlRawText, xmlText } from '../../api/s3/xml.ts';
-import { parseRemoteUrl } from '../../replication/targets.ts';
+import { type BucketTargetWire, parseRemoteUrl } from '../../replication/targets.ts';
+import type { TargetReport } from '../../replicator/replication-system.ts';
+import type { ResyncRecord } from '../../replicator/resync.ts';
 import { formatBytes, parseByteSize } from '../../util/bytes.ts';
 import { AdminClient, ServerError } from './client.ts';
 import { envTarget, readAliases, UsageError } from './config.ts';
@@ -114,13 +116,23 @@ export function ruleXml(r: RuleView): string {
   );
 }
 
-async function currentConfig(client: AdminClient, bucket: string): Promise<string | undefined> {
+/** The bucket's replication rules (none when it has no configuration). */
+async function currentRules(client: AdminClient, bucket: string): Promise<{ xml: string; view: RuleView }[]> {
+  let xml: string;
   try {
-    return (await client.s3('GET', `/${bucket}`, { replication: '' })).text;
+    xml = (await client.s3('GET', `/${bucket}`, { replication: '' })).text;
   } catch (err) {
-    if (err instanceof ServerError && err.code === 'ReplicationConfigurationNotFoundError') return undefined;
+    if (err instanceof ServerError && err.code === 'ReplicationConfigurationNotFoundError') return [];
     throw err;
   }
+  return rulesOf(xml);
+}
+
+/** A target as `list-remote-targets` lists it (the server always names its ARN). */
+type TargetWire = BucketTargetWire & { arn: string };
+
+async function listTargets(client: AdminClient, bucket: string): Promise<TargetWire[]> {
+  return (await client.json<TargetWire[]>('GET', 'v3/list-remote-targets', { bucket, type: 'replication' })).value;
 }
 
 async function putRules(client: AdminClient, bucket: string, rules: readonly string[]): Promise<void> {
@@ -131,39 +143,10 @@ async function putRules(client: AdminClient, bucket: string, rules: readonly str
   await client.s3('PUT', `/${bucket}`, { replication: '' }, `<ReplicationConfiguration><Role></Role>${rules.join('')}</ReplicationConfiguration>`);
 }
 
-interface TargetWire {
-  arn: string;
-  endpoint: string;
-  targetbucket: string;
-  secure: boolean;
-  isOnline: boolean;
-  bandwidthlimit?: number;
-}
-
-interface StatusTarget {
-  arn: string;
-  endpoint: string;
-  targetBucket: string;
-  online: boolean;
-  lagMs: number;
-  queued: { count: number; bytes: number };
-  failed: { count: number; bytes: number };
-  completed: { count: number; bytes: number };
-  failedAttempts: number;
-  lastError?: string;
-  lastErrorAt?: number;
-  latencyMs: { avg: number };
-  bandwidthLimit: number;
-}
-
-interface ResyncView {
-  arn: string;
-  state: string;
-  scanned: number;
-  queued: number;
-  queuedBytes: number;
-  node: string;
-  lastError?: string;
+/** What `v3/replication/status` answers per bucket. */
+interface ReplicationStatus {
+  targets: TargetReport[];
+  resync: ResyncRecord[];
 }
 
 function duration(ms: number): string {
@@ -173,7 +156,7 @@ function duration(ms: number): string {
 }
 
 /** `svc replicate status` as text. */
-export function statusView(bucket: string, s: { targets: StatusTarget[]; resync: ResyncView[] }): string {
+export function statusView(bucket: string, s: ReplicationStatus): string {
   if (s.targets.length === 0) return `${bucket}: no remote targets`;
   const lines = [`Replication of ${bucket} (this node's queues):`];
   for (const t of s.targets) {
@@ -245,8 +228,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
         };
         const arn = (await client.encrypted('PUT', 'v3/set-remote-target', { bucket }, body, false)).raw;
         const targetArn = JSON.parse(arn) as string;
-        const cur = await currentConfig(client, bucket);
-        const rules = cur === undefined ? [] : rulesOf(cur);
+        const rules = await currentRules(client, bucket);
         const id = o.id ?? `rule-${randomBytes(6).toString('hex')}`;
         const view: RuleView = {
           id,
@@ -273,9 +255,8 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
       d.run(!!o.json, async (remember) => {
         const { client, bucket } = bucketTarget(arg, d.env);
         remember(client.target.name);
-        const cur = await currentConfig(client, bucket);
-        const rules = cur === undefined ? [] : rulesOf(cur).map((r) => r.view);
-        const targets = (await client.json<TargetWire[]>('GET', 'v3/list-remote-targets', { bucket, type: 'replication' })).value;
+        const rules = (await currentRules(client, bucket)).map((r) => r.view);
+        const targets = await listTargets(client, bucket);
         const lines = rules.length === 0 ? [`${bucket}: no replication rules`] : [`Replication rules of ${bucket}:`];
         for (const r of rules) {
           const t = targets.find((x) => x.arn === r.destination);
@@ -300,13 +281,12 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
         const { client, bucket } = bucketTarget(arg, d.env);
         remember(client.target.name);
         if ((o.id === undefined) === (o.all !== true)) throw new UsageError('name one rule with --id ID, or --all');
-        const cur = await currentConfig(client, bucket);
-        const rules = cur === undefined ? [] : rulesOf(cur);
+        const rules = await currentRules(client, bucket);
         const keep = o.all ? [] : rules.filter((r) => r.view.id !== o.id);
         if (!o.all && keep.length === rules.length) throw new UsageError(`${bucket} has no replication rule ${o.id}`);
         await putRules(client, bucket, keep.map((r) => r.xml));
         const used = new Set(keep.map((r) => r.view.destination));
-        const targets = (await client.json<TargetWire[]>('GET', 'v3/list-remote-targets', { bucket, type: 'replication' })).value;
+        const targets = await listTargets(client, bucket);
         const removed: string[] = [];
         for (const t of targets) {
           if (used.has(t.arn)) continue;
@@ -325,7 +305,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
       d.run(!!o.json, async (remember) => {
         const { client, bucket } = bucketTarget(arg, d.env);
         remember(client.target.name);
-        const s = (await client.json<{ targets: StatusTarget[]; resync: ResyncView[] }[]>('GET', 'v3/replication/status', { bucket })).value[0] ?? { targets: [], resync: [] };
+        const s = (await client.json<ReplicationStatus[]>('GET', 'v3/replication/status', { bucket })).value[0] ?? { targets: [], resync: [] };
         print(o, s, statusView(bucket, s));
       }),
     );
@@ -347,7 +327,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
           remember(client.target.name);
           const q: Record<string, string> = { bucket };
           if (o.remoteBucket !== undefined && name !== 'status') q.arn = o.remoteBucket;
-          const r = (await client.json<ResyncView[]>(method, path, q)).value;
+          const r = (await client.json<ResyncRecord[]>(method, path, q)).value;
           const lines = r.length === 0 ? [`${bucket}: no resync has run`] : r.map((x) => `resync of ${bucket} to ${x.arn}: ${x.state}, ${x.scanned} versions scanned, ${x.queued} queued (${formatBytes(x.queuedBytes)})${x.lastError ? `: ${x.lastError}` : ''}`);
           print(o, r, lines.join('\n'));
         }),
