@@ -297,11 +297,13 @@ export function parseTagSet(tags: string): Map<string, string> {
   return new Map(new URLSearchParams(tags));
 }
 
-function ruleMatches(r: ReplicationRule, key: string, tags: Map<string, string> | undefined): boolean {
+/** `tags` gives the version's tag set (undefined: it has none to match, a delete); asked only of a rule that filters on tags. */
+function ruleMatches(r: ReplicationRule, key: string, tags: () => Map<string, string> | undefined): boolean {
   if (r.status !== 'Enabled' || !key.startsWith(r.prefix)) return false;
   if (r.tags.length === 0) return true;
-  if (tags === undefined) return false;
-  return r.tags.every((t) => tags.get(t.key) === t.value);
+  const have = tags();
+  if (have === undefined) return false;
+  return r.tags.every((t) => have.get(t.key) === t.value);
 }
 
 /** What a change asks of the rules. */
@@ -321,11 +323,13 @@ export type ReplicationOp =
  */
 export function selectRules(c: ReplicationConfig | undefined, op: ReplicationOp): ReplicationRule[] {
   if (!c) return [];
-  const tags = op.kind === 'object' ? parseTagSet(op.tags) : undefined;
+  // Runs on every write to a bucket with a configuration: the tag set is parsed once, and only when a
+  // rule filtering on tags matches the key. A delete has no tags: such a rule never selects it.
+  let parsed: Map<string, string> | undefined;
+  const tags = op.kind === 'object' ? () => (parsed ??= parseTagSet(op.tags)) : () => undefined;
   const best = new Map<string, ReplicationRule>();
   for (const r of c.rules) {
-    // A delete has no tags: a rule filtering on tags never selects it.
-    if (!ruleMatches(r, op.key, op.kind === 'object' ? tags : r.tags.length === 0 ? new Map() : undefined)) continue;
+    if (!ruleMatches(r, op.key, tags)) continue;
     const cur = best.get(r.destination);
     if (cur === undefined || r.priority > cur.priority) best.set(r.destination, r);
   }
