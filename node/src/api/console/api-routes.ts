@@ -20,6 +20,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
 import { validateBucketName } from '../s3/validate.ts';
 import { adminCalls } from './admin-calls.ts';
+import { DOWNLOAD_HEADERS } from './assets.ts';
 import { BUCKET_SETTINGS, type BucketSettingKind, deleteSetting, getSetting, putSetting } from './bucket-settings.ts';
 import { iamCalls } from './iam-calls.ts';
 import { type AlertInputs, evaluateAlerts, type Observations } from './alerts.ts';
@@ -479,12 +480,10 @@ const PASS_HEADERS = ['content-length', 'content-range', 'accept-ranges', 'etag'
 async function download(ctx: RouteContext): Promise<typeof STREAMED> {
   const { key, signal, res } = await getForBrowser(ctx);
   const headers: Record<string, string> = {
-    // An object's bytes never run as a page of the console: always a download, sandboxed, never sniffed.
+    // An object's bytes never run as a page of the console: always a download.
     'content-type': upstreamHeader(res.headers, 'content-type') ?? 'application/octet-stream',
     'content-disposition': attachmentDisposition(key),
-    'content-security-policy': "default-src 'none'; sandbox",
-    'x-content-type-options': 'nosniff',
-    'cache-control': 'no-store',
+    ...DOWNLOAD_HEADERS,
   };
   return relay(ctx, res, headers, signal, 'console_download_interrupted');
 }

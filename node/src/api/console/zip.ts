@@ -17,6 +17,7 @@ import { ZipFile } from 'yazl';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { DOWNLOAD_HEADERS } from './assets.ts';
 import * as s3 from './s3-calls.ts';
 import type { Session } from './sessions.ts';
 import { type Upstream, upstreamHeader } from './upstream.ts';
@@ -76,9 +77,7 @@ export async function streamZip(o: { up: Upstream; session: Session; ticket: Tic
   res.writeHead(200, {
     'content-type': 'application/zip',
     'content-disposition': `attachment; filename="${ticket.bucket}.zip"`,
-    'content-security-policy': "default-src 'none'; sandbox",
-    'x-content-type-options': 'nosniff',
-    'cache-control': 'no-store',
+    ...DOWNLOAD_HEADERS,
   });
   // settles when the archive is written out (or fails: yazl refusing an entry, the browser gone)
   const written = pipeline(zip.outputStream, res);
