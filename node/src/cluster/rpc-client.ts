@@ -274,16 +274,13 @@ export class PeerClient {
     // Set while a chunk was handed over and the transport has not asked for the next.
     let blockedSince: number | undefined;
     const call = this.#track();
-    const heard = () => {
-      this.#lastHeardAt = clock.now();
-    };
+    const heard = this.#heard;
     async function* guarded(): AsyncGenerator<Uint8Array> {
       try {
         for await (const chunk of body) {
-          blockedSince = clock.now();
-          call.progressAt = blockedSince;
           // The transport took the previous chunk: the peer is reading.
-          heard();
+          blockedSince = heard();
+          call.progressAt = blockedSince;
           // A copy: the stream reads ahead and the socket queues what it cannot send yet,
           // while the source (Drive.createFile's contract) recycles a chunk as soon as the
           // next is pulled: a recycled frame went out overwritten and the peer refused it
@@ -349,9 +346,7 @@ export class PeerClient {
     const origin = this.origin;
     const body = res.body;
     const clock = this.#clock;
-    const heard = () => {
-      this.#lastHeardAt = clock.now();
-    };
+    const heard = this.#heard;
     async function* guarded(): AsyncGenerator<Buffer> {
       try {
         for await (const chunk of body) {
@@ -382,7 +377,7 @@ export class PeerClient {
       const parser = new FrameParser();
       try {
         for await (const chunk of res.body) {
-          this.#lastHeardAt = this.#clock.now();
+          this.#heard();
           call.progressAt = Number.POSITIVE_INFINITY;
           for (const frame of parser.push(chunk as Buffer)) {
             if (frame.type === FRAME_RECORD) yield decodeMsg(frame.payload);
