@@ -132,6 +132,22 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
     });
 
     const ref = (n: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: ns } });
+    /** ConfigMap `n` owned by ConfigMap `owner` (`uid`: the owner's), blocking its deletion. */
+    const dependent = (n: string, owner: string, uid: string): KubernetesObject => ({
+      ...cm(n),
+      metadata: { name: n, namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner, uid, blockOwnerDeletion: true }] },
+    });
+    /** Waits until ConfigMap `n` is gone (the garbage collector took it). */
+    const collected = (n: string, what: string) =>
+      eventually(
+        () =>
+          objects.read(ref(n)).then(
+            () => undefined,
+            (e) => (code(e) === 404 ? true : undefined),
+          ),
+        what,
+        60_000,
+      );
 
     beforeAll(async () => {
       target = await open();
@@ -269,20 +285,9 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
 
     it('owner references: deleting the owner garbage-collects dependents in the background', async () => {
       const owner = await objects.create(cm('c-owner'));
-      await objects.create({
-        ...cm('c-dependent'),
-        metadata: { name: 'c-dependent', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c-owner', uid: owner.metadata!.uid!, blockOwnerDeletion: true }] },
-      });
+      await objects.create(dependent('c-dependent', 'c-owner', owner.metadata!.uid!));
       await objects.delete(cm('c-owner'), undefined, undefined, undefined, undefined, 'Background');
-      await eventually(
-        () =>
-          objects.read(ref('c-dependent')).then(
-            () => undefined,
-            (e) => (code(e) === 404 ? true : undefined),
-          ),
-        'the dependent to be collected',
-        60_000,
-      );
+      await collected('c-dependent', 'the dependent to be collected');
     }, 90_000);
 
     it('a Lease with millisecond MicroTimes is refused with 400; the operator\'s Lease (six digits) is accepted', async () => {
@@ -468,19 +473,8 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
     it('an object created after its owner was deleted (a controller racing the deletion) is garbage-collected', async () => {
       const owner = await objects.create(cm('c-gone-owner'));
       await objects.delete(cm('c-gone-owner'));
-      await objects.create({
-        ...cm('c-late-dependent'),
-        metadata: { name: 'c-late-dependent', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c-gone-owner', uid: owner.metadata!.uid!, blockOwnerDeletion: true }] },
-      });
-      await eventually(
-        () =>
-          objects.read(ref('c-late-dependent')).then(
-            () => undefined,
-            (e) => (code(e) === 404 ? true : undefined),
-          ),
-        'the late dependent to be collected',
-        60_000,
-      );
+      await objects.create(dependent('c-late-dependent', 'c-gone-owner', owner.metadata!.uid!));
+      await collected('c-late-dependent', 'the late dependent to be collected');
     }, 90_000);
 
     it('a watch from a compacted resourceVersion answers 410 Gone', async (ctx) => {
