@@ -211,6 +211,10 @@ describe('controller against the in-process API server', () => {
     sim.pendingClaims = (claim) => claim.includes('prod-g1');
     await clusters.editSpec('prod', (s) => ({ ...s, pools: [...s.pools, { name: 'g1', servers: 2, volumesPerServer: 2, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } }] }));
     await clusters.waitFor('prod', 'g1 provisioning', (c) => c.status?.operation?.phase === 'ProvisioningNewPools');
+    // Its claims never bind, so the scheduler never places its pods: the pool cannot have formed.
+    const scheduled = (o: { [k: string]: unknown }) => (o['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((x) => x.type === 'PodScheduled')?.status;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(listOf(api, '', 'v1', 'pods').filter((p) => p.metadata.name.startsWith('prod-g1-')).map(scheduled)).toEqual(['False', 'False']);
     await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.filter((p) => p.name !== 'g1') }));
     await clusters.waitReady('prod');
     const end = Date.now() + 20_000;

@@ -52,6 +52,8 @@ export class StatefulSetSimulator {
   readonly #kubelet: Kubelet;
   readonly #pods = new Map<string, PodRuntime>();
   readonly #stopping = new Map<string, Promise<void>>();
+  /** Pods created but not scheduled (unbound claims): namespace/name → uid. */
+  readonly #unscheduled = new Map<string, string>();
   readonly #unsubscribe: () => void;
   #timer: NodeJS.Timeout | undefined;
   /** PVCs this predicate names stay Pending (no storage for them), e.g. a new pool's. */
@@ -95,6 +97,7 @@ export class StatefulSetSimulator {
       const name = `${e.object.metadata.namespace}/${e.object.metadata.name}`;
       const rt = this.#pods.get(name);
       if (rt?.uid === e.object.metadata.uid) this.#pods.delete(name);
+      if (this.#unscheduled.get(name) === e.object.metadata.uid) this.#unscheduled.delete(name);
       const prev = this.#stopping.get(name) ?? Promise.resolve();
       const done = prev
         .then(() => this.#kubelet.stop(e.object))
@@ -144,7 +147,13 @@ export class StatefulSetSimulator {
         const name = `${sts.metadata.name}-${i}`;
         for (const vct of spec.volumeClaimTemplates ?? []) {
           const claim = `${vct.metadata.name}-${name}`;
-          if (!store.tryGet(this.#t.pvc, ns, claim)) {
+          const had = store.tryGet(this.#t.pvc, ns, claim);
+          if (had && (had['status'] as { phase?: string } | undefined)?.phase === 'Pending' && !this.pendingClaims(claim)) {
+            // Storage became available: the claim binds.
+            had['status'] = { phase: 'Bound', capacity: { storage: (had['spec'] as { resources: { requests: { storage: string } } }).resources.requests.storage } };
+            store.update(this.#t.pvc, ns, had, { subresource: 'status', manager: 'kube-controller-manager' });
+          }
+          if (!had) {
             const created = store.create(this.#t.pvc, ns, { metadata: { name: claim, labels: { ...(vct.metadata.labels ?? {}) } }, spec: structuredClone(vct.spec) }, 'kube-controller-manager');
             created['status'] = this.pendingClaims(claim)
               ? { phase: 'Pending' }
@@ -152,7 +161,18 @@ export class StatefulSetSimulator {
             store.update(this.#t.pvc, ns, created, { subresource: 'status', manager: 'kube-controller-manager' });
           }
         }
-        if (pods.some((p) => p.metadata.name === name) || this.#stopping.has(`${ns}/${name}`)) continue;
+        const claims = (spec.volumeClaimTemplates ?? []).map((vct) => `${vct.metadata.name}-${name}`);
+        const unbound = claims.filter((claim) => (store.tryGet(this.#t.pvc, ns, claim)?.['status'] as { phase?: string } | undefined)?.phase !== 'Bound');
+        const existing = pods.find((p) => p.metadata.name === name);
+        if (existing) {
+          // Scheduled once its claims bind, as the scheduler does.
+          if (this.#unscheduled.has(`${ns}/${name}`) && unbound.length === 0 && this.#unscheduled.get(`${ns}/${name}`) === existing.metadata.uid) {
+            this.#unscheduled.delete(`${ns}/${name}`);
+            this.#launch(existing);
+          }
+          continue;
+        }
+        if (this.#stopping.has(`${ns}/${name}`)) continue;
         const pod = store.create(
           this.#t.pod,
           ns,
@@ -172,7 +192,11 @@ export class StatefulSetSimulator {
           },
           'kube-controller-manager',
         );
-        this.#launch(pod);
+        if (unbound.length > 0) {
+          // A pod whose PersistentVolumeClaims are not bound is never scheduled: no kubelet starts it.
+          this.#unscheduled.set(`${ns}/${name}`, pod.metadata.uid!);
+          this.#setUnschedulable(pod, `0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims (${unbound.join(', ')})`);
+        } else this.#launch(pod);
       }
       // Scale down: the highest ordinals go first.
       for (const p of pods) {
@@ -245,6 +269,18 @@ export class StatefulSetSimulator {
         if (ready !== cur) this.#setPodStatus(p, { phase: 'Running', ready });
       }),
     );
+  }
+
+  #setUnschedulable(pod: Obj, message: string): void {
+    const store = this.#api.store;
+    const cur = store.tryGet(this.#t.pod, pod.metadata.namespace, pod.metadata.name);
+    if (!cur || cur.metadata.uid !== pod.metadata.uid) return;
+    cur['status'] = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: new Date().toISOString() }] };
+    try {
+      store.update(this.#t.pod, pod.metadata.namespace, cur, { subresource: 'status', manager: 'kube-scheduler' });
+    } catch {
+      // raced with a delete
+    }
   }
 
   #setPodStatus(pod: Obj, s: { phase: string; ready: boolean; waiting?: string }): void {
