@@ -217,8 +217,11 @@ describe.skipIf(!enabled)('fault suite: every acknowledged object survives', () 
     net = NetNamespaces.create(4);
     // A fast scanner, so the damage of one phase is healed before the next piles on.
     c = await TestCluster.create({ nodes: 4, drivesPerNode: 2, network: net, env: { SVC_SCANNER_INTERVAL: '2s', SVC_HEAL_SPEED: 'fast' } });
-    // Node 4's second drive is a small file system of its own: it can be filled.
-    mountTmpfs(c.drivePath(4, 0, 2), 256 << 20);
+    // Node 4's second drive is a small file system of its own: it can be filled. Big enough
+    // for what the whole run writes to it (a quarter of every object, ~0.3 GB here): at 256 MiB
+    // it filled up by itself in later phases, so a node killed there met a full drive as a
+    // second fault and left writes exactly at quorum.
+    mountTmpfs(c.drivePath(4, 0, 2), 1 << 30);
     await Promise.all([1, 2, 3, 4].map((k) => c.start(k)));
     await Promise.all([1, 2, 3, 4].map((k) => c.waitReady(k, 90_000)));
     await settle();

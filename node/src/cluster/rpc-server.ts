@@ -40,7 +40,7 @@ export interface RpcContext {
 
 export type RpcMethod =
   | { readonly kind: 'unary'; handle(args: unknown, ctx: RpcContext): Promise<unknown> }
-  | { readonly kind: 'upload'; handle(args: unknown, body: Readable, ctx: RpcContext): Promise<unknown> }
+  | { readonly kind: 'upload'; handle(args: unknown, body: AsyncIterable<Uint8Array>, ctx: RpcContext): Promise<unknown> }
   | { readonly kind: 'download'; handle(args: unknown, ctx: RpcContext): Promise<Readable> }
   | { readonly kind: 'records'; handle(args: unknown, ctx: RpcContext): AsyncIterable<unknown> };
 
@@ -161,7 +161,12 @@ export class RpcServer {
           const raw = typeof header === 'string' ? header : '';
           this.#checkArgs(req, token, Buffer.from(raw, 'utf8'), url);
           const args = raw.length > 0 ? decodeMsg(Buffer.from(raw, 'base64url')) : undefined;
-          const result = await rpc.handle(args, req, ctx);
+          // A handler that stops reading early (the drive is full) must not
+          // destroy the request: that resets the connection, the caller's
+          // kernel drops the error answered below, and the caller counts a
+          // live node unreachable (it took whole nodes offline while one of
+          // their drives was full). The rest of the body is discarded instead.
+          const result = await rpc.handle(args, req.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>, ctx);
           sendMsg(res, 200, result);
           return;
         }
@@ -186,7 +191,8 @@ export class RpcServer {
     } catch (err) {
       if (!(err instanceof SvcError)) this.#logger.warn({ event: 'rpc_handler_error', url, err }, 'internode RPC handler failed');
       if (res.headersSent) res.destroy();
-      else refuse(req, res, err);
+      // An authenticated caller: the answer is sent while the rest of its body is read and dropped.
+      else refuse(req, res, err, { keepConnection: true });
     }
   }
 
@@ -280,11 +286,15 @@ function sendError(res: ServerResponse, err: unknown): void {
   sendMsg(res, status, wire, wire.code);
 }
 
-/** Answers with an error without reading (or acting on) the request body. */
-function refuse(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+/**
+ * Answers with an error without acting on the rest of the request body.
+ * A stranger's connection is closed; a member's is kept while its remaining
+ * body is discarded, so the answer is not lost to a connection reset (undici
+ * closes it itself once it has the answer and is still sending).
+ */
+function refuse(req: IncomingMessage, res: ServerResponse, err: unknown, opts: { keepConnection?: boolean } = {}): void {
   if (!req.complete) {
-    // Do not keep a half-read body on a keep-alive socket.
-    res.setHeader('connection', 'close');
+    if (opts.keepConnection !== true) res.setHeader('connection', 'close');
     req.resume();
   }
   sendError(res, err);

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -298,6 +298,78 @@ describe('internode RPC transport', () => {
     expect((err as SvcError).code).toBe('DiskNotFound');
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(c.isOnline()).toBe(false);
+  });
+
+  it("an upload the peer refuses half way (its drive is full) fails with the peer's error, and the peer stays online", async () => {
+    const rpc = new RpcServer({ auth, logger: silentLogger });
+    let calls = 0;
+    rpc.registerDrive('/data/d1', {
+      // Reads a little of a large body, then gives up as a full drive does.
+      full: {
+        kind: 'upload',
+        handle: async (_args, body) => {
+          calls++;
+          let n = 0;
+          for await (const c of body) {
+            n += c.length;
+            if (n >= 1 << 20) throw new SvcError('XSvcStorageFull', 'no space left');
+          }
+          return n;
+        },
+      },
+      echo: { kind: 'unary', handle: async (args) => ({ args }) },
+    });
+    const server = createServer(rpc.handle);
+    const port = await listen(server);
+    closers.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const c = new PeerClient({ origin: `http://127.0.0.1:${port}`, nodeId: 'n', auth, clock: systemClock, logger: silentLogger, probeBaseMs: 60_000 });
+    closers.push(() => c.close());
+    const states: boolean[] = [];
+    c.onStateChange((o) => states.push(o));
+    async function* big() {
+      // 64 MiB: far more than the socket buffers hold while the peer answers.
+      for (let i = 0; i < 256; i++) yield Buffer.alloc(256 * 1024, i);
+    }
+    for (let i = 0; i < 5; i++) {
+      const err = await c.rpcUpload(storagePath('/data/d1', 'full'), [], big()).catch((e: unknown) => e);
+      expect((err as SvcError).code).toBe('XSvcStorageFull');
+      expect(c.isOnline()).toBe(true);
+    }
+    expect(calls).toBe(5);
+    expect(states).toEqual([]);
+    expect(await c.rpcCall(storagePath('/data/d1', 'echo'), [2])).toEqual({ args: [2] });
+
+    // On the wire: once it has answered, the peer goes on reading (and dropping) the body
+    // rather than closing: a close with unread data is a reset, and over a real network the
+    // reset overtakes the answer (the caller then saw EPIPE and took the node offline).
+    const path = storagePath('/data/d1', 'full');
+    const args = encodeMsg([]).toString('base64url');
+    const sock = connect(port, '127.0.0.1');
+    closers.push(async () => void sock.destroy());
+    await once(sock, 'connect');
+    let answer = '';
+    let closedByPeer: string | undefined;
+    sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    sock.on('end', () => (closedByPeer ??= 'end'));
+    sock.on('error', (e: NodeJS.ErrnoException) => (closedByPeer ??= e.code ?? e.message));
+    const write = async (b: Buffer | string) => {
+      if (!sock.write(b)) await Promise.race([once(sock, 'drain'), once(sock, 'close')]);
+    };
+    await write(`POST ${path} HTTP/1.1\r\nhost: peer\r\ntransfer-encoding: chunked\r\n${RPC_ARGS_HEADER}: ${args}\r\n${RPC_TOKEN_HEADER}: ${auth.sign('POST', path, 'n', Buffer.from(args, 'utf8'))}\r\n\r\n`);
+    const chunk = Buffer.alloc(256 * 1024, 1);
+    const frame = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+    for (let i = 0; i < 64 && !answer.includes('\r\n\r\n'); i++) await write(frame);
+    for (let i = 0; i < 200 && !answer.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(answer).toMatch(/^HTTP\/1\.1 507 /);
+    expect(answer.toLowerCase()).not.toContain('connection: close');
+    // 16 MiB more after the answer, then the body's end: all taken.
+    for (let i = 0; i < 64; i++) await write(frame);
+    await write('0\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(closedByPeer).toBeUndefined();
   });
 
   it('marks an unreachable peer offline, fails fast, and probes it back online', async () => {
