@@ -24,7 +24,7 @@ import { LocalDrive } from '../src/storage/local-drive.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { SPEED_TRANQUILITY } from '../src/util/heal-config.ts';
 import { silentLogger } from '../src/util/logger.ts';
-import type { Worker } from '../src/object/worker.ts';
+import type { Worker } from '../src/util/worker.ts';
 import { section, writeFileSynced } from './harness.ts';
 
 const MiB = 1024 * 1024;

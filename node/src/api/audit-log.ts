@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { auditTagOf } from './audit-tag.ts';
 import { requestOrigin } from './request-origin.ts';
-import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../object/worker.ts';
+import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../util/worker.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import { QueueStore } from '../notify/queue-store.ts';

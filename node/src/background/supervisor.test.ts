@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Worker, type WorkerTask } from '../object/worker.ts';
+import { Worker, type WorkerTask } from '../util/worker.ts';
 import { ManualClock } from '../util/clock.ts';
 import { silentLogger } from '../util/logger.ts';
 import { type Job, Supervisor, workerJob } from './supervisor.ts';

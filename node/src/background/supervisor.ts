@@ -4,7 +4,7 @@
  * dependency order (registration order among independent ones), `stop()`
  * stops the started ones in exactly the reverse order, and `list()` reports
  * every registered job with its state, from its `Worker`s (the Worker
- * contract, `object/worker.ts`) where it has them, so the admin API and the
+ * contract, `util/worker.ts`) where it has them, so the admin API and the
  * console read one list.
  *
  * A job that fails to start is reported `failed` with its error and the
@@ -13,7 +13,7 @@
  * logged and the rest still stop.
  */
 import type { Logger } from '../util/logger.ts';
-import type { Worker, WorkerState, WorkerStatus } from '../object/worker.ts';
+import type { Worker, WorkerState, WorkerStatus } from '../util/worker.ts';
 
 /** What the supervisor reads of a job's worker. */
 export interface JobWorker {

@@ -23,7 +23,7 @@ import { ParsedConfigCache } from '../object/parsed-config-cache.ts';
 import { join } from 'node:path';
 import type { NotifyTargetReport } from '../object/admin/services.ts';
 import type { Change, ChangeKind, PostCommitHook, PostCommitTicket } from '../object/post-commit.ts';
-import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../object/worker.ts';
+import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../util/worker.ts';
 import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';

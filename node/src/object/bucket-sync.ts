@@ -29,7 +29,7 @@ import type { Logger } from '../util/logger.ts';
 import type { Pool, Pools } from './pools.ts';
 import { majority } from './quorum.ts';
 import type { SysRecords } from './sys-records.ts';
-import { sleepUnlessAborted, Worker, type WorkResult } from './worker.ts';
+import { sleepUnlessAborted, Worker, type WorkResult } from '../util/worker.ts';
 
 export function bucketRecordPath(bucket: string): string {
   return `${BUCKETS_DIR}/${bucket}/.metadata.bin`;

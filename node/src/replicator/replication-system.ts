@@ -32,7 +32,7 @@ import { QueueStore } from '../notify/queue-store.ts';
 import type { Change, PostCommitHook, PostCommitTicket } from '../object/post-commit.ts';
 import { pendingMeta, remoteVersionId, type TargetStatus } from '../object/replication-status.ts';
 import type { GetObjectOptions, GetObjectResult, ObjectInfo } from '../object/types.ts';
-import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../object/worker.ts';
+import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../util/worker.ts';
 import type { ClientTrust } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';

@@ -11,8 +11,8 @@
  * so a restarted node resumes where it was, and can be canceled.
  */
 import type { ListVersionsOptions, ListVersionsResult } from '../object/types.ts';
-import type { WorkerStatus, WorkerTask, WorkResult } from '../object/worker.ts';
-import { sleepUnlessAborted } from '../object/worker.ts';
+import type { WorkerStatus, WorkerTask, WorkResult } from '../util/worker.ts';
+import { sleepUnlessAborted } from '../util/worker.ts';
 import type { Clock } from '../util/clock.ts';
 import { type ReplicationConfig, selectRules } from '../replication/config.ts';
 import type { CopyEntry } from './replication-system.ts';

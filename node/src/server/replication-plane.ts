@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { decryptData } from '../iam/madmin-crypto.ts';
 import type { ReplicationAdmin } from '../object/admin/services.ts';
 import type { ServerPools } from '../object/server-pools.ts';
-import { Worker } from '../object/worker.ts';
+import { Worker } from '../util/worker.ts';
 import { destinations } from '../replication/config.ts';
 import { BandwidthLimit, RemoteClient, RemoteError } from '../replicator/remote.ts';
 import { ReplicationSystem, type TargetReport } from '../replicator/replication-system.ts';

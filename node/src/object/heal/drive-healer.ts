@@ -30,7 +30,7 @@ import { toSvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { MemberDrive, Membership } from '../member-drive.ts';
 import type { Pools } from '../pools.ts';
-import { sleepUnlessAborted, Worker } from '../worker.ts';
+import { sleepUnlessAborted, Worker } from '../../util/worker.ts';
 import type { HealSequences } from './sequences.ts';
 import type { SetFormatHealer } from './sequence.ts';
 import type { DriveState } from './plan.ts';

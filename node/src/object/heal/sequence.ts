@@ -27,7 +27,7 @@ import { nanos, rfc3339 } from '../admin/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Logger } from '../../util/logger.ts';
 import { walkSet } from '../namespace-walk.ts';
-import { sleepUnlessAborted, Worker, type WorkerStatus, type WorkResult } from '../worker.ts';
+import { sleepUnlessAborted, Worker, type WorkerStatus, type WorkResult } from '../../util/worker.ts';
 import type { Healer } from './healer.ts';
 import type { HealResult } from './types.ts';
 

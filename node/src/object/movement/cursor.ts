@@ -18,7 +18,7 @@ import type { ErasureSet } from '../erasure-set.ts';
 import { mergeSorted } from '../list-merge.ts';
 import { type NamespaceEntry, walkSet } from '../namespace-walk.ts';
 import type { Pool } from '../pools.ts';
-import { sleepUnlessAborted } from '../worker.ts';
+import { sleepUnlessAborted } from '../../util/worker.ts';
 
 /** A key of a pool with every drive's view of it (from its set). */
 export interface PoolEntry extends NamespaceEntry {

@@ -19,7 +19,7 @@ import type { DecommissionWorker } from '../admin/services.ts';
 import type { Pool } from '../pools.ts';
 import { type ConfiguredPoolMeta, isTerminal, type PoolMeta, projectPoolMeta, queuedEntry, withPoolEntries } from '../records/pool-meta.ts';
 import { SvcError } from '../../util/errors.ts';
-import { Worker } from '../worker.ts';
+import { Worker } from '../../util/worker.ts';
 import { BackgroundTasks, type MovementContext } from './context.ts';
 import { type DrainProgress, DrainTask } from './drain.ts';
 

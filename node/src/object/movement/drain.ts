@@ -28,7 +28,7 @@
 import { poolCapacity } from '../capacity.ts';
 import type { Pool } from '../pools.ts';
 import { type DecommissionEntry, withPoolEntries } from '../records/pool-meta.ts';
-import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../worker.ts';
+import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../../util/worker.ts';
 import { errorMessage, isUnresolved, type MovementContext } from './context.ts';
 import { BucketCursor, type PoolEntry } from './cursor.ts';
 import { TargetChooser } from './targets.ts';

@@ -16,7 +16,7 @@
 import { poolCapacity } from '../capacity.ts';
 import type { Pool } from '../pools.ts';
 import { MAX_REBALANCE_WARNINGS, type RebalancePoolEntry, type RebalanceWarning } from '../records/rebalance-meta.ts';
-import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../worker.ts';
+import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../../util/worker.ts';
 import { errorMessage, type MovementContext } from './context.ts';
 import { BucketCursor, type PoolEntry } from './cursor.ts';
 import { fillOf, STOP_MARGIN } from './rebalance-plan.ts';

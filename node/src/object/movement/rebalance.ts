@@ -27,7 +27,7 @@ import { checkRebalanceStart } from '../admin/data-movement-rules.ts';
 import type { RebalanceWorker } from '../admin/services.ts';
 import { projectPoolMeta } from '../records/pool-meta.ts';
 import { type RebalanceMeta, rebalanceRunning } from '../records/rebalance-meta.ts';
-import { Worker } from '../worker.ts';
+import { Worker } from '../../util/worker.ts';
 import { BackgroundTasks, errorMessage, type MovementContext, type MovementNotice } from './context.ts';
 import { planRebalance, targetFill } from './rebalance-plan.ts';
 import { RebalanceTask, type RebalanceTaskProgress } from './rebalance-task.ts';

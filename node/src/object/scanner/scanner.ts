@@ -40,7 +40,7 @@ import type { BackgroundHeal } from '../heal/background.ts';
 import type { Healer } from '../heal/healer.ts';
 import { classifySlot, voteObject } from '../heal/plan.ts';
 import { type NamespaceEntry, SYS_SKIP, walkSet } from '../namespace-walk.ts';
-import { sleepUnlessAborted, Worker, type WorkResult } from '../worker.ts';
+import { sleepUnlessAborted, Worker, type WorkResult } from '../../util/worker.ts';
 import { type BucketUsage, emptyBucketUsage, type SetUsage, type UsageRecord, usageRecordPath } from './usage.ts';
 
 export interface ScannerProgress {

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../util/clock.ts';
-import { SvcError } from '../util/errors.ts';
-import { silentLogger } from '../util/logger.ts';
+import { ManualClock } from './clock.ts';
+import { SvcError } from './errors.ts';
+import { silentLogger } from './logger.ts';
 import { type WorkerStatus, type WorkerTask, type WorkResult, Worker } from './worker.ts';
 
 /** Lets pending promise callbacks run. */

@@ -24,9 +24,9 @@
  * All waiting goes through the injected clock.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Clock } from '../util/clock.ts';
-import { SvcError } from '../util/errors.ts';
-import type { Logger } from '../util/logger.ts';
+import type { Clock } from './clock.ts';
+import { SvcError } from './errors.ts';
+import type { Logger } from './logger.ts';
 
 export type WorkerState = 'idle' | 'running' | 'paused' | 'stopping' | 'stopped' | 'completed' | 'failed';
 
