@@ -120,6 +120,28 @@ export function combineHooks(hooks: readonly PostCommitHook[]): PostCommitHook |
   };
 }
 
+/** Which post-commit consumer a hook is; they are asked in this order. */
+export const POST_COMMIT_SLOTS = ['replication', 'events'] as const;
+export type PostCommitSlot = (typeof POST_COMMIT_SLOTS)[number];
+
+/** The installed post-commit consumers by slot, and the one hook the write paths call (`current`). */
+export class PostCommitHooks {
+  readonly #hooks = new Map<PostCommitSlot, PostCommitHook>();
+  #current: PostCommitHook | undefined;
+
+  /** Installs (or with `undefined` removes) the consumer of `slot`. */
+  set(hook: PostCommitHook | undefined, slot: PostCommitSlot): void {
+    if (hook) this.#hooks.set(slot, hook);
+    else this.#hooks.delete(slot);
+    this.#current = combineHooks(POST_COMMIT_SLOTS.flatMap((s) => this.#hooks.get(s) ?? []));
+  }
+
+  /** Every installed consumer as one hook, asked in `POST_COMMIT_SLOTS` order (none: undefined). */
+  get current(): PostCommitHook | undefined {
+    return this.#current;
+  }
+}
+
 /** The change a new version makes, from what it will read as. */
 export function createdChange(info: ObjectInfo, cause: Change['cause'], origin: ChangeOrigin | undefined): Change {
   const c: Change = {
