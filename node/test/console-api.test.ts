@@ -8,6 +8,9 @@
  * never run as pages; errors that say what to do; a bucket's data
  * protection settings as the admin API reports them.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   CreateBucketCommand,
   HeadBucketCommand,
@@ -19,9 +22,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../src/api/console/console-handler.ts';
-import type { BucketGovernance } from '../src/api/console/wire.ts';
+import type { BucketGovernance, ZipTicket } from '../src/api/console/wire.ts';
 import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, ConsoleClient, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
 import { kmsKeyLine } from './helpers/governance.ts';
+import { sha256, unzipTree } from './helpers/zip.ts';
 
 let node: ConsoleNode;
 let root: string;
@@ -199,6 +203,57 @@ describe('console security', () => {
     const ranged = await c.call('GET', 'api/buckets/csrf-ok/download?key=evil.html', { headers: { range: 'bytes=0-7' } });
     expect(ranged.status).toBe(206);
     expect(ranged.text).toBe('<script>');
+  });
+
+  it('a folder downloads as one streamed ZIP with the download headers, its keys under the folder name; bad requests are refused', async () => {
+    const c = new ConsoleClient(root);
+    await c.signIn();
+    await node.s3.send(new CreateBucketCommand({ Bucket: 'folder-zip' }));
+    const files: Record<string, string> = {
+      'top/a.txt': 'alpha',
+      'top/nested/b.txt': 'bravo',
+      'top/nested/ü ✓.txt': 'UTF-8 name',
+      'top/nested/deeper/c.txt': 'charlie',
+      'top/nested/marker/': '',
+      'top/nestedness.txt': 'a sibling whose name starts the same',
+    };
+    for (const [k, body] of Object.entries(files)) await node.s3.send(new PutObjectCommand({ Bucket: 'folder-zip', Key: k, Body: Buffer.from(body) }));
+    const asked = await c.call('POST', 'api/buckets/folder-zip/zip', { body: { prefix: 'top/nested/' } });
+    expect(asked.status, asked.text).toBe(200);
+    const z = asked.json<ZipTicket>();
+    expect(z).toMatchObject({ name: 'nested.zip', objects: 4, bytes: 'bravo'.length + 'UTF-8 name'.length + 'charlie'.length });
+    const res = await fetch(new URL(`api/buckets/folder-zip/zip/${z.ticket}`, root), { headers: { cookie: c.cookie } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/zip');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="nested.zip"; filename*=UTF-8''nested.zip`);
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    // streamed as it is written: no length known up front
+    expect(res.headers.get('content-length')).toBeNull();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-folder-zip-'));
+    try {
+      writeFileSync(join(dir, 'nested.zip'), Buffer.from(await res.arrayBuffer()));
+      expect(unzipTree(join(dir, 'nested.zip'), join(dir, 'out'))).toEqual({
+        'nested/b.txt': sha256('bravo'),
+        'nested/ü ✓.txt': sha256('UTF-8 name'),
+        'nested/deeper/c.txt': sha256('charlie'),
+        'nested/marker/': 'dir',
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // the ticket was used
+    expect((await fetch(new URL(`api/buckets/folder-zip/zip/${z.ticket}`, root), { headers: { cookie: c.cookie } })).status).toBe(400);
+    for (const [body, says] of [
+      [{ prefix: 'top/nested' }, 'ending in /'],
+      [{ prefix: 'top/none/' }, 'nothing is stored under top/none/'],
+      [{ prefix: 'top/', keys: ['top/a.txt'] }, 'either the keys of a selection or the prefix'],
+    ] as const) {
+      const r = await c.call('POST', 'api/buckets/folder-zip/zip', { body });
+      expect(r.status).toBe(400);
+      expect(r.json<{ code: string; message: string }>()).toMatchObject({ code: 'InvalidArgument', message: expect.stringContaining(says) });
+    }
   });
 
   it('errors say what happened and what to do', async () => {

@@ -37,6 +37,7 @@ import { AdminClient } from '../src/cli/admin/client.ts';
 import { type Browser, HAVE_CHROMIUM, openSignedIn, shot, shotOnFailure } from './helpers/browser.ts';
 import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode } from './helpers/console.ts';
 import { kmsKeyLine } from './helpers/governance.ts';
+import { sha256, unzipTree } from './helpers/zip.ts';
 
 if (!HAVE_CHROMIUM) console.log('skipped: no Chromium at /usr/bin/chromium (apt-get install chromium); the console workflow tests did not run');
 
@@ -59,6 +60,12 @@ async function putMany(s3: S3Client, bucket: string, keys: readonly string[]): P
       }
     }),
   );
+}
+
+/** A new bucket holding `files` (key → bytes). */
+async function bucketWith(s3: S3Client, bucket: string, files: Record<string, Buffer>): Promise<void> {
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  for (const [k, body] of Object.entries(files)) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: k, Body: body }));
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () => {
@@ -237,8 +244,7 @@ describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () =
       'zip/été ünïcode.txt': Buffer.from('non-ASCII name'),
       'zip/skip.txt': Buffer.from('not selected'),
     };
-    await node.s3.send(new CreateBucketCommand({ Bucket: 'zips' }));
-    for (const [k, body] of Object.entries(files)) await node.s3.send(new PutObjectCommand({ Bucket: 'zips', Key: k, Body: body }));
+    await bucketWith(node.s3, 'zips', files);
     // nested keys show as a folder: select the two top-level files here, then the nested one by key
     await page.goto(`${root}#/buckets/zips?prefix=zip%2F`);
     await page.locator('input.select-object[data-key="zip/a.txt"]').check();
@@ -277,6 +283,63 @@ describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () =
     await page.locator('#object-result .success').waitFor();
     expect(await page.locator('#object-result').innerText()).toContain('Downloading 1 object as zips.zip');
   }, 120_000);
+
+  it('downloads a folder, a nested folder and a UTF-8 folder as one ZIP each, paths kept; a folder over the limit is refused', async () => {
+    const texts = {
+      'tree/a.txt': 'alpha',
+      'tree/sub/deeper/c.txt': 'charlie',
+      'tree/ünï/çödé ✓.txt': 'non-ASCII folder and name',
+      'tree/empty/': '', // a folder marker
+      'treehouse/x.txt': 'a sibling, not in the folder',
+      'top.txt': 'outside',
+    };
+    // one object of several erasure blocks, streamed
+    const files: Record<string, Buffer> = { ...Object.fromEntries(Object.entries(texts).map(([k, v]) => [k, Buffer.from(v)])), 'tree/sub/b.bin': randomBytes(6 * 1024 * 1024 + 5) };
+    await bucketWith(node.s3, 'folder-zips', files);
+    const h = (k: string) => sha256(files[k]!);
+    /** Clicks the folder's Download as ZIP, saves the archive and unzips it. */
+    const folderZip = async (prefix: string, expectName: string) => {
+      const download = page.waitForEvent('download');
+      await page.locator(`button.zip-folder[data-prefix="${prefix}"]`).click();
+      const d = await download;
+      expect(d.suggestedFilename()).toBe(expectName);
+      const saved = join(tmp, `folder-${randomBytes(3).toString('hex')}.zip`);
+      await d.saveAs(saved);
+      expect(await d.failure()).toBeNull();
+      await page.locator('#object-result .success').waitFor();
+      return { tree: unzipTree(saved, `${saved}.out`), said: await page.locator('#object-result').innerText() };
+    };
+
+    // a top-level folder: everything under it, its own name the archive's top directory
+    await page.goto(`${root}#/buckets/folder-zips`);
+    const top = await folderZip('tree/', 'tree.zip');
+    expect(top.tree).toEqual({
+      'tree/a.txt': h('tree/a.txt'),
+      'tree/sub/b.bin': h('tree/sub/b.bin'),
+      'tree/sub/deeper/c.txt': h('tree/sub/deeper/c.txt'),
+      'tree/ünï/çödé ✓.txt': h('tree/ünï/çödé ✓.txt'),
+      'tree/empty/': 'dir',
+    });
+    expect(top.said).toContain('Downloading the folder tree/: 5 objects');
+    expect(top.said).toContain('as tree.zip');
+
+    // a nested folder, from inside its parent: named from the folder down
+    await page.goto(`${root}#/buckets/folder-zips?prefix=tree%2F`);
+    expect((await folderZip('tree/sub/', 'sub.zip')).tree).toEqual({ 'sub/b.bin': h('tree/sub/b.bin'), 'sub/deeper/c.txt': h('tree/sub/deeper/c.txt') });
+    // a folder with a UTF-8 name: the archive is named after it too
+    expect((await folderZip('tree/ünï/', 'ünï.zip')).tree).toEqual({ 'ünï/çödé ✓.txt': h('tree/ünï/çödé ✓.txt') });
+
+    // the limit of a ZIP download (1000 objects) holds for a folder: refused before anything downloads, saying what to do
+    await putMany(node.s3, 'folder-zips', Array.from({ length: 1001 }, (_, i) => `many/${i % 2 === 0 ? 'sub/' : ''}k${String(i).padStart(4, '0')}`));
+    await page.goto(`${root}#/buckets/folder-zips`);
+    let downloads = 0;
+    page.on('download', () => downloads++);
+    await page.locator('button.zip-folder[data-prefix="many/"]').click();
+    const refused = page.locator('#object-result', { hasText: 'more than 1000 objects' });
+    await refused.waitFor();
+    expect(await refused.innerText()).toContain('download the folders inside it one by one');
+    expect(downloads).toBe(0);
+  }, 180_000);
 
   it('shows user metadata written in UTF-8 (boto3) as its text, not as Latin-1 mojibake', async () => {
     await node.s3.send(new CreateBucketCommand({ Bucket: 'meta-utf8' }));

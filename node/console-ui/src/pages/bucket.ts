@@ -5,7 +5,7 @@
  * data protection (object lock, default encryption, lifecycle rules); show,
  * set and clear its quota.
  */
-import type { BucketDetails, BucketGovernance, BucketQuotaView, BucketReplicationView, ObjectListing, ObjectLockView, ObjectVersion, VersionsPage } from '../../../src/api/console/wire.ts';
+import type { BucketDetails, BucketGovernance, BucketQuotaView, BucketReplicationView, ObjectListing, ObjectLockView, ObjectVersion, VersionsPage, ZipTicket } from '../../../src/api/console/wire.ts';
 import { api, apiUrl } from '../api.js';
 import { announce, type Child, h, replaceContent } from '../dom.js';
 import { formatBytes, formatCount, formatDuration, formatPercent, plural } from '../format.js';
@@ -222,10 +222,20 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     'folder',
     '–',
     h(
-      'button',
-      { type: 'button', class: 'button button-quiet delete-folder', disabled: !canDelete, 'data-prefix': p, onclick: () => void removeFolder(p) },
-      'Delete folder…',
-      h('span', { class: 'visually-hidden' }, ` ${leaf(p, prefix)}`),
+      'span',
+      { class: 'row-actions' },
+      h(
+        'button',
+        { type: 'button', class: 'button button-quiet zip-folder', 'data-prefix': p, onclick: () => void downloadZip({ prefix: p }) },
+        'Download as ZIP',
+        h('span', { class: 'visually-hidden' }, ` ${leaf(p, prefix)}`),
+      ),
+      h(
+        'button',
+        { type: 'button', class: 'button button-quiet delete-folder', disabled: !canDelete, 'data-prefix': p, onclick: () => void removeFolder(p) },
+        'Delete folder…',
+        h('span', { class: 'visually-hidden' }, ` ${leaf(p, prefix)}`),
+      ),
     ),
   ];
   /** Every version and delete marker at this level, newest first within a name. */
@@ -351,22 +361,26 @@ export function renderBucket(main: HTMLElement, route: Route): void {
       await load();
     })();
   });
-  zipSelected.addEventListener('click', () => {
-    void (async () => {
-      const keys = selected();
-      try {
-        // the selection is posted once; the archive itself is an ordinary download that streams to disk
-        const { ticket } = await api<{ ticket: string }>('POST', `buckets/${encodeURIComponent(bucket)}/zip`, { keys, base: prefix });
-        const link = h('a', { href: apiUrl(`buckets/${encodeURIComponent(bucket)}/zip/${encodeURIComponent(ticket)}`), download: `${bucket}.zip`, hidden: true });
-        document.body.append(link);
-        link.click();
-        link.remove();
-        result.replaceChildren(h('p', { role: 'status', class: 'success' }, `Downloading ${plural(keys.length, 'object')} as ${bucket}.zip (names relative to ${prefix === '' ? 'the bucket' : prefix}).`));
-      } catch (err) {
-        result.replaceChildren(errorBox(err));
-      }
-    })();
-  });
+  /** A selection (names relative to this folder) or a folder with everything under it, as one ZIP. */
+  const downloadZip = async (what: { keys: string[] } | { prefix: string }) => {
+    if ('prefix' in what) result.replaceChildren(h('p', { role: 'status' }, `Listing what is under ${bucket}/${what.prefix}…`));
+    try {
+      // what to zip is posted once; the archive itself is an ordinary download that streams to disk
+      const z = await api<ZipTicket>('POST', `buckets/${encodeURIComponent(bucket)}/zip`, 'prefix' in what ? what : { ...what, base: prefix });
+      const link = h('a', { href: apiUrl(`buckets/${encodeURIComponent(bucket)}/zip/${encodeURIComponent(z.ticket)}`), download: z.name, hidden: true });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      const words =
+        'prefix' in what
+          ? `Downloading the folder ${what.prefix}: ${plural(z.objects, 'object')}, ${formatBytes(z.bytes ?? 0)}, as ${z.name}.`
+          : `Downloading ${plural(z.objects, 'object')} as ${z.name} (names relative to ${prefix === '' ? 'the bucket' : prefix}).`;
+      result.replaceChildren(h('p', { role: 'status', class: 'success' }, words));
+    } catch (err) {
+      result.replaceChildren(errorBox(err));
+    }
+  };
+  zipSelected.addEventListener('click', () => void downloadZip({ keys: selected() }));
   const removeFolder = async (p: string) => {
     result.replaceChildren(h('p', { role: 'status' }, `Counting what is under ${bucket}/${p}…`));
     const everyVersion = h('input', { type: 'checkbox', id: 'delete-every-version' });

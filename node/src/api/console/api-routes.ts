@@ -20,14 +20,14 @@ import type { Logger } from '../../util/logger.ts';
 import type { HealthSource } from '../health/health-handler.ts';
 import { validateBucketName } from '../s3/validate.ts';
 import { adminCalls } from './admin-calls.ts';
-import { DOWNLOAD_HEADERS } from './assets.ts';
+import { attachmentDisposition, DOWNLOAD_HEADERS } from './assets.ts';
 import { BUCKET_SETTINGS, type BucketSettingKind, deleteSetting, getSetting, putSetting } from './bucket-settings.ts';
 import { iamCalls } from './iam-calls.ts';
 import { type AlertInputs, evaluateAlerts, type Observations } from './alerts.ts';
 import { capacityView, nodeHealth, nodeViews, poolViews, readinessView, rebalanceActions } from './cluster-views.ts';
 import { toConsoleError, UpstreamError } from './console-errors.ts';
 import * as s3 from './s3-calls.ts';
-import { MAX_ZIP_KEYS, streamZip, type ZipTickets } from './zip.ts';
+import { folderSelection, MAX_ZIP_KEYS, streamZip, type ZipTickets } from './zip.ts';
 import type { Session, SessionCredentials } from './sessions.ts';
 import { encodePath, type Upstream, upstreamHeader } from './upstream.ts';
 import type {
@@ -44,6 +44,7 @@ import type {
   ShareLink,
   ShareRequest,
   UploadResult,
+  ZipTicket,
 } from './wire.ts';
 
 export interface ConsoleApiDeps {
@@ -468,13 +469,6 @@ async function completeUpload(ctx: RouteContext): Promise<UploadResult> {
   return s3.completeMultipart(ctx.deps.upstream, cred(ctx), bucket, key, ctx.params.uploadId!, list);
 }
 
-/** `filename*` (RFC 6266/5987) for the key's last segment, and an ASCII fallback. */
-export function attachmentDisposition(key: string): string {
-  const name = key.split('/').filter((s) => s !== '').pop() ?? 'download';
-  const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
-}
-
 const PASS_HEADERS = ['content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified', 'x-amz-version-id'];
 
 async function download(ctx: RouteContext): Promise<typeof STREAMED> {
@@ -736,12 +730,19 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'POST',
     pattern: 'buckets/:bucket/zip',
     auth: 'session',
-    handler: async (ctx) => {
+    handler: async (ctx): Promise<ZipTicket> => {
       const bucket = bucketParam(ctx);
-      const b = await readJson<{ keys?: unknown; base?: unknown }>(ctx.req);
+      const b = await readJson<{ keys?: unknown; base?: unknown; prefix?: unknown }>(ctx.req);
+      if (b.prefix !== undefined) {
+        // a folder: every key under it, listed now (over the limit is refused before anything downloads)
+        if (typeof b.prefix !== 'string' || b.keys !== undefined) throw new SvcError('InvalidArgument', 'give either the keys of a selection or the prefix of one folder');
+        const folder = await folderSelection(up(ctx), cred(ctx), bucket, b.prefix);
+        return { ticket: ctx.deps.zipTickets.issue(ctx.session!, bucket, folder), name: folder.name, objects: folder.keys.length, bytes: folder.bytes };
+      }
       const keys = Array.isArray(b.keys) ? b.keys.filter((k): k is string => typeof k === 'string' && k !== '') : [];
       if (keys.length === 0 || keys.length > MAX_ZIP_KEYS) throw new SvcError('InvalidArgument', `select 1 to ${MAX_ZIP_KEYS} objects to download as a ZIP`);
-      return { ticket: ctx.deps.zipTickets.issue(ctx.session!, bucket, keys, typeof b.base === 'string' ? b.base : '') };
+      const name = `${bucket}.zip`;
+      return { ticket: ctx.deps.zipTickets.issue(ctx.session!, bucket, { keys, base: typeof b.base === 'string' ? b.base : '', name }), name, objects: keys.length };
     },
   },
   {

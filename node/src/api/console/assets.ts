@@ -52,6 +52,13 @@ export const DOWNLOAD_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
 };
 
+/** `filename*` (RFC 6266/5987) for the key's last segment, and an ASCII fallback. */
+export function attachmentDisposition(key: string): string {
+  const name = key.split('/').filter((s) => s !== '').pop() ?? 'download';
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}
+
 export interface Asset {
   readonly type: string;
   readonly etag: string;

@@ -346,6 +346,16 @@ export interface ShareRequest {
   readonly expiresSeconds: number;
 }
 
+/** `POST buckets/:bucket/zip`: a one-time ticket for `GET buckets/:bucket/zip/:ticket`, and what the archive holds. */
+export interface ZipTicket {
+  readonly ticket: string;
+  /** The archive's file name. */
+  readonly name: string;
+  readonly objects: number;
+  /** For a folder: the bytes of the objects listed under it. */
+  readonly bytes?: number;
+}
+
 export interface ShareLink {
   readonly url: string;
   readonly expiresAt: string;

@@ -7,6 +7,12 @@
  * ZIP64 where sizes need it (yazl). A failure mid-way cuts the download
  * rather than hand over a short archive that looks whole.
  *
+ * A folder (a prefix) is the same download: the node lists every key under
+ * it when the ticket is asked for (so a folder over the limit is refused
+ * before anything downloads) and the archive holds them under the folder's
+ * own name, their paths below it kept (`album/2024/a.jpg`); zero-byte
+ * folder markers (`album/empty/`) become directory entries.
+ *
  * Tickets live in this node's memory for five minutes, belong to the
  * session that asked, and are used once; at most 256 wait at a time.
  */
@@ -17,21 +23,29 @@ import { ZipFile } from 'yazl';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import { DOWNLOAD_HEADERS } from './assets.ts';
+import { attachmentDisposition, DOWNLOAD_HEADERS } from './assets.ts';
 import * as s3 from './s3-calls.ts';
-import type { Session } from './sessions.ts';
+import type { Session, SessionCredentials } from './sessions.ts';
 import { type Upstream, upstreamHeader } from './upstream.ts';
 
 const TICKET_MS = 5 * 60_000;
 const MAX_TICKETS = 256;
 export const MAX_ZIP_KEYS = 1000;
 
-interface Ticket {
-  readonly session: Session;
-  readonly bucket: string;
+/** What one ZIP download holds. */
+export interface ZipSelection {
   readonly keys: readonly string[];
   /** Names are taken relative to this (the folder the selection was made in). */
   readonly base: string;
+  /** The archive's file name (`<bucket>.zip`, or `<folder>.zip` for a folder). */
+  readonly name: string;
+  /** Keys written as directory entries, not fetched (a folder's zero-byte markers). */
+  readonly dirs?: ReadonlySet<string>;
+}
+
+interface Ticket extends ZipSelection {
+  readonly session: Session;
+  readonly bucket: string;
   readonly expiresAt: number;
 }
 
@@ -43,12 +57,12 @@ export class ZipTickets {
     this.#clock = clock;
   }
 
-  issue(session: Session, bucket: string, keys: readonly string[], base: string): string {
+  issue(session: Session, bucket: string, selection: ZipSelection): string {
     const now = this.#clock.now();
     for (const [t, v] of this.#tickets) if (v.expiresAt <= now) this.#tickets.delete(t);
     while (this.#tickets.size >= MAX_TICKETS) this.#tickets.delete(this.#tickets.keys().next().value!);
     const ticket = randomBytes(18).toString('base64url');
-    this.#tickets.set(ticket, { session, bucket, keys, base, expiresAt: now + TICKET_MS });
+    this.#tickets.set(ticket, { ...selection, session, bucket, expiresAt: now + TICKET_MS });
     return ticket;
   }
 
@@ -70,13 +84,42 @@ export function entryName(key: string, base: string): string {
   return parts.join('/') || 'object';
 }
 
+/**
+ * Every key under the folder `prefix` (recursive, current versions), up to
+ * MAX_ZIP_KEYS; a folder holding more is refused with what to do instead.
+ */
+export async function folderSelection(up: Upstream, cred: SessionCredentials, bucket: string, prefix: string): Promise<ZipSelection & { readonly bytes: number }> {
+  if (prefix === '' || !prefix.endsWith('/')) throw new SvcError('InvalidArgument', 'give the folder as its prefix, ending in /');
+  const keys: string[] = [];
+  const dirs = new Set<string>();
+  let bytes = 0;
+  let token = '';
+  do {
+    const page = await s3.listObjects(up, cred, bucket, { prefix, token, maxKeys: 1000, recursive: true });
+    for (const o of page.objects) {
+      if (keys.length === MAX_ZIP_KEYS) {
+        throw new SvcError('InvalidArgument', `the folder ${prefix} holds more than ${MAX_ZIP_KEYS} objects, the most one ZIP takes: download the folders inside it one by one, or copy it with an S3 client (aws s3 cp --recursive, rclone copy)`);
+      }
+      keys.push(o.key);
+      bytes += o.size;
+      if (o.key.endsWith('/') && o.size === 0) dirs.add(o.key);
+    }
+    token = page.truncated ? page.nextToken : '';
+  } while (token !== '');
+  if (keys.length === 0) throw new SvcError('InvalidArgument', `nothing is stored under ${prefix}: there is nothing to download`);
+  // the folder itself is the archive's top directory: names are taken from its parent
+  const parent = prefix.slice(0, prefix.slice(0, -1).lastIndexOf('/') + 1);
+  const folder = entryName(prefix, parent);
+  return { keys, dirs, base: parent, name: `${folder}.zip`, bytes };
+}
+
 /** Streams the ticket's objects as a ZIP into `res`. */
 export async function streamZip(o: { up: Upstream; session: Session; ticket: Ticket; res: ServerResponse; signal: AbortSignal; logger: Logger }): Promise<void> {
   const { ticket, res } = o;
   const zip = new ZipFile();
   res.writeHead(200, {
     'content-type': 'application/zip',
-    'content-disposition': `attachment; filename="${ticket.bucket}.zip"`,
+    'content-disposition': attachmentDisposition(ticket.name),
     ...DOWNLOAD_HEADERS,
   });
   // settles when the archive is written out (or fails: yazl refusing an entry, the browser gone)
@@ -85,11 +128,15 @@ export async function streamZip(o: { up: Upstream; session: Session; ticket: Tic
   const used = new Set<string>();
   try {
     for (const key of ticket.keys) {
-      const obj = await s3.getObject(o.up, o.session.credentials, ticket.bucket, key, { signal: o.signal });
       const base = entryName(key, ticket.base);
       let name = base;
       for (let i = 2; used.has(name); i++) name = `${base} (${i})`;
       used.add(name);
+      if (ticket.dirs?.has(key) === true) {
+        zip.addEmptyDirectory(name);
+        continue;
+      }
+      const obj = await s3.getObject(o.up, o.session.credentials, ticket.bucket, key, { signal: o.signal });
       const size = Number(upstreamHeader(obj.headers, 'content-length'));
       const modified = Date.parse(upstreamHeader(obj.headers, 'last-modified') ?? '');
       const read = finished(obj.body);
