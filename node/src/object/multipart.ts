@@ -20,13 +20,14 @@ import type { ErasureSet, StagedShards } from './erasure-set.ts';
 import type { Governance } from './governance.ts';
 import { commonPrefixOf } from './listing.ts';
 import type { NamespaceLocker } from './ns-lock.ts';
-import { checkWritePreconditions, storedHeaders, toChecksum, toObjectInfo } from './object-info.ts';
+import { storedHeaders, toChecksum, toObjectInfo } from './object-info.ts';
 import { lockOf, newVersionLock, withLock } from './object-lock.ts';
 import { hashOrder } from './placement.ts';
 import { replicaMeta } from './replication-status.ts';
 import { type ChangeOrigin, createdChange, type PostCommitHook, withPostCommit } from './post-commit.ts';
 import type { Pool, Pools } from './pools.ts';
 import { majority, readQuorum, type VersionGroup, writeQuorum } from './quorum.ts';
+import { guardNewVersion } from './write-guard.ts';
 import { decryptedSizeOf, effectiveSse, encryptPart, openObjectKey, sealNewKey, SSE_META, sseEtag, sseOf, storedSize } from './sse.ts';
 import type {
   BucketMetadata,
@@ -328,15 +329,10 @@ export class Multipart {
         if (!r || r.e !== p.etag.replace(/^"+|"+$/g, '')) throw new SvcError('InvalidPart', undefined, { part: p.number });
         chosen.push(r);
       }
-      if (opts.preconditions) {
-        const { res } = await set.resolve(bucket, path);
-        if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
-        checkWritePreconditions(opts.preconditions, res.kind === 'found' ? res.group.version : undefined);
-      }
       const replicaVid = up.sysMeta[REPLICA_UPLOAD_VID];
       const versionId = replicaVid ?? (meta.versioning === 'Enabled' ? randomUUID() : 'null');
       const lockCfg = await this.#gov.lockConfig(bucket);
-      await this.#gov.guardNullReplace(set, bucket, path, versionId, lockCfg);
+      await guardNewVersion(this.#gov, { set, bucket, path, versionId, preconditions: opts.preconditions, lock: lockCfg });
       const wq = writeQuorum(e.data, e.parity);
       // Give the chosen part files their final names and drop the rest, per
       // drive. Idempotent: a file already renamed by an earlier attempt stays.

@@ -23,6 +23,7 @@ import { type Located, pickNewest, type Pools } from './pools.ts';
 import { type Change, type ChangeOrigin, createdChange, type PostCommitHook, withPostCommit } from './post-commit.ts';
 import { replicaMeta, type TargetStatus, withTargetStatus } from './replication-status.ts';
 import { effectiveSse, encryptPart, sealNewKey, sseEtag, storedSize } from './sse.ts';
+import { guardNewVersion } from './write-guard.ts';
 import type { BucketMetadata, ContentHeaders, DeleteObjectOptions, DeleteObjectResult, ObjectInfo, ObjectLockChange, Preconditions, PutData, PutObjectOptions } from './types.ts';
 
 export interface ObjectWritesOptions {
@@ -146,12 +147,7 @@ export class ObjectWrites {
           throw new SvcError('SlowDown', `${bucket}/${key} moved to pool ${now.pool.index} while this write was staged; retry`, { pool: now.pool.index });
         }
       }
-      await this.#gov.guardNullReplace(set, bucket, path, version.versionId, lockEnabled ? { enabled: true } : undefined);
-      if (pre) {
-        const { res } = await set.resolve(bucket, path);
-        if (res.kind === 'quorum') throw new SvcError('ErasureReadQuorum');
-        checkWritePreconditions(pre, res.kind === 'found' ? res.group.version : undefined);
-      }
+      await guardNewVersion(this.#gov, { set, bucket, path, versionId: version.versionId, preconditions: pre, lock: lockEnabled ? { enabled: true } : undefined });
       await withPostCommit(this.#postCommit(), change, (extra) => set.commit(staged, withSysMeta(version, extra), bucket, path, bucket, key));
     } catch (err) {
       // The staging belongs to this PUT: after a refused precondition or a
