@@ -4,11 +4,13 @@
  * targets, readable tables with units, `--json` that parses, and the exit
  * codes 0 (ok), 1 (the server said no), 2 (usage), 3 (unreachable).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PoolStatus } from '../src/object/admin/types.ts';
+import type { MetricsHistoryReport, PoolStatus } from '../src/object/admin/types.ts';
 import { startTwoPoolServer, type TwoPoolServer } from './helpers/admin.ts';
 import { type CommandRun, freePort, runSvcCommand } from './svc-process.ts';
 
@@ -95,6 +97,65 @@ describe('svc admin client (real binary)', () => {
     expect((await svc(['admin', 'snapshot'], env)).out).toContain('8/8 drives online');
     expect((await svc(['ping'], env)).code).toBe(0);
     expect((await svc(['ready', 'lab'])).out).toContain('"ready":true');
+  });
+
+  it('svc admin metrics prints the last minutes of S3 traffic as a table that adds up; --json is the server\'s points', async () => {
+    const s3 = new S3Client({ endpoint: s.url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: s.creds.accessKey, secretAccessKey: s.creds.secretKey } });
+    const body = randomBytes(300 * 1024);
+    await s3.send(new CreateBucketCommand({ Bucket: 'metrics-cli' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'metrics-cli', Key: 'a.bin', Body: body }));
+    expect((await (await s3.send(new GetObjectCommand({ Bucket: 'metrics-cli', Key: 'a.bin' }))).Body!.transformToByteArray()).length).toBe(body.length);
+    const missing = await s3.send(new GetObjectCommand({ Bucket: 'metrics-cli', Key: 'missing' })).then(() => '', (e: { name?: string }) => e.name);
+    expect(missing).toBe('NoSuchKey');
+    s3.destroy();
+    const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+    const points = async () => {
+      const j = await svc(['admin', 'metrics', 'lab', '--minutes', '10', '--json']);
+      expect(j.code, j.err).toBe(0);
+      return JSON.parse(j.out) as MetricsHistoryReport;
+    };
+    const before = await points();
+    expect(before.stepSeconds).toBe(60);
+    expect(before.counters.s3Requests).toHaveLength(10);
+    expect(before.nodes).toEqual([{ node: expect.stringContaining(String(s.run.port)), answered: true }]);
+    expect(sum(before.counters.s3Requests)).toBeGreaterThanOrEqual(4);
+    expect(sum(before.counters.s3ClientErrors)).toBeGreaterThanOrEqual(1);
+    expect(sum(before.counters.s3BytesIn)).toBeGreaterThanOrEqual(body.length);
+    expect(sum(before.counters.s3BytesOut)).toBeGreaterThanOrEqual(body.length);
+
+    const t = await svc(['admin', 'metrics', 'lab', '--minutes', '10', '--step', '1']);
+    const after = await points();
+    expect(t.code, t.err).toBe(0);
+    expect(t.out).toMatch(/^Cluster activity from \d{4}-\d\d-\d\d \d\d:\d\d to .* UTC \(10 minutes, the last one in progress\), 1 minute a row; 1 of 1 node answered\n/);
+    const lines = t.out.trimEnd().split('\n');
+    const cells = (l: string) => l.split('│').map((c) => c.trim()).filter((c) => c !== '');
+    const table = lines.filter((l) => /^[│┌├└]/.test(l));
+    expect(new Set(table.map((l) => l.length)).size).toBe(1);
+    expect(cells(table.find((l) => l.includes('TIME'))!)).toEqual(['TIME (UTC)', 'REQUESTS', '4XX', '5XX', 'BYTES IN', 'BYTES OUT', 'USED', 'RAW TOTAL', 'HEAL TASKS', 'HEAL FAILED', 'SCANNED']);
+    const rows = table.filter((l) => /^│ \d\d:\d\d /.test(l)).map(cells);
+    expect(rows).toHaveLength(10);
+    // the rows add up to the totals, which lie between the server's counts before and after
+    const totals = /^Totals: (\d+) S3 requests \((\d+) answered 4xx, (\d+) answered 5xx\); ([\d.]+ \w+) in, ([\d.]+ \w+) out;/m.exec(t.out);
+    expect(totals, t.out).not.toBeNull();
+    const [requests, clientErrors] = [Number(totals![1]), Number(totals![2])];
+    expect(sum(rows.map((r) => Number(r[1])))).toBe(requests);
+    expect(sum(rows.map((r) => Number(r[2])))).toBe(clientErrors);
+    expect(requests).toBeGreaterThanOrEqual(sum(before.counters.s3Requests));
+    expect(requests).toBeLessThanOrEqual(sum(after.counters.s3Requests));
+    expect(clientErrors).toBeGreaterThanOrEqual(1);
+    expect(totals![4]).toMatch(/KiB|MiB/);
+    expect(t.out).toMatch(/^Busiest minute: \d\d:\d\d, \d+ requests \([\d.]+ a second\)$/m);
+    expect(t.out).toMatch(/^Raw capacity: [\d.]+ \w+ used of [\d.]+ \w+ \([\d.]+ %\) at \d\d:\d\d$/m);
+    expect(t.out).not.toContain('Not answering');
+    // the default row width keeps an hour to 5-minute rows (12, or 13 where the hour is not on the clock's five)
+    const hour = await svc(['admin', 'metrics', 'lab']);
+    expect(hour.out).toContain('(60 minutes, the last one in progress), 5 minutes a row');
+    expect(hour.out.split('\n').filter((l) => /^│ \d\d:\d\d-\d\d:\d\d /.test(l)).length).toBeGreaterThanOrEqual(12);
+    for (const bad of [['--minutes', '0'], ['--minutes', '361'], ['--step', 'x']]) {
+      const r = await svc(['admin', 'metrics', 'lab', ...bad]);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/--(minutes|step) is a whole number from 1 to 360/);
+    }
   });
 
   it('exit 1 when the server says no, with the code, message and next step', async () => {

@@ -8,6 +8,7 @@
  *   svc heal start|status|stop [ALIAS] [--bucket B] [--prefix P] [--scan-mode normal|deep]
  *                               [--remove] [--recreate] [--dry-run] [--client-token T] [--watch]
  *   svc admin info [ALIAS]           svc admin snapshot [ALIAS]       svc admin kms [ALIAS]
+ *   svc admin metrics [ALIAS] [--minutes N] [--step M]   (activity over time; `metrics-view.ts`)
  *   svc bucket info [ALIAS] [BUCKET]  (versioning, object lock, encryption, lifecycle)
  *   svc admin user|group|policy|accesskey ...   (identities; `iam-commands.ts`)
  *   svc admin bucket quota set|info|clear [ALIAS] BUCKET [--size SIZE]   (`quota-commands.ts`)
@@ -24,6 +25,7 @@ import type {
   HealResultItem,
   HealStartSuccess,
   HealTaskStatus,
+  MetricsHistoryReport,
   PoolStatus,
   RebalanceStatus,
   ServerInfoMessage,
@@ -40,6 +42,8 @@ import { registerReplicateCommands } from './replicate-commands.ts';
 import type { NotifyTargetReport } from '../../object/admin/services.ts';
 import { decommissionView, type DrainRates, healView, infoView, poolListView, poolStatusView, rebalanceView, snapshotView } from './views.ts';
 import { registerIamCommands } from './iam-commands.ts';
+import { defaultStep, metricsView } from './metrics-view.ts';
+import { HISTORY_POINTS } from '../../telemetry/history.ts';
 import { watch } from './watch.ts';
 
 export const EXIT_OK = 0;
@@ -396,6 +400,20 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
   });
   view<ClusterSnapshot>('snapshot', 'nodes, pools, sets and every drive with its format slot', 'v4/cluster/snapshot', snapshotView);
   view<KmsStatusReport>('kms', 'the SSE key store: configured, ready, key ids', 'v3/kms/status', kmsView);
+  aliasCommand<JsonOpt & { minutes: string; step?: string }>(
+    admin
+      .command('metrics')
+      .description("the cluster's S3 requests, errors, bytes in and out, raw capacity, heal and scanner activity over the last minutes or hours (every node's own one-minute points, added up)")
+      .option('--minutes <n>', `how far back, 1 to ${HISTORY_POINTS} (six hours)`, '60')
+      .option('--step <minutes>', 'minutes per table row (default: 1, 2, 5, 10, 15, 30 or 60, whichever keeps the table within 24 rows)')
+      .addHelpText('after', `\n${TARGET_HELP}\n--json prints the server's JSON: one point a minute per counter and gauge (docs/admin-api.md, GET /svc/admin/v4/metrics/history).`),
+    async (client, o) => {
+      const minutes = wholeNumber(o.minutes, '--minutes', HISTORY_POINTS);
+      const step = o.step === undefined ? defaultStep(minutes) : wholeNumber(o.step, '--step', HISTORY_POINTS);
+      const r = await client.json<MetricsHistoryReport>('GET', 'v4/metrics/history', { minutes: String(minutes) });
+      json(o, r.raw, r.value, (v) => metricsView(v, step));
+    },
+  );
   const adminDeps = {
     env: io.env,
     print,
@@ -430,6 +448,12 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
         json(o, r.raw, r.value, bucketGovernanceView);
       }),
     );
+}
+
+function wholeNumber(s: string, option: string, max: number): number {
+  const n = Number(s);
+  if (!/^\d+$/.test(s) || n < 1 || n > max) throw new UsageError(`${option} is a whole number from 1 to ${max}`);
+  return n;
 }
 
 function intervalMs(s: string): number {
