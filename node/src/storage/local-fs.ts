@@ -1,0 +1,242 @@
+/**
+ * The floor every part of a `LocalDrive` stands on: the drive's root and
+ * identity for logs, its online state and recent problems, volume and path
+ * checks, the mapping of file-system errors to drive error codes, atomic
+ * publishes (temp file, fsync, rename, directory fsync), the trash, and
+ * whole-file reads (a native pool job each when the addon is built).
+ * Shard files (`local-shards.ts`), the version journal (`local-journal.ts`)
+ * and the walk (`local-walk.ts`) share one instance with the drive.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { constants as fsc } from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { NativeAddon } from '../erasure/native.ts';
+import { SvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { type DriveIssue, SYS_VOL, TMP_DIR, TRASH_DIR } from './drive.ts';
+
+/** The addon's whole-file jobs (`native/fileio.c`), when built. */
+export type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'>;
+
+function readWithJob(jobs: FileJobs, path: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => jobs.fileRead(path, (err, data) => (err ? reject(err) : resolve(data!))));
+}
+
+function writeWithJob(jobs: FileJobs, tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string): Promise<void> {
+  return new Promise((resolve, reject) => jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, (err) => (err ? reject(err) : resolve())));
+}
+
+const VOL_RE = /^[^/\\\0]+$/;
+
+export function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** How long a drive problem counts after it was last seen. */
+export const ISSUE_TTL_MS = 60_000;
+/** A data directory's name (and a key segment that could be one). */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export class DriveFs {
+  readonly root: string;
+  readonly endpoint: string;
+  readonly log: Logger;
+  /** The addon's whole-file jobs, when built and not turned off. */
+  readonly jobs: FileJobs | undefined;
+  /** Whether the root was a directory at the last look (`Drive.isOnline`). */
+  online = true;
+  readonly #pendingTrash = new Set<Promise<void>>();
+  /** Recent problems by kind (`DiskInfo.issues`): when first and last seen, and until when they count. */
+  readonly #issues = new Map<DriveIssue['kind'], { detail: string; since: number; until: number }>();
+
+  constructor(root: string, endpoint: string, log: Logger, jobs: FileJobs | undefined) {
+    this.root = root;
+    this.endpoint = endpoint;
+    this.log = log;
+    this.jobs = jobs;
+  }
+
+  /** The root's stat, or `DiskNotFound` (and offline) when it is not a directory any more. */
+  async checkRoot(): Promise<Stats> {
+    const st = await fsp.stat(this.root).catch(() => undefined);
+    this.online = st?.isDirectory() === true;
+    if (!this.online) throw new SvcError('DiskNotFound', undefined, { endpoint: this.endpoint });
+    return st!;
+  }
+
+  volPath(vol: string): string {
+    if (!VOL_RE.test(vol) || vol === '.' || vol === '..') throw new SvcError('InvalidArgument', `bad volume name`);
+    return join(this.root, vol);
+  }
+
+  filePath(vol: string, path: string): string {
+    const base = this.volPath(vol);
+    if (path === '') return base;
+    if (path.includes('\0') || path.startsWith('/')) throw new SvcError('InvalidArgument', 'bad path');
+    for (const seg of path.split('/')) {
+      if (seg === '' || seg === '.' || seg === '..') throw new SvcError('InvalidArgument', 'path escapes its volume');
+    }
+    return join(base, path);
+  }
+
+  /** Maps a filesystem error to the drive's error codes. */
+  async mapErr(err: unknown, vol: string, notFound: 'FileNotFound' | 'VolumeNotFound' = 'FileNotFound'): Promise<never> {
+    if (err instanceof SvcError) throw err;
+    const code = errno(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      await this.checkRoot();
+      if (notFound === 'FileNotFound') {
+        try {
+          await fsp.stat(this.volPath(vol));
+        } catch {
+          throw new SvcError('VolumeNotFound', `volume ${vol} not found`);
+        }
+      }
+      throw new SvcError(notFound);
+    }
+    if (code === 'EMFILE' || code === 'ENFILE') {
+      // The process, not the drive, is short: the drive stays online and the request is shed.
+      this.log.warn({ event: 'drive_descriptors_exhausted', endpoint: this.endpoint, code }, 'out of file descriptors on a drive operation');
+      throw new SvcError('SlowDown', 'the server is out of file descriptors; retry later', { endpoint: this.endpoint }, { cause: err });
+    }
+    if (code === 'ENOSPC' || code === 'EDQUOT') {
+      // Full: the write is refused with its own code (507), the drive stays online for reads and deletes.
+      this.noteIssue('full', `writes refused: no space left (${code})`);
+      this.log.warn({ event: 'drive_full', endpoint: this.endpoint, code }, 'drive full: write refused');
+      throw new SvcError('XSvcStorageFull', `drive ${this.endpoint} is full`, { endpoint: this.endpoint }, { cause: err });
+    }
+    if (code === 'EIO' || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+      this.noteIssue(code === 'EROFS' ? 'read-only' : 'faulty', code === 'EROFS' ? 'writes refused: the file system is read-only' : `I/O error ${code}`);
+      this.log.warn({ event: 'drive_io_error', endpoint: this.endpoint, code }, 'drive I/O error');
+      throw new SvcError('DiskNotFound', `drive error ${code}`, { endpoint: this.endpoint }, { cause: err });
+    }
+    throw new SvcError('InternalError', undefined, { endpoint: this.endpoint }, { cause: err });
+  }
+
+  /** A whole file: one native pool job, or node:fs's readFile (open, fstat, read, close). */
+  readWhole(path: string): Promise<Buffer> {
+    return this.jobs ? readWithJob(this.jobs, path) : fsp.readFile(path);
+  }
+
+  /**
+   * Publishes `data` at `dst` in volume `vol`: a temp file written and
+   * fsync'd, renamed into place (missing directories of `dst` created; the
+   * native job never creates the volume itself), then dst's directory
+   * fsync'd, and its parent too when `parentSyncs` is 2 (a directory just
+   * created). One native pool job, or the same steps on node:fs.
+   */
+  async atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2 = 1): Promise<void> {
+    const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
+    const tmp = join(tmpDir, `${randomUUID()}.tmp`);
+    if (this.jobs) {
+      try {
+        return await writeWithJob(this.jobs, tmp, dst, data, parentSyncs, this.volPath(vol));
+      } catch (err) {
+        // The temp directory's own parents are gone (a wiped drive being formatted again):
+        // recreate them below the drive's root, never the root itself (a drive that is gone
+        // must stay gone, not come back empty), then try once more.
+        if (errno(err) !== 'ENOENT' || (err as NodeJS.ErrnoException).path !== tmp) throw err;
+        for (const dir of [join(this.root, SYS_VOL), tmpDir]) {
+          await fsp.mkdir(dir).catch((e: unknown) => {
+            if (errno(e) !== 'EEXIST') throw e;
+          });
+        }
+        return await writeWithJob(this.jobs, tmp, dst, data, parentSyncs, this.volPath(vol));
+      }
+    }
+    await fsp.mkdir(tmpDir, { recursive: true });
+    const fh = await fsp.open(tmp, 'w');
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    try {
+      await fsp.mkdir(dirname(dst), { recursive: true });
+      await fsp.rename(tmp, dst);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+    await this.fsyncDir(dirname(dst));
+    if (parentSyncs === 2) await this.fsyncDir(dirname(dirname(dst)));
+  }
+
+  async fsyncDir(dir: string): Promise<void> {
+    const fh = await fsp.open(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Removes empty directories from `dir` up to (not including) the volume root. */
+  async prune(vol: string, dir: string): Promise<void> {
+    const stop = this.volPath(vol);
+    let d = dir;
+    while (d.length > stop.length && d.startsWith(stop)) {
+      try {
+        await fsp.rmdir(d);
+      } catch {
+        return;
+      }
+      d = dirname(d);
+    }
+  }
+
+  /** Moves a file or tree into the trash (atomic, instant) and removes it in the background. */
+  async trash(path: string): Promise<void> {
+    const dst = join(this.root, SYS_VOL, TRASH_DIR, randomUUID());
+    await fsp.rename(path, dst);
+    this.rmAsync(dst);
+  }
+
+  rmAsync(path: string): void {
+    const p = fsp
+      .rm(path, { recursive: true, force: true })
+      .catch((err: unknown) => {
+        this.log.warn({ event: 'drive_trash_remove_failed', endpoint: this.endpoint, err }, 'trash removal failed');
+      })
+      .finally(() => this.#pendingTrash.delete(p));
+    this.#pendingTrash.add(p);
+  }
+
+  /** Waits for background trash removal (tests, shutdown). */
+  async flush(): Promise<void> {
+    while (this.#pendingTrash.size > 0) await Promise.all([...this.#pendingTrash]);
+  }
+
+  /**
+   * Records a problem of this drive for `ttlMs` (re-noting extends it and
+   * keeps its first sighting): `DiskInfo.issues` carries it to the admin
+   * API, the readiness detail and the console, from any node.
+   */
+  noteIssue(kind: DriveIssue['kind'], detail: string, ttlMs = ISSUE_TTL_MS): void {
+    const now = Date.now();
+    const cur = this.#issues.get(kind);
+    this.#issues.set(kind, { detail, since: cur !== undefined && cur.until > now ? cur.since : now, until: now + ttlMs });
+  }
+
+  clearIssue(kind: DriveIssue['kind']): void {
+    this.#issues.delete(kind);
+  }
+
+  hasIssue(kind: DriveIssue['kind']): boolean {
+    return this.#issues.has(kind);
+  }
+
+  /** Issues still in force. */
+  issues(): DriveIssue[] {
+    const now = Date.now();
+    const out: DriveIssue[] = [];
+    for (const [kind, i] of this.#issues) {
+      if (i.until <= now) this.#issues.delete(kind);
+      else out.push({ kind, detail: i.detail, since: i.since });
+    }
+    return out;
+  }
+}
