@@ -7,7 +7,7 @@
 /** node/src folders from the bottom up; a folder may import its own rank and below. */
 const NODE_LAYERS = [
   ['util'],
-  ['topology', 'erasure', 'iam', 'replication', 'tls', 'telemetry'],
+  ['erasure', 'iam', 'replication', 'tls', 'telemetry'],
   ['crypto', 'storage'],
   ['cluster', 'object'],
   ['notify', 'replicator'],
@@ -46,9 +46,9 @@ module.exports = {
     },
     {
       name: 'pure-core-no-io',
-      comment: 'The pure middle (util, topology, erasure, iam, replication rules) does no file, network or process I/O: it is given what it needs.',
+      comment: 'The pure middle (util, erasure, iam, replication rules, the topology package) does no file, network or process I/O: it is given what it needs.',
       severity: 'error',
-      from: { path: folder(['util', 'topology', 'erasure', 'iam', 'replication']) },
+      from: { path: `${folder(['util', 'erasure', 'iam', 'replication'])}|^topology/src/` },
       to: {
         dependencyTypes: ['core'],
         path: '^(node:)?(fs|fs/promises|http|https|http2|tls|dgram|dns|dns/promises|child_process|cluster)$',
@@ -57,10 +57,17 @@ module.exports = {
     },
     {
       name: 'operator-uses-only-shared-node-code',
-      comment: 'The operator shares topology rules and the madmin wire encryption with the server, nothing else.',
+      comment: 'The operator shares the madmin wire encryption with the server, nothing else (topology rules come from the svc-topology package).',
       severity: 'error',
       from: { path: '^operator/src/' },
-      to: { path: '^node/src/', pathNot: '^node/src/(topology/|util/errors\\.ts$|iam/madmin-crypto\\.ts$)' },
+      to: { path: '^node/src/', pathNot: '^node/src/iam/madmin-crypto\\.ts$' },
+    },
+    {
+      name: 'topology-package-stands-alone',
+      comment: 'svc-topology is shared by the server and the operator: it imports neither (nor any npm package).',
+      severity: 'error',
+      from: { path: '^topology/src/' },
+      to: { path: '^(node|operator)/|node_modules' },
     },
     {
       name: 'operator-pure-planning',
@@ -85,6 +92,8 @@ module.exports = {
     exclude: { path: '(^|/)node_modules/|\\.test\\.ts$|^node/build/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'node/tsconfig.json' },
+    // Workspace packages (svc-topology) resolve through their package.json exports to their .ts sources.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'node', 'default'], extensions: ['.ts', '.js', '.json'] },
     reporterOptions: {
       mermaid: { minify: false },
     },

@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // forks because tests spawn child processes and bind ports.
 export default defineConfig({
   test: {
-    include: ['node/src/**/*.test.ts', 'node/console-ui/**/*.test.ts', 'node/test/**/*.test.ts', 'operator/src/**/*.test.ts', 'operator/test/**/*.test.ts', 'e2e/**/*.test.ts'],
+    include: ['topology/src/**/*.test.ts', 'node/src/**/*.test.ts', 'node/console-ui/**/*.test.ts', 'node/test/**/*.test.ts', 'operator/src/**/*.test.ts', 'operator/test/**/*.test.ts', 'e2e/**/*.test.ts'],
     exclude: ['**/node_modules/**'],
     pool: 'forks',
     // the web console's pages, built from node/console-ui so tests never see a stale build

@@ -1,6 +1,6 @@
 /**
  * Regenerates the module-graph picture in docs/architecture.md from the code:
- * dependency-cruiser reads every import of node/src and operator/src (with
+ * dependency-cruiser reads every import of topology/src, node/src and operator/src (with
  * the rules of .dependency-cruiser.cjs), the modules are folded into their
  * top-level folders, and the folder graph is written as a mermaid flowchart
  * between the `module-graph` markers, layers bottom-up as in the rules.
@@ -30,12 +30,13 @@ interface Mod {
 }
 
 const bin = join(root, 'node_modules', '.bin', 'depcruise');
-const json = execFileSync(bin, ['--config', '.dependency-cruiser.cjs', '--output-type', 'json', 'node/src', 'operator/src'], { cwd: root, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
+const json = execFileSync(bin, ['--config', '.dependency-cruiser.cjs', '--output-type', 'json', 'topology/src', 'node/src', 'operator/src'], { cwd: root, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
 const modules = (JSON.parse(json) as { modules: Mod[] }).modules;
 
 
-/** `node/src/object/pools.ts` → `node:object`; anything else → undefined. */
+/** `node/src/object/pools.ts` → `node:object`, the topology package → `pkg:topology`; anything else → undefined. */
 function folderOf(path: string): string | undefined {
+  if (path.startsWith('topology/src/')) return 'pkg:topology';
   const m = /^(node|operator)\/src\/([^/]+)\//.exec(path);
   return m ? `${m[1]}:${m[2]}` : undefined;
 }
@@ -65,6 +66,7 @@ const layers = [...layerBlock.matchAll(/\[([^\]]*)\]/g)].map((m) => [...m[1]!.ma
 
 const id = (f: string) => f.replace(':', '_').replace(/-/g, '_');
 const lines: string[] = ['```mermaid', 'flowchart BT'];
+if (folders.has('pkg:topology')) lines.push(`  ${id('pkg:topology')}["svc-topology (workspace package)"]`);
 lines.push('  subgraph node["node/src (layers bottom-up)"]');
 layers.forEach((names, i) => {
   const present = names.filter((n) => folders.has(`node:${n}`));

@@ -7,7 +7,7 @@
  * while every peer agrees; unreachable peers make it wait, never fail.
  */
 import { createHash } from 'node:crypto';
-import type { PoolLayout } from '../topology/pool-layout.ts';
+import type { PoolLayout } from 'svc-topology';
 import type { ClusterPeers } from './peers.ts';
 import type { RpcService } from './rpc-server.ts';
 import { peerPath } from './rpc-wire.ts';

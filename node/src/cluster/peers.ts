@@ -5,9 +5,7 @@
  * so a node that died without traffic is noticed (and counted out of quorum)
  * within a few seconds; offline peers are probed by their own client.
  */
-import type { Endpoint, UrlEndpoint } from '../topology/endpoint.ts';
-import { endpointHostPort } from '../topology/endpoint.ts';
-import type { PoolLayout } from '../topology/pool-layout.ts';
+import { type Endpoint, endpointHostPort, type PoolLayout, type UrlEndpoint } from 'svc-topology';
 import type { ClientTrust } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';

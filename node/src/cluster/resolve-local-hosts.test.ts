@@ -1,7 +1,6 @@
 /** Locality with a specific bind address: endpoint names that resolve to exactly that address are this node. */
 import { describe, expect, it } from 'vitest';
-import { buildPoolLayouts } from '../topology/pool-layout.ts';
-import { parseParity } from '../topology/storage-class.ts';
+import { buildPoolLayouts, parseParity } from 'svc-topology';
 import { silentLogger } from '../util/logger.ts';
 import { resolveLocalHosts } from './cluster-node.ts';
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SlotStatus } from '../storage/format.ts';
-import { buildPoolLayouts } from '../topology/pool-layout.ts';
-import { AUTO_PARITY } from '../topology/storage-class.ts';
+import { AUTO_PARITY, buildPoolLayouts } from 'svc-topology';
 import { placeDrives } from './set-drives.ts';
 
 const layout = buildPoolLayouts(['http://h{1...4}:9000/d{1...2}'], { storageClass: { standard: AUTO_PARITY, rrs: AUTO_PARITY }, cwd: '/' })[0]!;

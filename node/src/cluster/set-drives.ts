@@ -5,8 +5,7 @@
  * position a fresh format gave it. Pure.
  */
 import type { SlotStatus } from '../storage/format.ts';
-import type { Endpoint } from '../topology/endpoint.ts';
-import type { PoolLayout } from '../topology/pool-layout.ts';
+import type { Endpoint, PoolLayout } from 'svc-topology';
 
 export function placeDrives<D>(layout: PoolLayout, slots: readonly SlotStatus[], driveOf: (ep: Endpoint) => D): D[][] {
   const sets: D[][] = Array.from({ length: layout.setCount }, () => new Array<D>(layout.setDriveCount));

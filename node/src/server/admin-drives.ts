@@ -8,8 +8,7 @@
 import type { AdminDisk } from '../object/admin/types.ts';
 import type { DriveIssue } from '../storage/drive.ts';
 import type { DriveFormatState, FormatIO } from '../storage/format.ts';
-import { type Endpoint, endpointHostPort } from '../topology/endpoint.ts';
-import type { PoolLayout } from '../topology/pool-layout.ts';
+import { type Endpoint, endpointHostPort, type PoolLayout } from 'svc-topology';
 
 export type DriveFormat = 'ok' | 'unformatted' | 'corrupt' | 'foreign' | 'offline';
 

@@ -18,7 +18,7 @@ import {
   rfc3339,
   type ServerInfoMessage,
 } from '../object/admin/types.ts';
-import type { PoolLayout } from '../topology/pool-layout.ts';
+import type { PoolLayout } from 'svc-topology';
 import { adminDiskOf, type DriveReport } from './admin-drives.ts';
 
 export interface AdminHealDeps {

@@ -8,7 +8,7 @@
 import type { ClusterNode } from '../cluster/cluster-node.ts';
 import { type Healing, startHealing } from '../background/healing.ts';
 import type { ServerPools } from '../object/server-pools.ts';
-import { endpointHostPort } from '../topology/endpoint.ts';
+import { endpointHostPort } from 'svc-topology';
 import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import type { Logger } from '../util/logger.ts';

@@ -4,7 +4,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { hostname, networkInterfaces } from 'node:os';
-import { normaliseHost } from '../topology/endpoint.ts';
+import { normaliseHost } from 'svc-topology';
 
 const WILDCARD = new Set(['', '0.0.0.0', '::']);
 

@@ -10,8 +10,7 @@ import { ManualClock } from '../util/clock.ts';
 import { loadConfig } from '../util/config.ts';
 import { hasCode, type SvcError } from '../util/errors.ts';
 import { createLogger, silentLogger } from '../util/logger.ts';
-import { buildPoolLayouts } from '../topology/pool-layout.ts';
-import { parseParity } from '../topology/storage-class.ts';
+import { buildPoolLayouts, parseParity } from 'svc-topology';
 import { checkTransport, startServer } from './start-server.ts';
 
 const base = mkdtempSync(join(tmpdir(), 'svc-start-server-'));

@@ -32,9 +32,7 @@ import {
   type SlotStatus,
 } from '../storage/format.ts';
 import type { CertificateStore } from '../tls/cert-store.ts';
-import { type Endpoint, isLocalEndpoint } from '../topology/endpoint.ts';
-import { buildPoolLayouts, type PoolLayout } from '../topology/pool-layout.ts';
-import { parseParity } from '../topology/storage-class.ts';
+import { buildPoolLayouts, type Endpoint, isLocalEndpoint, parseParity, type PoolLayout } from 'svc-topology';
 import type { Clock } from '../util/clock.ts';
 import type { Config, ListenAddress } from '../util/config.ts';
 import { connectionCaps } from '../util/net-config.ts';

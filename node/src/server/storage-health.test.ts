@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type DriveFormatState, newPoolFormats } from '../storage/format.ts';
-import { buildPoolLayouts } from '../topology/pool-layout.ts';
-import { parseParity } from '../topology/storage-class.ts';
+import { buildPoolLayouts, parseParity } from 'svc-topology';
 import { layoutWarnings } from './start-server.ts';
 import { evaluateStorage } from './storage-health.ts';
 

@@ -5,7 +5,7 @@
  * quorum (K, or K + 1 when K equals parity) feeds the cluster probe. Pure.
  */
 import type { DriveFormatState, FormatFile } from '../storage/format.ts';
-import { quorums, readinessParity } from '../topology/storage-class.ts';
+import { quorums, readinessParity } from 'svc-topology';
 
 export interface SetHealth {
   readonly pool: number;

@@ -139,7 +139,7 @@ describe('SvcCluster CRD', () => {
     expect(messages(cluster(), old)).toEqual([]);
   });
 
-  it('the CEL topology rules equal the server\'s own start-up checks (node/src/topology) on every layout of a grid', () => {
+  it('the CEL topology rules equal the server\'s own start-up checks (the svc-topology package) on every layout of a grid', () => {
     const grid: { servers: number; volumes: number; sdc?: number; parity?: number }[] = [];
     for (const servers of [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16]) for (const volumes of [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17]) if (servers * volumes >= 2) grid.push({ servers, volumes });
     const extra: { servers: number; volumes: number; sdc?: number; parity?: number }[] = [];

@@ -49,7 +49,7 @@ export const RESERVED_ENV_PREFIXES = ['SVC_VOLUMES', 'SVC_ERASURE_SET_DRIVE_COUN
 const celReserved = RESERVED_ENV_PREFIXES.map((p) => `e.name.startsWith('${p}')`).join(' || ');
 
 /**
- * The server's set-width rules (node/src/topology/set-width.ts) in CEL, for
+ * The server's set-width rules (svc-topology's set-width.ts) in CEL, for
  * a pool `p` as the operator renders it (`<sts>-{0...S-1}.../data/d{0...V-1}`,
  * a one-server host and a one-drive path written literally): a width w of 2
  * to 16 divides the pool's S×V drives and is symmetric with its first range

@@ -7,12 +7,12 @@
  * with the host written literally (`c-p-0`) for a one-server pool and the
  * drive written literally (`/data/d0`) for one volume per server, so every
  * range the server sees has at least two values. The server's own parser and
- * layout code (imported, see server-topology.ts) turns it back into endpoints.
+ * layout code (the shared `svc-topology` package) turns it back into endpoints.
  */
 import { createHash } from 'node:crypto';
+import { buildPoolLayouts, type PoolLayout, parseParity, quorums, TopologyError } from 'svc-topology';
 import type { LaunchConfigT, PoolSpec, SvcCluster } from '../crd/svccluster.ts';
 import { DATA_ROOT, headlessDomain, S3_PORT, statefulSetName } from './names.ts';
-import { buildPoolLayouts, type PoolLayout, parseParity, quorums, SvcError } from './server-topology.ts';
 
 export function poolExpression(c: SvcCluster, pool: Pick<PoolSpec, 'name' | 'servers' | 'volumesPerServer'>, domain: string): string {
   const hostOrdinal = pool.servers === 1 ? '0' : `{0...${pool.servers - 1}}`;
@@ -99,7 +99,7 @@ export function checkLaunchConfig(lc: LaunchConfigT): { layouts: PoolLayout[] } 
     });
     return { layouts };
   } catch (err) {
-    if (err instanceof SvcError) {
+    if (err instanceof TopologyError) {
       const reason = err.code === 'InvalidStorageClassConfig' ? 'ParityExceedsNarrowestPool' : err.code === 'InvalidTopology' ? 'SetLayoutUnsupported' : 'SpecInvalid';
       return { issue: { reason, message: err.message } };
     }

@@ -5,7 +5,7 @@
  * gives the fewest, largest sets. SVC_ERASURE_SET_DRIVE_COUNT overrides the
  * choice when it is one of the valid widths.
  */
-import { SvcError } from '../util/errors.ts';
+import { TopologyError } from './errors.ts';
 
 export const MIN_SET_DRIVES = 2;
 export const MAX_SET_DRIVES = 16;
@@ -35,7 +35,7 @@ export function validSetWidths(driveCount: number, rangeSizes: readonly number[]
 export function chooseSetWidth(cmdline: string, driveCount: number, rangeSizes: readonly number[], pinned?: number): number {
   const widths = validSetWidths(driveCount, rangeSizes);
   if (widths.length === 0) {
-    throw new SvcError(
+    throw new TopologyError(
       'InvalidTopology',
       `pool "${cmdline}" expands to ${driveCount} drives, which cannot be split evenly into symmetric erasure sets of 2 to 16 drives`,
       { pool: cmdline, driveCount },
@@ -43,7 +43,7 @@ export function chooseSetWidth(cmdline: string, driveCount: number, rangeSizes: 
   }
   if (pinned !== undefined) {
     if (!widths.includes(pinned)) {
-      throw new SvcError(
+      throw new TopologyError(
         'InvalidTopology',
         `SVC_ERASURE_SET_DRIVE_COUNT=${pinned} is not a valid set width for pool "${cmdline}" (${driveCount} drives); valid widths: ${widths.join(', ')}`,
         { pool: cmdline, driveCount, pinned, valid: widths },

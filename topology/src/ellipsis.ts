@@ -6,9 +6,9 @@
  * Order (reference on-disk-and-placement §4.1): the LAST range is the outer
  * loop, the first range varies fastest. `http://h{1...4}/d{1...4}` yields
  * h1/d1, h2/d1, h3/d1, h4/d1, h1/d2, … so consecutive endpoints span hosts
- * before a host repeats. Pure; throws `SvcError('InvalidTopology')`.
+ * before a host repeats. Pure; throws `TopologyError('InvalidTopology')`.
  */
-import { SvcError } from '../util/errors.ts';
+import { TopologyError } from './errors.ts';
 
 /** One `{a...b}` range of an argument, already expanded to its values. */
 export interface EllipsisRange {
@@ -35,8 +35,8 @@ export function hasEllipsis(arg: string): boolean {
   return /\{[^{}]*\.\.\.[^{}]*\}/.test(arg);
 }
 
-function invalid(arg: string, why: string): SvcError {
-  return new SvcError('InvalidTopology', `invalid ellipsis in volume argument "${arg}": ${why}`, { arg });
+function invalid(arg: string, why: string): TopologyError {
+  return new TopologyError('InvalidTopology', `invalid ellipsis in volume argument "${arg}": ${why}`, { arg });
 }
 
 function expandRange(arg: string, text: string, inner: string): EllipsisRange {

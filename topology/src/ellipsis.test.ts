@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hasCode } from '../util/errors.ts';
+import { TopologyError } from './errors.ts';
 import { expandEllipsis, hasEllipsis, parseArgPattern, patternSize } from './ellipsis.ts';
 
 describe('ellipsis expansion', () => {
@@ -51,7 +51,7 @@ describe('ellipsis expansion', () => {
     } catch (e) {
       err = e;
     }
-    expect(hasCode(err, 'InvalidTopology')).toBe(true);
+    expect(err instanceof TopologyError && err.code === 'InvalidTopology').toBe(true);
     expect(String((err as Error).message)).toContain(msg);
   });
 

@@ -1,8 +1,8 @@
 /**
  * Parity defaults and the storage-class rules (SPEC "Storage-class rules").
- * Pure; violations throw `SvcError('InvalidStorageClassConfig')`.
+ * Pure; violations throw `TopologyError('InvalidStorageClassConfig')`.
  */
-import { SvcError } from '../util/errors.ts';
+import { TopologyError } from './errors.ts';
 
 /** A configured parity: unset/empty means the automatic policy. */
 export type ParitySetting = { readonly kind: 'auto' } | { readonly kind: 'explicit'; readonly parity: number; readonly raw: string };
@@ -12,7 +12,7 @@ export const AUTO_PARITY: ParitySetting = Object.freeze({ kind: 'auto' });
 /** Default STANDARD parity by set width (SPEC table). */
 export function defaultStandardParity(setDriveCount: number): number {
   if (!Number.isInteger(setDriveCount) || setDriveCount < 1 || setDriveCount > 16) {
-    throw new SvcError('InvalidTopology', `set width ${setDriveCount} is outside 1..16`);
+    throw new TopologyError('InvalidTopology', `set width ${setDriveCount} is outside 1..16`);
   }
   if (setDriveCount === 1) return 0;
   if (setDriveCount <= 3) return 1;
@@ -34,7 +34,7 @@ export function parseParity(name: string, value: string | undefined): ParitySett
   if (value === undefined || value.trim() === '') return AUTO_PARITY;
   const m = /^EC:([0-9]{1,3})$/.exec(value.trim());
   if (!m) {
-    throw new SvcError('InvalidStorageClassConfig', `${name}: invalid value "${value}"; expected EC:<n> with n a non-negative integer, e.g. EC:2`, {
+    throw new TopologyError('InvalidStorageClassConfig', `${name}: invalid value "${value}"; expected EC:<n> with n a non-negative integer, e.g. EC:2`, {
       variable: name,
       value,
     });
@@ -64,18 +64,18 @@ export interface ResolvedParity {
  * - an explicit non-zero RRS fails on a single drive; the default resolves to 0.
  */
 export function resolveStorageClass(sc: StorageClassSettings, setDriveCounts: readonly number[]): ResolvedParity[] {
-  if (setDriveCounts.length === 0) throw new SvcError('InvalidTopology', 'no pools configured');
+  if (setDriveCounts.length === 0) throw new TopologyError('InvalidTopology', 'no pools configured');
   const narrowest = Math.min(...setDriveCounts);
   const max = Math.floor(narrowest / 2);
   const check = (name: string, s: ParitySetting) => {
     if (s.kind !== 'explicit') return;
     if (name === 'SVC_STORAGE_CLASS_RRS' && narrowest === 1 && s.parity > 0) {
-      throw new SvcError('InvalidStorageClassConfig', `${name}=${s.raw} is not allowed on a single-drive deployment (it has no parity); unset it`, {
+      throw new TopologyError('InvalidStorageClassConfig', `${name}=${s.raw} is not allowed on a single-drive deployment (it has no parity); unset it`, {
         variable: name,
       });
     }
     if (s.parity > max) {
-      throw new SvcError(
+      throw new TopologyError(
         'InvalidStorageClassConfig',
         `${name}=${s.raw}: parity ${s.parity} exceeds ${max}, half of the narrowest erasure set (${narrowest} drives)`,
         { variable: name, parity: s.parity, setDriveCount: narrowest },
@@ -85,7 +85,7 @@ export function resolveStorageClass(sc: StorageClassSettings, setDriveCounts: re
   check('SVC_STORAGE_CLASS_STANDARD', sc.standard);
   check('SVC_STORAGE_CLASS_RRS', sc.rrs);
   if (sc.standard.kind === 'explicit' && sc.rrs.kind === 'explicit' && sc.standard.parity > 0 && sc.rrs.parity > 0 && sc.standard.parity < sc.rrs.parity) {
-    throw new SvcError(
+    throw new TopologyError(
       'InvalidStorageClassConfig',
       `SVC_STORAGE_CLASS_STANDARD=${sc.standard.raw} must be at least SVC_STORAGE_CLASS_RRS=${sc.rrs.raw} when both are non-zero`,
     );

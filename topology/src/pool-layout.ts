@@ -3,7 +3,7 @@
  * arguments"); endpoints in expansion order; consecutive chunks of the set
  * width form the sets (reference §4.1). Pure.
  */
-import { SvcError } from '../util/errors.ts';
+import { TopologyError } from './errors.ts';
 import { expandPattern, hasEllipsis, parseArgPattern } from './ellipsis.ts';
 import { type Endpoint, endpointKey, parseEndpoint } from './endpoint.ts';
 import { chooseSetWidth } from './set-width.ts';
@@ -34,8 +34,8 @@ export interface LayoutOptions {
   readonly cwd: string;
 }
 
-function topo(message: string, details?: Record<string, unknown>): SvcError {
-  return new SvcError('InvalidTopology', message, details);
+function topo(message: string, details?: Record<string, unknown>): TopologyError {
+  return new TopologyError('InvalidTopology', message, details);
 }
 
 interface PlannedPool {

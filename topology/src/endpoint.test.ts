@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasCode } from '../util/errors.ts';
+import { TopologyError } from './errors.ts';
 import { endpointKey, isLocalEndpoint, parseEndpoint } from './endpoint.ts';
 
 describe('endpoint parsing', () => {
@@ -26,7 +26,7 @@ describe('endpoint parsing', () => {
     } catch (e) {
       err = e;
     }
-    expect(hasCode(err, 'InvalidTopology')).toBe(true);
+    expect(err instanceof TopologyError && err.code === 'InvalidTopology').toBe(true);
   });
   it('keys identify drives', () => {
     expect(endpointKey(parseEndpoint('http://h:9000/d/', '/'))).toBe(endpointKey(parseEndpoint('http://H:9000/d', '/')));

@@ -4,7 +4,7 @@
  * caller-supplied cwd; locality is decided from caller-supplied host names.
  */
 import { isAbsolute, posix, resolve } from 'node:path';
-import { SvcError } from '../util/errors.ts';
+import { TopologyError } from './errors.ts';
 
 export interface PathEndpoint {
   readonly kind: 'path';
@@ -27,8 +27,8 @@ export interface UrlEndpoint {
 
 export type Endpoint = PathEndpoint | UrlEndpoint;
 
-function bad(raw: string, why: string): SvcError {
-  return new SvcError('InvalidTopology', `invalid endpoint "${raw}": ${why}`, { endpoint: raw });
+function bad(raw: string, why: string): TopologyError {
+  return new TopologyError('InvalidTopology', `invalid endpoint "${raw}": ${why}`, { endpoint: raw });
 }
 
 /** Parses one expanded endpoint string. */
