@@ -1,14 +1,16 @@
 /**
  * The node's background jobs are registered with one supervisor, and it
  * lists every one of them with its state: the healing composition a node
- * starts (`background/healing.ts`) over a real engine on temp-dir drives.
- * Started in dependency order, each job's worker runs; after close every one
- * reports stopped.
+ * starts (`background/healing.ts`) over a real engine on temp-dir drives
+ * (started in dependency order, each job's worker runs; after close every
+ * one reports stopped), and a real `svc server` answering the admin route
+ * that reads the node's supervisor.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Healing, startHealing } from '../src/background/healing.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
+import { admin, startTwoPoolServer, type TwoPoolServer } from './helpers/admin.ts';
 import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
 
 let fx: PoolsFixture | undefined;
@@ -56,4 +58,75 @@ describe('background jobs under the supervisor', () => {
       ['scanner', 'stopped'],
     ]);
   });
+});
+
+/** One job as `GET /svc/admin/v4/background/jobs` lists it. */
+interface ListedJob {
+  name: string;
+  description: string;
+  after: string[];
+  state: string;
+  workers: { name: string; state: string; steps: number; startedAt?: number }[];
+  lastError?: string;
+}
+
+describe('a node lists every background job from its supervisor (admin API over HTTP)', () => {
+  let server: TwoPoolServer | undefined;
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+
+  it('GET /svc/admin/v4/background/jobs names every registered job with its state and workers', async () => {
+    server = await startTwoPoolServer();
+    const s = server;
+    const list = async () => {
+      const res = await admin(s.url, s.creds, { method: 'GET', path: 'v4/background/jobs' });
+      expect(res.status).toBe(200);
+      return res.json() as { nodes: { node: string; answered: boolean; jobs: ListedJob[] }[] };
+    };
+    // The node's jobs: the object layer's (started before it serves), the
+    // identity store's re-read (once it loaded) and the capacity sampler.
+    const expected: Record<string, { after: string[]; workers: string[] }> = {
+      'data-movement': { after: [], workers: ['data-movement-poll'] },
+      'heal-background': { after: [], workers: ['background-heal'] },
+      'heal-sequences': { after: [], workers: [] },
+      'drive-monitor': { after: ['heal-sequences'], workers: ['drive-monitor'] },
+      scanner: { after: ['heal-background', 'drive-monitor'], workers: ['scanner'] },
+      notify: { after: [], workers: ['notify-reload'] },
+      replication: { after: [], workers: ['replication-refresh', 'replication-metrics'] },
+      'bucket-sync': { after: [], workers: ['bucket-sync'] },
+      'iam-refresh': { after: [], workers: ['iam-refresh'] },
+      'capacity-sampling': { after: [], workers: ['capacity-sampling'] },
+    };
+    let report = await list();
+    // Ready means IAM loaded; the sampler registers as start-up returns: wait (bounded) for the list to settle.
+    for (let i = 0; i < 100 && report.nodes[0]!.jobs.length < Object.keys(expected).length; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      report = await list();
+    }
+    expect(report.nodes.map((n) => [n.node, n.answered])).toEqual([[`127.0.0.1:${s.run.port}`, true]]);
+    const jobs = report.nodes[0]!.jobs;
+    expect(jobs.map((j) => j.name).sort()).toEqual(Object.keys(expected).sort());
+    // Registration order: the object layer's jobs in start-up order.
+    expect(jobs.slice(0, 8).map((j) => j.name)).toEqual(['data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync']);
+    for (const j of jobs) {
+      const want = expected[j.name]!;
+      expect(j.after, j.name).toEqual(want.after);
+      expect(j.description.length, j.name).toBeGreaterThan(10);
+      expect(j.lastError, j.name).toBeUndefined();
+      // Every job started: none is `not started`, failed or stopped on a serving node.
+      expect(['running', 'idle'], `${j.name} is ${j.state}`).toContain(j.state);
+      expect(j.workers.map((w) => w.name), j.name).toEqual(want.workers);
+      for (const w of j.workers) {
+        expect(['running', 'idle'], `${j.name}/${w.name} is ${w.state}`).toContain(w.state);
+        expect(typeof w.startedAt, `${j.name}/${w.name} started`).toBe('number');
+      }
+      // A job's state is its workers' busiest; none running is idle.
+      expect(j.state, j.name).toBe(j.workers.some((w) => w.state === 'running') ? 'running' : 'idle');
+    }
+    // The same list through the alias prefix MinIO's clients use.
+    const alias = await admin(s.url, s.creds, { method: 'GET', path: 'v4/background/jobs', prefix: '/compat/admin/' });
+    expect((alias.json() as typeof report).nodes[0]!.jobs.map((j) => j.name)).toEqual(jobs.map((j) => j.name));
+  }, 60_000);
 });

@@ -6,7 +6,8 @@
  * `artifacts/console/pages/<desktop|phone>/` (CI keeps the directory), no
  * page scrolling sideways on the phone, and an accessibility check of each
  * with axe-core (injected into the page) finding no serious or critical
- * violation.
+ * violation. The Healing page's background jobs table lists every job of
+ * the node from its supervisor.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -110,4 +111,30 @@ describe.skipIf(!HAVE_CHROMIUM)('every console page at desktop and phone width: 
       expect(problems).toEqual([]);
     }, 180_000);
   }
+
+  it('the Healing page lists every background job of the node with the state its supervisor reports', async () => {
+    const page = browser.page;
+    await page.setViewportSize(DESKTOP);
+    await browser.ctx.clearCookies();
+    await signInAs(page, root);
+    await page.goto(`${root}#/healing`);
+    await page.locator('#jobs-table').waitFor();
+    const rows = await page.locator('#jobs-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td, th')].map((c) => (c.textContent ?? '').trim())));
+    const byJob = new Map(rows.map((r) => [r[1]!, r]));
+    // Every job a serving node registers (node/test/background-jobs.test.ts checks them over the admin API).
+    const jobs = ['data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync', 'iam-refresh', 'capacity-sampling'];
+    expect([...byJob.keys()].sort()).toEqual([...jobs].sort());
+    for (const name of jobs) {
+      // Node, job, state badge ("<icon> idle"), workers, runs after.
+      expect(byJob.get(name)![0], name).toMatch(/^127\.0\.0\.1:\d+$/);
+      expect(byJob.get(name)![2], name).toMatch(/(idle|running)$/);
+    }
+    expect(byJob.get('scanner')![4]).toBe('heal-background, drive-monitor');
+    expect(byJob.get('heal-sequences')![3]).toBe('none now');
+    expect(byJob.get('data-movement')![3]).toMatch(/^data-movement-poll \((idle|running)/);
+    // The table is what the console API read from the admin route.
+    const api = (await (await page.request.get(`${root}api/healing`)).json()) as { jobs: { nodes: { jobs: { name: string }[] }[] } };
+    expect(api.jobs.nodes[0]!.jobs.map((j) => j.name).sort()).toEqual([...jobs].sort());
+    for (const j of api.jobs.nodes[0]!.jobs) expect(await page.locator(`[data-job="${j.name}"]`).count(), j.name).toBe(1);
+  }, 60_000);
 });

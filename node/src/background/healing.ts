@@ -58,15 +58,24 @@ export interface Healing {
   /** The admin route's worker ports. */
   readonly healWorker: HealWorker;
   readonly healingDrives: HealingDrives;
-  /** The background jobs, their order and state. */
+  /** The supervisor its jobs are registered with (their order and state). */
   readonly jobs: Supervisor;
   local(): LocalHealInfo;
   /** The data usage the scanners recorded (every node's), merged. */
   usage(): Promise<UsageReport | undefined>;
+  /** Stops the supervisor's jobs (with `startHealing`: healing's own). */
   close(): Promise<void>;
 }
 
+/** Healing with a supervisor of its own, started (a node registers it with the node's supervisor instead: `registerHealing`). */
 export async function startHealing(o: HealingOptions): Promise<Healing> {
+  const healing = registerHealing(new Supervisor({ logger: o.logger }), o);
+  await healing.jobs.start();
+  return healing;
+}
+
+/** Builds healing and registers its four jobs with `jobs`; they run from its next `start()`. */
+export function registerHealing(jobs: Supervisor, o: HealingOptions): Healing {
   const { layer, clock, logger, config } = o;
   const healer = new Healer({ pools: layer.pools, locker: layer.locker, records: layer.sysRecords, clock, logger, lockClock: () => layer.governance.lockClock() });
   const background = new BackgroundHeal({ healer, mrf: layer.mrf, clock, logger, tranquility: SPEED_TRANQUILITY[config.healSpeed] });
@@ -116,7 +125,6 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     hooks: [lifecycle],
     orphanAgeMs: config.orphanAgeMs,
   });
-  const jobs = new Supervisor({ logger });
   jobs.register(workerJob('heal-background', 'heals what reads and partial writes queued (MRF) and what the scanner found', background.worker, { start: () => background.start(), stop: () => background.stop() }));
   jobs.register({
     name: 'heal-sequences',
@@ -128,11 +136,18 @@ export async function startHealing(o: HealingOptions): Promise<Healing> {
     workers: () => sequences.running().map((s) => s.worker),
   });
   jobs.register(workerJob('drive-monitor', 'finds replaced or emptied drives and starts their rebuild', drives.worker, { after: ['heal-sequences'] }));
-  jobs.register(workerJob('scanner', 'walks the namespace: usage, heal checks, lifecycle rules', scanner.worker, { after: ['heal-background', 'drive-monitor'], start: () => scanner.start(), stop: () => scanner.stop() }));
-  await jobs.start();
-  logger.info(
-    { event: 'healing_started', scannerIntervalMs: config.scannerIntervalMs, scannerSpeed: config.scannerSpeed, healSpeed: config.healSpeed, deepSample: config.scannerDeepSample },
-    'background heal, drive monitor and scanner running',
+  jobs.register(
+    workerJob('scanner', 'walks the namespace: usage, heal checks, lifecycle rules', scanner.worker, {
+      after: ['heal-background', 'drive-monitor'],
+      start: () => {
+        scanner.start();
+        logger.info(
+          { event: 'healing_started', scannerIntervalMs: config.scannerIntervalMs, scannerSpeed: config.scannerSpeed, healSpeed: config.healSpeed, deepSample: config.scannerDeepSample },
+          'background heal, drive monitor and scanner running',
+        );
+      },
+      stop: () => scanner.stop(),
+    }),
   );
   return {
     healer,

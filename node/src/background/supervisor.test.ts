@@ -22,24 +22,27 @@ async function until(cond: () => boolean): Promise<void> {
   expect(cond()).toBe(true);
 }
 
+/** A job over a waiting worker that records its starts and stops in `events`. */
+function recordingJob(events: string[], name: string, after?: string[]): Job {
+  const w = waitingWorker(name);
+  return workerJob(name, `${name} work`, w, {
+    ...(after ? { after } : {}),
+    start: () => {
+      events.push(`start ${name}`);
+      w.start();
+    },
+    stop: async () => {
+      events.push(`stop ${name}`);
+      await w.stop();
+    },
+  });
+}
+
 describe('Supervisor', () => {
   it('starts jobs in dependency order, stops them in reverse, and lists every job with its state', async () => {
     const events: string[] = [];
     const sup = new Supervisor({ logger: silentLogger });
-    const job = (name: string, after?: string[]): Job => {
-      const w = waitingWorker(name);
-      return workerJob(name, `${name} work`, w, {
-        ...(after ? { after } : {}),
-        start: () => {
-          events.push(`start ${name}`);
-          w.start();
-        },
-        stop: async () => {
-          events.push(`stop ${name}`);
-          await w.stop();
-        },
-      });
-    };
+    const job = (name: string, after?: string[]): Job => recordingJob(events, name, after);
     // Registered before the jobs they need.
     sup.register(job('scanner', ['heal', 'monitor']));
     sup.register(job('monitor', ['sequences']));
@@ -100,5 +103,26 @@ describe('Supervisor', () => {
     expect(first.active).toBe(true);
     await sup.stop();
     expect(first.state).toBe('stopped');
+  });
+
+  it('jobs registered after a start are started by the next one; stop reverses the order they actually started; nothing starts once stopped', async () => {
+    const events: string[] = [];
+    const sup = new Supervisor({ logger: silentLogger });
+    const job = (name: string, after?: string[]): Job => recordingJob(events, name, after);
+    sup.register(job('probe'));
+    await sup.start();
+    sup.register(job('scanner', ['heal']));
+    sup.register(job('heal', ['probe']));
+    // Two starts at once: each job starts exactly once.
+    await Promise.all([sup.start(), sup.start()]);
+    sup.register(job('sampler'));
+    await sup.start();
+    expect(events).toEqual(['start probe', 'start heal', 'start scanner', 'start sampler']);
+    expect(sup.list().map((j) => j.name)).toEqual(['probe', 'scanner', 'heal', 'sampler']);
+    events.length = 0;
+    await sup.stop();
+    expect(events).toEqual(['stop sampler', 'stop scanner', 'stop heal', 'stop probe']);
+    expect(() => sup.register(job('late'))).toThrow(/registered after stop/);
+    await expect(sup.start()).rejects.toThrow();
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The one place long-running background jobs are registered, started and
  * stopped. A job names the jobs it needs (`after`): `start()` starts them in
- * dependency order (registration order among independent ones), `stop()`
- * stops the started ones in exactly the reverse order, and `list()` reports
+ * dependency order (registration order among independent ones; jobs
+ * registered later are started by the next `start()`), `stop()` stops the
+ * started ones in exactly the reverse order they started, and `list()` reports
  * every registered job with its state, from its `Worker`s (the Worker
  * contract, `util/worker.ts`) where it has them, so the admin API and the
  * console read one list.
@@ -66,15 +67,21 @@ export class Supervisor {
   #started: Job[] = [];
   readonly #errors = new Map<string, string>();
   #stopping = false;
+  /** The last `start()`, settled (starts are serialized). */
+  #starting: Promise<void> = Promise.resolve();
 
   constructor(o: { logger: Logger }) {
     this.#log = o.logger;
   }
 
-  /** Adds a job; an error for a duplicate name or once started. */
+  /**
+   * Adds a job; an error for a duplicate name or once stopped. Jobs may be
+   * added after a `start()` (a node registers the object layer's jobs once
+   * format quorum is reached): the next `start()` starts them.
+   */
   register(job: Job): void {
     if (this.#jobs.has(job.name)) throw new Error(`background job ${job.name} is registered twice`);
-    if (this.#started.length > 0) throw new Error(`background job ${job.name} registered after start`);
+    if (this.#stopping) throw new Error(`background job ${job.name} registered after stop`);
     this.#jobs.set(job.name, job);
   }
 
@@ -99,10 +106,18 @@ export class Supervisor {
     return out;
   }
 
-  /** Starts every job in dependency order. */
-  async start(): Promise<void> {
+  /** Starts every job not started yet, in dependency order; an error once stopped. Calls run one after another. */
+  start(): Promise<void> {
+    const run = this.#starting.then(() => this.#start());
+    this.#starting = run.catch(() => undefined);
+    return run;
+  }
+
+  async #start(): Promise<void> {
+    if (this.#stopping) throw new Error('background jobs are stopped');
     for (const job of this.order()) {
       if (this.#started.includes(job)) continue;
+      if (this.#stopping) throw new Error(`background job ${job.name} not started: the jobs are stopping`);
       try {
         await job.start();
       } catch (err) {
@@ -116,10 +131,11 @@ export class Supervisor {
     this.#log.debug({ event: 'background_jobs_started', jobs: this.#started.map((j) => j.name) }, 'background jobs started');
   }
 
-  /** Stops the started jobs in reverse start order; idempotent. */
+  /** Stops the started jobs in reverse start order (after a start in progress settled); idempotent. */
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
+    await this.#starting;
     for (const job of [...this.#started].reverse()) {
       try {
         await job.stop();

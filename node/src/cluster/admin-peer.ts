@@ -13,6 +13,8 @@
  *   drives) for the server info route.
  * - `adminMetricsHistory`: one node's measurements of the last hours, for
  *   the cluster-wide `metrics/history` route.
+ * - `adminBackgroundJobs`: one node's background jobs from its supervisor,
+ *   for the cluster-wide `background/jobs` route.
  *
  * A call to an unreachable leader fails at once when its client already
  * knows it is offline, and within the connect timeout otherwise (refused:
@@ -29,6 +31,7 @@ export const ADMIN_FORWARD_METHOD = 'adminForward';
 export const ADMIN_NODE_INFO_METHOD = 'adminNodeInfo';
 export const ADMIN_HEAL_INFO_METHOD = 'adminHealInfo';
 export const ADMIN_METRICS_HISTORY_METHOD = 'adminMetricsHistory';
+export const ADMIN_BACKGROUND_JOBS_METHOD = 'adminBackgroundJobs';
 /** Longest wait for a leader's answer to a forwarded admin call. */
 export const ADMIN_FORWARD_TIMEOUT_MS = 15_000;
 /** Longest wait for a node's info. */
@@ -65,6 +68,8 @@ export interface AdminPeerHandlers {
   healInfo(): unknown;
   /** This node's recent measurements (null when it keeps none). */
   metricsHistory(): unknown;
+  /** This node's background jobs with their state. */
+  backgroundJobs(): unknown;
 }
 
 function str(v: unknown, what: string): string {
@@ -116,6 +121,7 @@ export function adminPeerService(h: AdminPeerHandlers): RpcService {
     [ADMIN_NODE_INFO_METHOD]: { kind: 'unary', handle: () => h.nodeInfo() },
     [ADMIN_HEAL_INFO_METHOD]: { kind: 'unary', handle: async () => h.healInfo() },
     [ADMIN_METRICS_HISTORY_METHOD]: { kind: 'unary', handle: async () => h.metricsHistory() },
+    [ADMIN_BACKGROUND_JOBS_METHOD]: { kind: 'unary', handle: async () => h.backgroundJobs() },
   };
 }
 
@@ -194,6 +200,11 @@ export class AdminPeers {
   /** A peer's recent measurements; undefined when it is unreachable or keeps none. */
   metricsHistory(node: string): Promise<unknown> {
     return this.#ask(node, ADMIN_METRICS_HISTORY_METHOD);
+  }
+
+  /** A peer's background jobs; undefined when it is unreachable. */
+  backgroundJobs(node: string): Promise<unknown> {
+    return this.#ask(node, ADMIN_BACKGROUND_JOBS_METHOD);
   }
 
   async #ask(node: string, method: string): Promise<unknown> {

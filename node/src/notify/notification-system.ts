@@ -264,6 +264,11 @@ export class NotificationSystem implements PostCommitHook {
   }
 
   /** Whether an ARN names a target of this node (bucket configurations are checked against it). */
+  /** Every target's delivery worker. */
+  workers(): Worker<TargetStatus>[] {
+    return [...this.#targets.values()].map((t) => t.worker);
+  }
+
   knownTarget(arn: TargetArn): boolean {
     return this.#targets.has(targetKey(arn));
   }

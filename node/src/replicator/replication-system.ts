@@ -32,7 +32,7 @@ import { QueueStore } from '../notify/queue-store.ts';
 import type { Change, PostCommitHook, PostCommitTicket } from '../object/post-commit.ts';
 import { pendingMeta, remoteVersionId, type TargetStatus } from '../object/replication-status.ts';
 import type { GetObjectOptions, GetObjectResult, ObjectInfo } from '../object/types.ts';
-import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../util/worker.ts';
+import { type PeriodicProgress, periodicWorker, sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../util/worker.ts';
 import type { ClientTrust } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
@@ -550,16 +550,34 @@ export class ReplicationSystem implements PostCommitHook {
   readonly #targets = new Map<string, TargetRuntime>();
   readonly #parsed = new ParsedConfigCache<ReplicationConfig>((raw) => decodeReplicationConfig(raw)!);
   #loading = new Map<string, Promise<void>>();
-  readonly #stopRefresh: () => void;
-  readonly #stopPublish: () => void;
+  /** Re-reads the buckets' targets every `REFRESH_MS`; started by `start()`. */
+  readonly refresher: Worker<PeriodicProgress>;
+  /** Publishes the targets' numbers every `PUBLISH_MS`; started by `start()`. */
+  readonly publisher: Worker<PeriodicProgress>;
   #closed = false;
 
   constructor(o: ReplicationSystemOptions) {
     this.#o = o;
-    this.#stopRefresh = o.clock.every(REFRESH_MS, () => {
-      void this.refresh().catch((err: unknown) => o.logger.warn({ event: 'replication_refresh_failed', err: describe(err) }, 'could not re-read the replication targets'));
+    this.refresher = periodicWorker({
+      name: 'replication-refresh',
+      everyMs: REFRESH_MS,
+      atStart: false,
+      tick: () => this.refresh().catch((err: unknown) => o.logger.warn({ event: 'replication_refresh_failed', err: describe(err) }, 'could not re-read the replication targets')),
+      clock: o.clock,
+      logger: o.logger,
     });
-    this.#stopPublish = o.clock.every(PUBLISH_MS, () => this.publish());
+    this.publisher = periodicWorker({ name: 'replication-metrics', everyMs: PUBLISH_MS, atStart: false, tick: () => this.publish(), clock: o.clock, logger: o.logger });
+  }
+
+  /** Starts the periodic re-read and the metrics publication. */
+  start(): void {
+    if (!this.refresher.active) this.refresher.start();
+    if (!this.publisher.active) this.publisher.start();
+  }
+
+  /** The periodic loops and every target's delivery worker. */
+  workers(): Worker<unknown>[] {
+    return [this.refresher, this.publisher, ...[...this.#targets.values()].map((t) => t.worker)];
   }
 
   /** The targets' numbers to the metrics (`svc_replication_*`), when someone listens. */
@@ -746,8 +764,8 @@ export class ReplicationSystem implements PostCommitHook {
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.#stopRefresh();
-    this.#stopPublish();
+    await this.refresher.stop();
+    await this.publisher.stop();
     for (const rt of this.#targets.values()) await rt.close();
     this.#targets.clear();
   }

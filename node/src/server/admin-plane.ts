@@ -29,6 +29,7 @@ import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf, usableUsed } 
 import { healAdmin } from '../object/admin/heal-admin.ts';
 import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, NotifyAdmin, RebalanceWorker, ReplicationAdmin } from '../object/admin/services.ts';
 import {
+  type BackgroundJobReport,
   type ClusterSnapshot,
   type RuntimeCapabilities,
   rfc3339,
@@ -93,6 +94,8 @@ export interface AdminPlaneOptions {
   readonly deploymentId: () => string | undefined;
   /** The workers of this build; read on every request. */
   readonly workers?: AdminWorkers;
+  /** This node's background jobs as its supervisor lists them (`background/jobs`); default: none. */
+  readonly jobs?: () => BackgroundJobReport[];
   /** The root credential as it changes; default: the configured one, fixed. */
   readonly rootCredential?: RootCredentialSource;
   /**
@@ -121,6 +124,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const startedAt = clock.now();
   const hostId = randomBytes(24).toString('base64');
   const workers = o.workers ?? {};
+  const localJobs = (): BackgroundJobReport[] => o.jobs?.() ?? [];
   const root = o.rootCredential ?? staticRootCredential(config.credentials);
   const pools = cluster.pools;
   const selfId = cluster.selfId;
@@ -431,6 +435,15 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         const merged = mergeHistories(windows.filter((w) => w !== undefined), clock.now(), minutes);
         return { ...merged, nodes: nodes.map((node, i) => ({ node, answered: windows[i] !== undefined })) };
       },
+      jobs: async () => ({
+        // every node's own supervisor (a node down or not answering in time is named with none)
+        nodes: await Promise.all(
+          nodes.map(async (node) => {
+            const jobs = node === selfId ? localJobs() : ((await peers.backgroundJobs(node)) as BackgroundJobReport[] | undefined);
+            return { node, answered: jobs !== undefined, jobs: jobs ?? [] };
+          }),
+        ),
+      }),
     },
     governance: {
       buckets: (bucket) => {
@@ -523,7 +536,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
 
   return {
     handler,
-    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties, healInfo: () => workers.healInfo?.() ?? null, metricsHistory: () => workers.history?.window() ?? null }),
+    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties, healInfo: () => workers.healInfo?.() ?? null, metricsHistory: () => workers.history?.window() ?? null, backgroundJobs: localJobs }),
     attach(l) {
       layer = l;
       dm = new DataMovementAdmin({

@@ -12,6 +12,8 @@ import { stat } from 'node:fs/promises';
 import type { DiskInfo } from '../storage/drive.ts';
 import type { Clock } from '../util/clock.ts';
 import { type CapacitySampledMessage, capacitySampled } from '../util/diagnostics.ts';
+import type { Logger } from '../util/logger.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 
 export interface CapacitySource {
   /** The drive's root directory on this machine. */
@@ -39,19 +41,19 @@ export async function sampleCapacity(drives: Iterable<CapacitySource>): Promise<
   return { usedBytes, totalBytes };
 }
 
-/** Samples now and every `everyMs` while `svc:capacity:sampled` has subscribers; returns the stop function. */
-export function startCapacitySampler(drives: () => Iterable<CapacitySource>, clock: Clock, everyMs = 10_000): () => void {
-  let busy = false;
-  const tick = () => {
-    if (busy || !capacitySampled.hasSubscribers) return;
-    busy = true;
-    sampleCapacity(drives())
-      // sampleCapacity settles every drive's failure itself (an offline drive counts nothing).
-      .then((m) => capacitySampled.publish(m))
-      .finally(() => {
-        busy = false;
-      });
-  };
-  tick();
-  return clock.every(everyMs, tick);
+/**
+ * The sampler as a worker: samples at start and every `everyMs` after,
+ * skipping rounds while nobody subscribes to `svc:capacity:sampled`.
+ */
+export function capacitySampler(drives: () => Iterable<CapacitySource>, o: { clock: Clock; logger: Logger; everyMs?: number }): Worker<PeriodicProgress> {
+  return periodicWorker({
+    name: 'capacity-sampling',
+    everyMs: o.everyMs ?? 10_000,
+    // sampleCapacity settles every drive's failure itself (an offline drive counts nothing).
+    tick: async () => {
+      if (capacitySampled.hasSubscribers) capacitySampled.publish(await sampleCapacity(drives()));
+    },
+    clock: o.clock,
+    logger: o.logger,
+  });
 }

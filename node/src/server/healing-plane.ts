@@ -1,12 +1,14 @@
 /**
- * Healing on a node, composed: `startHealing` over the object layer, with
+ * Healing on a node, composed: `registerHealing` over the object layer (its
+ * jobs on the node's supervisor), with
  * the cluster's answers to "which node am I" (heal tokens, usage records)
  * and "which sets do I scan" (each set is scanned by the first of its
  * drives' nodes that is online, so exactly one node scans it while any
  * runs), and the admin plane's worker ports filled in.
  */
 import type { ClusterNode } from '../cluster/cluster-node.ts';
-import { type Healing, startHealing } from '../background/healing.ts';
+import { type Healing, registerHealing } from '../background/healing.ts';
+import type { Supervisor } from '../background/supervisor.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import { endpointHostPort } from 'svc-topology';
 import type { Clock } from '../util/clock.ts';
@@ -14,14 +16,16 @@ import type { Config } from '../util/config.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AdminWorkers } from './admin-plane.ts';
 
-export async function startNodeHealing(o: {
+export function startNodeHealing(o: {
   cluster: ClusterNode;
   layer: ServerPools;
   config: Config;
   clock: Clock;
   logger: Logger;
   workers: AdminWorkers;
-}): Promise<Healing> {
+  /** The node's supervisor: healing's jobs run from its next start. */
+  jobs: Supervisor;
+}): Healing {
   const { cluster, layer } = o;
   const nodes = cluster.peers.nodes;
   const nodeIndex = Math.max(0, nodes.indexOf(cluster.selfId));
@@ -36,7 +40,7 @@ export async function startNodeHealing(o: {
     const first = drives.map((d) => nodeOf(d.endpoint)).find(online);
     return first === cluster.selfId;
   };
-  const healing = await startHealing({ layer, clock: o.clock, logger: o.logger, config: o.config.heal, node: cluster.selfId, nodeIndex, scans });
+  const healing = registerHealing(o.jobs, { layer, clock: o.clock, logger: o.logger, config: o.config.heal, node: cluster.selfId, nodeIndex, scans });
   o.workers.heal = healing.healWorker;
   o.workers.healing = healing.healingDrives;
   o.workers.backgroundHeal = true;

@@ -33,6 +33,7 @@ import { type Ctx, decodeDoc, emptyDoc, encodeDoc, type IamDoc, type Secret } fr
 import type { Clock } from '../util/clock.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 
 export const IAM_DOC_PATH = 'config/iam/iam.json';
 export const IAM_RELOAD_METHOD = 'iamReload';
@@ -70,11 +71,23 @@ export class IamService {
   readonly #o: IamServiceOptions;
   #records: IamRecords | undefined;
   #index: IamIndex | undefined;
-  #stopRefresh: (() => void) | undefined;
-  #refreshing = false;
+  /**
+   * Re-reads the document every `refreshMs` (a change another node made,
+   * its notice missed); started by the node's supervisor once the store
+   * loaded (`iam-refresh`).
+   */
+  readonly refresher: Worker<PeriodicProgress>;
 
   constructor(o: IamServiceOptions) {
     this.#o = o;
+    this.refresher = periodicWorker({
+      name: 'iam-refresh',
+      everyMs: o.refreshMs ?? IAM_REFRESH_MS,
+      atStart: false,
+      tick: () => this.reload().catch((err: unknown) => o.logger.debug({ event: 'iam_refresh_failed', err: toSvcError(err).message }, 'identity store re-read failed')),
+      clock: o.clock,
+      logger: o.logger,
+    });
   }
 
   get loaded(): boolean {
@@ -141,7 +154,6 @@ export class IamService {
     } else {
       this.#install(decodeDoc(raw, IAM_DOC_PATH));
     }
-    this.#startRefresh();
     const d = this.doc();
     return `identity store generation ${d.generation}: ${Object.keys(d.users).length} users, ${Object.keys(d.groups).length} groups, ${Object.keys(d.policies).length} custom policies, ${Object.keys(d.accessKeys).length} access keys`;
   }
@@ -160,22 +172,8 @@ export class IamService {
     return this.#index!.doc.generation;
   }
 
-  #startRefresh(): void {
-    if (this.#stopRefresh !== undefined) return;
-    this.#stopRefresh = this.#o.clock.every(this.#o.refreshMs ?? IAM_REFRESH_MS, () => {
-      if (this.#refreshing) return;
-      this.#refreshing = true;
-      this.reload()
-        .catch((err: unknown) => this.#o.logger.debug({ event: 'iam_refresh_failed', err: toSvcError(err).message }, 'identity store re-read failed'))
-        .finally(() => {
-          this.#refreshing = false;
-        });
-    });
-  }
-
-  close(): void {
-    this.#stopRefresh?.();
-    this.#stopRefresh = undefined;
+  async close(): Promise<void> {
+    await this.refresher.stop();
   }
 
   // ---- changes

@@ -23,6 +23,7 @@ import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 import { checkTargetSpec, DEFAULT_QUEUE_LIMIT, TARGET_TYPES, type TargetSpec, type TargetType } from '../util/notify-config.ts';
 
 /** The record holding the targets set through the admin API. */
@@ -78,7 +79,8 @@ export class NotifyPlane {
   readonly #envKeys = new Set<string>();
   /** Admin-set targets applied on this node, by key, with the settings they were built from. */
   readonly #applied = new Map<string, string>();
-  readonly #stopReload: () => void;
+  /** Re-reads the admin-set targets every `RELOAD_EVERY_MS` (a change another node made, its notice missed). */
+  readonly reloader: Worker<PeriodicProgress>;
   #reloading: Promise<void> = Promise.resolve();
 
   private constructor(o: NotifyPlaneOptions) {
@@ -93,9 +95,19 @@ export class NotifyPlane {
       region: o.config.region,
       ownerId: o.ownerId,
     });
-    this.#stopReload = o.clock.every(RELOAD_EVERY_MS, () => {
-      void this.reload().catch((err: unknown) => o.logger.warn({ event: 'notify_reload_failed', err }, 'could not re-read the notification targets'));
+    this.reloader = periodicWorker({
+      name: 'notify-reload',
+      everyMs: RELOAD_EVERY_MS,
+      atStart: false,
+      tick: () => this.reload().catch((err: unknown) => o.logger.warn({ event: 'notify_reload_failed', err }, 'could not re-read the notification targets')),
+      clock: o.clock,
+      logger: o.logger,
     });
+  }
+
+  /** The re-read of admin-set targets and every target's delivery worker. */
+  workers(): Worker<unknown>[] {
+    return [this.reloader, ...this.system.workers()];
   }
 
   static async start(o: NotifyPlaneOptions): Promise<NotifyPlane> {
@@ -195,7 +207,7 @@ export class NotifyPlane {
   }
 
   async close(): Promise<void> {
-    this.#stopReload();
+    await this.reloader.stop();
     await this.#reloading;
     this.#o.layer.setPostCommitHook(undefined);
     await this.system.close();

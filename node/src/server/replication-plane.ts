@@ -270,6 +270,11 @@ export class ReplicationPlane implements ReplicationAdmin {
     }
   }
 
+  /** The replication loops, every target's worker and the resyncs this node runs. */
+  workers(): Worker<unknown>[] {
+    return [...this.system.workers(), ...[...this.#resyncs.values()].map((r) => r.worker)];
+  }
+
   async close(): Promise<void> {
     for (const r of this.#resyncs.values()) await r.worker.stop();
     this.#o.layer.setPostCommitHook(undefined, 'replication');

@@ -29,7 +29,8 @@ import type { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { rootCredentialSource } from '../util/root-credential.ts';
 import { type AdminWorkers, createAdminPlane } from './admin-plane.ts';
-import { startCapacitySampler } from './capacity.ts';
+import { Supervisor } from '../background/supervisor.ts';
+import { capacitySampler } from './capacity.ts';
 import { MetricsHistory } from '../telemetry/history.ts';
 import { recordHistory } from '../telemetry/history-recorder.ts';
 import { createNodeDataMovement } from './data-movement.ts';
@@ -38,6 +39,7 @@ import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, watchKms } from './kms.ts';
 import { NOTIFY_RELOAD_METHOD, NotifyPlane, startAuditLog } from './notify-plane.ts';
+import { bucketSyncJob, capacityJob, iamRefreshJob, movementJob, notifyJob, replicationJob } from './node-jobs.ts';
 import { ReplicationPlane } from './replication-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
@@ -93,6 +95,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     notifyPeers: async (generation) =>
       (await cluster.peers.broadcast(IAM_RELOAD_METHOD, { generation }, IAM_NOTIFY_TIMEOUT_MS)).map((r) => (r.error === undefined ? { peer: r.peer } : { peer: r.peer, error: r.error.message })),
   });
+  // Every long-running job of this node, registered as its part comes up; the admin API lists them.
+  const jobs = new Supervisor({ logger: log });
   let layer: ServerPools | undefined;
   let server: RunningServer | undefined;
   let deploymentId: string | undefined;
@@ -111,6 +115,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     readiness: () => server?.readiness.report('ready'),
     deploymentId: () => deploymentId ?? server?.deploymentId(),
     workers,
+    jobs: () => jobs.list(),
     rootCredential,
     iam,
   });
@@ -158,11 +163,11 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         admin.attach(built);
         // Decommission and rebalance state applies before the node serves (admission fences).
         const dm = createNodeDataMovement({ config, cluster, layer: built, clock, logger: log });
-        await dm.start();
+        jobs.register(movementJob(dm));
         movement = dm;
         workers.decommission = dm.decommission;
         workers.rebalance = dm.rebalance;
-        const healing = await startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers });
+        startNodeHealing({ cluster, layer: built, config, clock, logger: log, workers, jobs });
         // Bucket notifications: targets and their queues, then the layer's post-commit hook.
         const plane = await NotifyPlane.start({
           config,
@@ -180,9 +185,11 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         });
         notifyPlane = plane;
         workers.notify = plane;
+        jobs.register(notifyJob(plane));
         // Bucket replication: targets and their queues, then the layer's post-commit hook (asked before the events').
         const replication = await ReplicationPlane.start({ layer: built, drives: [...cluster.localDrives.keys()], trust: tls?.trust, selfId: cluster.selfId, clock, logger: log });
         workers.replication = replication;
+        jobs.register(replicationJob(replication));
         const notify = plane.system;
         // Bucket quotas: one counter per node, shared by the S3 handler (admission) and the admin API (get-bucket-quota).
         const quotas = new BucketQuotas({ config: (b) => built.getBucketConfig(b, 'quota'), usage: () => workers.usage?.() ?? Promise.resolve(undefined), clock });
@@ -204,7 +211,9 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         // Every bucket on every pool: the first pass is start-up's last step
         // (a joining pool gets every bucket before the node reports ready);
         // the worker repeats it and repairs changes that missed a pool.
-        built.bucketSync.worker.start();
+        jobs.register(bucketSyncJob(built));
+        // Started in dependency order; stopped in reverse by close() below, before the layer closes.
+        await jobs.start();
         // IAM lives in `.svc.sys` records (read and written on every pool).
         const iamStore = {
           readConfig: (path: string) => built.sysRecords.read(path),
@@ -232,16 +241,16 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           },
           loadIam: async () => {
             await loadIamState(iamStore);
-            return iam.load({ read: (p) => built.sysRecords.read(p), update: (p, fn) => built.sysRecords.update(p, fn) });
+            const loaded = await iam.load({ read: (p) => built.sysRecords.read(p), update: (p, fn) => built.sysRecords.update(p, fn) });
+            // The periodic re-read runs once the store loaded (a retried load registers it once).
+            if (!jobs.list().some((j) => j.name === 'iam-refresh')) jobs.register(iamRefreshJob(iam));
+            await jobs.start();
+            return loaded;
           },
           close: async () => {
-            iam.close();
-            // Workers first (a running root heal is persisted), then the layer.
-            await healing.close();
-            await replication.close();
-            await plane.close();
+            // Every job in the reverse order it started (a running root heal is persisted), then the layer.
+            await jobs.stop();
             stopKms?.();
-            await dm.close();
             await built.close();
           },
           finalize: () => built.bucketSync.attempt(),
@@ -270,15 +279,17 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   // the history subscribes first: the capacity sampler samples only while someone listens
   workers.history = new MetricsHistory(clock);
   const stopHistory = recordHistory(workers.history);
-  const stopCapacity = startCapacitySampler(() => cluster.localDrives.values(), clock);
+  jobs.register(capacityJob(capacitySampler(() => cluster.localDrives.values(), { clock, logger: log })));
+  await jobs.start();
   return {
     server: running,
     objectLayer: () => layer,
     close: async (graceMs) => {
-      stopCapacity();
       stopHistory();
       rootCredential.close();
       await running.close(graceMs);
+      // What started before the object layer came up (or with no layer at all) stops here.
+      await jobs.stop();
       await audit.close();
       await cluster.close();
       tls?.close();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.ts';
 import { SvcError } from './errors.ts';
 import { silentLogger } from './logger.ts';
-import { type WorkerStatus, type WorkerTask, type WorkResult, Worker } from './worker.ts';
+import { periodicWorker, type WorkerStatus, type WorkerTask, type WorkResult, Worker } from './worker.ts';
 
 /** Lets pending promise callbacks run. */
 const settle = async () => {
@@ -231,5 +231,41 @@ describe('Worker', () => {
     expect(s.state).toBe('completed');
     expect(flaky.done.length).toBe(15);
     expect(s.persistErrors).toBe(2);
+  });
+
+  it('a periodic worker ticks each period under the Worker contract, survives a failing round and stops cleanly', async () => {
+    const clock = new ManualClock(0);
+    let calls = 0;
+    const w = periodicWorker({
+      name: 'sampler',
+      everyMs: 1_000,
+      atStart: false,
+      tick: () => {
+        calls++;
+        if (calls === 2) throw new Error('statfs failed');
+      },
+      clock,
+      logger: silentLogger,
+    });
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+    };
+    w.start();
+    await settle();
+    // atStart false: the first round waits one period.
+    expect(calls).toBe(0);
+    expect(w.state).toBe('idle');
+    for (let i = 0; i < 3; i++) {
+      await clock.advance(1_000);
+      await settle();
+    }
+    expect(calls).toBe(3);
+    expect(w.state).toBe('idle');
+    expect(w.status().progress).toEqual({ ticks: 3, failures: 1, lastError: 'statfs failed' });
+    await w.stop();
+    expect(w.state).toBe('stopped');
+    await clock.advance(5_000);
+    await settle();
+    expect(calls).toBe(3);
   });
 });

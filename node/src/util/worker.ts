@@ -312,3 +312,56 @@ export class Worker<P> {
     }
   }
 }
+
+/** What a periodic worker reports: its rounds, how many failed, and why the last failing one did. */
+export interface PeriodicProgress {
+  ticks: number;
+  failures: number;
+  lastError?: string;
+}
+
+export interface PeriodicOptions {
+  /** The worker's name (`capacity-sampling`, `data-movement-poll`, …). */
+  readonly name: string;
+  /** Pause between the end of one tick and the next; a function is asked again after every tick. */
+  readonly everyMs: number | (() => number);
+  /** One round of the loop; a throw is logged and counted, and the next period tries again. */
+  tick(signal: AbortSignal): unknown;
+  /** Tick as soon as the worker starts (default), or wait one period first. */
+  readonly atStart?: boolean;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+/**
+ * A periodic loop under the Worker contract (what was a plain
+ * `clock.every` timer): the same start, stop, state and status as every
+ * other background job. A tick never overlaps the previous one, and a
+ * failing tick never ends the loop.
+ */
+export function periodicWorker(o: PeriodicOptions): Worker<PeriodicProgress> {
+  const progress: PeriodicProgress = { ticks: 0, failures: 0 };
+  let first = true;
+  const period = () => (typeof o.everyMs === 'number' ? o.everyMs : o.everyMs());
+  const task: WorkerTask<PeriodicProgress> = {
+    name: o.name,
+    work: async (signal) => {
+      if (first) {
+        first = false;
+        if (o.atStart === false) return 'idle';
+      }
+      progress.ticks++;
+      try {
+        await o.tick(signal);
+      } catch (err) {
+        progress.failures++;
+        progress.lastError = describe(err);
+        o.logger.warn({ event: 'periodic_tick_failed', worker: o.name, err }, `${o.name}: a periodic round failed; the next one tries again`);
+      }
+      return 'idle';
+    },
+    waitForWork: (signal) => sleepUnlessAborted(o.clock, period(), signal),
+    progress: () => ({ ...progress }),
+  };
+  return new Worker(task, { clock: o.clock, logger: o.logger });
+}

@@ -114,6 +114,12 @@ export const ROUTE_EXAMPLES: Record<AdminOp, RouteExample> = {
     status: 200,
     note: "Every node's own measurements, one point a minute (`stepSeconds`), oldest first from `start` (Unix ms of the first minute); the last point is the minute in progress. `counters` are sums over each minute: `s3Requests`, `s3ClientErrors` (4xx), `s3ServerErrors` (5xx), `s3BytesIn` and `s3BytesOut` (bodies as declared by Content-Length, the decoded length of aws-chunked uploads), `healTasks` and `healFailures` (heal tasks finished), `scannerObjects` (objects the scanner visited); `gauges` are the minute's last sample, summed over the nodes that sampled it (`null`: none did): `capacityUsedBytes` and `capacityTotalBytes` (raw, each node's local drives, each file system once). `nodes` names every node and whether it answered (a node that did not adds nothing). `minutes`: 1 to 360 (default 360, six hours). Points live in each node's memory: a restarted node starts again. The console's Metrics page draws them.",
   },
+  BackgroundJobs: {
+    method: 'GET',
+    path: 'v4/background/jobs',
+    status: 200,
+    note: "Every node's long-running jobs as its supervisor (`docs/architecture.md`, \"Background supervisor\") lists them, in registration order: `name`, `description`, `after` (the jobs it starts after and stops before), `state` (`not started`; else its workers' busiest state: `running`, `stopping`, `paused`, `failed`, `idle`, `completed`, `stopped`; a job with no worker running now is `idle`), `workers` (each worker's `name`, `state`, `steps`, `throttledMs`, `tranquility`, `persistErrors`, `startedAt`/`endedAt` (Unix ms), `lastError`, and its own `progress`) and `lastError` (why it could not start or stop). `nodes` names every node and whether it answered (a node that did not is listed with no jobs). The console's Cluster page shows this node's list.",
+  },
   NotifyTargets: {
     method: 'GET',
     path: 'v3/notify/targets',

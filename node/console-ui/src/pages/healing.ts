@@ -1,5 +1,6 @@
 /**
- * Healing: the background heal and the scanner as the nodes report them,
+ * Healing: the background heal and the scanner as the nodes report them, every
+ * node's background jobs from its supervisor,
  * starting (and following, and stopping) an admin heal of the cluster, a
  * bucket, a prefix or one erasure set, and the recovery of replaced drives.
  */
@@ -83,6 +84,34 @@ function replacementCard(r: HealingResponse): HTMLElement {
             `${formatCount(i.objectsHealed)} objects, ${formatBytes(i.bytesHealed)}`,
           ]),
         ),
+  );
+}
+
+const JOB_TONE: Record<string, Tone> = { running: 'info', idle: 'ok', paused: 'warn', stopping: 'warn', failed: 'bad', stopped: 'idle', completed: 'ok', 'not started': 'idle' };
+
+/** Every node's background jobs, as each node's supervisor lists them. */
+function jobsCard(r: HealingResponse): HTMLElement {
+  if (r.jobs === null) return section('Background jobs', 'jobs-title', errorBox(new Error(r.jobsError ?? 'unavailable')));
+  return section(
+    'Background jobs',
+    'jobs-title',
+    h('p', { class: 'muted' }, 'Long-running work on each node, started in dependency order and stopped in reverse.'),
+    table(
+      'Background jobs by node',
+      ['Node', 'Job', 'State', 'Workers', 'Runs after'],
+      r.jobs.nodes.flatMap((n) =>
+        !n.answered
+          ? [[n.node, '–', badge('warn', 'not answering'), '–', '–']]
+          : n.jobs.map((j) => [
+              n.node,
+              h('span', { title: j.description }, j.name),
+              badge(JOB_TONE[j.state] ?? 'idle', j.state, { 'data-job': j.name }),
+              j.workers.length === 0 ? 'none now' : j.workers.map((w) => `${w.name} (${w.state}${w.steps > 0 ? `, ${formatCount(w.steps)} steps` : ''})`).join(', '),
+              j.after.length === 0 ? '–' : j.after.join(', '),
+            ]),
+      ),
+      { id: 'jobs-table' },
+    ),
   );
 }
 
@@ -246,7 +275,7 @@ function healState(): HealState {
 export function renderHealing(main: HTMLElement): () => void {
   const body = h('div', { class: 'page-body' }, loading('the healing state'));
   const heal = healState();
-  main.replaceChildren(pageHeader('Healing', 'Background heal, the scanner, heals you start, and replaced drives.'), body);
+  main.replaceChildren(pageHeader('Healing', 'Background heal, the scanner, heals you start, replaced drives, and every background job.'), body);
   void api<BucketEntry[]>('GET', 'buckets').then(
     (b) => {
       heal.buckets = b.map((x) => x.name);
@@ -260,7 +289,7 @@ export function renderHealing(main: HTMLElement): () => void {
       const r = await api<HealingResponse>('GET', 'healing', undefined, {}, { background });
       // the heal form keeps what the user typed: built once, then left alone
       form ??= healCard(r, heal);
-      replaceContent(body, backgroundCard(r), form, replacementCard(r), h('p', { class: 'muted updated' }, 'Updated ', time(r.generatedAt)));
+      replaceContent(body, backgroundCard(r), form, replacementCard(r), jobsCard(r), h('p', { class: 'muted updated' }, 'Updated ', time(r.generatedAt)));
     } catch (err) {
       replaceContent(body, errorBox(err));
     }

@@ -119,6 +119,8 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
         return s.notify.targets();
       case 'MetricsHistory':
         return s.cluster.history(ep.minutes);
+      case 'BackgroundJobs':
+        return s.cluster.jobs();
       case 'NotifyTargetSet':
         await s.notify.set(ep.type, ep.id, ep.settings);
         return undefined;

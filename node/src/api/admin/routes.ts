@@ -56,7 +56,8 @@ export type AdminOp =
   | 'ReplicationStatus'
   | 'ReplicationResyncStart'
   | 'ReplicationResyncStatus'
-  | 'ReplicationResyncCancel';
+  | 'ReplicationResyncCancel'
+  | 'BackgroundJobs';
 
 export interface AdminRoute {
   readonly op: AdminOp;
@@ -94,6 +95,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   { op: 'NotifyTargets', method: 'GET', path: 'v3/notify/targets', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: "this node's bucket notification targets: ARN, online, queued events, last error" },
   { op: 'NotifyTargetSet', method: 'PUT', path: 'v3/notify/target', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'add or replace a notification target on every node, no restart (body: its settings as JSON)' },
   { op: 'NotifyTargetRemove', method: 'POST', path: 'v3/notify/target/remove', query: { kind: 'mutation', keys: ['type', 'id'] }, action: 'admin:ConfigUpdate', poolScoped: false, summary: 'remove a notification target set through the admin API' },
+  { op: 'BackgroundJobs', method: 'GET', path: 'v4/background/jobs', query: { kind: 'status', keys: [] }, action: 'admin:ServerInfo', poolScoped: false, summary: "every node's background jobs from its supervisor: state, dependencies, workers" },
   { op: 'MetricsHistory', method: 'GET', path: 'v4/metrics/history', query: { kind: 'status', keys: ['minutes'] }, action: 'admin:ServerInfo', poolScoped: false, summary: 'the cluster\'s requests, errors, bytes, capacity, heal and scanner activity a minute at a time, for up to six hours' },
   { op: 'RemoteTargetSet', method: 'PUT', path: 'v3/set-remote-target', query: { kind: 'mutation', keys: ['bucket', 'update', 'creds', 'sync', 'proxy', 'healthcheck', 'bandwidth', 'path'] }, action: 'admin:SetBucketTarget', poolScoped: false, summary: "add or change a bucket's remote replication target (body: madmin's BucketTarget, encrypted with the caller's secret key); answers its ARN" },
   { op: 'RemoteTargetList', method: 'GET', path: 'v3/list-remote-targets', query: { kind: 'status', keys: ['bucket', 'type'] }, action: 'admin:GetBucketTarget', poolScoped: false, summary: "a bucket's remote targets (every bucket's without ?bucket), with health; no secrets" },
@@ -107,7 +109,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
 
 /** A request parsed against the table with its parameters validated. */
 export type AdminEndpoint =
-  | { readonly op: 'PoolsList' | 'RebalanceStart' | 'RebalanceStatus' | 'RebalanceStop' | 'BackgroundHealStatus' | 'ReplacementRecovery' | 'ClusterSnapshot' | 'RuntimeCapabilities' | 'ServerInfo' | 'KmsStatus'; readonly route: AdminRoute }
+  | { readonly op: 'PoolsList' | 'RebalanceStart' | 'RebalanceStatus' | 'RebalanceStop' | 'BackgroundHealStatus' | 'ReplacementRecovery' | 'ClusterSnapshot' | 'RuntimeCapabilities' | 'ServerInfo' | 'KmsStatus' | 'BackgroundJobs'; readonly route: AdminRoute }
   | { readonly op: 'BucketGovernance'; readonly route: AdminRoute; readonly bucket: string | undefined }
   | { readonly op: 'GetBucketQuota'; readonly route: AdminRoute; readonly bucket: string }
   | { readonly op: 'NotifyTargets'; readonly route: AdminRoute }

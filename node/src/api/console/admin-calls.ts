@@ -4,6 +4,7 @@
  * API gives them; refusals become `UpstreamError` with its code and message.
  */
 import type {
+  BackgroundJobsReport,
   BucketGovernance,
   BucketGovernanceReport,
   ClusterSnapshot,
@@ -54,6 +55,7 @@ export const adminCalls = {
   poolsList: (up: Upstream, c: SessionCredentials) => json<PoolStatus[]>(up, c, 'GET', 'v3/pools/list'),
   rebalanceStatus: (up: Upstream, c: SessionCredentials) => json<RebalanceStatus>(up, c, 'GET', 'v3/rebalance/status'),
   backgroundHeal: (up: Upstream, c: SessionCredentials) => json<BackgroundHealView>(up, c, 'POST', 'v3/background-heal/status'),
+  backgroundJobs: (up: Upstream, c: SessionCredentials) => json<BackgroundJobsReport>(up, c, 'GET', 'v4/background/jobs'),
   /** One bucket's object lock, default encryption and lifecycle rules. */
   governance: async (up: Upstream, c: SessionCredentials, bucket: string): Promise<BucketGovernance> => {
     const r = await json<BucketGovernanceReport>(up, c, 'GET', 'v3/bucket/governance', { bucket });

@@ -253,11 +253,12 @@ function poolParam(ctx: RouteContext): number {
 async function healing(ctx: RouteContext): Promise<HealingResponse> {
   const { upstream: up, clock } = ctx.deps;
   const c = cred(ctx);
-  const [caps, snap, bg, repl] = await Promise.all([
+  const [caps, snap, bg, repl, jobs] = await Promise.all([
     adminCalls.capabilities(up, c),
     adminCalls.snapshot(up, c),
     settle(adminCalls.backgroundHeal(up, c)),
     settle(adminCalls.replacement(up, c)),
+    settle(adminCalls.backgroundJobs(up, c)),
   ]);
   return {
     generatedAt: new Date(clock.now()).toISOString(),
@@ -267,6 +268,8 @@ async function healing(ctx: RouteContext): Promise<HealingResponse> {
     replacementError: repl.error,
     capabilities: caps,
     layout: snap.pools.map((p) => ({ pool: p.id, sets: p.setCount })),
+    jobs: jobs.value ?? null,
+    jobsError: jobs.error,
   };
 }
 

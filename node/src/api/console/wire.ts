@@ -8,6 +8,7 @@
  * Errors are `{code, message, action}` (`ConsoleErrorBody`).
  */
 import type {
+  BackgroundJobsReport,
   BgHealState,
   DecommissionInfo,
   PoolStatus,
@@ -200,6 +201,9 @@ export interface HealingResponse {
   readonly capabilities: RuntimeCapabilities;
   /** Pools and set counts, for a set heal. */
   readonly layout: readonly { readonly pool: number; readonly sets: number }[];
+  /** Every node's background jobs as its supervisor lists them (`background/jobs`). */
+  readonly jobs: BackgroundJobsReport | null;
+  readonly jobsError: string | null;
 }
 
 export interface HealStartRequest {

@@ -19,6 +19,7 @@ import type {
   DecommissionStatusReport,
   HealOpts,
   MetricsHistoryReport,
+  BackgroundJobsReport,
   PoolStatus,
   RebalanceStatus,
   ReplacementRecoveryStatus,
@@ -74,6 +75,8 @@ export interface ClusterAdmin {
   capabilities(): RuntimeCapabilities;
   /** Every node's measurements of the last `minutes`, added together. */
   history(minutes: number): Promise<MetricsHistoryReport>;
+  /** Every node's background jobs, as its supervisor lists them. */
+  jobs(): Promise<BackgroundJobsReport>;
 }
 
 /** Data governance settings (object lock, encryption, lifecycle) and the key store. */

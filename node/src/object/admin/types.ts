@@ -549,3 +549,21 @@ export interface BucketGovernanceReport {
 export interface MetricsHistoryReport extends HistoryWindow {
   nodes: { node: string; answered: boolean }[];
 }
+
+/** One background job as a node's supervisor reports it (`background/supervisor.ts`). */
+export interface BackgroundJobReport {
+  name: string;
+  description: string;
+  /** Jobs started before it and stopped after it. */
+  after: string[];
+  /** `not started`, or its workers' state (`running`, `idle`, `paused`, `stopping`, `stopped`, `completed`, `failed`). */
+  state: string;
+  /** Its workers now: name, state, steps, throttling, progress. */
+  workers: { name: string; state: string; steps: number; startedAt?: number; lastError?: string; progress: unknown }[];
+  lastError?: string;
+}
+
+/** `GET /svc/admin/v4/background/jobs`: every node's jobs; a node that did not answer is named with none. */
+export interface BackgroundJobsReport {
+  nodes: { node: string; answered: boolean; jobs: BackgroundJobReport[] }[];
+}

@@ -18,6 +18,7 @@ import { admissionPlan, applyAdmission } from './admission.ts';
 import { errorMessage, type MovementContext, type MovementNotice, type MovementPeers } from './context.ts';
 import { Decommissioner } from './decommission.ts';
 import { Rebalancer } from './rebalance.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../../util/worker.ts';
 
 const STATE_NOTICE_TIMEOUT_MS = 3_000;
 
@@ -44,7 +45,7 @@ export class DataMovement {
   readonly rebalancer: Rebalancer;
   readonly #o: DataMovementOptions;
   #chain: Promise<void> = Promise.resolve();
-  #stopPoll: (() => void) | undefined;
+  #poll: Worker<PeriodicProgress> | undefined;
   #recovered = false;
   #closed = false;
 
@@ -139,24 +140,33 @@ export class DataMovement {
     } catch (err) {
       ctx.logger.warn({ event: 'data_movement_records_unreadable', err: errorMessage(err) }, 'pool.bin / rebalance.bin are not readable yet; decommission and rebalance state is applied as soon as they are');
     }
-    const every = Math.max(1, Math.round((this.#o.pollMs ?? 5_000) / 1_000));
-    let tick = 0;
-    this.#stopPoll = ctx.clock.every(1_000, () => {
-      if (applied && ++tick % every !== 0) return;
-      this.refresh().then(
-        () => {
-          if (!applied) ctx.logger.info({ event: 'data_movement_records_applied' }, 'decommission and rebalance state applied');
-          applied = true;
-        },
-        (err: unknown) => ctx.logger.debug({ event: 'data_movement_refresh_failed', err: errorMessage(err) }, 'data movement refresh failed'),
-      );
+    const pollMs = Math.max(1, Math.round((this.#o.pollMs ?? 5_000) / 1_000)) * 1_000;
+    this.#poll = periodicWorker({
+      name: 'data-movement-poll',
+      everyMs: () => (applied ? pollMs : 1_000),
+      atStart: false,
+      tick: () =>
+        this.refresh().then(
+          () => {
+            if (!applied) ctx.logger.info({ event: 'data_movement_records_applied' }, 'decommission and rebalance state applied');
+            applied = true;
+          },
+          (err: unknown) => ctx.logger.debug({ event: 'data_movement_refresh_failed', err: errorMessage(err) }, 'data movement refresh failed'),
+        ),
+      clock: ctx.clock,
+      logger: ctx.logger,
     });
+    this.#poll.start();
+  }
+
+  /** The workers running now: the records poll, this node's decommission drain and rebalance workers. */
+  workers(): Worker<unknown>[] {
+    return [...(this.#poll ? [this.#poll] : []), ...this.decommissioner.workers(), ...this.rebalancer.workers()];
   }
 
   /** Stops the poll and the local workers; persisted state is left for the next start. */
   async close(): Promise<void> {
-    this.#stopPoll?.();
-    this.#stopPoll = undefined;
+    await this.#poll?.stop();
     this.#closed = true;
     await this.#chain;
     await Promise.all([this.decommissioner.close(), this.rebalancer.close()]);

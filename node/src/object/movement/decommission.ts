@@ -177,6 +177,11 @@ export class Decommissioner implements DecommissionWorker {
     if (this.#running === r) this.#running = undefined;
   }
 
+  /** The drain worker running on this node (none or one). */
+  workers(): Worker<DrainProgress>[] {
+    return this.#running === undefined ? [] : [this.#running.worker];
+  }
+
   /** Stops a local drain without changing its entry (it resumes at the next start). */
   async close(): Promise<void> {
     this.#closed = true;

@@ -251,6 +251,11 @@ export class Rebalancer implements RebalanceWorker {
     }
   }
 
+  /** The rebalance workers running on this node, by pool. */
+  workers(): Worker<RebalanceTaskProgress>[] {
+    return [...this.#running.values()].map((r) => r.worker);
+  }
+
   /** Stops the local workers without touching the record (a graceful shutdown: the restart rule applies). */
   async close(): Promise<void> {
     this.#closed = true;
