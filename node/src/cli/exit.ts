@@ -8,6 +8,9 @@
 import type { Writable } from 'node:stream';
 
 /** Resolves once `s` has nothing left to hand to the operating system (or it closed). */
+/** The exit code of a command-line usage error (an unknown command or option, a missing argument). */
+export const EXIT_USAGE = 2;
+
 export function drained(s: Writable): Promise<void> {
   return new Promise((resolve) => {
     const check = () => {

@@ -11,8 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CONFIG_VARIABLES } from '../util/config.ts';
-import { EXIT_USAGE, registerAdminCommands } from './admin/commands.ts';
 import { clientTls, INSECURE_WARNING } from './client-tls.ts';
+import { EXIT_USAGE } from './exit.ts';
 import { runProbe } from './probe-commands.ts';
 
 export function version(): string {
@@ -114,17 +114,22 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       code = await runProbe(target, 'ready', out, env, tls());
     });
 
-  registerAdminCommands(program, {
-    env,
-    out: process.stdout,
-    err: process.stderr,
-    setCode: (c) => {
-      code = c;
-    },
-    tls,
-  });
-
   const args = argv.length === 0 ? ['server'] : [...argv];
+  // A storage node runs no client command: the client groups (and their table and terminal
+  // libraries) are loaded for every other command line only, not into `svc server`'s memory.
+  const command = args.find((a) => !a.startsWith('-'));
+  if (command !== 'server' && command !== 'local') {
+    const { registerAdminCommands } = await import('./admin/commands.ts');
+    registerAdminCommands(program, {
+      env,
+      out: process.stdout,
+      err: process.stderr,
+      setCode: (c) => {
+        code = c;
+      },
+      tls,
+    });
+  }
   try {
     await program.parseAsync(args, { from: 'user' });
   } catch (err) {

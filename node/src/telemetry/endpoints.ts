@@ -2,7 +2,7 @@
  * Where each OTLP signal goes, from the configuration alone. Pure and free
  * of OpenTelemetry imports, so a node without telemetry never loads the SDK
  * (about 27 MiB of an idle node's resident memory, measured: see
- * test/telemetry-lazy.test.ts and cli/server-command.ts).
+ * test/lazy-libraries.test.ts and cli/server-command.ts).
  */
 import type { ObsConfig } from '../util/config.ts';
 

@@ -19,7 +19,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { finished, pipeline } from 'node:stream/promises';
-import { ZipFile } from 'yazl';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -116,6 +115,8 @@ export async function folderSelection(up: Upstream, cred: SessionCredentials, bu
 /** Streams the ticket's objects as a ZIP into `res`. */
 export async function streamZip(o: { up: Upstream; session: Session; ticket: Ticket; res: ServerResponse; signal: AbortSignal; logger: Logger }): Promise<void> {
   const { ticket, res } = o;
+  // yazl is loaded with the first ZIP download (idle memory).
+  const { ZipFile } = await import('yazl');
   const zip = new ZipFile();
   res.writeHead(200, {
     'content-type': 'application/zip',

@@ -11,8 +11,9 @@
  * set through the admin API's `idp-config` routes), so every node uses the
  * same provider.
  */
-import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
-import { Client } from 'ldapts';
+// jose and ldapts are loaded on the first web-identity or LDAP call: a node without an identity
+// provider never loads them (idle memory; node/test/lazy-libraries.test.ts checks the server's idle module set).
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import type { LdapConfig, OpenIdConfig } from '../../iam/state.ts';
 import { SvcError } from '../../util/errors.ts';
 
@@ -48,6 +49,7 @@ async function discover(configUrl: string): Promise<Discovered> {
       if (!res.ok) throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document answered ${res.status}`);
       const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
       if (typeof doc.issuer !== 'string' || typeof doc.jwks_uri !== 'string') throw new SvcError('IDPCommunicationError', 'the discovery document names no issuer or jwks_uri');
+      const { createRemoteJWKSet } = await import('jose');
       return { issuer: doc.issuer, jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 10_000 }) };
     })();
     discovery.set(configUrl, d);
@@ -65,6 +67,7 @@ function strings(v: unknown): string[] {
 /** Verifies a token of the configured provider: signature, issuer, expiry, audience (or authorized party) one of the client ids. */
 export async function verifyWebIdentity(cfg: OpenIdConfig, token: string, now: number): Promise<ExternalIdentity> {
   const d = await discover(cfg.issuer);
+  const { jwtVerify } = await import('jose');
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, d.jwks, { issuer: d.issuer, currentDate: new Date(now), clockTolerance: 60 }));
@@ -96,6 +99,7 @@ export function ldapEscape(s: string): string {
 export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mappings: Readonly<Record<string, string[]>>, user: string, password: string): Promise<ExternalIdentity> {
   if (password === '') throw new SvcError('AccessDenied', 'an empty LDAP password is refused (it would be an anonymous bind)');
   const tlsOptions = cfg.tlsSkipVerify ? { rejectUnauthorized: false } : undefined;
+  const { Client } = await import('ldapts');
   const lookup = new Client({ url: cfg.serverAddr, timeout: 10_000, connectTimeout: 10_000, ...(tlsOptions ? { tlsOptions } : {}) });
   let userDn: string;
   const groups: string[] = [];

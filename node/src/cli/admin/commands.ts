@@ -45,10 +45,10 @@ import { registerIamCommands } from './iam-commands.ts';
 import { defaultStep, metricsView } from './metrics-view.ts';
 import { HISTORY_POINTS } from '../../telemetry/history.ts';
 import { watch } from './watch.ts';
+import { EXIT_USAGE } from '../exit.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_REFUSED = 1;
-export const EXIT_USAGE = 2;
 export const EXIT_UNREACHABLE = 3;
 
 export interface AdminIo {

@@ -2,18 +2,15 @@
  * Builds a target from its settings (`util/notify-config.ts`): one module
  * per protocol, each over its ecosystem's client library. Clients connect
  * on first use and reconnect after a failure, so building never waits on
- * the network.
+ * the network. A protocol's module (and its client library) is loaded when
+ * the first target of that type is built: a node without targets never
+ * loads the Redis, NATS, AMQP, MQTT, PostgreSQL or MySQL clients (they
+ * cost idle memory and start-up time; `node/test/lazy-libraries.test.ts`).
  */
 import type { ClientTrust } from '../../tls/trust.ts';
 import type { TargetSpec } from '../../util/notify-config.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Target } from './target.ts';
-import { AmqpTarget } from './amqp.ts';
-import { MqttTarget } from './mqtt.ts';
-import { MysqlTarget } from './mysql.ts';
-import { NatsTarget } from './nats.ts';
-import { PostgresTarget } from './postgresql.ts';
-import { RedisTarget } from './redis.ts';
 import { WebhookTarget } from './webhook.ts';
 
 export interface TargetDeps {
@@ -27,9 +24,9 @@ export async function createTarget(spec: TargetSpec, deps: TargetDeps): Promise<
     case 'webhook':
       return new WebhookTarget({ id: spec.id, endpoint: s.endpoint!, ...(s.auth_token ? { authToken: s.auth_token } : {}), trust: deps.trust });
     case 'redis':
-      return new RedisTarget({ id: spec.id, address: s.address!, key: s.key!, format: format(s.format), ...(s.user ? { user: s.user } : {}), ...(s.password ? { password: s.password } : {}) });
+      return new (await import('./redis.ts')).RedisTarget({ id: spec.id, address: s.address!, key: s.key!, format: format(s.format), ...(s.user ? { user: s.user } : {}), ...(s.password ? { password: s.password } : {}) });
     case 'nats':
-      return new NatsTarget({
+      return new (await import('./nats.ts')).NatsTarget({
         id: spec.id,
         address: s.address!,
         subject: s.subject!,
@@ -38,7 +35,7 @@ export async function createTarget(spec: TargetSpec, deps: TargetDeps): Promise<
         ...(s.token ? { token: s.token } : {}),
       });
     case 'amqp':
-      return new AmqpTarget({
+      return new (await import('./amqp.ts')).AmqpTarget({
         id: spec.id,
         url: s.url!,
         ...(s.exchange ? { exchange: s.exchange } : {}),
@@ -49,7 +46,7 @@ export async function createTarget(spec: TargetSpec, deps: TargetDeps): Promise<
         ...(s.delivery_mode ? { deliveryMode: Number(s.delivery_mode) } : {}),
       });
     case 'mqtt':
-      return new MqttTarget({
+      return new (await import('./mqtt.ts')).MqttTarget({
         id: spec.id,
         broker: s.broker!,
         topic: s.topic!,
@@ -59,9 +56,9 @@ export async function createTarget(spec: TargetSpec, deps: TargetDeps): Promise<
         ...(s.keep_alive_interval ? { keepAliveSeconds: seconds(s.keep_alive_interval) } : {}),
       });
     case 'postgresql':
-      return new PostgresTarget({ id: spec.id, connectionString: s.connection_string!, table: s.table!, format: format(s.format), ...(s.max_open_connections ? { maxConnections: Number(s.max_open_connections) } : {}) });
+      return new (await import('./postgresql.ts')).PostgresTarget({ id: spec.id, connectionString: s.connection_string!, table: s.table!, format: format(s.format), ...(s.max_open_connections ? { maxConnections: Number(s.max_open_connections) } : {}) });
     case 'mysql':
-      return new MysqlTarget({ id: spec.id, dsn: s.dsn_string!, table: s.table!, format: format(s.format), ...(s.max_open_connections ? { maxConnections: Number(s.max_open_connections) } : {}) });
+      return new (await import('./mysql.ts')).MysqlTarget({ id: spec.id, dsn: s.dsn_string!, table: s.table!, format: format(s.format), ...(s.max_open_connections ? { maxConnections: Number(s.max_open_connections) } : {}) });
     default:
       throw new SvcError('XSvcNotifyTargetInvalid', `unknown target type ${String(spec.type)}`);
   }
