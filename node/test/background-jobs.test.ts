@@ -11,6 +11,7 @@ import { type Healing, startHealing } from '../src/background/healing.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { admin, startTwoPoolServer, type TwoPoolServer } from './helpers/admin.ts';
+import { kmsKeyLine } from './helpers/governance.ts';
 import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
 
 let fx: PoolsFixture | undefined;
@@ -78,16 +79,20 @@ describe('a node lists every background job from its supervisor (admin API over 
   });
 
   it('GET /svc/admin/v4/background/jobs names every registered job with its state and workers', async () => {
-    server = await startTwoPoolServer();
+    // With a key store: its watch is a job too.
+    server = await startTwoPoolServer({ SVC_KMS_SECRET_KEY: kmsKeyLine('jobs-key') });
     const s = server;
     const list = async () => {
       const res = await admin(s.url, s.creds, { method: 'GET', path: 'v4/background/jobs' });
       expect(res.status).toBe(200);
       return res.json() as { nodes: { node: string; answered: boolean; jobs: ListedJob[] }[] };
     };
-    // The node's jobs: the object layer's (started before it serves), the
-    // identity store's re-read (once it loaded) and the capacity sampler.
+    // The node's jobs: the key store watch and the object layer's (started
+    // before it serves), the identity store's re-read (once it loaded) and
+    // the capacity sampler.
     const expected: Record<string, { after: string[]; workers: string[] }> = {
+      'kms-watch': { after: [], workers: ['kms-watch'] },
+      'drive-probe': { after: [], workers: ['drive-probe'] },
       'data-movement': { after: [], workers: ['data-movement-poll'] },
       'heal-background': { after: [], workers: ['background-heal'] },
       'heal-sequences': { after: [], workers: [] },
@@ -109,7 +114,7 @@ describe('a node lists every background job from its supervisor (admin API over 
     const jobs = report.nodes[0]!.jobs;
     expect(jobs.map((j) => j.name).sort()).toEqual(Object.keys(expected).sort());
     // Registration order: the object layer's jobs in start-up order.
-    expect(jobs.slice(0, 8).map((j) => j.name)).toEqual(['data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync']);
+    expect(jobs.slice(0, 10).map((j) => j.name)).toEqual(['kms-watch', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync']);
     for (const j of jobs) {
       const want = expected[j.name]!;
       expect(j.after, j.name).toEqual(want.after);

@@ -122,7 +122,7 @@ describe.skipIf(!HAVE_CHROMIUM)('every console page at desktop and phone width: 
     const rows = await page.locator('#jobs-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td, th')].map((c) => (c.textContent ?? '').trim())));
     const byJob = new Map(rows.map((r) => [r[1]!, r]));
     // Every job a serving node registers (node/test/background-jobs.test.ts checks them over the admin API).
-    const jobs = ['data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync', 'iam-refresh', 'capacity-sampling'];
+    const jobs = ['drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync', 'iam-refresh', 'capacity-sampling'];
     expect([...byJob.keys()].sort()).toEqual([...jobs].sort());
     for (const name of jobs) {
       // Node, job, state badge ("<icon> idle"), workers, runs after.

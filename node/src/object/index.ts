@@ -24,5 +24,7 @@ export async function createObjectLayer(opts: CreateObjectLayerOptions): Promise
   // Every drive reports its format identity once before the layer serves:
   // a replaced (empty) drive is out of its set from the first request.
   await layer.probeDrives();
+  // Then every few seconds (a node registers the loop with its supervisor as `drive-probe`).
+  layer.driveProbe.start();
   return layer;
 }

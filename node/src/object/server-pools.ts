@@ -34,6 +34,7 @@ import type { TargetStatus } from './replication-status.ts';
 import { Governance } from './governance.ts';
 import { type Pool, type PoolAdmission, type PoolSpec, Pools } from './pools.ts';
 import { SysRecords } from './sys-records.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 import type {
   BucketInfo,
   BucketMetadata,
@@ -118,7 +119,8 @@ export class ServerPools implements ObjectLayer {
   readonly governance: Governance;
   readonly #log: Logger;
   readonly #locker: NamespaceLocker;
-  readonly #stopProbe: () => void;
+  /** The drive probe's loop (every `DRIVE_PROBE_MS`): started by `createObjectLayer`, stopped by `close()` at the latest. */
+  readonly driveProbe: Worker<PeriodicProgress>;
   readonly #hooks = new PostCommitHooks();
 
   constructor(opts: ObjectLayerOptions) {
@@ -177,9 +179,7 @@ export class ServerPools implements ObjectLayer {
       ensureBucket: (bucket, pool) => this.bucketSync.ensure(bucket, pool),
     });
     this.movement = { pools: this.#pools, mover, openUploads: (pool) => this.#multipart.openUploads(pool) };
-    this.#stopProbe = opts.clock.every(DRIVE_PROBE_MS, () => {
-      void this.probeDrives();
-    });
+    this.driveProbe = periodicWorker({ name: 'drive-probe', everyMs: DRIVE_PROBE_MS, atStart: false, tick: () => this.probeDrives(), clock: opts.clock, logger: opts.logger });
   }
 
   // ---- drives
@@ -399,7 +399,7 @@ export class ServerPools implements ObjectLayer {
   }
 
   async close(): Promise<void> {
-    this.#stopProbe();
+    await this.driveProbe.stop();
     await this.bucketSync.worker.stop();
     this.#buckets.clear();
   }

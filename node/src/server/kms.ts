@@ -10,6 +10,8 @@ import { LocalKms } from '../crypto/kms.ts';
 import type { Clock } from '../util/clock.ts';
 import type { KmsConfig } from '../util/config.ts';
 import type { Logger } from '../util/logger.ts';
+import { type Job, workerJob } from '../background/supervisor.ts';
+import { periodicWorker } from '../util/worker.ts';
 import type { Readiness } from './readiness.ts';
 
 export const KMS_RELOAD_MS = 10_000;
@@ -34,8 +36,12 @@ function note(kms: LocalKms): string {
   return `${s.keyIds.length} key(s) from ${where}, default ${s.defaultKeyId}${s.lastError ? `; last re-read failed: ${s.lastError}` : ''}`;
 }
 
-/** Loads the store now and keeps readiness's `kms` entry current; returns the stop function. */
-export async function watchKms(kms: LocalKms, readiness: Readiness, clock: Clock, log: Logger, reloadMs = KMS_RELOAD_MS): Promise<() => void> {
+/**
+ * The key store watch as a background job (`kms-watch`): its start loads the
+ * store and sets readiness's `kms` entry; its worker re-reads the key file
+ * every `reloadMs` (every `KMS_RETRY_MS` while the store is not ready).
+ */
+export function kmsWatchJob(kms: LocalKms, readiness: Readiness, clock: Clock, log: Logger, reloadMs = KMS_RELOAD_MS): Job {
   let wasReady: boolean | undefined;
   let lastError: string | undefined;
   const check = async () => {
@@ -49,19 +55,19 @@ export async function watchKms(kms: LocalKms, readiness: Readiness, clock: Clock
     wasReady = ready;
     lastError = err;
   };
-  await check();
   // A store that is not ready is looked at more often (a key file mounted late).
-  const stop = new AbortController();
-  void (async () => {
-    while (!stop.signal.aborted) {
-      try {
-        await clock.sleep(kms.ready() ? reloadMs : Math.min(reloadMs, KMS_RETRY_MS), stop.signal);
-        await check();
-      } catch (err) {
-        if (stop.signal.aborted) return;
-        log.error({ event: 'kms_check_failed', err: String(err) }, 'key store re-check failed');
-      }
-    }
-  })();
-  return () => stop.abort();
+  const worker = periodicWorker({
+    name: 'kms-watch',
+    everyMs: () => (kms.ready() ? reloadMs : Math.min(reloadMs, KMS_RETRY_MS)),
+    atStart: false,
+    tick: () => check().catch((err: unknown) => log.error({ event: 'kms_check_failed', err: String(err) }, 'key store re-check failed')),
+    clock,
+    logger: log,
+  });
+  return workerJob('kms-watch', 'key store: re-reads the SSE key file and keeps readiness\'s kms entry current', worker, {
+    start: async () => {
+      await check();
+      worker.start();
+    },
+  });
 }

@@ -36,6 +36,11 @@ export function replicationJob(replication: ReplicationPlane): Job {
   return serviceJob('replication', "bucket replication: sends each remote target's queue, runs resyncs, re-reads the targets and publishes their metrics", () => replication.system.start(), replication);
 }
 
+/** Every drive's online state and reported problems, every few seconds (started with the layer). */
+export function driveProbeJob(layer: ServerPools): Job {
+  return workerJob('drive-probe', 'probes every drive: online or not, full or read-only, and the sets that leaves without write quorum', layer.driveProbe);
+}
+
 /** Every bucket on every pool; the first pass is start-up's last step, the worker repeats it. */
 export function bucketSyncJob(layer: ServerPools): Job {
   return workerJob('bucket-sync', 'every bucket on every pool: repeats the sync pass and repairs changes that missed a pool', layer.bucketSync.worker);

@@ -37,9 +37,9 @@ import { createNodeDataMovement } from './data-movement.ts';
 import { startNodeHealing } from './healing-plane.ts';
 import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
-import { createKms, watchKms } from './kms.ts';
+import { createKms, kmsWatchJob } from './kms.ts';
 import { NOTIFY_RELOAD_METHOD, NotifyPlane, startAuditLog } from './notify-plane.ts';
-import { bucketSyncJob, capacityJob, iamRefreshJob, movementJob, notifyJob, replicationJob } from './node-jobs.ts';
+import { bucketSyncJob, capacityJob, driveProbeJob, iamRefreshJob, movementJob, notifyJob, replicationJob } from './node-jobs.ts';
 import { ReplicationPlane } from './replication-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
@@ -143,7 +143,11 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       buildServices: async (ctx) => {
         deploymentId = ctx.deploymentId;
         await cluster.initLocalDrives();
-        const stopKms = kms ? await watchKms(kms, ctx.readiness, clock, log) : undefined;
+        if (kms) {
+          // The key store loads before the layer is built (readiness `kms`), then is watched.
+          jobs.register(kmsWatchJob(kms, ctx.readiness, clock, log));
+          await jobs.start();
+        }
         const built = await createObjectLayer({
           deploymentId: ctx.deploymentId,
           pools: cluster.poolSpecs(ctx.formats),
@@ -160,6 +164,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
         });
         cluster.onBucketMetaChanged((bucket) => built.forgetBucket(bucket));
         layer = built;
+        jobs.register(driveProbeJob(built));
         admin.attach(built);
         // Decommission and rebalance state applies before the node serves (admission fences).
         const dm = createNodeDataMovement({ config, cluster, layer: built, clock, logger: log });
@@ -250,7 +255,6 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
           close: async () => {
             // Every job in the reverse order it started (a running root heal is persisted), then the layer.
             await jobs.stop();
-            stopKms?.();
             await built.close();
           },
           finalize: () => built.bucketSync.attempt(),
