@@ -38,7 +38,10 @@ function sdk(trust: string | undefined): S3Client {
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
-    maxAttempts: 1,
+    // The SDK's own retries where the CA is trusted, as a user runs it: a keep-alive connection
+    // the server closes (idle 5 s) just as a loaded client reuses it hangs up once (seen in CI);
+    // untrusted, one attempt (a certificate error is no transient failure).
+    maxAttempts: trust ? 3 : 1,
     credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET },
     requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ keepAlive: true, ...(trust ? { ca: trust } : {}) }) }),
   });
