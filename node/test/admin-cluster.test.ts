@@ -80,6 +80,21 @@ describe.skipIf(!enabled)('admin API on a 4-node cluster with two pools', () => 
     expect(info.backend).toMatchObject({ onlineDisks: 12, offlineDisks: 0, totalSets: [1, 1], totalDrivesPerSet: [8, 4] });
   });
 
+  it("background/jobs answers every node's jobs from that node's supervisor (peers over internode RPC)", async () => {
+    const everyNode = [1, 2, 3, 4].map((k) => c.url(k).slice(7)).sort();
+    for (const k of [1, 3]) {
+      const r = (await admin(c.url(k), creds(), { method: 'GET', path: 'v4/background/jobs' })).json() as { nodes: { node: string; answered: boolean; jobs: { name: string; state: string }[] }[] };
+      expect(r.nodes.map((n) => n.node).sort()).toEqual(everyNode);
+      for (const n of r.nodes) {
+        expect(n.answered, n.node).toBe(true);
+        expect(n.jobs.map((j) => j.name)).toEqual(
+          expect.arrayContaining(['audit-log', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync', 'iam-refresh', 'capacity-sampling']),
+        );
+        for (const j of n.jobs) expect(['running', 'idle'], `${n.node} ${j.name} is ${j.state}`).toContain(j.state);
+      }
+    }
+  });
+
   it('forwards a pool mutation to the pool leader and relays its answer unchanged', async () => {
     const q = { pool: c.volumes[1]! };
     // Node 1 does not lead pool 1 (node 3 does): the clear runs on node 3.

@@ -6,6 +6,9 @@
  * one reports stopped), and a real `svc server` answering the admin route
  * that reads the node's supervisor.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Healing, startHealing } from '../src/background/healing.ts';
 import { systemClock } from '../src/util/clock.ts';
@@ -73,24 +76,41 @@ interface ListedJob {
 
 describe('a node lists every background job from its supervisor (admin API over HTTP)', () => {
   let server: TwoPoolServer | undefined;
+  let dir: string | undefined;
   afterEach(async () => {
     await server?.stop();
     server = undefined;
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
   });
 
   it('GET /svc/admin/v4/background/jobs names every registered job with its state and workers', async () => {
-    // With a key store: its watch is a job too.
-    server = await startTwoPoolServer({ SVC_KMS_SECRET_KEY: kmsKeyLine('jobs-key') });
+    // With a key store, a certificate directory (empty: plain HTTP) and the
+    // root secret key in a file: their watches are jobs too.
+    dir = mkdtempSync(join(tmpdir(), 'svc-jobs-'));
+    mkdirSync(join(dir, 'certs'));
+    writeFileSync(join(dir, 'secret'), 'admin-root-secret\n');
+    server = await startTwoPoolServer({
+      SVC_KMS_SECRET_KEY: kmsKeyLine('jobs-key'),
+      SVC_CERTS_DIR: join(dir, 'certs'),
+      SVC_SECRET_KEY_FILE: join(dir, 'secret'),
+      // the helper's SVC_SECRET_KEY left out (the file takes its place)
+      SVC_SECRET_KEY: undefined as unknown as string,
+    });
     const s = server;
     const list = async () => {
       const res = await admin(s.url, s.creds, { method: 'GET', path: 'v4/background/jobs' });
       expect(res.status).toBe(200);
       return res.json() as { nodes: { node: string; answered: boolean; jobs: ListedJob[] }[] };
     };
-    // The node's jobs: the key store watch and the object layer's (started
-    // before it serves), the identity store's re-read (once it loaded) and
-    // the capacity sampler.
+    // The node's jobs: what runs from its first moment (key files,
+    // certificates, audit log), the key store watch and the object layer's
+    // (started before it serves), the identity store's re-read (once it
+    // loaded) and the capacity sampler.
     const expected: Record<string, { after: string[]; workers: string[] }> = {
+      'root-credential-reload': { after: [], workers: ['root-credential-reload'] },
+      'tls-reload': { after: [], workers: ['tls-reload', 'tls-expiry-check'] },
+      'audit-log': { after: [], workers: ['audit-flush'] },
       'kms-watch': { after: [], workers: ['kms-watch'] },
       'drive-probe': { after: [], workers: ['drive-probe'] },
       'data-movement': { after: [], workers: ['data-movement-poll'] },
@@ -114,7 +134,7 @@ describe('a node lists every background job from its supervisor (admin API over 
     const jobs = report.nodes[0]!.jobs;
     expect(jobs.map((j) => j.name).sort()).toEqual(Object.keys(expected).sort());
     // Registration order: the object layer's jobs in start-up order.
-    expect(jobs.slice(0, 10).map((j) => j.name)).toEqual(['kms-watch', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync']);
+    expect(jobs.slice(0, 13).map((j) => j.name)).toEqual(['root-credential-reload', 'tls-reload', 'audit-log', 'kms-watch', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync']);
     for (const j of jobs) {
       const want = expected[j.name]!;
       expect(j.after, j.name).toEqual(want.after);

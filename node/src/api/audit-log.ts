@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { auditTagOf } from './audit-tag.ts';
 import { requestOrigin } from './request-origin.ts';
-import { sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../util/worker.ts';
+import { type PeriodicProgress, periodicWorker, sleepUnlessAborted, Worker, type WorkerTask, type WorkResult } from '../util/worker.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import { QueueStore } from '../notify/queue-store.ts';
@@ -147,15 +147,30 @@ export class AuditLog {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #deploymentId: () => string;
-  readonly #stopFlush: () => void;
+  /** Writes what each webhook's sink gathered to its queue every `FLUSH_MS`. */
+  readonly flusher: Worker<PeriodicProgress>;
+  #closing: Promise<void> | undefined;
 
   constructor(o: { clock: Clock; logger: Logger; deploymentId: () => string }) {
     this.#clock = o.clock;
     this.#log = o.logger;
     this.#deploymentId = o.deploymentId;
-    this.#stopFlush = o.clock.every(FLUSH_MS, () => {
-      for (const s of this.#sinks) void s.flush();
+    this.flusher = periodicWorker({
+      name: 'audit-flush',
+      everyMs: FLUSH_MS,
+      atStart: false,
+      tick: () => {
+        for (const s of this.#sinks) void s.flush();
+      },
+      clock: o.clock,
+      logger: o.logger,
     });
+    this.flusher.start();
+  }
+
+  /** The flush loop and every webhook's delivery worker. */
+  workers(): Worker<unknown>[] {
+    return [this.flusher, ...this.#sinks.map((s) => s.worker)];
   }
 
   get enabled(): boolean {
@@ -219,8 +234,14 @@ export class AuditLog {
     return this.#sinks.map((s) => ({ target: s.name, ...s.progress() }));
   }
 
-  async close(): Promise<void> {
-    this.#stopFlush();
+  /** Flushes and stops every webhook; once (later calls wait for the first). */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.flusher.stop();
     for (const s of this.#sinks) await s.close();
   }
 }

@@ -9,8 +9,11 @@
  * object layer closes (nothing writes after its drives and locks are gone).
  */
 import { type Job, type JobWorker, workerJob } from '../background/supervisor.ts';
+import type { AuditLog } from '../api/audit-log.ts';
 import type { DataMovement } from '../object/movement/data-movement.ts';
 import type { ServerPools } from '../object/server-pools.ts';
+import type { CertificateStore } from '../tls/cert-store.ts';
+import type { RootCredentialSource } from '../util/root-credential.ts';
 import type { PeriodicProgress, Worker } from '../util/worker.ts';
 import type { IamService } from './iam-service.ts';
 import type { NotifyPlane } from './notify-plane.ts';
@@ -54,4 +57,21 @@ export function iamRefreshJob(iam: IamService): Job {
 /** Used raw capacity of this node's drives, sampled while the metrics listen. */
 export function capacityJob(sampler: Worker<PeriodicProgress>): Job {
   return workerJob('capacity-sampling', 'samples the used raw capacity of this node\'s drives for the metrics', sampler);
+}
+
+/**
+ * What runs from the node's first moment, its loops begun with it (the
+ * root credential's key files, the certificate directory, the audit log):
+ * registered first, so they stop after every other job.
+ */
+export function plumbingJobs(o: { rootCredential: RootCredentialSource; tls: CertificateStore | undefined; audit: AuditLog }): Job[] {
+  const out: Job[] = [];
+  const reloader = o.rootCredential.reloader;
+  if (reloader !== undefined) out.push(workerJob('root-credential-reload', 'root credential: re-reads its key files (rotation without a restart)', reloader));
+  const tls = o.tls;
+  if (tls !== undefined) {
+    out.push({ name: 'tls-reload', description: 'certificates: re-reads the certificate directory (besides its file watch) and warns of expiry', start: () => undefined, stop: async () => tls.close(), workers: () => tls.workers() });
+  }
+  out.push({ name: 'audit-log', description: "audit log: queues each request's record for its webhooks and delivers them", start: () => undefined, stop: () => o.audit.close(), workers: () => o.audit.workers() });
+  return out;
 }

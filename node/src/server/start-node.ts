@@ -39,7 +39,7 @@ import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, kmsWatchJob } from './kms.ts';
 import { NOTIFY_RELOAD_METHOD, NotifyPlane, startAuditLog } from './notify-plane.ts';
-import { bucketSyncJob, capacityJob, driveProbeJob, iamRefreshJob, movementJob, notifyJob, replicationJob } from './node-jobs.ts';
+import { bucketSyncJob, capacityJob, driveProbeJob, plumbingJobs, iamRefreshJob, movementJob, notifyJob, replicationJob } from './node-jobs.ts';
 import { ReplicationPlane } from './replication-plane.ts';
 import { type RunningServer, startServer } from './start-server.ts';
 
@@ -75,6 +75,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   );
   if (fallback !== null) log.warn({ event: 'codec_native_unavailable', reason: fallback }, 'native erasure codec unavailable; the TypeScript kernel is much slower');
 
+  // Every long-running job of this node, registered as its part comes up; the admin API lists them.
+  const jobs = new Supervisor({ logger: log });
   // The key store first: a malformed SVC_KMS_SECRET_KEY stops start-up before any disk is touched.
   const kms = createKms(config.kms, clock);
   // The certificate directory next: an unusable certificate stops start-up before any disk is touched.
@@ -95,8 +97,6 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     notifyPeers: async (generation) =>
       (await cluster.peers.broadcast(IAM_RELOAD_METHOD, { generation }, IAM_NOTIFY_TIMEOUT_MS)).map((r) => (r.error === undefined ? { peer: r.peer } : { peer: r.peer, error: r.error.message })),
   });
-  // Every long-running job of this node, registered as its part comes up; the admin API lists them.
-  const jobs = new Supervisor({ logger: log });
   let layer: ServerPools | undefined;
   let server: RunningServer | undefined;
   let deploymentId: string | undefined;
@@ -106,6 +106,9 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
   const workers: AdminWorkers = {};
   // The audit log wraps the S3 and admin handlers (every request is recorded when its response is done).
   const audit = await startAuditLog({ config, drives: [...cluster.localDrives.keys()], trust: tls?.trust, deploymentId: () => deploymentId ?? '', clock, logger: log });
+  // What runs from the start (their loops began with them): stopped after every later job.
+  for (const job of plumbingJobs({ rootCredential, tls, audit })) jobs.register(job);
+  await jobs.start();
   const admin = createAdminPlane({
     config,
     cluster,
@@ -270,10 +273,8 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       },
     });
   } catch (err) {
-    rootCredential.close();
-    await audit.close();
+    await jobs.stop();
     await cluster.close();
-    tls?.close();
     throw err;
   }
   cluster.attachReadiness(server.readiness);
@@ -290,13 +291,11 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     objectLayer: () => layer,
     close: async (graceMs) => {
       stopHistory();
-      rootCredential.close();
       await running.close(graceMs);
-      // What started before the object layer came up (or with no layer at all) stops here.
+      // Every job not stopped with the services (all of them when no object layer came up):
+      // the root credential and certificate reloads and the audit log last.
       await jobs.stop();
-      await audit.close();
       await cluster.close();
-      tls?.close();
     },
   };
 }

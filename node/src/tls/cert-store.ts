@@ -25,6 +25,7 @@ import type { Clock } from '../util/clock.ts';
 import { type TlsCertificatesMessage, tlsCertificates } from '../util/diagnostics.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 import { allPairs, CAS_DIR, type CertificateDir, type CertificatePair, readCertificateDir } from './cert-dir.ts';
 import { serverContextOptions } from './tls-settings.ts';
 import { CLIENT_BASE, type ClientTrust, defaultCaCertificates } from './trust.ts';
@@ -97,8 +98,8 @@ export class CertificateStore {
   readonly #servers = new Set<Server>();
   readonly #listeners = new Set<(d: CertificateDir) => void>();
   readonly #watchers: FSWatcher[] = [];
-  #stopPoll: (() => void) | undefined;
-  #stopExpiry: (() => void) | undefined;
+  #poll: Worker<PeriodicProgress> | undefined;
+  #expiry: Worker<PeriodicProgress> | undefined;
   #debounce: ReturnType<typeof setTimeout> | undefined;
   #reloading: Promise<boolean> | undefined;
   #again = false;
@@ -217,10 +218,15 @@ export class CertificateStore {
     return this.#reloading;
   }
 
+  /** The directory's re-read (polled besides the file watch) and the expiry check. */
+  workers(): Worker<PeriodicProgress>[] {
+    return [this.#poll, this.#expiry].filter((w): w is Worker<PeriodicProgress> => w !== undefined);
+  }
+
   close(): void {
     this.#closed = true;
-    this.#stopPoll?.();
-    this.#stopExpiry?.();
+    void this.#poll?.stop();
+    void this.#expiry?.stop();
     if (this.#debounce !== undefined) clearTimeout(this.#debounce);
     for (const w of this.#watchers.splice(0)) w.close();
   }
@@ -289,9 +295,14 @@ export class CertificateStore {
       log.info({ event: 'tls_disabled', dir: this.dir, cas: d.cas.length }, `no public.crt and private.key in ${this.dir}: listeners serve plain HTTP`);
     }
     this.#checkExpiry();
-    this.#stopExpiry = this.#o.clock.every(this.#o.expiryCheckMs ?? 6 * 3_600_000, () => this.#checkExpiry());
+    const loop = (name: string, everyMs: number, tick: () => unknown) => {
+      const w = periodicWorker({ name, everyMs, atStart: false, tick, clock: this.#o.clock, logger: log });
+      w.start();
+      return w;
+    };
+    this.#expiry = loop('tls-expiry-check', this.#o.expiryCheckMs ?? 6 * 3_600_000, () => this.#checkExpiry());
     if (this.#o.watch === false) return;
-    this.#stopPoll = this.#o.clock.every(this.#o.pollMs ?? 5_000, () => void this.reload());
+    this.#poll = loop('tls-reload', this.#o.pollMs ?? 5_000, () => this.reload());
     this.#watchTree();
   }
 

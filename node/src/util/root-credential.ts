@@ -25,6 +25,7 @@
 import type { Clock } from './clock.ts';
 import type { Credentials } from './config.ts';
 import type { Logger } from './logger.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from './worker.ts';
 
 export interface RootCredential {
   readonly accessKey: string;
@@ -40,6 +41,8 @@ export interface RootCredentialSource {
   lookup(accessKey: string): RootCredential | undefined;
   /** Called after every switch; returns the unsubscribe function. */
   onChange(listener: (c: RootCredential) => void): () => void;
+  /** The loop re-reading the key files (none when the credential is fixed). */
+  readonly reloader?: Worker<PeriodicProgress>;
   /** Stops re-reading the files. */
   close(): void;
 }
@@ -104,16 +107,10 @@ export function rootCredentialSource(creds: Credentials, o: RootCredentialOption
     for (const l of listeners) l(cur);
   };
 
-  let stop: (() => void) | undefined;
+  let reloader: Worker<PeriodicProgress> | undefined;
   if (creds.files !== undefined && (creds.files.accessKey !== undefined || creds.files.secretKey !== undefined)) {
-    let running = false;
-    stop = o.clock.every(o.reloadMs ?? ROOT_CREDENTIAL_RELOAD_MS, () => {
-      if (running) return;
-      running = true;
-      void check().finally(() => {
-        running = false;
-      });
-    });
+    reloader = periodicWorker({ name: 'root-credential-reload', everyMs: o.reloadMs ?? ROOT_CREDENTIAL_RELOAD_MS, atStart: false, tick: () => check(), clock: o.clock, logger: o.logger });
+    reloader.start();
   }
 
   return {
@@ -124,7 +121,8 @@ export function rootCredentialSource(creds: Credentials, o: RootCredentialOption
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    close: () => stop?.(),
+    ...(reloader !== undefined ? { reloader } : {}),
+    close: () => void reloader?.stop(),
   };
 }
 

@@ -341,14 +341,22 @@ export interface PeriodicOptions {
  */
 export function periodicWorker(o: PeriodicOptions): Worker<PeriodicProgress> {
   const progress: PeriodicProgress = { ticks: 0, failures: 0 };
-  let first = true;
   const period = () => (typeof o.everyMs === 'number' ? o.everyMs : o.everyMs());
+  // When the next round is due: one period after the start (or after the
+  // last round ended), measured from the moment `start()` was called, so a
+  // clock moved right after it still finds the round due.
+  let dueAt = 0;
+  let run: number | undefined;
   const task: WorkerTask<PeriodicProgress> = {
     name: o.name,
     work: async (signal) => {
-      if (first) {
-        first = false;
-        if (o.atStart === false) return 'idle';
+      const startedAt = worker.status().startedAt ?? o.clock.now();
+      if (run !== startedAt) {
+        run = startedAt;
+        if (o.atStart === false) {
+          dueAt = startedAt + period();
+          return 'idle';
+        }
       }
       progress.ticks++;
       try {
@@ -358,10 +366,12 @@ export function periodicWorker(o: PeriodicOptions): Worker<PeriodicProgress> {
         progress.lastError = describe(err);
         o.logger.warn({ event: 'periodic_tick_failed', worker: o.name, err }, `${o.name}: a periodic round failed; the next one tries again`);
       }
+      dueAt = o.clock.now() + period();
       return 'idle';
     },
-    waitForWork: (signal) => sleepUnlessAborted(o.clock, period(), signal),
+    waitForWork: (signal) => sleepUnlessAborted(o.clock, dueAt - o.clock.now(), signal),
     progress: () => ({ ...progress }),
   };
-  return new Worker(task, { clock: o.clock, logger: o.logger });
+  const worker = new Worker(task, { clock: o.clock, logger: o.logger });
+  return worker;
 }
