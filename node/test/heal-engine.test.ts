@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Healer } from '../src/object/heal/healer.ts';
+import { Healer } from '../src/background/heal/healer.ts';
 import type { ServerPools } from '../src/object/server-pools.ts';
 import { decodeXlMeta } from '../src/storage/xl-meta.ts';
 import { systemClock } from '../src/util/clock.ts';

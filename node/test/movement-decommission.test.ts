@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { objectPath } from '../src/storage/object-path.ts';
 import { putDataFromBuffer } from '../src/object/put-data.ts';
 import type { ServerPools } from '../src/object/server-pools.ts';
-import type { DataMovement } from '../src/object/movement/data-movement.ts';
+import type { DataMovement } from '../src/background/movement/data-movement.ts';
 import { PoolRecords } from '../src/object/records/store.ts';
 import { bytes, put } from './engine-helpers.ts';
 import { codeOf } from './helpers/error-code.ts';

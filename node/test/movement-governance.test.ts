@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DataMovement } from '../src/object/movement/data-movement.ts';
+import type { DataMovement } from '../src/background/movement/data-movement.ts';
 import { putDataFromBuffer } from '../src/object/put-data.ts';
 import { bytes } from './engine-helpers.ts';
 import { codeOf } from './helpers/error-code.ts';

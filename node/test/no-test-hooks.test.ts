@@ -15,7 +15,7 @@ const root = join(import.meta.dirname, '..', '..');
 
 /** Production hook options, each with why it is not a test seam. */
 const ALLOWED_HOOKS = new Map<string, string>([
-  ['node/src/object/scanner/scanner.ts', 'ScannerOptions.hooks: per-object work of the scanner cycle (the lifecycle executor)'],
+  ['node/src/background/scanner.ts', 'ScannerOptions.hooks: per-object work of the scanner cycle (the lifecycle executor)'],
   ['node/src/object/post-commit.ts', 'combineHooks(hooks): the post-commit consumers (notifications, replication) asked as one'],
   ['node/src/object/server-pools.ts', '#hooks: the post-commit consumers by slot (notifications, replication), registered by the server'],
 ]);
@@ -74,7 +74,7 @@ describe('no test hooks in production classes', () => {
     `;
     const found = findTestHooks('node/src/sample.ts', sample).map((f) => f.name);
     expect(found).toEqual(['hooks', 'commitHooks', 'faultInjector', 'testDelay', 'hooks']);
-    expect(findTestHooks('node/src/object/scanner/scanner.ts', 'interface ScannerOptions { hooks?: readonly unknown[] }')).toEqual([]);
+    expect(findTestHooks('node/src/background/scanner.ts', 'interface ScannerOptions { hooks?: readonly unknown[] }')).toEqual([]);
   });
 
   it('node/src and operator/src declare none', () => {

@@ -28,7 +28,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LifecycleExecutor } from '../src/object/lifecycle/executor.ts';
+import { LifecycleExecutor } from '../src/background/lifecycle-executor.ts';
 import { type LifecycleActionMessage, lifecycleAction } from '../src/util/diagnostics.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { decodeXlMeta } from '../src/storage/xl-meta.ts';

@@ -14,14 +14,14 @@ import type { HealConfig } from '../util/heal-config.ts';
 import { SPEED_TRANQUILITY } from '../util/heal-config.ts';
 import type { Logger } from '../util/logger.ts';
 import type { HealingDrives, HealWorker } from '../object/admin/services.ts';
-import { LifecycleExecutor } from '../object/lifecycle/executor.ts';
-import { Scanner, type ScannerProgress } from '../object/scanner/scanner.ts';
-import { readUsage, type UsageReport } from '../object/scanner/usage.ts';
+import { LifecycleExecutor } from './lifecycle-executor.ts';
+import { Scanner, type ScannerProgress } from './scanner.ts';
+import { readUsage, type UsageReport } from '../object/usage.ts';
 import type { ServerPools } from '../object/server-pools.ts';
-import { BackgroundHeal, type BackgroundHealProgress } from '../object/heal/background.ts';
-import { DriveHealer } from '../object/heal/drive-healer.ts';
-import { Healer } from '../object/heal/healer.ts';
-import { HealSequences } from '../object/heal/sequences.ts';
+import { BackgroundHeal, type BackgroundHealProgress } from './heal/background.ts';
+import { DriveHealer } from './heal/drive-healer.ts';
+import { Healer } from './heal/healer.ts';
+import { HealSequences } from './heal/sequences.ts';
 import { Supervisor, workerJob } from './supervisor.ts';
 
 export interface HealingOptions {

@@ -14,7 +14,7 @@ import type { RpcService } from './rpc-server.ts';
 
 export const MOVEMENT_NOTICE_METHOD = 'movementNotice';
 
-/** Structurally `object/movement/context.ts`'s `MovementNotice` (the cluster layer does not import the object layer). */
+/** Structurally `background/movement/context.ts`'s `MovementNotice` (the cluster layer does not import the object layer). */
 export type MovementNoticeWire = { kind: 'state' } | { kind: 'rebalance-start'; id: string } | { kind: 'rebalance-stop'; id: string };
 
 export function decodeMovementNotice(args: unknown): MovementNoticeWire {

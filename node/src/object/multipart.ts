@@ -418,7 +418,7 @@ export class Multipart {
     for (const set of pool.sets) yield* this.#uploadsIn(set);
   }
 
-  /** Uploads still open on `pool` (a drained pool waits for them; see object/movement/). */
+  /** Uploads still open on `pool` (a drained pool waits for them; see background/movement/). */
   async openUploads(pool: Pool): Promise<number> {
     let n = 0;
     for await (const _ of this.#uploadsOn(pool)) n++;

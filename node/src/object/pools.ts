@@ -124,7 +124,7 @@ export class Pools {
    * fence): writes of keys that live there still apply there.
    *
    * In-memory and per node: the data-movement workers apply it on every
-   * node from `pool.bin` and `rebalance.bin` (`object/movement/`).
+   * node from `pool.bin` and `rebalance.bin` (`background/movement/`).
    */
   setAdmission(pool: number, admitting: boolean, reason = 'closed', opts: { existingKeys?: boolean } = {}): void {
     if (!this.list[pool]) throw new SvcError('InvalidArgument', `no pool ${pool}`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { code, codeOf } from '../../test/helpers/error-code.ts';
 import { ManualClock } from '../util/clock.ts';
 import { BucketQuotas, decodeQuota, encodeQuota, parseQuotaRequest } from './quota.ts';
-import type { UsageReport } from './scanner/usage.ts';
+import type { UsageReport } from './usage.ts';
 
 const body = (v: unknown) => Buffer.from(JSON.stringify(v));
 

@@ -20,7 +20,7 @@
  */
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
-import type { UsageReport } from './scanner/usage.ts';
+import type { UsageReport } from './usage.ts';
 
 export interface BucketQuota {
   /** Hard limit in bytes (> 0). */

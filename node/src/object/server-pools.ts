@@ -67,7 +67,7 @@ import type {
 
 export type { PoolAdmission, PoolSpec } from './pools.ts';
 
-/** What the data-movement workers (`object/movement/`) use of the layer. */
+/** What the data-movement workers (`background/movement/`) use of the layer. */
 export interface MovementSupport {
   readonly pools: Pools;
   readonly mover: ObjectMover;
@@ -372,7 +372,7 @@ export class ServerPools implements ObjectLayer {
     return this.#multipart.listMultipartUploads(bucket, opts);
   }
 
-  // ---- lifecycle (executed by the scanner: lifecycle/executor.ts)
+  // ---- lifecycle (executed by the scanner: background/lifecycle-executor.ts)
 
   /** Applies lifecycle rules to one object under its lock, from a fresh quorum read (see `lifecycle/apply.ts`). */
   async applyLifecycle(bucket: string, key: string, config: LifecycleConfig, now: number): Promise<LifecycleOutcome> {

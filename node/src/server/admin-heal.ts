@@ -5,9 +5,9 @@
  * recovery tracker, read from the drive itself, plus drives waiting without
  * one), and the data usage server info shows.
  */
-import { type DriveTracker, decodeTracker, slotKey, TRACKER_FILE } from '../object/heal/drive-healer.ts';
+import { type DriveTracker, decodeTracker, slotKey, TRACKER_FILE } from '../background/heal/drive-healer.ts';
 import type { LocalHealInfo } from '../background/healing.ts';
-import type { UsageReport } from '../object/scanner/usage.ts';
+import type { UsageReport } from '../object/usage.ts';
 import {
   type BgHealSet,
   type BgHealState,

@@ -42,9 +42,9 @@ import {
 import { readQuorum, writeQuorum } from '../object/quorum.ts';
 import { PoolRecords } from '../object/records/store.ts';
 import type { LocalHealInfo } from '../background/healing.ts';
-import { tokenNode } from '../object/heal/sequences.ts';
+import { tokenNode } from '../background/heal/sequences.ts';
 import { type BucketQuotas, encodeQuota } from '../object/quota.ts';
-import type { UsageReport } from '../object/scanner/usage.ts';
+import type { UsageReport } from '../object/usage.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import { SYS_VOL } from '../storage/drive.ts';
 import { endpointHostPort, type PoolLayout } from 'svc-topology';

@@ -1,5 +1,5 @@
 /**
- * Composes data movement (decommission and rebalance, `object/movement/`)
+ * Composes data movement (decommission and rebalance, `background/movement/`)
  * for one node: the object layer, the records, which pools this node leads
  * (the node of a pool's first endpoint, the same node the admin API forwards
  * that pool's mutations to), the configured concurrency, and the peer
@@ -7,7 +7,7 @@
  */
 import { movementBroadcaster } from '../cluster/movement-peer.ts';
 import type { ClusterNode } from '../cluster/cluster-node.ts';
-import { DataMovement } from '../object/movement/data-movement.ts';
+import { DataMovement } from '../background/movement/data-movement.ts';
 import { PoolRecords } from '../object/records/store.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import type { Clock } from '../util/clock.ts';

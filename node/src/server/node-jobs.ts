@@ -10,7 +10,7 @@
  */
 import { type Job, type JobWorker, workerJob } from '../background/supervisor.ts';
 import type { AuditLog } from '../api/audit-log.ts';
-import type { DataMovement } from '../object/movement/data-movement.ts';
+import type { DataMovement } from '../background/movement/data-movement.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import type { CertificateStore } from '../tls/cert-store.ts';
 import type { RootCredentialSource } from '../util/root-credential.ts';

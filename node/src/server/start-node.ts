@@ -20,7 +20,7 @@ import { hashService } from '../erasure/hash-service.ts';
 import { CertificateStore } from '../tls/cert-store.ts';
 import { codecFallbackReason, codecKernel } from '../erasure/index.ts';
 import { createObjectLayer } from '../object/index.ts';
-import type { DataMovement } from '../object/movement/data-movement.ts';
+import type { DataMovement } from '../background/movement/data-movement.ts';
 import { BucketQuotas } from '../object/quota.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import type { Clock } from '../util/clock.ts';

@@ -188,7 +188,7 @@ export interface ScannerCycleMessage {
 export const scannerObject = dc.channel('svc:scanner:object');
 export const scannerCycle = dc.channel('svc:scanner:cycle');
 
-// ---- lifecycle (published by object/lifecycle/executor.ts on scanner cycles)
+// ---- lifecycle (published by background/lifecycle-executor.ts on scanner cycles)
 
 /** What lifecycle did (the `outcome` label of `svc.lifecycle.actions`). */
 export type LifecycleActionOutcome = 'version_deleted' | 'delete_marker_added' | 'delete_marker_removed' | 'kept_locked' | 'upload_aborted' | 'error';

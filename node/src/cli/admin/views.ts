@@ -12,7 +12,7 @@ import type {
   RebalanceStatus,
   ServerInfoMessage,
 } from '../../object/admin/types.ts';
-import { PARTICIPATE_MARGIN } from '../../object/movement/rebalance-plan.ts';
+import { PARTICIPATE_MARGIN } from '../../background/movement/rebalance-plan.ts';
 import { formatBytes, formatDuration, formatPercent, formatRate, formatTime, keyValues, progressBar, table } from './format.ts';
 
 export function poolListView(pools: readonly PoolStatus[]): string {

@@ -56,7 +56,7 @@ export interface RebalancePoolEntry {
   /**
    * Usable capacity, and capacity minus the usable bytes in use, when the
    * rebalance started: the cluster's mean fill (the target) is computed from
-   * them (`object/movement/rebalance-plan.ts`).
+   * them (`background/movement/rebalance-plan.ts`).
    */
   initFreeSpace: number;
   initCapacity: number;

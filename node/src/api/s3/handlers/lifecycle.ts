@@ -3,7 +3,7 @@
  * (the XML document ⇄ the rules engine's configuration,
  * `object/lifecycle/rules.ts`) and the `x-amz-expiration` header of a current
  * version. The background scanner executes the rules (see
- * `object/lifecycle/executor.ts`).
+ * `background/lifecycle-executor.ts`).
  */
 import { decodeLifecycle, encodeLifecycle, expiryOf, type LifecycleConfig, type LifecycleFilter, type LifecycleRule, validateLifecycle } from '../../../object/lifecycle/rules.ts';
 import type { ObjectInfo } from '../../../object/types.ts';

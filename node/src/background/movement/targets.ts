@@ -9,9 +9,9 @@
  */
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
-import type { MoveTargetChooser } from '../object-move.ts';
-import type { Pool } from '../pools.ts';
-import type { PoolCapacity } from '../types.ts';
+import type { MoveTargetChooser } from '../../object/object-move.ts';
+import type { Pool } from '../../object/pools.ts';
+import type { PoolCapacity } from '../../object/types.ts';
 
 export interface TargetChooserOptions {
   capacity(): Promise<PoolCapacity[]>;

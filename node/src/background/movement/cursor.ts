@@ -14,10 +14,10 @@
  * for the walk that proves the pool empty (`drain.ts`).
  */
 import type { Clock } from '../../util/clock.ts';
-import type { ErasureSet } from '../erasure-set.ts';
-import { mergeSorted } from '../list-merge.ts';
-import { type NamespaceEntry, walkSet } from '../namespace-walk.ts';
-import type { Pool } from '../pools.ts';
+import type { ErasureSet } from '../../object/erasure-set.ts';
+import { mergeSorted } from '../../object/list-merge.ts';
+import { type NamespaceEntry, walkSet } from '../../object/namespace-walk.ts';
+import type { Pool } from '../../object/pools.ts';
 import { sleepUnlessAborted } from '../../util/worker.ts';
 
 /** A key of a pool with every drive's view of it (from its set). */

@@ -28,9 +28,9 @@ import {
 } from '../../erasure/index.ts';
 import { type FileVersion, type PartRecord, SYS_VOL } from '../../storage/drive.ts';
 import { hasCode, SvcError } from '../../util/errors.ts';
-import { type ErasureSet, framePool } from '../erasure-set.ts';
-import { ShardPipe } from '../shard-pipe.ts';
-import { ShardReaders } from '../shard-readers.ts';
+import { type ErasureSet, framePool } from '../../object/erasure-set.ts';
+import { ShardPipe } from '../../object/shard-pipe.ts';
+import { ShardReaders } from '../../object/shard-readers.ts';
 
 /** Sources that failed while read (their slots). */
 export class SourceFailure extends Error {

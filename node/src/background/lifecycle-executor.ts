@@ -16,14 +16,14 @@
  * are rounded up to midnight UTC, as S3 does), so at most one scanner
  * interval plus the time a cycle takes to reach the object.
  */
-import type { FileVersion } from '../../storage/drive.ts';
-import { toSvcError } from '../../util/errors.ts';
-import { type LifecycleActionMessage, type LifecycleActionOutcome, lifecycleAction } from '../../util/diagnostics.ts';
-import type { Logger } from '../../util/logger.ts';
-import type { ScannerHook } from '../scanner/scanner.ts';
-import type { BucketMetadata, MultipartUploadInfo } from '../types.ts';
-import { type LifecycleOutcome, versionFacts } from './apply.ts';
-import { decodeLifecycle, hasObjectRules, hasUploadRules, type LifecycleConfig, selectUpload, selectVersions } from './rules.ts';
+import type { FileVersion } from '../storage/drive.ts';
+import { toSvcError } from '../util/errors.ts';
+import { type LifecycleActionMessage, type LifecycleActionOutcome, lifecycleAction } from '../util/diagnostics.ts';
+import type { Logger } from '../util/logger.ts';
+import type { ScannerHook } from './scanner.ts';
+import type { BucketMetadata, MultipartUploadInfo } from '../object/types.ts';
+import { type LifecycleOutcome, versionFacts } from '../object/lifecycle/apply.ts';
+import { decodeLifecycle, hasObjectRules, hasUploadRules, type LifecycleConfig, selectUpload, selectVersions } from '../object/lifecycle/rules.ts';
 
 /** What the executor needs of the object layer (`ServerPools`). */
 export interface LifecycleLayer {

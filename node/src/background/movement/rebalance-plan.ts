@@ -9,9 +9,9 @@
  * rebalance completes at once, having moved nothing; every pool says
  * `participating: false` (not an error: `lastError` stays empty).
  */
-import { usableUsed } from '../admin/data-movement-admin.ts';
-import { emptyProgress, emptyStopPropagation, type RebalanceMeta } from '../records/rebalance-meta.ts';
-import type { PoolCapacity } from '../types.ts';
+import { usableUsed } from '../../object/admin/data-movement-admin.ts';
+import { emptyProgress, emptyStopPropagation, type RebalanceMeta } from '../../object/records/rebalance-meta.ts';
+import type { PoolCapacity } from '../../object/types.ts';
 
 /** A pool this far (fraction of its capacity) above the mean fill takes part. */
 export const PARTICIPATE_MARGIN = 0.02;

@@ -18,12 +18,12 @@
 import { type Drive, SYS_VOL } from '../../storage/drive.ts';
 import type { Clock } from '../../util/clock.ts';
 import { hasCode, toSvcError } from '../../util/errors.ts';
-import { bucketRecordPath, makePoolVolumes } from '../bucket-sync.ts';
-import { type BucketRecord, encodeBucketRecord } from '../buckets.ts';
-import { MemberDrive } from '../member-drive.ts';
-import { SYS_SKIP, walkSet } from '../namespace-walk.ts';
-import type { Pools } from '../pools.ts';
-import type { SysRecords } from '../sys-records.ts';
+import { bucketRecordPath, makePoolVolumes } from '../../object/bucket-sync.ts';
+import { type BucketRecord, encodeBucketRecord } from '../../object/buckets.ts';
+import { MemberDrive } from '../../object/member-drive.ts';
+import { SYS_SKIP, walkSet } from '../../object/namespace-walk.ts';
+import type { Pools } from '../../object/pools.ts';
+import type { SysRecords } from '../../object/sys-records.ts';
 import { type HealEngine, healObject } from './heal-object.ts';
 import type { DriveState } from './plan.ts';
 import type { HealDrive, HealResult } from './types.ts';

@@ -8,8 +8,8 @@
  * (a set scanned by another node after its owner went away is counted
  * once).
  */
-import { SvcError } from '../../util/errors.ts';
-import type { SysRecords } from '../sys-records.ts';
+import { SvcError } from '../util/errors.ts';
+import type { SysRecords } from './sys-records.ts';
 
 export interface BucketUsage {
   objects: number;

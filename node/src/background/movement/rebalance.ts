@@ -22,11 +22,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '../../util/errors.ts';
-import { clusterFacts, type PoolDescriptor } from '../admin/data-movement-admin.ts';
-import { checkRebalanceStart } from '../admin/data-movement-rules.ts';
-import type { RebalanceWorker } from '../admin/services.ts';
-import { projectPoolMeta } from '../records/pool-meta.ts';
-import { type RebalanceMeta, rebalanceRunning } from '../records/rebalance-meta.ts';
+import { clusterFacts, type PoolDescriptor } from '../../object/admin/data-movement-admin.ts';
+import { checkRebalanceStart } from '../../object/admin/data-movement-rules.ts';
+import type { RebalanceWorker } from '../../object/admin/services.ts';
+import { projectPoolMeta } from '../../object/records/pool-meta.ts';
+import { type RebalanceMeta, rebalanceRunning } from '../../object/records/rebalance-meta.ts';
 import { Worker } from '../../util/worker.ts';
 import { BackgroundTasks, errorMessage, type MovementContext, type MovementNotice } from './context.ts';
 import { planRebalance, targetFill } from './rebalance-plan.ts';

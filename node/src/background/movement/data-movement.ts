@@ -12,8 +12,8 @@
  * seconds. Refreshes are serialized; a record that cannot be read leaves
  * the admission as it was (a pool is never reopened on a read failure).
  */
-import type { PoolDescriptor } from '../admin/data-movement-admin.ts';
-import type { DecommissionWorker, RebalanceWorker } from '../admin/services.ts';
+import type { PoolDescriptor } from '../../object/admin/data-movement-admin.ts';
+import type { DecommissionWorker, RebalanceWorker } from '../../object/admin/services.ts';
 import { admissionPlan, applyAdmission } from './admission.ts';
 import { errorMessage, type MovementContext, type MovementNotice, type MovementPeers } from './context.ts';
 import { Decommissioner } from './decommission.ts';

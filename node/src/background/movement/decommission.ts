@@ -13,11 +13,11 @@
  * ends the next pool's leader picks it up, and a restarted node resumes the
  * non-terminal entry it leads (terminal entries are skipped).
  */
-import { clusterFacts, type PoolDescriptor } from '../admin/data-movement-admin.ts';
-import { checkDecommissionStart } from '../admin/data-movement-rules.ts';
-import type { DecommissionWorker } from '../admin/services.ts';
-import type { Pool } from '../pools.ts';
-import { type ConfiguredPoolMeta, isTerminal, type PoolMeta, projectPoolMeta, queuedEntry, withPoolEntries } from '../records/pool-meta.ts';
+import { clusterFacts, type PoolDescriptor } from '../../object/admin/data-movement-admin.ts';
+import { checkDecommissionStart } from '../../object/admin/data-movement-rules.ts';
+import type { DecommissionWorker } from '../../object/admin/services.ts';
+import type { Pool } from '../../object/pools.ts';
+import { type ConfiguredPoolMeta, isTerminal, type PoolMeta, projectPoolMeta, queuedEntry, withPoolEntries } from '../../object/records/pool-meta.ts';
 import { SvcError } from '../../util/errors.ts';
 import { Worker } from '../../util/worker.ts';
 import { BackgroundTasks, type MovementContext } from './context.ts';

@@ -25,9 +25,9 @@
  * space) is persisted in `pool.bin` while it runs and when it ends; the
  * entry's state changes only while it is `active` (a cancel wins).
  */
-import { poolCapacity } from '../capacity.ts';
-import type { Pool } from '../pools.ts';
-import { type DecommissionEntry, withPoolEntries } from '../records/pool-meta.ts';
+import { poolCapacity } from '../../object/capacity.ts';
+import type { Pool } from '../../object/pools.ts';
+import { type DecommissionEntry, withPoolEntries } from '../../object/records/pool-meta.ts';
 import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../../util/worker.ts';
 import { errorMessage, isUnresolved, type MovementContext } from './context.ts';
 import { BucketCursor, type PoolEntry } from './cursor.ts';

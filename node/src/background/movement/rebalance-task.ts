@@ -13,9 +13,9 @@
  * worker's `stop()`) ends the task with the state `stopped`, keeping every
  * move made.
  */
-import { poolCapacity } from '../capacity.ts';
-import type { Pool } from '../pools.ts';
-import { MAX_REBALANCE_WARNINGS, type RebalancePoolEntry, type RebalanceWarning } from '../records/rebalance-meta.ts';
+import { poolCapacity } from '../../object/capacity.ts';
+import type { Pool } from '../../object/pools.ts';
+import { MAX_REBALANCE_WARNINGS, type RebalancePoolEntry, type RebalanceWarning } from '../../object/records/rebalance-meta.ts';
 import { sleepUnlessAborted, type WorkerStatus, type WorkerTask, type WorkResult } from '../../util/worker.ts';
 import { errorMessage, type MovementContext } from './context.ts';
 import { BucketCursor, type PoolEntry } from './cursor.ts';

@@ -6,9 +6,9 @@
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { PoolRecords } from '../records/store.ts';
-import type { MovementSupport } from '../server-pools.ts';
-import type { BucketInfo, PoolCapacity } from '../types.ts';
+import type { PoolRecords } from '../../object/records/store.ts';
+import type { MovementSupport } from '../../object/server-pools.ts';
+import type { BucketInfo, PoolCapacity } from '../../object/types.ts';
 import type { AdmissionTarget } from './admission.ts';
 
 /** The object layer as the workers see it (`ServerPools` implements it). */

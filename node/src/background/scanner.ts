@@ -31,17 +31,17 @@
  * stops the cycle.
  */
 import { createHash } from 'node:crypto';
-import { type FileVersion, SYS_VOL } from '../../storage/drive.ts';
-import type { Clock } from '../../util/clock.ts';
-import { scannerCycle, scannerObject } from '../../util/diagnostics.ts';
-import { toSvcError } from '../../util/errors.ts';
-import type { Logger } from '../../util/logger.ts';
-import type { BackgroundHeal } from '../heal/background.ts';
-import type { Healer } from '../heal/healer.ts';
-import { classifySlot, voteObject } from '../heal/plan.ts';
-import { type NamespaceEntry, SYS_SKIP, walkSet } from '../namespace-walk.ts';
-import { sleepUnlessAborted, Worker, type WorkResult } from '../../util/worker.ts';
-import { type BucketUsage, emptyBucketUsage, type SetUsage, type UsageRecord, usageRecordPath } from './usage.ts';
+import { type FileVersion, SYS_VOL } from '../storage/drive.ts';
+import type { Clock } from '../util/clock.ts';
+import { scannerCycle, scannerObject } from '../util/diagnostics.ts';
+import { toSvcError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { BackgroundHeal } from './heal/background.ts';
+import type { Healer } from './heal/healer.ts';
+import { classifySlot, voteObject } from './heal/plan.ts';
+import { type NamespaceEntry, SYS_SKIP, walkSet } from '../object/namespace-walk.ts';
+import { sleepUnlessAborted, Worker, type WorkResult } from '../util/worker.ts';
+import { type BucketUsage, emptyBucketUsage, type SetUsage, type UsageRecord, usageRecordPath } from '../object/usage.ts';
 
 export interface ScannerProgress {
   cycles: number;

@@ -23,13 +23,13 @@
  * `root-heal-<id>.json` under `.svc.sys` and resumed at the next start.
  */
 import { randomUUID } from 'node:crypto';
-import type { HealStartSuccess, HealTaskStatus } from '../admin/types.ts';
-import { rfc3339 } from '../admin/types.ts';
-import type { HealCall, HealWorker } from '../admin/services.ts';
+import type { HealStartSuccess, HealTaskStatus } from '../../object/admin/types.ts';
+import { rfc3339 } from '../../object/admin/types.ts';
+import type { HealCall, HealWorker } from '../../object/admin/services.ts';
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { SysRecords } from '../sys-records.ts';
+import type { SysRecords } from '../../object/sys-records.ts';
 import type { Healer } from './healer.ts';
 import { HealSequence, scopePath, type SequenceState, type SetFormatHealer } from './sequence.ts';
 

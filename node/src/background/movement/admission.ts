@@ -15,8 +15,8 @@
  *
  * Pure, plus `applyAdmission` which sets it on a node's pools.
  */
-import { type PoolMeta, projectPoolMeta } from '../records/pool-meta.ts';
-import type { RebalanceMeta } from '../records/rebalance-meta.ts';
+import { type PoolMeta, projectPoolMeta } from '../../object/records/pool-meta.ts';
+import type { RebalanceMeta } from '../../object/records/rebalance-meta.ts';
 
 export interface PoolAdmissionPlan {
   pool: number;

@@ -22,11 +22,11 @@
  * graceful shutdown is persisted (`root-heal-<id>.json` under `.svc.sys`)
  * and resumes from it on the next start.
  */
-import type { HealOpts, HealProgress, HealResultItem, HealTaskStatus } from '../admin/types.ts';
-import { nanos, rfc3339 } from '../admin/types.ts';
+import type { HealOpts, HealProgress, HealResultItem, HealTaskStatus } from '../../object/admin/types.ts';
+import { nanos, rfc3339 } from '../../object/admin/types.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Logger } from '../../util/logger.ts';
-import { walkSet } from '../namespace-walk.ts';
+import { walkSet } from '../../object/namespace-walk.ts';
 import { sleepUnlessAborted, Worker, type WorkerStatus, type WorkResult } from '../../util/worker.ts';
 import type { Healer } from './healer.ts';
 import type { HealResult } from './types.ts';

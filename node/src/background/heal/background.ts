@@ -24,7 +24,7 @@ import type { Drive } from '../../storage/drive.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { HealTaskType } from '../../util/diagnostics.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { MrfEntry, MrfQueue } from '../mrf.ts';
+import type { MrfEntry, MrfQueue } from '../../object/mrf.ts';
 import { sleepUnlessAborted, Worker, type WorkResult } from '../../util/worker.ts';
 import type { Healer } from './healer.ts';
 import { NO_PARITY } from './plan.ts';

@@ -26,7 +26,7 @@
 import { BLOCK_SIZE } from '../../erasure/index.ts';
 import type { FileVersion, PartState } from '../../storage/drive.ts';
 import { hasCode } from '../../util/errors.ts';
-import { groupVersions, metaKey, type SlotMeta, type VersionGroup } from '../quorum.ts';
+import { groupVersions, metaKey, type SlotMeta, type VersionGroup } from '../../object/quorum.ts';
 
 /** A drive's state for one object (HealResultItem `state`). */
 export type DriveState = 'ok' | 'missing' | 'corrupt' | 'offline';
