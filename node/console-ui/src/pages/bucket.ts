@@ -529,7 +529,16 @@ export function renderBucket(main: HTMLElement, route: Route): void {
       'contents-title',
       searchForm,
       h('p', { class: 'check' }, showVersions, ' ', h('label', { for: 'show-versions' }, 'Show versions and deleted objects'), h('span', { class: 'hint' }, ' (every version and delete marker, newest first)')),
-      h('div', { class: 'button-row bulk-bar' }, h('span', { class: 'check' }, selectAll, ' ', h('label', { for: 'select-all' }, 'Select all on this page')), deleteSelected, zipSelected, selectionCount),
+      h(
+        'div',
+        { class: 'button-row bulk-bar' },
+        h('span', { class: 'check' }, selectAll, ' ', h('label', { for: 'select-all' }, 'Select all on this page')),
+        deleteSelected,
+        zipSelected,
+        // inside a folder: all of it, every page and every folder below
+        prefix === '' ? null : h('button', { type: 'button', class: 'button', id: 'zip-this-folder', onclick: () => void downloadZip({ prefix }) }, 'Download this folder as ZIP'),
+        selectionCount,
+      ),
       listing,
     ),
     section('Data protection', 'governance-title', governance),
