@@ -90,7 +90,7 @@ export interface DriveIssueReport {
  */
 export function writeBlockedSets(pools: readonly Pool[], issues: readonly DriveIssueReport[]): { pool: number; set: number; why: string; full: boolean }[] {
   const out: { pool: number; set: number; why: string; full: boolean }[] = [];
-  // Every PUT asks (server-pools.ts): with no drive reporting an issue no set is blocked, without walking them.
+  // Every PUT asks (object-writes.ts): with no drive reporting an issue no set is blocked, without walking them.
   if (issues.length === 0) return out;
   for (const pool of pools) {
     const k = pool.width - pool.standardParity;
