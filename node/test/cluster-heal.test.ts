@@ -44,7 +44,8 @@ async function recovered(k: number, ep: string): Promise<ReplacementRecoveryStat
       const r = (await admin(c.url(k), creds(), { method: 'GET', path: 'v4/heal/replacement-recovery' })).json() as ReplacementRecoveryStatus;
       return r.instances.find((i) => i.endpoint === ep)?.state === 'completed' ? r : undefined;
     },
-    90_000,
+    // 6-7 s on a quiet machine; a full suite at load 14 once took over 90 s
+    150_000,
     300,
   );
 }
