@@ -15,8 +15,10 @@ export type { ErasureCodec } from './codec.ts';
 export {
   BLOCK_SIZE,
   decodeStripe,
+  encodeFilledFramedStripe,
   encodeFramedStripe,
   encodeStripe,
+  fillFramedStripe,
   type FramedStripe,
   framedStripeBufferSize,
   frameStride,

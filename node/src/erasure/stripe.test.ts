@@ -5,8 +5,10 @@ import { createTsCodec } from './codec-ts.ts';
 import {
   BLOCK_SIZE,
   decodeStripe,
+  encodeFilledFramedStripe,
   encodeFramedStripe,
   encodeStripe,
+  fillFramedStripe,
   framedStripeBufferSize,
   shardFileDataSize,
   shardSize,
@@ -121,6 +123,39 @@ describe('stripe split and join', () => {
       { numRuns: 40 },
     );
     expect(() => encodeFramedStripe(createTsCodec(2, 2), new Uint8Array(100), new Uint8Array(10))).toThrow(
+      expect.objectContaining({ code: 'InternalError' }),
+    );
+  });
+
+  it('a stripe filled piece by piece encodes to the frames encodeFramedStripe gives (full and short blocks)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom([2, 2], [4, 2], [3, 1], [5, 3]),
+        fc.integer({ min: 1, max: 3000 }),
+        fc.integer({ min: 0, max: 3000 }),
+        fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1, maxLength: 12 }),
+        ([k, m], blockSize, rawLen, cuts) => {
+          const codec = createTsCodec(k!, m!);
+          const len = Math.min(rawLen, blockSize);
+          const block = Buffer.from(Array.from({ length: len }, (_, i) => (i * 7 + k!) & 0xff));
+          // A reused buffer full of stale bytes: padding must not leak them into the frames.
+          const buf = new Uint8Array(framedStripeBufferSize(codec, blockSize)).fill(0xcc);
+          let at = 0;
+          for (let c = 0; at < len; c++) {
+            const take = Math.min(cuts[c % cuts.length]!, len - at);
+            fillFramedStripe(codec, buf, blockSize, at, block.subarray(at, at + take));
+            at += take;
+          }
+          const got = encodeFilledFramedStripe(codec, buf, blockSize, len);
+          const want = encodeFramedStripe(codec, block);
+          expect(got.frames.length).toBe(k! + m!);
+          for (let i = 0; i < k! + m!; i++) expect(Buffer.from(got.frames[i]!).equals(Buffer.from(want.frames[i]!))).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    const codec = createTsCodec(2, 2);
+    expect(() => fillFramedStripe(codec, new Uint8Array(framedStripeBufferSize(codec, 100)), 100, 90, new Uint8Array(11))).toThrow(
       expect.objectContaining({ code: 'InternalError' }),
     );
   });

@@ -106,23 +106,83 @@ export function encodeFramedStripe(codec: ErasureCodec, block: Uint8Array, buffe
   const n = k + codec.parityShards;
   const size = shardSize(block.length, k);
   const stride = frameStride(size);
-  const buf = stripeBuffer('encodeFramedStripe', buffer, stride * n);
+  const stripe = framedViews(stripeBuffer('encodeFramedStripe', buffer, stride * n), n, stride, size);
+  for (let i = 0; i < k; i++) {
+    const start = Math.min(i * size, block.length);
+    const end = Math.min(start + size, block.length);
+    const shard = stripe.shards[i]!;
+    shard.set(block.subarray(start, end));
+    if (end - start < size) shard.fill(0, end - start);
+  }
+  return encodeFramed(codec, stripe);
+}
+
+/** The N frames of `size`-byte shards, `stride` apart in `buf`. */
+function framedViews(buf: Uint8Array, n: number, stride: number, size: number): FramedStripe {
   const frames: Uint8Array[] = new Array(n);
   const shards: Uint8Array[] = new Array(n);
   for (let i = 0; i < n; i++) {
     frames[i] = buf.subarray(i * stride, i * stride + BITROT_HASH_SIZE + size);
     shards[i] = frames[i]!.subarray(BITROT_HASH_SIZE);
   }
-  for (let i = 0; i < k; i++) {
-    const start = Math.min(i * size, block.length);
-    const end = Math.min(start + size, block.length);
-    const shard = shards[i]!;
-    shard.set(block.subarray(start, end));
-    if (end - start < size) shard.fill(0, end - start);
-  }
-  codec.encode(shards);
-  for (let i = 0; i < n; i++) bitrotHashInto(shards[i]!, frames[i]!, 0);
   return { frames, shards };
+}
+
+/** Parity of a stripe whose data shards are in place, then every frame's hash. */
+function encodeFramed(codec: ErasureCodec, stripe: FramedStripe): FramedStripe {
+  codec.encode(stripe.shards);
+  for (let i = 0; i < stripe.shards.length; i++) bitrotHashInto(stripe.shards[i]!, stripe.frames[i]!, 0);
+  return stripe;
+}
+
+/**
+ * Copies `src` to offset `at` of a block of `blockSize` bytes laid out as the
+ * data shards of `encodeFramedStripe`'s buffer for a full block: bytes land
+ * where `encodeFramedStripe(codec, block, buffer)` would copy them, so a
+ * writer can fill the stripe straight from the arriving pieces (no block
+ * buffer, no second copy). `at + src.length` must not pass `blockSize`.
+ */
+export function fillFramedStripe(codec: ErasureCodec, buffer: Uint8Array, blockSize: number, at: number, src: Uint8Array): void {
+  if (at < 0 || at + src.length > blockSize) throw new SvcError('InternalError', `fillFramedStripe: ${src.length} bytes at ${at} pass the block of ${blockSize}`);
+  const size = shardSize(blockSize, codec.dataShards);
+  const stride = frameStride(size);
+  let pos = 0;
+  while (pos < src.length) {
+    const b = at + pos;
+    const i = Math.floor(b / size);
+    const inShard = b - i * size;
+    const take = Math.min(size - inShard, src.length - pos);
+    buffer.set(src.subarray(pos, pos + take), i * stride + BITROT_HASH_SIZE + inShard);
+    pos += take;
+  }
+}
+
+/**
+ * `encodeFramedStripe` of a block already in `buffer` (`fillFramedStripe`
+ * wrote its first `blockLen` bytes of a `blockSize`-byte block's layout).
+ * A full block is encoded where it lies; a short (last) block has smaller
+ * shards, so its bytes are gathered once and laid out again.
+ */
+export function encodeFilledFramedStripe(codec: ErasureCodec, buffer: Uint8Array, blockSize: number, blockLen: number): FramedStripe {
+  const k = codec.dataShards;
+  const size = shardSize(blockSize, k);
+  const stride = frameStride(size);
+  if (blockLen !== blockSize) {
+    const block = Buffer.allocUnsafe(blockLen);
+    for (let i = 0, b = 0; b < blockLen; i++, b += size) {
+      const start = i * stride + BITROT_HASH_SIZE;
+      block.set(buffer.subarray(start, start + Math.min(size, blockLen - b)), b);
+    }
+    return encodeFramedStripe(codec, block, buffer);
+  }
+  const n = k + codec.parityShards;
+  const stripe = framedViews(stripeBuffer('encodeFilledFramedStripe', buffer, stride * n), n, stride, size);
+  // K shards of ceil(blockSize / K) bytes may hold more than the block: the last ones are zero-padded.
+  for (let i = 0; i < k; i++) {
+    const have = Math.max(0, Math.min(size, blockSize - i * size));
+    if (have < size) stripe.shards[i]!.fill(0, have);
+  }
+  return encodeFramed(codec, stripe);
 }
 
 /**

@@ -11,7 +11,8 @@ import {
   BufferPool,
   createCodec,
   decodeStripe,
-  encodeFramedStripe,
+  encodeFilledFramedStripe,
+  fillFramedStripe,
   frameRange,
   frameShardFileSize,
   framedStripeBufferSize,
@@ -21,7 +22,6 @@ import {
 } from '../erasure/index.ts';
 import { type Drive, type FileVersion, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
 import { decodeXlMeta } from '../storage/xl-meta.ts';
-import { blocks } from '../util/blocks.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { MrfQueue } from './mrf.ts';
@@ -253,6 +253,9 @@ export class ErasureSet {
     let shardBytes = 0;
     let total = 0;
     let pipes: ShardPipe[] | undefined;
+    /** The block being filled from the source, and its bytes so far. */
+    let filling: Buffer | undefined;
+    let fill = 0;
     let writes: Promise<void>[] = [];
     const errors: unknown[] = new Array(n);
 
@@ -284,14 +287,12 @@ export class ErasureSet {
 
     try {
       if (!buffering) await startWriters();
-      // encodeStripe copies each block, so one buffer serves them all.
-      for await (const block of blocks(source, Buffer.allocUnsafe(BLOCK_SIZE))) {
-        total += block.length;
-        // One pooled buffer per block holds all N frames ([hash][shard] each,
-        // encoded in place); it goes back to the pool once every drive wrote
-        // its frame (bounded by pipe depth).
-        const frameBuf = pool.acquire();
-        const framed = encodeFramedStripe(codec, block, frameBuf);
+      // One pooled buffer per block holds all N frames ([hash][shard] each): the arriving pieces
+      // are copied straight into its data shards and the block is encoded there. It goes back to
+      // the pool once every drive wrote its frame (bounded by pipe depth).
+      const dispatch = async (frameBuf: Buffer, blockLen: number): Promise<void> => {
+        total += blockLen;
+        const framed = encodeFilledFramedStripe(codec, frameBuf, BLOCK_SIZE, blockLen);
         shardBytes += framed.shards[0]!.length;
         const frames: Uint8Array[] = new Array(n);
         for (let s = 0; s < n; s++) frames[s] = framed.frames[dist[s]! - 1]!;
@@ -303,7 +304,7 @@ export class ErasureSet {
             buffering = false;
             await startWriters();
           }
-          continue;
+          return;
         }
         let refs = countAlive();
         const release = () => {
@@ -311,6 +312,32 @@ export class ErasureSet {
         };
         await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(frames[s]!, release) : undefined)));
         if (countAlive() < wq) throw writeQuorumError(errors, countAlive(), wq);
+      };
+      // Each piece is copied before the next is pulled (a source may refill its buffers).
+      try {
+        for await (const piece of source) {
+          let pos = 0;
+          while (pos < piece.length) {
+            filling ??= pool.acquire();
+            const take = Math.min(BLOCK_SIZE - fill, piece.length - pos);
+            fillFramedStripe(codec, filling, BLOCK_SIZE, fill, piece.subarray(pos, pos + take));
+            fill += take;
+            pos += take;
+            if (fill === BLOCK_SIZE) {
+              const full = filling;
+              filling = undefined;
+              fill = 0;
+              await dispatch(full, BLOCK_SIZE);
+            }
+          }
+        }
+        if (filling !== undefined && fill > 0) {
+          const last = filling;
+          filling = undefined;
+          await dispatch(last, fill);
+        }
+      } finally {
+        if (filling !== undefined) pool.release(filling);
       }
       if (size >= 0 && total !== size) throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${total}`);
     } catch (err) {

@@ -11,7 +11,6 @@ import * as fsp from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BITROT_HASH_SIZE, bitrotVerify, FrameStreamCheck, frameShardFileSize, shardFileDataSize, shardSize } from '../erasure/index.ts';
 import { nativeAddon } from '../erasure/native.ts';
-import { blocks } from '../util/blocks.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { FileVersion, PartState } from './drive.ts';
 import { type DriveFs, errno } from './local-fs.ts';
@@ -82,14 +81,6 @@ async function writeFullyAt(fh: fsp.FileHandle, buf: Buffer, len: number, pos: n
     const { bytesWritten } = await fh.write(buf, off, len - off, pos + off);
     if (bytesWritten === 0) throw new SvcError('InternalError', 'write(2) wrote nothing');
     off += bytesWritten;
-  }
-}
-
-/** `stream`, each chunk pushed through the frame check as it is taken. */
-async function* checked(stream: AsyncIterable<Uint8Array>, check: FrameStreamCheck): AsyncGenerator<Uint8Array> {
-  for await (const chunk of stream) {
-    check.push(chunk);
-    yield chunk;
   }
 }
 
@@ -231,13 +222,31 @@ export class ShardFiles {
   async #writeDirect(fh: fsp.FileHandle, stream: AsyncIterable<Uint8Array>, check: FrameStreamCheck | undefined): Promise<number> {
     const stage = takeDirectStage();
     try {
+      // Written with the stage full, at file offset `written`; `fill` bytes staged since.
       let written = 0;
-      for await (const block of blocks(check === undefined ? stream : checked(stream, check), stage)) {
+      let fill = 0;
+      for await (const chunk of stream) {
+        check?.push(chunk);
+        // Each chunk is copied before the next is pulled (the producer recycles frame buffers).
+        let pos = 0;
+        while (pos < chunk.length) {
+          const take = Math.min(DIRECT_STAGE - fill, chunk.length - pos);
+          stage.set(chunk.subarray(pos, pos + take), fill);
+          fill += take;
+          pos += take;
+          if (fill === DIRECT_STAGE) {
+            await writeFullyAt(fh, stage, DIRECT_STAGE, written);
+            written += DIRECT_STAGE;
+            fill = 0;
+          }
+        }
+      }
+      if (fill > 0) {
         // Only the last block can be short: it is zero-padded to the alignment (the file cut back below).
-        const len = Math.ceil(block.length / DIRECT_ALIGN) * DIRECT_ALIGN;
-        stage.fill(0, block.length, len);
+        const len = Math.ceil(fill / DIRECT_ALIGN) * DIRECT_ALIGN;
+        stage.fill(0, fill, len);
         await writeFullyAt(fh, stage, len, written);
-        written += block.length;
+        written += fill;
       }
       if (written % DIRECT_ALIGN !== 0) await fh.truncate(written);
       return written;
