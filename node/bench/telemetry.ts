@@ -25,7 +25,7 @@ import { createS3Handler } from '../src/api/s3/index.ts';
 import { createObjectLayer } from '../src/object/index.ts';
 import { putDataFromBuffer } from '../src/object/put-data.ts';
 import type { ObjectLayer } from '../src/object/types.ts';
-import { createDispatcher } from '../src/server/dispatcher.ts';
+import { createDispatcher, type RequestHandler } from '../src/server/dispatcher.ts';
 import { Readiness } from '../src/server/readiness.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { TracedDrive } from '../src/storage/traced-drive.ts';
@@ -82,7 +82,9 @@ section('telemetry: S3 GET 4 KiB with telemetry off and on (one run)', async (ct
     readiness.update({ storageRead: true, storageWrite: true, iam: true, finalized: true });
     // The logger the server runs with (info level, nothing logged per successful GET), to /dev/null.
     const { config } = loadConfig({ args: ['/x'], env: { SVC_OBS_ENDPOINT: collector.url }, cwd: '/', readFile: () => '' });
-    const dispatcher = createDispatcher({ health: readiness, healthEnabled: true, logger: silentLogger });
+    // The S3 handler is swapped between measurements (logger on and off) behind one handler.
+    let s3Handler: RequestHandler | undefined;
+    const dispatcher = createDispatcher({ health: readiness, healthEnabled: true, logger: silentLogger, handlers: { s3: (req, res) => s3Handler!(req, res) } });
     server.on('request', dispatcher.handle);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const { port } = server.address() as AddressInfo;
@@ -106,8 +108,9 @@ section('telemetry: S3 GET 4 KiB with telemetry off and on (one run)', async (ct
     };
     const batch = () => Promise.all(Array.from({ length: CONCURRENCY }, get));
 
-    const setHandler = (log: typeof silentLogger) =>
-      dispatcher.setHandlers({ s3: createS3Handler({ objectLayer: layer!, credentials: [creds], logger: log, clock: systemClock }) });
+    const setHandler = (log: typeof silentLogger) => {
+      s3Handler = createS3Handler({ objectLayer: layer!, credentials: [creds], logger: log, clock: systemClock });
+    };
     const off = { cpu: [] as number[], wall: [] as number[] };
     const on = { cpu: [] as number[], wall: [] as number[] };
     const ratios: number[] = [];

@@ -88,7 +88,7 @@ describe.skipIf(!enabled)('admin API on a 4-node cluster with two pools', () => 
       for (const n of r.nodes) {
         expect(n.answered, n.node).toBe(true);
         expect(n.jobs.map((j) => j.name)).toEqual(
-          expect.arrayContaining(['audit-log', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync', 'iam-refresh', 'capacity-sampling']),
+          expect.arrayContaining(['audit-log', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync', 'iam-refresh', 'capacity-sampling', 'lock-sweep', 'peer-heartbeat', 'cluster-health']),
         );
         for (const j of n.jobs) expect(['running', 'idle'], `${n.node} ${j.name} is ${j.state}`).toContain(j.state);
       }

@@ -104,13 +104,16 @@ describe('a node lists every background job from its supervisor (admin API over 
       return res.json() as { nodes: { node: string; answered: boolean; jobs: ListedJob[] }[] };
     };
     // The node's jobs: what runs from its first moment (key files,
-    // certificates, audit log), the key store watch and the object layer's
-    // (started before it serves), the identity store's re-read (once it
-    // loaded) and the capacity sampler.
+    // certificates, audit log, the lock table's sweep), the key store watch
+    // and the object layer's (started before it serves), the identity
+    // store's re-read (once it loaded), the cluster health watch (lock
+    // quorum for readiness) and the capacity sampler. A single node has no
+    // peers, so no peer heartbeat (admin-cluster.test.ts lists it).
     const expected: Record<string, { after: string[]; workers: string[] }> = {
       'root-credential-reload': { after: [], workers: ['root-credential-reload'] },
       'tls-reload': { after: [], workers: ['tls-reload', 'tls-expiry-check'] },
       'audit-log': { after: [], workers: ['audit-flush'] },
+      'lock-sweep': { after: [], workers: ['lock-sweep'] },
       'kms-watch': { after: [], workers: ['kms-watch'] },
       'drive-probe': { after: [], workers: ['drive-probe'] },
       'data-movement': { after: [], workers: ['data-movement-poll'] },
@@ -122,6 +125,7 @@ describe('a node lists every background job from its supervisor (admin API over 
       replication: { after: [], workers: ['replication-refresh', 'replication-metrics'] },
       'bucket-sync': { after: [], workers: ['bucket-sync'] },
       'iam-refresh': { after: [], workers: ['iam-refresh'] },
+      'cluster-health': { after: [], workers: ['cluster-health'] },
       'capacity-sampling': { after: [], workers: ['capacity-sampling'] },
     };
     let report = await list();
@@ -134,7 +138,7 @@ describe('a node lists every background job from its supervisor (admin API over 
     const jobs = report.nodes[0]!.jobs;
     expect(jobs.map((j) => j.name).sort()).toEqual(Object.keys(expected).sort());
     // Registration order: the object layer's jobs in start-up order.
-    expect(jobs.slice(0, 13).map((j) => j.name)).toEqual(['root-credential-reload', 'tls-reload', 'audit-log', 'kms-watch', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync']);
+    expect(jobs.slice(0, 14).map((j) => j.name)).toEqual(['root-credential-reload', 'tls-reload', 'audit-log', 'lock-sweep', 'kms-watch', 'drive-probe', 'data-movement', 'heal-background', 'heal-sequences', 'drive-monitor', 'scanner', 'notify', 'replication', 'bucket-sync']);
     for (const j of jobs) {
       const want = expected[j.name]!;
       expect(j.after, j.name).toEqual(want.after);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ClusterNode, createClusterNode } from '../src/cluster/cluster-node.ts';
+import { settledEventual } from '../src/util/eventual.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { loadConfig } from '../src/util/config.ts';
 import { silentLogger } from '../src/util/logger.ts';
@@ -46,8 +47,7 @@ describe('createClusterNode', () => {
           cwd: base,
           readFile: () => '',
         });
-        const node = await createClusterNode({ config, clock: systemClock, logger: silentLogger });
-        node.onBucketMetaChanged((b) => seen[k - 1]!.push(b));
+        const node = await createClusterNode({ config, clock: systemClock, logger: silentLogger, bucketMeta: settledEventual({ forgetBucket: (b: string) => void seen[k - 1]!.push(b) }) });
         const server = createServer(node.handle);
         server.listen(port, `127.0.0.${k}`);
         await once(server, 'listening');

@@ -1,26 +1,22 @@
 /**
  * What a node of a multi-node deployment plugs into the composition root
- * (`server/start-server.ts`), built in one call before `startServer`:
+ * (`server/start-server.ts`), built in one call before `startServer`
+ * (`server/start-node.ts` is the composition `svc server` runs):
  *
- *   const cluster = await createClusterNode({ config, clock, logger });
+ *   const layer = eventual<ObjectPhase>('the object layer');
+ *   const cluster = await createClusterNode({ config, clock, logger, readiness, bucketMeta: ... });
  *   const server = await startServer(config, {
  *     ...,
- *     ...cluster.serverDeps,            // localHosts, handlers { rpc, peer }, formatIO
- *     buildServices: async (ctx) => {
- *       const layer = await createObjectLayer({
- *         deploymentId: ctx.deploymentId,
- *         pools: cluster.poolSpecs(ctx.formats),   // local + remote drives in slot order
- *         locker: cluster.namespaceLocker,         // quorum locks instead of local ones
- *         ...
- *       });
- *       return { handlers: { s3: createS3Handler({ objectLayer: layer, ... }) }, close: () => layer.close() };
+ *     ...cluster.serverDeps,            // localHosts, handlers { rpc, peer }, formatIO, exemptAddress
+ *     buildServices: async (ctx) => {   // after format quorum
+ *       const built = await createObjectLayer({ pools: cluster.poolSpecs(ctx.formats), locker: cluster.namespaceLocker, ... });
+ *       layer.settle(...);              // what was built before it waits on this one value
+ *       return { handlers: { s3: createS3Handler({ objectLayer: built, ... }) }, close: () => built.close() };
  *     },
  *   });
- *   cluster.attachReadiness(server.readiness);   // lock quorum for the cluster probes
+ *   // cluster.workers (heartbeat, lock sweep, health watch) run under the node's supervisor
  *   ...
  *   await server.close(); await cluster.close();
- *
- * (`server/start-node.ts` is exactly this composition, used by `svc server`.)
  *
  * It provides:
  * - locality from the bind address (`SVC_ADDRESS=127.0.0.2:9000` makes only
@@ -48,7 +44,10 @@ import type { Clock } from '../util/clock.ts';
 import type { ClientTrust } from '../tls/trust.ts';
 import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
+import type { Eventual } from '../util/eventual.ts';
 import type { Logger } from '../util/logger.ts';
+import { normaliseAddress } from '../util/net-config.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 import { ClockSkews, type PeerSkew } from './clock-skew.ts';
 import { configDigest, peersDisagree, serverInfoService } from './cluster-format.ts';
 import { DistLocker } from './dist-lock.ts';
@@ -107,13 +106,41 @@ export async function resolveLocalHosts(pools: readonly PoolLayout[], bindHost: 
 }
 
 export interface ClusterNodeOptions {
-  config: Config;
-  clock: Clock;
-  logger: Logger;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
   /** The root credential as it changes (internode tokens follow it); default: the configured one, fixed. */
-  rootCredential?: RootCredentialSource;
+  readonly rootCredential?: RootCredentialSource;
   /** What https:// peers are verified against (the node's CA set, `tls/trust.ts`). */
-  tls?: ClientTrust;
+  readonly tls?: ClientTrust;
+  /**
+   * The readiness whose `lock`, `peers` and `clusterTimeout` flags the
+   * health watch keeps current (`workers.healthWatch`); without it there is
+   * no health watch.
+   */
+  readonly readiness?: LockReadinessTarget;
+  /**
+   * The bucket metadata cache a peer's `reloadBucketMeta` clears: the
+   * object layer's, once that phase produced it (until then there is
+   * nothing cached to drop).
+   */
+  readonly bucketMeta?: Eventual<{ forgetBucket(bucket: string): void }>;
+}
+
+/** The cluster plumbing's long-running loops, under the Worker contract (the node's supervisor runs them). */
+export interface ClusterWorkers {
+  /** Pings online peers (absent when the deployment has no other node). */
+  readonly heartbeat: Worker<PeriodicProgress> | undefined;
+  /** Sweeps this node's lock table. */
+  readonly lockSweep: Worker<PeriodicProgress>;
+  /**
+   * Keeps `lock` (cluster probes: `lock_quorum_unavailable`), `peers` (a
+   * majority of nodes reachable: `peer_health_unavailable`) and
+   * `clusterTimeout` (a peer stopped answering: `cluster_health_timeout`)
+   * of the readiness current, every second. Its first round creates the
+   * lock clients: start it after start-up's lock-client step.
+   */
+  readonly healthWatch: Worker<PeriodicProgress> | undefined;
 }
 
 /** The readiness flags this module keeps current (structurally `server/readiness.ts`'s `Readiness`). */
@@ -156,8 +183,8 @@ export interface ClusterNode {
     readonly formatIO: (pool: PoolLayout, local: readonly boolean[]) => FormatIO;
     /** Peers refused for their TLS certificate, for the readiness detail. */
     readonly storageNote: () => string | undefined;
-    /** Takes the S3 listener's guard: peers calling in are exempt from its connection caps. */
-    readonly onGuard: (guard: { trust(address: string | undefined): void }) => void;
+    /** Peers' addresses (those that made an authenticated call) are exempt from the S3 listener's connection caps. */
+    readonly exemptAddress: (address: string) => boolean;
     /** Creates the distributed lock clients (start-up calls it after the local-disk check). */
     readonly initLockClients: () => void;
   };
@@ -173,15 +200,9 @@ export interface ClusterNode {
   clockSkews(): PeerSkew[];
   /** Adds peer RPC methods (`/svc/peer/v1/<method>`) served by this node, e.g. the admin API's. */
   registerPeerService(service: RpcService): void;
-  /** Installs what this node does when a peer signals a bucket metadata change. */
-  onBucketMetaChanged(handler: (bucket: string) => void): void;
-  /**
-   * Keeps `lock` (cluster probes: `lock_quorum_unavailable`), `peers` (a
-   * majority of nodes reachable: `peer_health_unavailable`) and
-   * `clusterTimeout` (a peer stopped answering: `cluster_health_timeout`)
-   * of the readiness current.
-   */
-  attachReadiness(readiness: LockReadinessTarget, everyMs?: number): void;
+  /** The long-running loops of the plumbing, for the node's supervisor. */
+  readonly workers: ClusterWorkers;
+  /** Stops the loops (if the supervisor did not), releases held locks, closes the peer clients, flushes the drives. */
   close(): Promise<void>;
 }
 
@@ -210,8 +231,10 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     const prev = root.previous();
     return prev === undefined ? [secretOf(root.current())] : [secretOf(root.current()), secretOf(prev)];
   }, clock);
-  // A peer that calls us is up: its client here stops backing off (peers is set below).
-  const late: { peers?: ClusterPeers; guard?: { trust(address: string | undefined): void } } = {};
+  // The other nodes: their clients, remote drives and lockers (the heartbeat is a worker, started by the supervisor).
+  const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger, rpc: config.rpc, ...(o.tls ? { tls: o.tls } : {}) });
+  // Addresses of peers that made an authenticated call: exempt from the S3 listener's connection caps.
+  const peerAddresses = new Set<string>();
   // The nodes of this layout: only they may call (a node started with other volume arguments may not).
   const members = new Set([...distinctHosts(allEndpoints), selfId]);
   const skews = new ClockSkews({ clock, logger });
@@ -223,9 +246,10 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
       if (members.has(nodeId)) skews.record(nodeId, skewMs);
     },
     onCaller: (nodeId, address, skewMs) => {
-      late.peers?.peers.get(nodeId)?.probeNow();
-      // A peer's address is exempt from the listener's connection caps.
-      late.guard?.trust(address);
+      // A peer that calls us is up: its client here stops backing off.
+      peers.peers.get(nodeId)?.probeNow();
+      const a = normaliseAddress(address);
+      if (a !== '') peerAddresses.add(a);
       if (nodeId !== selfId) skews.record(nodeId, skewMs);
     },
   });
@@ -258,29 +282,25 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     logger,
     ownerAlive: (owner) => {
       const node = ownerNode(owner) ?? owner;
-      return node === selfId || late.peers?.peers.get(node)?.isOnline() !== false;
+      return node === selfId || peers.peers.get(node)?.isOnline() !== false;
     },
   });
-  lockServer.start();
   rpc.registerPeer(lockRpcService(lockServer));
-  let bucketMetaHandler: ((bucket: string) => void) | undefined;
   rpc.registerPeer({
     reloadBucketMeta: {
       kind: 'unary',
       handle: async (args) => {
         const bucket = (args as { bucket?: unknown } | null)?.bucket;
         if (typeof bucket !== 'string' || bucket.length === 0) throw new SvcError('InvalidArgument', 'reloadBucketMeta needs a bucket');
-        bucketMetaHandler?.(bucket);
-        return bucketMetaHandler !== undefined;
+        const cache = o.bucketMeta?.get();
+        cache?.forgetBucket(bucket);
+        return cache !== undefined;
       },
     },
   });
   const digest = configDigest(pools, config.storageClass);
   rpc.registerPeer(serverInfoService({ nodeId: selfId, configDigest: digest }));
 
-  const peers = new ClusterPeers({ pools, isLocal, selfId, auth, clock, logger, rpc: config.rpc, ...(o.tls ? { tls: o.tls } : {}) });
-  late.peers = peers;
-  peers.start();
   // One quorum locker over every node: (bucket, object) locks are then
   // independent of placement, which the object layer decides afterwards.
   // A fresh incarnation per process: lockers drop what a killed predecessor still held (lock-server.ts).
@@ -337,7 +357,26 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     return st;
   };
 
-  let stopLockWatch: (() => void) | undefined;
+  const readiness = o.readiness;
+  const healthWatch =
+    readiness === undefined
+      ? undefined
+      : periodicWorker({
+          name: 'cluster-health',
+          everyMs: 1_000,
+          clock,
+          logger,
+          tick: () => {
+            const ok = initLockClients().quorumAvailable(true);
+            readiness.update({ lock: ok }, { lock: ok ? 'lock quorum available' : 'lock RPC majority unreachable' });
+            // Peer health: a majority of the nodes reachable; a peer that stopped answering is the cluster probes' timeout.
+            if (multiNode) {
+              const h = peers.health();
+              readiness.update({ peers: h.healthy, clusterTimeout: h.timedOut.length > 0 }, { peers: h.detail });
+            }
+          },
+        });
+  const workers: ClusterWorkers = { heartbeat: peers.peers.size > 0 ? peers.heartbeat : undefined, lockSweep: lockServer.sweeper, healthWatch };
   logger.info(
     { event: 'cluster_node_created', self: selfId, nodes: distinctHosts(allEndpoints), leader, multiNode, localDrives: [...localDrives.keys()] },
     'internode RPC and peers ready',
@@ -408,9 +447,7 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
       handlers: { rpc: rpc.handle, peer: rpc.handle },
       formatIO,
       storageNote: () => peers.tlsNote(),
-      onGuard: (guard) => {
-        late.guard = guard;
-      },
+      exemptAddress: (address) => peerAddresses.has(address),
       initLockClients: () => {
         initLockClients();
       },
@@ -427,28 +464,13 @@ export async function createClusterNode(o: ClusterNodeOptions): Promise<ClusterN
     },
     registerPeerService: (service) => rpc.registerPeer(service),
     clockSkews: () => skews.list(),
-    onBucketMetaChanged: (handler) => {
-      bucketMetaHandler = handler;
-    },
-    attachReadiness: (readiness, everyMs = 1_000) => {
-      stopLockWatch?.();
-      const update = () => {
-        const ok = initLockClients().quorumAvailable(true);
-        readiness.update({ lock: ok }, { lock: ok ? 'lock quorum available' : 'lock RPC majority unreachable' });
-        // Peer health: a majority of the nodes reachable; a peer that stopped answering is the cluster probes' timeout.
-        if (multiNode) {
-          const h = peers.health();
-          readiness.update({ peers: h.healthy, clusterTimeout: h.timedOut.length > 0 }, { peers: h.detail });
-        }
-      };
-      update();
-      stopLockWatch = clock.every(everyMs, update);
-    },
+    workers,
     close: async () => {
-      stopLockWatch?.();
+      // Normally stopped already, in reverse start order, by the node's supervisor.
+      await healthWatch?.stop();
+      await lockServer.sweeper.stop();
       // Releases reach the other lockers before the clients to them close.
       await lockClients?.close();
-      lockServer.stop();
       await peers.close();
       await Promise.all([...localDrives.values()].map((d) => d.flush().catch(() => undefined)));
     },

@@ -17,6 +17,7 @@
 import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 import type { RpcService } from './rpc-server.ts';
 
 /** Server-side validity of an unrefreshed lock. */
@@ -84,7 +85,13 @@ export class LockServer implements Locker {
   readonly #releasedEarly = new Map<string, number>();
   /** Latest incarnation seen per node (owners `<node>#<incarnation>`). */
   readonly #incarnations = new Map<string, string>();
-  #stopSweep: (() => void) | undefined;
+  /**
+   * The periodic sweep of expired entries (and of grants whose owner is
+   * gone): a Worker the node's supervisor runs (`lock-sweep`). A lock call
+   * drops the expired grants of the entries it touches, so a table nobody
+   * sweeps still answers correctly; the sweep keeps it small and logs expiries.
+   */
+  readonly sweeper: Worker<PeriodicProgress>;
 
   readonly #ownerAlive: ((owner: string) => boolean) | undefined;
   readonly #deadOwnerAfterMs: number;
@@ -95,16 +102,14 @@ export class LockServer implements Locker {
     this.#validityMs = opts.validityMs ?? LOCK_VALIDITY_MS;
     this.#ownerAlive = opts.ownerAlive;
     this.#deadOwnerAfterMs = opts.deadOwnerAfterMs ?? DEAD_OWNER_AFTER_MS;
-  }
-
-  /** Starts the periodic sweep of expired entries (and of grants whose owner is gone). */
-  start(): void {
-    this.#stopSweep ??= this.#clock.every(this.#ownerAlive !== undefined ? Math.min(this.#validityMs / 2, 2_000) : this.#validityMs / 2, () => this.sweep());
-  }
-
-  stop(): void {
-    this.#stopSweep?.();
-    this.#stopSweep = undefined;
+    this.sweeper = periodicWorker({
+      name: 'lock-sweep',
+      everyMs: this.#ownerAlive !== undefined ? Math.min(this.#validityMs / 2, 2_000) : this.#validityMs / 2,
+      atStart: false,
+      clock: opts.clock,
+      logger: opts.logger,
+      tick: () => this.sweep(),
+    });
   }
 
   isOnline(): boolean {

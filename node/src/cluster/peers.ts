@@ -3,7 +3,9 @@
  * distinct `host:port` among the URL endpoints of every pool, the remote
  * drives behind them, and the lockers of a set. A heartbeat pings online peers
  * so a node that died without traffic is noticed (and counted out of quorum)
- * within a few seconds; offline peers are probed by their own client.
+ * within a few seconds (`heartbeat`, a Worker the node's supervisor runs:
+ * `peer-heartbeat`); offline peers are probed by their own client, a loop
+ * that lives and dies with that client's connection.
  */
 import { type Endpoint, endpointHostPort, type PoolLayout, type UrlEndpoint } from 'svc-topology';
 import type { ClientTrust } from '../tls/trust.ts';
@@ -11,6 +13,7 @@ import type { Clock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { RpcLimits } from '../util/net-config.ts';
+import { type PeriodicProgress, periodicWorker, type Worker } from '../util/worker.ts';
 import type { Locker, LockServer } from './lock-server.ts';
 import { RemoteDrive } from './remote-drive.ts';
 import { RemoteLocker } from './remote-locker.ts';
@@ -59,17 +62,36 @@ export class ClusterPeers {
   readonly #peers = new Map<string, PeerClient>();
   readonly #drives = new Map<string, RemoteDrive>();
   readonly #lockers = new Map<string, RemoteLocker>();
-  readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #heartbeatMs: number;
-  #stopHeartbeat: (() => void) | undefined;
+  /** Pings every online peer each `heartbeatMs` (not awaited: a hung peer does not delay the others). */
+  readonly heartbeat: Worker<PeriodicProgress>;
 
   constructor(opts: ClusterPeersOptions) {
     this.selfId = opts.selfId;
     this.#isLocal = opts.isLocal;
-    this.#clock = opts.clock;
     this.#logger = opts.logger;
-    this.#heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_INTERVAL_MS;
+    const inFlight = new Set<PeerClient>();
+    this.heartbeat = periodicWorker({
+      name: 'peer-heartbeat',
+      everyMs: opts.heartbeatMs ?? HEARTBEAT_INTERVAL_MS,
+      atStart: false,
+      clock: opts.clock,
+      logger: opts.logger,
+      tick: () => {
+        for (const p of this.#peers.values()) {
+          if (!p.isOnline() || inFlight.has(p)) continue;
+          inFlight.add(p);
+          // A refused or reset connection marks the peer offline inside the client
+          // at once; the generous timeout only catches a hung or unreachable peer,
+          // so a busy event loop over there is not mistaken for a dead node.
+          p.rpcCall(peerPath('health'), undefined, { control: true, timeoutMs: HEARTBEAT_TIMEOUT_MS })
+            .catch((err: unknown) => {
+              this.#logger.debug({ event: 'peer_heartbeat_failed', peer: p.origin, err: String(err) }, 'peer heartbeat failed');
+            })
+            .finally(() => inFlight.delete(p));
+        }
+      },
+    });
     const all = opts.pools.flatMap((p) => p.endpoints);
     this.nodes = distinctHosts(all);
     for (const ep of all) {
@@ -196,29 +218,9 @@ export class ClusterPeers {
     );
   }
 
-  /** Starts the heartbeat of online peers. */
-  start(): void {
-    if (this.#stopHeartbeat !== undefined || this.#peers.size === 0) return;
-    const inFlight = new Set<PeerClient>();
-    this.#stopHeartbeat = this.#clock.every(this.#heartbeatMs, () => {
-      for (const p of this.#peers.values()) {
-        if (!p.isOnline() || inFlight.has(p)) continue;
-        inFlight.add(p);
-        // A refused or reset connection marks the peer offline inside the client
-        // at once; the generous timeout only catches a hung or unreachable peer,
-        // so a busy event loop over there is not mistaken for a dead node.
-        p.rpcCall(peerPath('health'), undefined, { control: true, timeoutMs: HEARTBEAT_TIMEOUT_MS })
-          .catch((err: unknown) => {
-            this.#logger.debug({ event: 'peer_heartbeat_failed', peer: p.origin, err: String(err) }, 'peer heartbeat failed');
-          })
-          .finally(() => inFlight.delete(p));
-      }
-    });
-  }
-
+  /** Closes every peer client (the heartbeat is stopped first, by the supervisor or here). */
   async close(): Promise<void> {
-    this.#stopHeartbeat?.();
-    this.#stopHeartbeat = undefined;
+    await this.heartbeat.stop();
     await Promise.all([...this.#peers.values()].map((p) => p.close()));
   }
 

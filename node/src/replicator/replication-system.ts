@@ -204,7 +204,8 @@ class TargetRuntime implements WorkerTask<TargetReport> {
   readonly retry: SizedQueue;
   readonly worker: Worker<TargetReport>;
   readonly #o: { clock: Clock; logger: Logger; layer: ReplicationLayer; trust: ClientTrust | undefined };
-  #stopHealth: () => void = () => undefined;
+  /** Checks the target (HEAD of its bucket) every `healthCheckSeconds`; runs from `open()` to `close()`, listed with the delivery worker. */
+  readonly checker: Worker<PeriodicProgress>;
   #online = false;
   #checked = false;
   #lastOnline: number | undefined;
@@ -232,6 +233,13 @@ class TargetRuntime implements WorkerTask<TargetReport> {
     this.queue = new SizedQueue(join(dir, 'queue'), limit);
     this.retry = new SizedQueue(join(dir, 'retry'), limit);
     this.worker = new Worker(this, { clock: o.clock, logger: o.logger, idleMs: 5_000 });
+    this.checker = periodicWorker({
+      name: `replication-health:${target.sourceBucket}:${arnId(target.arn)}`,
+      everyMs: () => this.target.healthCheckSeconds * 1000,
+      clock: o.clock,
+      logger: o.logger,
+      tick: () => this.check(),
+    });
   }
 
   async open(): Promise<void> {
@@ -240,13 +248,8 @@ class TargetRuntime implements WorkerTask<TargetReport> {
     await this.retry.open(onCorrupt);
     for (const e of await this.queue.store.peek(Number.MAX_SAFE_INTEGER, ['ready', 'prepared', 'unsettled'])) this.#maybeSent.add(e.id);
     this.worker.start();
-    this.#startHealth();
-  }
-
-  #startHealth(): void {
-    this.#stopHealth();
-    this.#stopHealth = this.#o.clock.every(this.target.healthCheckSeconds * 1000, () => void this.check());
-    void this.check();
+    // Its first round checks the target at once.
+    this.checker.start();
   }
 
   /** Replaces the target's settings (credential, bandwidth, health period); the queue stays. */
@@ -255,7 +258,8 @@ class TargetRuntime implements WorkerTask<TargetReport> {
     this.target = t;
     this.limit.rate = t.bandwidthLimit;
     this.client = new RemoteClient({ target: t, trust: this.#o.trust, clock: this.#o.clock, limit: this.limit });
-    this.#startHealth();
+    // A check now, with the new settings; the next one after the new period.
+    this.checker.wake();
     await old.close();
   }
 
@@ -529,7 +533,7 @@ class TargetRuntime implements WorkerTask<TargetReport> {
   }
 
   async close(): Promise<void> {
-    this.#stopHealth();
+    await this.checker.stop();
     await this.worker.stop();
     await this.client.close();
   }
@@ -575,9 +579,9 @@ export class ReplicationSystem implements PostCommitHook {
     if (!this.publisher.active) this.publisher.start();
   }
 
-  /** The periodic loops and every target's delivery worker. */
+  /** The periodic loops and every target's delivery worker and health check. */
   workers(): Worker<unknown>[] {
-    return [this.refresher, this.publisher, ...[...this.#targets.values()].map((t) => t.worker)];
+    return [this.refresher, this.publisher, ...[...this.#targets.values()].flatMap((t) => [t.worker, t.checker])];
   }
 
   /** The targets' numbers to the metrics (`svc_replication_*`), when someone listens. */

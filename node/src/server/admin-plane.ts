@@ -4,9 +4,11 @@
  * handler for `/svc/admin/` and `/compat/admin/`, and the peer RPC methods
  * for forwarded pool mutations and node info.
  *
- * The handler is installed from the first request. Routes that read the
- * object layer (pools, decommission, rebalance, heal) answer 503
- * `ServiceUnavailable` with `Retry-After` until it is up; the snapshot,
+ * The handler answers from the first request. It is built with an
+ * `Eventual` of what the object-layer phase produces (`AdminLayer`: the
+ * layer and every worker port over it, settled once); routes that read it
+ * (pools, decommission, rebalance, heal, quotas, targets) answer 503
+ * `ServiceUnavailable` with `Retry-After` until it settles; the snapshot,
  * server info and capabilities routes answer in degraded mode too.
  *
  * Pool leadership (SPEC: the pool leader is the first endpoint of a pool):
@@ -49,6 +51,7 @@ import type { ServerPools } from '../object/server-pools.ts';
 import { SYS_VOL } from '../storage/drive.ts';
 import { endpointHostPort, type PoolLayout } from 'svc-topology';
 import type { Clock } from '../util/clock.ts';
+import type { Eventual } from '../util/eventual.ts';
 import type { Config } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -59,29 +62,25 @@ import { type MetricsHistory, mergeHistories, parseWindow } from '../telemetry/h
 import type { IamService } from './iam-service.ts';
 import type { ReadinessReport } from './readiness.ts';
 
-/** Capabilities that other parts of the build provide (flipped on as they land). */
-export interface AdminWorkers {
-  decommission?: DecommissionWorker;
-  rebalance?: RebalanceWorker;
-  heal?: HealWorker;
-  healing?: HealingDrives;
+/**
+ * What the object-layer phase hands the admin plane, all at once: the
+ * layer and the worker ports over it. Before it settles none of them
+ * exists (capabilities report them not implemented, their routes 503).
+ */
+export interface AdminLayer {
+  readonly layer: ServerPools;
+  readonly decommission: DecommissionWorker;
+  readonly rebalance: RebalanceWorker;
+  readonly heal: HealWorker;
+  readonly healing: HealingDrives;
   /** This node's background heal, scanner and rebuilds (peers are asked for theirs). */
-  healInfo?: () => LocalHealInfo;
+  readonly healInfo: () => LocalHealInfo;
   /** The data usage the scanners recorded. */
-  usage?: () => Promise<UsageReport | undefined>;
+  readonly usage: () => Promise<UsageReport | undefined>;
   /** Bucket quotas, shared with the S3 handler (its writes in flight count). */
-  quotas?: BucketQuotas;
-  /** Bucket notification targets (set once the object layer is up). */
-  notify?: NotifyAdmin;
-  /** Bucket replication (set once the object layer is up). */
-  replication?: ReplicationAdmin;
-  /** A background heal worker drains the read-repair queue. */
-  backgroundHeal?: boolean;
-  scanner?: boolean;
-  /** This node's measurements of the last hours (`metrics/history`). */
-  history?: MetricsHistory;
-  /** OTLP export is running for these signals. */
-  telemetry?: { metrics: boolean; traces: boolean; logs: boolean };
+  readonly quotas: BucketQuotas;
+  readonly notify: NotifyAdmin;
+  readonly replication: ReplicationAdmin;
 }
 
 export interface AdminPlaneOptions {
@@ -92,8 +91,12 @@ export interface AdminPlaneOptions {
   readonly version: string;
   readonly readiness: () => ReadinessReport | undefined;
   readonly deploymentId: () => string | undefined;
-  /** The workers of this build; read on every request. */
-  readonly workers?: AdminWorkers;
+  /** The object layer and its worker ports, once that phase settled them. */
+  readonly layer: Eventual<AdminLayer>;
+  /** This node's measurements of the last hours (`metrics/history`). */
+  readonly history?: MetricsHistory;
+  /** OTLP export is running for these signals. */
+  readonly telemetry?: { metrics: boolean; traces: boolean; logs: boolean };
   /** This node's background jobs as its supervisor lists them (`background/jobs`); default: none. */
   readonly jobs?: () => BackgroundJobReport[];
   /** The root credential as it changes; default: the configured one, fixed. */
@@ -110,8 +113,6 @@ export interface AdminPlane {
   readonly handler: ReturnType<typeof createAdminHandler>;
   /** Peer RPC methods to register on the node's RPC server. */
   readonly peerService: RpcService;
-  /** Installs the object layer once format quorum is reached. */
-  attach(layer: ServerPools): void;
 }
 
 function leaderOf(p: PoolLayout, selfId: string): string {
@@ -123,7 +124,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const { cluster, clock, config } = o;
   const startedAt = clock.now();
   const hostId = randomBytes(24).toString('base64');
-  const workers = o.workers ?? {};
+  const now = (): AdminLayer | undefined => o.layer.get();
   const localJobs = (): BackgroundJobReport[] => o.jobs?.() ?? [];
   const root = o.rootCredential ?? staticRootCredential(config.credentials);
   const pools = cluster.pools;
@@ -143,25 +144,19 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
   const isOnline = (node: string) => node === selfId || peers.isOnline(node);
   const firstSeen = new Map<string, number>();
 
-  let layer: ServerPools | undefined;
+  /** The object layer's phase, or 503 while it has not settled. */
+  const up = (): AdminLayer => {
+    const l = now();
+    if (l === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
+    return l;
+  };
+  // Decommission and rebalance administration over the layer's records, made on first use once it is up.
   let dm: DataMovementAdmin | undefined;
-  const movement = (): DataMovementAdmin => {
-    if (dm === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
-    return dm;
-  };
-  const healing = () => workers.healing?.healing() ?? new Set<string>();
-  const quotaService = (): BucketQuotas => {
-    if (layer === undefined || workers.quotas === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
-    return workers.quotas;
-  };
-  const replicationOf = (): ReplicationAdmin => {
-    if (workers.replication === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
-    return workers.replication;
-  };
-  const notifyOf = (): NotifyAdmin => {
-    if (workers.notify === undefined) throw new SvcError('ServiceUnavailable', 'the object layer is not up yet (format quorum pending); retry in a few seconds');
-    return workers.notify;
-  };
+  const movement = (): DataMovementAdmin => (dm ??= dataMovementAdmin(up()));
+  const healing = () => now()?.healing.healing() ?? new Set<string>();
+  const quotaService = (): BucketQuotas => up().quotas;
+  const replicationOf = (): ReplicationAdmin => up().replication;
+  const notifyOf = (): NotifyAdmin => up().notify;
 
   const drives = (only?: (d: PoolLayout['endpoints'][number]) => boolean) =>
     probeDrives(
@@ -224,27 +219,27 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       layout: { pools: pools.length, nodes: nodes.length, ellipsis, singleDrive: pools.length === 1 && pools[0]!.endpoints.length === 1 },
       decommission: {
         possible: decomPossible,
-        implemented: workers.decommission !== undefined,
+        implemented: now() !== undefined,
         reason: decomPossible ? null : multi ? 'every pool must be an ellipsis expression' : 'decommission needs more than one pool',
       },
-      rebalance: { possible: multi, implemented: workers.rebalance !== undefined, reason: multi ? null : 'rebalance needs more than one pool' },
+      rebalance: { possible: multi, implemented: now() !== undefined, reason: multi ? null : 'rebalance needs more than one pool' },
       heal: {
-        adminHeal: workers.heal !== undefined,
-        backgroundHeal: workers.backgroundHeal === true,
-        scanner: workers.scanner === true,
+        adminHeal: now() !== undefined,
+        backgroundHeal: now() !== undefined,
+        scanner: now() !== undefined,
         replacementDetection: true,
-        replacementRecovery: workers.healing !== undefined,
+        replacementRecovery: now() !== undefined,
       },
       telemetry: {
-        otlpExport: workers.telemetry !== undefined && Object.values(workers.telemetry).some(Boolean),
-        signals: workers.telemetry ?? { metrics: false, traces: false, logs: false },
+        otlpExport: o.telemetry !== undefined && Object.values(o.telemetry).some(Boolean),
+        signals: o.telemetry ?? { metrics: false, traces: false, logs: false },
       },
       forwarding: { poolLeader: 'first-endpoint', internodeRpc: true },
     };
   };
 
   const snapshot = async (): Promise<ClusterSnapshot> => {
-    const [all, statuses] = await Promise.all([drives(), dm?.list().catch(() => undefined)]);
+    const [all, statuses] = await Promise.all([drives(), now() === undefined ? undefined : movement().list().catch(() => undefined)]);
     const h = healing();
     const snapDrive = (d: DriveReport): SnapshotDrive => ({
       endpoint: d.endpoint,
@@ -346,6 +341,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       }),
     );
     const disks = servers.flatMap((s) => s.drives);
+    const layer = now()?.layer;
     let buckets: ServerInfoMessage['buckets'];
     try {
       buckets = layer === undefined ? { count: 0, error: 'the object layer is not up yet' } : { count: (await layer.listBuckets()).length };
@@ -355,9 +351,10 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     const caps = await layer?.capacity().catch(() => undefined);
     let usage: UsageReport | undefined;
     let usageError: string | undefined;
-    if (workers.usage === undefined) usageError = 'not measured: the object layer and its scanner are not up yet';
+    const usageOf = now()?.usage;
+    if (usageOf === undefined) usageError = 'not measured: the object layer and its scanner are not up yet';
     else {
-      usage = await workers.usage().catch((err: unknown) => {
+      usage = await usageOf().catch((err: unknown) => {
         usageError = `usage records unreadable now: ${err instanceof Error ? err.message : String(err)}`;
         return undefined;
       });
@@ -393,14 +390,14 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     isOnline,
     drives: () => drives(),
     healing,
-    local: () => workers.healInfo?.(),
+    local: () => now()?.healInfo(),
     peer: (node) => peers.healInfo(node) as Promise<LocalHealInfo | undefined>,
     readSys: (endpoint, path) => {
       const ep = pools.flatMap((p) => p.endpoints).find((e) => e.raw === endpoint);
       if (ep === undefined) return Promise.reject(new SvcError('InternalError', `unknown drive ${endpoint}`));
       return cluster.driveOf(ep).readAll(SYS_VOL, path);
     },
-    usage: () => workers.usage?.() ?? Promise.resolve(undefined),
+    usage: () => now()?.usage() ?? Promise.resolve(undefined),
   };
 
   const services: AdminServices = {
@@ -420,7 +417,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     heal: {
       heal: (call) => {
         movement();
-        return healAdmin(() => workers.heal).heal(call);
+        return healAdmin(() => now()?.heal).heal(call);
       },
     },
     backgroundHeal: { status: () => backgroundHealStatus(healDeps) },
@@ -431,7 +428,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       capabilities,
       history: async (minutes) => {
         // every node's own points (a node down or not answering in time counts nothing and is named)
-        const windows = await Promise.all(nodes.map(async (n) => (n === selfId ? workers.history?.window() : parseWindow(await peers.metricsHistory(n)))));
+        const windows = await Promise.all(nodes.map(async (n) => (n === selfId ? o.history?.window() : parseWindow(await peers.metricsHistory(n)))));
         const merged = mergeHistories(windows.filter((w) => w !== undefined), clock.now(), minutes);
         return { ...merged, nodes: nodes.map((node, i) => ({ node, answered: windows[i] !== undefined })) };
       },
@@ -448,23 +445,23 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     governance: {
       buckets: (bucket) => {
         movement();
-        return governanceReport(layer!, bucket);
+        return governanceReport(up().layer, bucket);
       },
-      kms: () => kmsReport(layer?.governance.kms?.status()),
+      kms: () => kmsReport(now()?.layer.governance.kms?.status()),
     },
     quota: {
       get: async (bucket) => {
         const q = quotaService();
-        await layer!.getBucketInfo(bucket);
+        await up().layer.getBucketInfo(bucket);
         const quota = await q.quotaOf(bucket);
         if (quota === undefined) throw new SvcError('XSvcAdminNoSuchQuotaConfiguration', `bucket ${bucket} has no quota; set one with svc admin bucket quota set`);
         const counted = await q.count(bucket);
         return { quota: quota.size, size: quota.size, rate: 0, requests: 0, quotatype: quota.type, bucket, usage: counted.total };
       },
       set: async (bucket, quota) => {
-        quotaService();
-        await layer!.getBucketInfo(bucket);
-        await layer!.setBucketConfig(bucket, 'quota', quota === undefined ? undefined : encodeQuota({ size: quota.size, type: 'hard' }));
+        const { layer } = up();
+        await layer.getBucketInfo(bucket);
+        await layer.setBucketConfig(bucket, 'quota', quota === undefined ? undefined : encodeQuota({ size: quota.size, type: 'hard' }));
         o.logger.info({ event: 'bucket_quota_changed', bucket, size: quota?.size ?? null }, quota === undefined ? 'bucket quota cleared' : 'bucket quota set');
       },
     },
@@ -484,6 +481,23 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
     },
   };
 
+  function dataMovementAdmin(l: AdminLayer): DataMovementAdmin {
+    return new DataMovementAdmin({
+      pools: descriptors,
+      records: new PoolRecords(l.layer.sysRecords),
+      capacity: () => l.layer.capacity(),
+      storedBytes: async () => {
+        // a pool's object bytes once the scanner has counted every set of it
+        const u = await l.usage().catch(() => undefined);
+        if (u === undefined) return [];
+        return pools.map((p) => (u.perSet.filter((s) => s.pool === p.index).length >= p.setCount ? u.pools.find((x) => x.pool === p.index)?.size : undefined));
+      },
+      clock,
+      decommissionWorker: () => l.decommission,
+      rebalanceWorker: () => l.rebalance,
+    });
+  }
+
   const core = createAdminCore({
     services,
     layout: { cmdlines: pools.map((p) => p.cmdline), pools: pools.length, setsOf: (i) => pools[i]?.setCount ?? 0 },
@@ -495,7 +509,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
             allowed: (p, action, address) => principalMay(p, action, address ?? '', clock.now()),
             allowedOn: (p, action, resource, owner) => principalMay(p, action, '', clock.now(), resource || 'arn:aws:s3:::*', owner),
             bucketOwner: async (bucket) => {
-              const raw = await layer?.getBucketConfig(bucket, 'acl');
+              const raw = await now()?.layer.getBucketConfig(bucket, 'acl');
               return raw ? decodeAcl(raw).owner.id : root.current().accessKey;
             },
             now: () => clock.now(),
@@ -536,23 +550,12 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
 
   return {
     handler,
-    peerService: adminPeerService({ execute: (call, caller) => core.execute(call, caller), nodeInfo: localProperties, healInfo: () => workers.healInfo?.() ?? null, metricsHistory: () => workers.history?.window() ?? null, backgroundJobs: localJobs }),
-    attach(l) {
-      layer = l;
-      dm = new DataMovementAdmin({
-        pools: descriptors,
-        records: new PoolRecords(l.sysRecords),
-        capacity: () => l.capacity(),
-        storedBytes: async () => {
-          // a pool's object bytes once the scanner has counted every set of it
-          const u = await workers.usage?.().catch(() => undefined);
-          if (u === undefined) return [];
-          return pools.map((p) => (u.perSet.filter((s) => s.pool === p.index).length >= p.setCount ? u.pools.find((x) => x.pool === p.index)?.size : undefined));
-        },
-        clock,
-        decommissionWorker: () => workers.decommission,
-        rebalanceWorker: () => workers.rebalance,
-      });
-    },
+    peerService: adminPeerService({
+      execute: (call, caller) => core.execute(call, caller),
+      nodeInfo: localProperties,
+      healInfo: () => now()?.healInfo() ?? null,
+      metricsHistory: () => o.history?.window() ?? null,
+      backgroundJobs: localJobs,
+    }),
   };
 }

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../util/logger.ts';
-import { createDispatcher, routeOf } from './dispatcher.ts';
+import { createDispatcher, type RequestHandler, type RouteHandlers, routeOf } from './dispatcher.ts';
+import { eventual } from '../util/eventual.ts';
 import { Readiness } from './readiness.ts';
 
 describe('routeOf', () => {
@@ -21,7 +22,10 @@ describe('routeOf', () => {
 
 describe('dispatcher over real HTTP', () => {
   const readiness = new Readiness();
-  const dispatcher = createDispatcher({ health: readiness, healthEnabled: true, logger: silentLogger });
+  // The handlers a later phase produces, settled once below; the S3 handler behind it is swapped by the last test.
+  const later = eventual<RouteHandlers>('the test handlers');
+  let s3: RequestHandler = (_req, res) => res.end('s3');
+  const dispatcher = createDispatcher({ health: readiness, healthEnabled: true, logger: silentLogger, later: later.eventual });
   let server: Server;
   let base: string;
   beforeAll(async () => {
@@ -69,8 +73,8 @@ describe('dispatcher over real HTTP', () => {
     expect(none.headers.get('x-svc-readiness-pending')).toBeNull();
     expect(await none.text()).toContain('S3 API is not available');
     expect((await fetch(`${base}/svc/admin/v3/pools/list`)).status).toBe(503);
-    dispatcher.setHandlers({
-      s3: (_req, res) => res.end('s3'),
+    later.settle({
+      s3: (req, res) => s3(req, res),
       admin: (_req, res) => res.end('admin'),
       rpc: (_req, res) => res.end('rpc'),
       peer: (_req, res) => res.end('peer'),
@@ -88,11 +92,9 @@ describe('dispatcher over real HTTP', () => {
   });
 
   it('a throwing handler becomes a 500, not a crash', async () => {
-    dispatcher.setHandlers({
-      s3: () => {
-        throw new Error('boom');
-      },
-    });
+    s3 = () => {
+      throw new Error('boom');
+    };
     expect((await fetch(`${base}/bucket`)).status).toBe(500);
   });
 });

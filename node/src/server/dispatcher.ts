@@ -2,8 +2,10 @@
  * The one dispatcher of the S3 listener, by path:
  *   health probes → `/svc/rpc/`, `/svc/peer/` → `/svc/admin/`, `/compat/admin/` → S3.
  *
- * Handlers for RPC, peer, admin and S3 are injected (`RouteHandlers`) and may
- * be installed later (`setHandlers`) once the services behind them exist.
+ * Handlers for RPC, peer, admin and S3 are injected (`RouteHandlers`) at
+ * construction: those that answer from the first request, and an `Eventual`
+ * of those the object-layer phase produces (S3, STS), which answer as absent
+ * until it settles.
  * S3 requests are gated on the start-up stages: while one is pending
  * (storage read quorum, IAM, finalization) they get 503 with
  * `Retry-After: 5` and `x-svc-readiness-pending`. Without an S3 handler the
@@ -17,6 +19,7 @@ import { writeAdminReply } from '../api/admin/index.ts';
 import { sendError } from '../api/s3/errors.ts';
 import { type HttpRequestMessage, httpRequestEnd, httpRequestStart } from '../util/diagnostics.ts';
 import { ERRORS, SvcError } from '../util/errors.ts';
+import type { Eventual } from '../util/eventual.ts';
 import type { Logger } from '../util/logger.ts';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -69,17 +72,19 @@ export interface DispatcherOptions {
   readonly health: HealthSource & { report(probe: 'ready'): { ready: boolean; pending?: string | undefined } };
   readonly healthEnabled: boolean;
   readonly logger: Logger;
+  /** Handlers that answer from the first request (internode RPC and peer calls, the admin API). */
   readonly handlers?: RouteHandlers;
+  /** Handlers a later phase produces (the S3 and STS handlers over the object layer); they take precedence once settled. */
+  readonly later?: Eventual<RouteHandlers>;
 }
 
 export interface Dispatcher {
   readonly handle: RequestHandler;
-  /** Installs or replaces handlers (e.g. the S3 handler once the object layer is up). */
-  setHandlers(h: RouteHandlers): void;
 }
 
 export function createDispatcher(opts: DispatcherOptions): Dispatcher {
-  let handlers: RouteHandlers = { ...opts.handlers };
+  const early: RouteHandlers = { ...opts.handlers };
+  const handlerOf = (route: keyof RouteHandlers): RequestHandler | undefined => opts.later?.get()?.[route] ?? early[route];
   const hostId = randomBytes(24).toString('base64');
   const serve = (req: IncomingMessage, res: ServerResponse, path: string, route: Route): void => {
     // Installed as the server's `checkContinue` listener too: only the S3
@@ -92,13 +97,13 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
           return;
         case 'rpc':
         case 'peer': {
-          const h = handlers[route];
+          const h = handlerOf(route);
           if (h) h(req, res);
           else sendJsonError(req, res, 503, 'ServiceUnavailable', 'internode RPC is not enabled on this node');
           return;
         }
         case 'admin': {
-          const h = handlers.admin;
+          const h = handlerOf('admin');
           if (h) h(req, res);
           else writeAdminReply(req, res, adminErrorReply(new SvcError('ServiceUnavailable', 'the admin API is not available on this node'), path, randomBytes(8).toString('hex').toUpperCase(), ''));
           return;
@@ -116,11 +121,12 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
             });
             return;
           }
-          if (handlers.sts && isStsRequest(req, path)) {
-            handlers.sts(req, res);
+          const sts = handlerOf('sts');
+          if (sts && isStsRequest(req, path)) {
+            sts(req, res);
             return;
           }
-          const h = handlers.s3;
+          const h = handlerOf('s3');
           if (h) h(req, res);
           else sendS3Error(req, res, opts.logger, hostId, 'The S3 API is not available on this node.', { 'retry-after': String(RETRY_AFTER_SECONDS) });
           return;
@@ -145,10 +151,5 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     }
     serve(req, res, path, route);
   };
-  return {
-    handle,
-    setHandlers(h) {
-      handlers = { ...handlers, ...h };
-    },
-  };
+  return { handle };
 }

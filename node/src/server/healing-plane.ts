@@ -4,7 +4,7 @@
  * the cluster's answers to "which node am I" (heal tokens, usage records)
  * and "which sets do I scan" (each set is scanned by the first of its
  * drives' nodes that is online, so exactly one node scans it while any
- * runs), and the admin plane's worker ports filled in.
+ * runs). The admin plane's worker ports are on the returned `Healing`.
  */
 import type { ClusterNode } from '../cluster/cluster-node.ts';
 import { type Healing, registerHealing } from '../background/healing.ts';
@@ -14,15 +14,13 @@ import { endpointHostPort } from 'svc-topology';
 import type { Clock } from '../util/clock.ts';
 import type { Config } from '../util/config.ts';
 import type { Logger } from '../util/logger.ts';
-import type { AdminWorkers } from './admin-plane.ts';
 
-export function startNodeHealing(o: {
+export function registerNodeHealing(o: {
   cluster: ClusterNode;
   layer: ServerPools;
   config: Config;
   clock: Clock;
   logger: Logger;
-  workers: AdminWorkers;
   /** The node's supervisor: healing's jobs run from its next start. */
   jobs: Supervisor;
 }): Healing {
@@ -40,12 +38,5 @@ export function startNodeHealing(o: {
     const first = drives.map((d) => nodeOf(d.endpoint)).find(online);
     return first === cluster.selfId;
   };
-  const healing = registerHealing(o.jobs, { layer, clock: o.clock, logger: o.logger, config: o.config.heal, node: cluster.selfId, nodeIndex, scans });
-  o.workers.heal = healing.healWorker;
-  o.workers.healing = healing.healingDrives;
-  o.workers.backgroundHeal = true;
-  o.workers.scanner = true;
-  o.workers.healInfo = () => healing.local();
-  o.workers.usage = () => healing.usage();
-  return healing;
+  return registerHealing(o.jobs, { layer, clock: o.clock, logger: o.logger, config: o.config.heal, node: cluster.selfId, nodeIndex, scans });
 }

@@ -33,7 +33,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../util/clock.ts';
 import { ERRORS } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import type { HttpLimits } from '../util/net-config.ts';
+import { type HttpLimits, normaliseAddress } from '../util/net-config.ts';
 
 /** What a request is, for the limits: a client's (all limits, may be shed), a peer's (idle only), a probe (never shed). */
 export type WatchKind = 'client' | 'peer' | 'probe';
@@ -49,6 +49,8 @@ export interface GuardOptions {
   readonly descriptors?: () => { open: number | undefined; limit: number };
   /** Sweep period of the body-progress check (default 1 s). */
   readonly sweepMs?: number;
+  /** Addresses exempt from the connection caps (peers that made an authenticated internode call); normalised (no `::ffff:`). */
+  readonly exempt?: (address: string) => boolean;
 }
 
 export interface GuardStats {
@@ -107,11 +109,6 @@ class LogLimiter {
 
 const RAW_503 = 'HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
 
-function normaliseAddress(a: string | undefined): string {
-  if (a === undefined) return '';
-  return a.startsWith('::ffff:') ? a.slice(7) : a;
-}
-
 function xml(code: 'RequestTimeout' | 'SlowDown', message: string, resource: string): string {
   const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${esc(message)}</Message><Resource>${esc(resource)}</Resource></Error>`;
@@ -121,7 +118,6 @@ export class HttpGuard {
   readonly #o: GuardOptions;
   readonly #log: LogLimiter;
   readonly #perAddress = new Map<string, number>();
-  readonly #trusted = new Set<string>();
   readonly #refusedSockets = new WeakSet<Socket>();
   /** Connections that carried a request (an idle timeout then means keep-alive expiry). */
   readonly #served = new WeakSet<Socket>();
@@ -159,12 +155,6 @@ export class HttpGuard {
         err.code === 'EMFILE' || err.code === 'ENFILE' ? 'out of file descriptors accepting a connection; it was dropped' : 'accepting a connection failed',
       );
     });
-  }
-
-  /** An address that made an authenticated internode call: exempt from the connection caps. */
-  trust(address: string | undefined): void {
-    const a = normaliseAddress(address);
-    if (a !== '') this.#trusted.add(a);
   }
 
   get caps(): { global: number; perAddress: number } {
@@ -220,7 +210,7 @@ export class HttpGuard {
 
   #onConnection(socket: Socket): void {
     const addr = normaliseAddress(socket.remoteAddress);
-    const trusted = this.#trusted.has(addr);
+    const trusted = addr !== '' && this.#o.exempt?.(addr) === true;
     const perAddr = this.#perAddress.get(addr) ?? 0;
     let refused: 'global' | 'address' | undefined;
     if (!trusted && this.#connections >= this.#o.caps.global) refused = 'global';

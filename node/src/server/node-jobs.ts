@@ -10,6 +10,7 @@
  */
 import { type Job, type JobWorker, workerJob } from '../background/supervisor.ts';
 import type { AuditLog } from '../api/audit-log.ts';
+import type { ClusterWorkers } from '../cluster/cluster-node.ts';
 import type { DataMovement } from '../background/movement/data-movement.ts';
 import type { ServerPools } from '../object/server-pools.ts';
 import type { CertificateStore } from '../tls/cert-store.ts';
@@ -74,4 +75,20 @@ export function plumbingJobs(o: { rootCredential: RootCredentialSource; tls: Cer
   }
   out.push({ name: 'audit-log', description: "audit log: queues each request's record for its webhooks and delivers them", start: () => undefined, stop: () => o.audit.close(), workers: () => o.audit.workers() });
   return out;
+}
+
+/**
+ * The cluster plumbing's loops that run from the node's first moment: the
+ * lock table's sweep and, with other nodes, the peers' heartbeat. Their
+ * connections and locks close with `cluster.close()`, after every job.
+ */
+export function clusterJobs(w: ClusterWorkers): Job[] {
+  const out: Job[] = [workerJob('lock-sweep', "locks: drops this node's lock grants that expired or whose holder's node is gone", w.lockSweep)];
+  if (w.heartbeat !== undefined) out.push(workerJob('peer-heartbeat', 'peers: pings every online peer so a node that died without traffic is counted out within seconds', w.heartbeat));
+  return out;
+}
+
+/** Lock quorum and peer health for readiness, every second; started once start-up created the lock clients. */
+export function clusterHealthJob(w: ClusterWorkers): Job | undefined {
+  return w.healthWatch === undefined ? undefined : workerJob('cluster-health', 'readiness: keeps lock quorum and peer health (a majority of nodes reachable) current', w.healthWatch);
 }

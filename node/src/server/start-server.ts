@@ -37,6 +37,7 @@ import type { Clock } from '../util/clock.ts';
 import type { Config, ListenAddress } from '../util/config.ts';
 import { connectionCaps } from '../util/net-config.ts';
 import { SvcError, toSvcError } from '../util/errors.ts';
+import { eventual, mapEventual } from '../util/eventual.ts';
 import type { Logger } from '../util/logger.ts';
 import { openDescriptors, raiseFileLimit } from './descriptors.ts';
 import { createDispatcher, type RouteHandlers, routeOf } from './dispatcher.ts';
@@ -109,8 +110,10 @@ export interface ServerDeps {
   readonly tls?: CertificateStore | undefined;
   /** More storage detail for readiness from below the services (e.g. peers refused for their TLS certificate). */
   readonly storageNote?: () => string | undefined;
-  /** Receives the S3 listener's guard once it exists (cluster peers are exempt from its connection caps). */
-  readonly onGuard?: (guard: HttpGuard) => void;
+  /** Addresses exempt from the S3 listener's connection caps (cluster peers). */
+  readonly exemptAddress?: (address: string) => boolean;
+  /** The node's readiness, when the composition built it first (its admin plane reads it); default: a fresh one. */
+  readonly readiness?: Readiness;
   /** Creates the distributed lock clients: start-up step 3, after the local disks and before format quorum (SPEC). */
   readonly initLockClients?: () => void;
 }
@@ -221,7 +224,7 @@ function closeServer(server: Listener, graceMs: number): Promise<void> {
 
 export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
   const { logger: log, clock } = deps;
-  const readiness = new Readiness({ lock: true, peers: true });
+  const readiness = deps.readiness ?? new Readiness({ lock: true, peers: true });
   readiness.onChange((r, prev) => {
     const fields = { event: 'readiness_changed', ready: r.ready, pending: r.pending, degradedReasons: r.degradedReasons, wasReady: prev.ready };
     if (r.ready) log.info(fields, 'node is ready');
@@ -309,8 +312,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     return undefined;
   };
 
+  // Step 5's result: settled once, when the services over the formatted drives are built.
+  const built = eventual<ServiceBundle>('the services over the formatted drives');
   let driveDetail: string | undefined;
-  const storageDetail = () => [driveDetail, services?.storageNote?.(), deps.storageNote?.()].filter((d) => d !== undefined && d !== '').join('; ');
+  const storageDetail = () => [driveDetail, built.eventual.get()?.storageNote?.(), deps.storageNote?.()].filter((d) => d !== undefined && d !== '').join('; ');
   let lastStates: DriveFormatState[][] | undefined;
   const refreshStorage = async () => {
     const states = await Promise.all(pools.map((p, i) => readAll(ios[i]!, p.endpoints.length, lastStates?.[i])));
@@ -319,10 +324,18 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       pools.map((p, i) => ({ setDriveCount: p.setDriveCount, standardParity: p.parity.standard, reference: formats?.[i]?.reference, drives: states[i]! })),
     );
     driveDetail = rep.detail;
-    readiness.update({ storageRead: rep.read, storageWrite: rep.write && services?.writeBlocked?.() !== true }, { storage: storageDetail() });
+    readiness.update({ storageRead: rep.read, storageWrite: rep.write && built.eventual.get()?.writeBlocked?.() !== true }, { storage: storageDetail() });
   };
 
-  const dispatcher = createDispatcher({ health: readiness, healthEnabled: config.healthEndpointEnable, logger: log, handlers: deps.handlers });
+  // The dispatcher answers the services' routes 503 until they are built (the RPC, peer and
+  // admin handlers answer from the first request).
+  const dispatcher = createDispatcher({
+    health: readiness,
+    healthEnabled: config.healthEndpointEnable,
+    logger: log,
+    handlers: deps.handlers,
+    later: mapEventual(built.eventual, (b) => b.handlers ?? {}),
+  });
   // `Expect: 100-continue` requests reach the dispatcher too (the S3 handler sends 100 only once the request is authorised);
   // any other Expect value is ignored, as S3 does (node:http would answer 417)
   // Descriptors: the soft limit raised to the hard one; connection caps and shedding follow from it.
@@ -330,8 +343,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const caps = connectionCaps(config.http, fileLimit.soft > 0 ? fileLimit.soft : 1 << 20);
   log.info({ event: 'startup_file_limit', ...fileLimit, maxConnections: caps.global, maxConnectionsPerAddress: caps.perAddress }, `file descriptor limit ${fileLimit.soft}${fileLimit.raised ? ' (raised to the hard limit)' : ''}`);
   const descriptors = () => ({ open: openDescriptors(), limit: fileLimit.soft });
-  const guard = new HttpGuard({ limits: config.http, caps, logger: log, clock, listener: 's3', descriptors });
-  deps.onGuard?.(guard);
+  const guard = new HttpGuard({ limits: config.http, caps, logger: log, clock, listener: 's3', descriptors, ...(deps.exemptAddress ? { exempt: deps.exemptAddress } : {}) });
   const kindOf = (req: IncomingMessage) => {
     const route = routeOf((req.url ?? '/').split('?')[0]!, config.healthEndpointEnable);
     return route === 'rpc' || route === 'peer' ? 'peer' : route === 'health' ? 'probe' : 'client';
@@ -400,14 +412,13 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     );
   };
 
-  let services: ServiceBundle | undefined;
   let stopMonitor: (() => void) | undefined;
   const stopping = new AbortController();
 
   // Last start-up step: the services' own (awaited once, then retried in the background).
   const finalizeOnce = async (): Promise<string | undefined> => {
     try {
-      return await services?.finalize?.();
+      return await built.eventual.get()?.finalize?.();
     } catch (err) {
       return toSvcError(err).message;
     }
@@ -433,14 +444,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const finishStartup = async () => {
     await refreshStorage();
     if (deps.buildServices && deploymentId && formats) {
-      services = await deps.buildServices({ config, pools, deploymentId, formats, local, readiness, logger: log, clock });
-      if (services.handlers) dispatcher.setHandlers(services.handlers);
+      const services = await deps.buildServices({ config, pools, deploymentId, formats, local, readiness, logger: log, clock });
+      built.settle(services);
       log.info({ event: 'startup_services' }, 'object layer and handlers installed');
     }
     // IAM: the root credential comes with the configuration; the IAM state
     // stored in the deployment loads once storage answers, retried until it does.
-    if (services?.loadIam) {
-      const bundle = services;
+    const bundle = built.eventual.get();
+    if (bundle?.loadIam) {
       await runIamBootstrap({ load: () => bundle.loadIam!(), readiness, logger: log, clock, signal: stopping.signal }).first;
     } else {
       readiness.update({ iam: true }, { iam: config.credentials.isDefault ? 'root credential (default)' : 'root credential' });
@@ -482,7 +493,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     const holdOpen = setInterval(() => undefined, 60_000);
     try {
       await finishStartup().catch(async (err: unknown) => {
-        await services?.close?.();
+        await built.eventual.get()?.close?.();
         throw err;
       });
       await bindListeners();
@@ -544,7 +555,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       consoleGuard?.close();
       log.info({ event: 'shutdown_begin' }, 'shutting down');
       try {
-        await services?.close?.();
+        await built.eventual.get()?.close?.();
       } catch (err) {
         log.error({ event: 'shutdown_services_failed', err: String(err) }, 'stopping services failed');
       }

@@ -133,3 +133,9 @@ export function parseRpcLimits(env: Env): RpcLimits {
     pingTimeoutMs: parseTimeout('SVC_RPC_PING_TIMEOUT', env.SVC_RPC_PING_TIMEOUT, DEFAULT_RPC_LIMITS.pingTimeoutMs, 50),
   });
 }
+
+/** A socket's remote address without the IPv4-mapped prefix (`::ffff:10.0.0.1` → `10.0.0.1`); '' when unknown. */
+export function normaliseAddress(a: string | undefined): string {
+  if (a === undefined) return '';
+  return a.startsWith('::ffff:') ? a.slice(7) : a;
+}
