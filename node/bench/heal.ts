@@ -22,6 +22,7 @@ import { BITROT_HASH_SIZE, shardFileDataSize, shardSize } from '../src/erasure/i
 import { newPoolFormats, writeFormatFile } from '../src/storage/format.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { systemClock } from '../src/util/clock.ts';
+import { eventual } from '../src/util/eventual.ts';
 import { SPEED_TRANQUILITY } from '../src/util/heal-config.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import type { Worker } from '../src/util/worker.ts';
@@ -96,7 +97,8 @@ section('heal: wiped-drive rebuild vs raw disk write; client GETs during a heal 
       for (const e of await readdir(victim)) await rm(join(victim, e), { recursive: true, force: true });
       await new Promise((r) => setTimeout(r, 1100)); // the drive's format cache
       settle();
-      const dh = new DriveHealer({ pools: layer.pools, clock: systemClock, logger: silentLogger, selfId: 'bench' });
+      const rebuilds = eventual<HealSequences>('the heal sequences');
+      const dh = new DriveHealer({ pools: layer.pools, clock: systemClock, logger: silentLogger, selfId: 'bench', sequences: rebuilds.eventual });
       // The pace of SVC_HEAL_SPEED, as the node composes it (background/healing.ts).
       const seqs = new HealSequences({
         healer,
@@ -108,7 +110,7 @@ section('heal: wiped-drive rebuild vs raw disk write; client GETs during a heal 
         rebuildTranquility: SPEED_TRANQUILITY[speed],
         rebuildConcurrency: speed === 'fastest' ? 4 : 1,
       });
-      dh.attach(seqs);
+      rebuilds.settle(seqs);
       const t0 = performance.now();
       const cpu0 = process.cpuUsage();
       await dh.check();

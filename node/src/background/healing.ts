@@ -13,6 +13,7 @@ import type { Clock } from '../util/clock.ts';
 import type { HealConfig } from '../util/heal-config.ts';
 import { SPEED_TRANQUILITY } from '../util/heal-config.ts';
 import type { Logger } from '../util/logger.ts';
+import { eventual } from '../util/eventual.ts';
 import type { HealingDrives, HealWorker } from '../object/admin/services.ts';
 import { LifecycleExecutor } from './lifecycle-executor.ts';
 import { Scanner, type ScannerProgress } from './scanner.ts';
@@ -79,7 +80,11 @@ export function registerHealing(jobs: Supervisor, o: HealingOptions): Healing {
   const { layer, clock, logger, config } = o;
   const healer = new Healer({ pools: layer.pools, locker: layer.locker, records: layer.sysRecords, clock, logger, lockClock: () => layer.governance.lockClock() });
   const background = new BackgroundHeal({ healer, mrf: layer.mrf, clock, logger, tranquility: SPEED_TRANQUILITY[config.healSpeed] });
+  // The drive healer and the heal sequences need each other (it starts rebuilds, they format
+  // replaced drives through it): the sequences, built second, reach it as a settle-once value.
+  const rebuilds = eventual<HealSequences>('the heal sequences');
   const drives = new DriveHealer({
+    sequences: rebuilds.eventual,
     pools: layer.pools,
     clock,
     logger,
@@ -108,7 +113,7 @@ export function registerHealing(jobs: Supervisor, o: HealingOptions): Healing {
     // Flat out, a rebuild overlaps objects; paced, one at a time keeps its bursts short.
     rebuildConcurrency: config.healSpeed === 'fastest' ? 4 : config.healSpeed === 'fast' ? 2 : 1,
   });
-  drives.attach(sequences);
+  rebuilds.settle(sequences);
   const lifecycle = new LifecycleExecutor({ layer, logger });
   const scanner = new Scanner({
     healer,

@@ -35,6 +35,7 @@ import type { HealSequences } from './sequences.ts';
 import type { SetFormatHealer } from './sequence.ts';
 import type { DriveState } from './plan.ts';
 import type { HealDrive, HealResult } from './types.ts';
+import type { Eventual } from '../../util/eventual.ts';
 
 /** The recovery tracker a replaced drive carries: `.svc.sys/healing.json`. */
 export const TRACKER_FILE = 'healing.json';
@@ -102,6 +103,13 @@ export interface DriveHealerOptions {
   buckets?: { list(): Promise<string[]>; exists(bucket: string): Promise<boolean> };
   /** How long a recreated bucket folder shows as a `healing` issue of its drive (default 10 min). */
   volumeIssueMs?: number;
+  /**
+   * The heal sequences that run its rebuilds. They format replaced drives
+   * through this healer (`SetFormatHealer`), so they are built after it:
+   * the composition settles them once (`background/healing.ts`). Without
+   * them (or before), a replaced drive is detected but not rebuilt.
+   */
+  sequences?: Eventual<HealSequences>;
 }
 
 interface Slot {
@@ -117,7 +125,6 @@ export const slotKey = (s: { pool: number; set: number; slot: number }) => `${s.
 export class DriveHealer implements SetFormatHealer {
   readonly worker: Worker<{ replacements: number; healing: string[]; volumesRecreated: number }>;
   readonly #o: DriveHealerOptions;
-  #sequences: HealSequences | undefined;
   /** Trackers of drives this node is formatting or rebuilding, by slot id. */
   readonly #active = new Map<string, DriveTracker>();
   readonly #lastWrite = new Map<string, number>();
@@ -145,11 +152,6 @@ export class DriveHealer implements SetFormatHealer {
       },
       { clock: o.clock, logger: o.logger },
     );
-  }
-
-  /** The sequences that run the set heals (wired after both exist). */
-  attach(sequences: HealSequences): void {
-    this.#sequences = sequences;
   }
 
   /** Endpoints this node is rebuilding now. */
@@ -205,7 +207,7 @@ export class DriveHealer implements SetFormatHealer {
       // A rebuild that stopped half-way (crash, restart, a heal on another node that went away).
       const t = await this.#readTracker(s);
       if (t?.state !== 'healing' || this.#active.has(key)) continue;
-      const live = this.#sequences?.running().some((q) => q.token === t.healer) ?? false;
+      const live = this.#o.sequences?.get()?.running().some((q) => q.token === t.healer) ?? false;
       if (!live && this.#o.clock.now() - t.updatedAt > STALE_MS) await this.#autoHeal(s, `${t.reason}; resuming an interrupted rebuild`, t);
     }
   }
@@ -240,7 +242,8 @@ export class DriveHealer implements SetFormatHealer {
   }
 
   async #autoHeal(s: Slot, reason: string, prior?: DriveTracker): Promise<void> {
-    if (this.#sequences === undefined) return;
+    const sequences = this.#o.sequences?.get();
+    if (sequences === undefined) return;
     // One automatic rebuild at a time per node (the next replaced drive waits for the next check).
     if ([...this.#active.values()].some((t) => this.#autoTokens.has(t.healer) || t.healer === 'auto')) return;
     const tracker = this.#tracker(s, { driveId: s.member.expectedId!, state: 'pending', reason, healer: 'auto' }, prior);
@@ -248,7 +251,7 @@ export class DriveHealer implements SetFormatHealer {
     this.#o.logger.warn({ event: 'drive_replacement_detected', endpoint: s.member.endpoint, pool: s.pool, set: s.set, slot: s.slot, reason }, 'replaced drive detected; rebuilding it');
     this.#active.set(tracker.id, tracker);
     await this.#writeTracker(s, tracker);
-    const seq = this.#sequences.startSetHeal(s.pool, s.set);
+    const seq = sequences.startSetHeal(s.pool, s.set);
     this.#autoTokens.add(seq.token);
     tracker.healer = seq.token;
   }
