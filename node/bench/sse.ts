@@ -31,7 +31,7 @@ const MiB = 1024 * 1024;
 const BIG = 64 * MiB;
 const ROUNDS = 3;
 
-async function drain(body: AsyncIterable<Uint8Array>): Promise<number> {
+async function drain(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number> {
   let n = 0;
   for await (const c of body) n += c.length;
   return n;

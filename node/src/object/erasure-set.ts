@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   BITROT_HASH_SIZE,
+  BitrotVerifier,
   BLOCK_SIZE,
   BufferPool,
   createCodec,
@@ -20,7 +21,7 @@ import {
   shardSize,
   verifyShardStream,
 } from '../erasure/index.ts';
-import { type Drive, type FileVersion, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
+import { type Drive, type FileVersion, type PartRecord, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
 import { decodeXlMeta } from '../storage/xl-meta.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -539,6 +540,56 @@ export class ErasureSet {
   // ---- read
 
   /**
+   * Bytes [start, start+length) of an inline version at once, as views of
+   * the metadata already read (`readRange`'s answer without a stream): every
+   * drive holds the version and the K data shards of each block pass their
+   * bitrot check. Anything else (a drive without the version, a shard that
+   * fails its hash, a version that is not inline) returns undefined and the
+   * caller reads through `readRange`, which fails over, decodes, reports to
+   * the MRF queue and throws exactly as it always does.
+   */
+  readInline(group: VersionGroup, start: number, length: number): Uint8Array[] | undefined {
+    const v = group.version;
+    const e = v.erasure;
+    if (!v.inline || e === undefined) return undefined;
+    const n = this.width;
+    const k = e.data;
+    for (let s = 0; s < n; s++) if (group.perSlot[s]?.inlineData === undefined) return undefined;
+    const fullShard = shardSize(e.blockSize, k);
+    const out: Uint8Array[] = [];
+    for (const { part, from, to, b0, b1, range, rangeData } of partWindows(v.parts, start, length, e.blockSize, k)) {
+      // Data shard i's verified blocks b0..b1 (the slot holding shard i+1 by the distribution).
+      const data: Uint8Array[][] = [];
+      for (let i = 0; i < k; i++) {
+        const slot = e.distribution.indexOf(i + 1);
+        const inl = group.perSlot[slot]!.inlineData!;
+        try {
+          const check = new BitrotVerifier(fullShard, rangeData, b0);
+          data.push(check.push(inl.subarray(range.offset, range.offset + range.length)));
+          check.end();
+        } catch (err) {
+          if (hasCode(err, 'FileCorrupt')) return undefined;
+          throw err;
+        }
+      }
+      for (let b = b0; b <= b1; b++) {
+        const blockLen = Math.min(e.blockSize, part.size - b * e.blockSize);
+        const sLen = shardSize(blockLen, k);
+        const blockStart = b * e.blockSize;
+        const sliceFrom = Math.max(from, blockStart) - blockStart;
+        const sliceTo = Math.min(to, blockStart + blockLen) - blockStart;
+        // Systematic code: the data shards are the block.
+        for (let i = 0; i < k; i++) {
+          const lo = Math.max(sliceFrom, i * sLen);
+          const hi = Math.min(sliceTo, (i + 1) * sLen);
+          if (hi > lo) out.push(data[i]![b - b0]!.subarray(lo - i * sLen, hi - i * sLen));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
    * Streams bytes [start, start+length) of a resolved version: per block, K
    * verified shards (data shards first), decoding only when a data shard is
    * missing or bad. A failing shard is replaced by the next drive and the
@@ -574,23 +625,8 @@ export class ErasureSet {
     const slotOfShard: number[] = new Array(n);
     for (let s = 0; s < n; s++) slotOfShard[e.distribution[s]! - 1] = s;
 
-    let partStart = 0;
-    const end = start + length;
     try {
-      for (const part of v.parts) {
-        const partEnd = partStart + part.size;
-        if (partEnd <= start || part.size === 0) {
-          partStart = partEnd;
-          continue;
-        }
-        if (partStart >= end) break;
-        const from = Math.max(start, partStart) - partStart;
-        const to = Math.min(end, partEnd) - partStart; // exclusive
-        const b0 = Math.floor(from / e.blockSize);
-        const b1 = Math.floor((to - 1) / e.blockSize);
-        const partShardBytes = shardFileDataSize(part.size, e.blockSize, k);
-        const range = frameRange(b0, b1, fullShard, partShardBytes);
-        const rangeData = Math.min((b1 + 1) * fullShard, partShardBytes) - b0 * fullShard;
+      for (const { part, from, to, b0, b1, range, rangeData } of partWindows(v.parts, start, length, e.blockSize, k)) {
         const open = async (slot: number, block: number): Promise<AsyncGenerator<Uint8Array>> => {
           const skip = block - b0;
           const off = range.offset + skip * (BITROT_HASH_SIZE + fullShard);
@@ -647,7 +683,6 @@ export class ErasureSet {
         } finally {
           await readers.close();
         }
-        partStart = partEnd;
       }
     } finally {
       const report = opts.onBadShards ?? ((reason: BadShardReason, slots: number[]) => this.enqueueMrf(bucket, object, v.versionId, reason, slots));
@@ -655,4 +690,43 @@ export class ErasureSet {
       if (bitrot.size > 0) report('read-bitrot', [...bitrot]);
     }
   }
+}
+
+/** What a read of bytes [start, start+length) needs of one part: the part's byte window, its blocks, their frames. */
+interface PartWindow {
+  part: PartRecord;
+  /** First byte within the part. */
+  from: number;
+  /** Past the last byte within the part. */
+  to: number;
+  /** First and last block (inclusive). */
+  b0: number;
+  b1: number;
+  /** Those blocks' frames in a shard of the part (hashes included). */
+  range: { offset: number; length: number };
+  /** Shard data bytes in those frames. */
+  rangeData: number;
+}
+
+/** The parts a read of bytes [start, start+length) touches, in order, with what it needs of each. */
+function partWindows(parts: readonly PartRecord[], start: number, length: number, blockSize: number, k: number): PartWindow[] {
+  const fullShard = shardSize(blockSize, k);
+  const end = start + length;
+  const out: PartWindow[] = [];
+  let partStart = 0;
+  for (const part of parts) {
+    const partEnd = partStart + part.size;
+    if (partEnd > start && part.size > 0) {
+      if (partStart >= end) break;
+      const from = Math.max(start, partStart) - partStart;
+      const to = Math.min(end, partEnd) - partStart;
+      const b0 = Math.floor(from / blockSize);
+      const b1 = Math.floor((to - 1) / blockSize);
+      const partShardBytes = shardFileDataSize(part.size, blockSize, k);
+      const range = frameRange(b0, b1, fullShard, partShardBytes);
+      out.push({ part, from, to, b0, b1, range, rangeData: Math.min((b1 + 1) * fullShard, partShardBytes) - b0 * fullShard });
+    }
+    partStart = partEnd;
+  }
+  return out;
 }

@@ -114,6 +114,15 @@ export class ObjectReads {
         released = true;
         unlock();
       };
+      // An inline version's bytes are in the metadata just read: verified and sliced here, in one
+      // piece, with no stream; the read lock goes at once (nothing is left to read from a drive).
+      const inline = opts.reuseBuffers === true && !objectKey ? loc.set.readInline(loc.group, start, length) : undefined;
+      if (inline !== undefined) {
+        release();
+        handedOver = true;
+        const body = new Readable({ read() {} });
+        return { info, ...(ranged ? { range: { start, end } } : {}), body, chunks: inline };
+      }
       const reuse = opts.reuseBuffers === true && !loc.group.version.inline;
       const range = objectKey ? this.#decrypted(loc, path, objectKey, start, length, bucket, key, reuse) : loc.set.readRange(bucket, path, loc.group, start, length, bucket, key, { reuse });
       // The first block is read (K shards verified, decoded if need be) before

@@ -241,9 +241,10 @@ export interface GetObjectResult {
    * `body`: each chunk is valid until the next one is pulled, so finish with
    * it (e.g. wait for its socket write to complete) before asking for more.
    * Iterating to the end or stopping early releases the read lock, as
-   * destroying the unread `body` does.
+   * destroying the unread `body` does. An inline version's bytes come as an
+   * array of views of its metadata, verified, the read lock already released.
    */
-  chunks?: AsyncIterable<Uint8Array>;
+  chunks?: AsyncIterable<Uint8Array> | readonly Uint8Array[];
 }
 
 export interface DeleteObjectOptions {

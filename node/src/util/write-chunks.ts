@@ -9,7 +9,7 @@
  */
 import type { Writable } from 'node:stream';
 
-export async function writeChunks(src: AsyncIterable<Uint8Array>, dest: Writable): Promise<void> {
+export async function writeChunks(src: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, dest: Writable): Promise<void> {
   let closed: ((err: Error) => void) | undefined;
   const onClose = (): void => closed?.(new Error('destination closed before the body was written'));
   dest.once('close', onClose);
