@@ -12,6 +12,7 @@
  * answer is an S3 XML `ServiceUnavailable`, never a fake success.
  */
 import { randomBytes } from 'node:crypto';
+import { newRequestId } from '../util/request-id.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type HealthSource, handleHealth, isHealthPath } from '../api/health/health-handler.ts';
 import { adminErrorReply } from '../api/admin/errors.ts';
@@ -58,7 +59,7 @@ export function routeOf(path: string, healthEnabled: boolean): Route {
 /** An S3 XML error from the dispatcher itself (the readiness gate, no S3 handler): the S3 API's one error writer. */
 function sendS3Error(req: IncomingMessage, res: ServerResponse, logger: Logger, hostId: string, message: string, headers: Record<string, string>): void {
   const resource = (req.url ?? '/').split('?')[0]!;
-  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const requestId = newRequestId();
   sendError(res, new SvcError('ServiceUnavailable', message), { method: req.method ?? 'GET', resource, requestId, hostId, logger, bodyPending: false, headers });
 }
 
@@ -105,7 +106,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         case 'admin': {
           const h = handlerOf('admin');
           if (h) h(req, res);
-          else writeAdminReply(req, res, adminErrorReply(new SvcError('ServiceUnavailable', 'the admin API is not available on this node'), path, randomBytes(8).toString('hex').toUpperCase(), ''));
+          else writeAdminReply(req, res, adminErrorReply(new SvcError('ServiceUnavailable', 'the admin API is not available on this node'), path, newRequestId(), ''));
           return;
         }
         case 's3': {

@@ -15,7 +15,7 @@
  * registry's.
  */
 import { tagAudit } from '../audit-tag.ts';
-import { randomBytes } from 'node:crypto';
+import { newRequestId } from '../../util/request-id.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../util/clock.ts';
 import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
@@ -77,7 +77,7 @@ function errorCodeOf(body: Buffer | Uint8Array | string | undefined): string {
 export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const lookup = credentialLookup(o.credentials);
   return (req, res) => {
-    const requestId = randomBytes(8).toString('hex').toUpperCase();
+    const requestId = newRequestId();
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     if (httpRequestOperation.hasSubscribers) publishOperation(req, method, url);

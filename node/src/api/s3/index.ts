@@ -6,6 +6,7 @@
  * The SigV4 verifier is exported for the admin API (same signing, service s3).
  */
 import { randomBytes } from 'node:crypto';
+import { newRequestId } from '../../util/request-id.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketQuotas } from '../../object/quota.ts';
 import type { ObjectLayer } from '../../object/types.ts';
@@ -206,10 +207,6 @@ export function credentialLookup(c: Credential[] | CredentialLookup): Credential
 
 /** Largest refused request body read and discarded to keep a connection alive. */
 const MAX_DRAIN_BYTES = 1024 * 1024;
-
-function newRequestId(): string {
-  return randomBytes(8).toString('hex').toUpperCase();
-}
 
 export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const region = opts.region ?? 'us-east-1';

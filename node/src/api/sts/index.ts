@@ -15,7 +15,8 @@
  * The credentials are sealed session tokens (`iam/session-token.ts`): valid
  * on every node at once, verified per request, refused after `Expiration`.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { newRequestId } from '../../util/request-id.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseIdentityPolicy } from '../../iam/policy.ts';
 import type { SignedPrincipal } from '../../iam/principal.ts';
@@ -124,7 +125,7 @@ export function createStsHandler(o: StsOptions): (req: IncomingMessage, res: Ser
   };
 
   return (req, res) => {
-    const requestId = randomBytes(8).toString('hex').toUpperCase();
+    const requestId = newRequestId();
     const address = req.socket.remoteAddress ?? '';
     const run = async () => {
       const body = await readBody(req);
