@@ -29,6 +29,8 @@ function writeWithJob(jobs: FileJobs, tmp: string, dst: string, data: Uint8Array
 }
 
 const VOL_RE = /^[^/\\\0]+$/;
+/** A path segment that is empty, `.` or `..`. */
+const ODD_SEGMENT = /(?:^|\/)\.{0,2}(?:\/|$)/;
 
 export function errno(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -51,8 +53,12 @@ export class DriveFs {
   /** Recent problems by kind (`DiskInfo.issues`): when first and last seen, and until when they count. */
   readonly #issues = new Map<DriveIssue['kind'], { detail: string; since: number; until: number }>();
 
+  /** What `join(root, name)` puts before a plain file name (computed once: file paths are built per request). */
+  readonly #prefix: string;
+
   constructor(root: string, endpoint: string, log: Logger, jobs: FileJobs | undefined) {
     this.root = root;
+    this.#prefix = join(root, 'x').slice(0, -1);
     this.endpoint = endpoint;
     this.log = log;
     this.jobs = jobs;
@@ -68,17 +74,16 @@ export class DriveFs {
 
   volPath(vol: string): string {
     if (!VOL_RE.test(vol) || vol === '.' || vol === '..') throw new SvcError('InvalidArgument', `bad volume name`);
-    return join(this.root, vol);
+    return this.#prefix + vol;
   }
 
+  /** `join(volPath(vol), path)` for a path of plain segments (anything else is refused), built without normalizing. */
   filePath(vol: string, path: string): string {
     const base = this.volPath(vol);
     if (path === '') return base;
     if (path.includes('\0') || path.startsWith('/')) throw new SvcError('InvalidArgument', 'bad path');
-    for (const seg of path.split('/')) {
-      if (seg === '' || seg === '.' || seg === '..') throw new SvcError('InvalidArgument', 'path escapes its volume');
-    }
-    return join(base, path);
+    if (ODD_SEGMENT.test(path)) throw new SvcError('InvalidArgument', 'path escapes its volume');
+    return `${base}/${path}`;
   }
 
   /** Maps a filesystem error to the drive's error codes. */
