@@ -47,6 +47,41 @@ export function metaKey(v: FileVersion): string {
   return JSON.stringify([v.userMeta, v.contentHeaders, v.tags, v.sysMeta, v.checksum ?? null, v.storageClass]);
 }
 
+/** The same string fields in the same order (what `metaKey`'s JSON tells apart). */
+function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]!] !== b[ka[i]!]) return false;
+  return true;
+}
+
+/** Whether every copy has the metadata of the first: `metaKey` equal for all, without building it (a decoded checksum record has exactly its three fields). */
+function allSameMeta(copies: readonly (FileVersion | undefined)[]): boolean {
+  let first: FileVersion | undefined;
+  for (const v of copies) {
+    if (v === undefined) continue;
+    if (first === undefined) {
+      first = v;
+      continue;
+    }
+    const a = first.checksum;
+    const b = v.checksum;
+    if (
+      v.storageClass !== first.storageClass ||
+      v.tags !== first.tags ||
+      (a === undefined) !== (b === undefined) ||
+      (a !== undefined && (a.algorithm !== b!.algorithm || a.value !== b!.value || a.type !== b!.type)) ||
+      !sameRecord(first.userMeta, v.userMeta) ||
+      !sameRecord(first.contentHeaders, v.contentHeaders) ||
+      !sameRecord(first.sysMeta, v.sysMeta)
+    )
+      return false;
+  }
+  return true;
+}
+
 export interface VersionGroup {
   /** Representative (from the drive with the most common metadata). */
   version: FileVersion;
@@ -93,7 +128,14 @@ export function groupVersions(metas: readonly SlotMeta[]): { groups: VersionGrou
   }
   const groups = [...byKey.values()];
   for (const g of groups) {
-    // Most common metadata among the agreeing drives wins.
+    // Most common metadata among the agreeing drives wins (when all agree, as they nearly always
+    // do, the first copy, found without building a key per copy).
+    if (allSameMeta(g.perSlot)) {
+      g.version = g.perSlot.find((v) => v !== undefined)!;
+      const base = baseVersionId(g.version.versionId);
+      if (base !== g.version.versionId) g.version = { ...g.version, versionId: base };
+      continue;
+    }
     const counts = new Map<string, { n: number; v: FileVersion }>();
     for (const v of g.perSlot) {
       if (!v) continue;
