@@ -10,24 +10,38 @@
 import type { Writable } from 'node:stream';
 
 export async function writeChunks(src: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, dest: Writable): Promise<void> {
+  // The pending write's (or end's) reject, cleared once it settled: a response emits 'close' right
+  // after 'finish', and an Error (its stack captured) built then for nobody cost a few µs per request.
   let closed: ((err: Error) => void) | undefined;
-  const onClose = (): void => closed?.(new Error('destination closed before the body was written'));
+  const onClose = (): void => {
+    const reject = closed;
+    closed = undefined;
+    reject?.(new Error('destination closed before the body was written'));
+  };
   dest.once('close', onClose);
+  const settle = (resolve: () => void, reject: (err: Error) => void) => (err?: Error | null) => {
+    closed = undefined;
+    if (err) reject(err);
+    else resolve();
+  };
   const written = (chunk: Uint8Array): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      closed = reject;
       if (dest.destroyed) {
         reject(new Error('destination closed before the body was written'));
         return;
       }
-      dest.write(chunk, (err) => (err ? reject(err) : resolve()));
+      closed = reject;
+      dest.write(chunk, settle(resolve, reject));
     });
   try {
     for await (const chunk of src) await written(chunk);
     await new Promise<void>((resolve, reject) => {
+      if (dest.destroyed) {
+        reject(new Error('destination closed before the body was written'));
+        return;
+      }
       closed = reject;
-      if (dest.destroyed) reject(new Error('destination closed before the body was written'));
-      else dest.end(resolve);
+      dest.end(settle(resolve, reject));
     });
   } catch (err) {
     dest.destroy();
