@@ -6,6 +6,10 @@
  *
  *   fileRead(path, callback(err, buffer))
  *       the whole regular file at `path`
+ *   fileReadBatch(paths, callback(err, results))
+ *       each whole file of `paths` (1 to 64), one after the other in the one
+ *       job; results[i] is its Buffer or its Error (shaped as below); `err`
+ *       only when the job itself failed
  *   fileWriteDurable(tmp, dst, data, parentSyncs, floor, callback(err))
  *       writes `data` to the new file `tmp`, fsyncs and closes it, renames it
  *       to `dst` (creating missing directories of `dst` below the directory
@@ -35,9 +39,12 @@
 #include "fileio.h"
 #include "napi_check.h"
 
-enum { JOB_READ, JOB_WRITE };
+enum { JOB_READ, JOB_WRITE, JOB_READ_BATCH };
 
-typedef struct {
+/* Most files one fileReadBatch job reads. */
+#define READ_BATCH_MAX 64
+
+typedef struct io_job {
   int kind;
   napi_async_work work;
   napi_ref callback;
@@ -53,6 +60,8 @@ typedef struct {
   int err; /* errno of the failed step, 0 on success */
   const char *syscall;
   const char *err_path; /* which of path/dst the failure names */
+  struct io_job *items; /* batch read: one JOB_READ per file */
+  size_t count;
 } io_job;
 
 static void job_free(napi_env env, io_job *j) {
@@ -62,6 +71,11 @@ static void job_free(napi_env env, io_job *j) {
   free(j->dst);
   free(j->floor);
   free(j->out);
+  for (size_t i = 0; i < j->count; i++) {
+    free(j->items[i].path);
+    free(j->items[i].out);
+  }
+  free(j->items);
   free(j);
 }
 
@@ -261,6 +275,8 @@ static void execute(napi_env env, void *data) {
   (void)env;
   io_job *j = data;
   if (j->kind == JOB_READ) do_read(j);
+  else if (j->kind == JOB_READ_BATCH)
+    for (size_t i = 0; i < j->count; i++) do_read(&j->items[i]);
   else do_write(j);
 }
 
@@ -299,6 +315,26 @@ static void complete(napi_env env, napi_status status, void *data) {
     if (!args[0]) args[0] = plain_error(env, "file job failed, and its error could not be built");
   } else if (napi_get_null(env, &args[0]) != napi_ok) {
     args[0] = plain_error(env, "file job: could not report success");
+  } else if (j->kind == JOB_READ_BATCH) {
+    /* (null, results): each file's Buffer or Error (a failed file fails only its own slot). */
+    napi_value list;
+    if (napi_create_array_with_length(env, j->count, &list) != napi_ok) {
+      args[0] = plain_error(env, "file read batch: could not allocate the results");
+    } else {
+      args[1] = list;
+      argc = 2;
+      for (size_t i = 0; i < j->count && argc == 2; i++) {
+        io_job *it = &j->items[i];
+        napi_value v = NULL;
+        void *copy;
+        if (it->err != 0) v = fs_error(env, it->err, it->syscall, it->err_path);
+        else if (napi_create_buffer_copy(env, it->out_len, it->out ? it->out : (uint8_t *)"", &copy, &v) != napi_ok) v = NULL;
+        if (!v || napi_set_element(env, list, (uint32_t)i, v) != napi_ok) {
+          args[0] = plain_error(env, "file read batch: could not report a result");
+          argc = 1;
+        }
+      }
+    }
   } else if (j->kind == JOB_READ) {
     void *copy;
     if (napi_create_buffer_copy(env, j->out_len, j->out ? j->out : (uint8_t *)"", &copy, &args[1]) == napi_ok) argc = 2;
@@ -366,6 +402,37 @@ static napi_value file_read(napi_env env, napi_callback_info info) {
   return queue(env, j, argv[1], "fileRead: could not queue the job");
 }
 
+static napi_value file_read_batch(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  bool is_array = false;
+  uint32_t n = 0;
+  if (argc < 2 || !is_function(env, argv[1]) || napi_is_array(env, argv[0], &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, argv[0], &n) != napi_ok || n < 1 || n > READ_BATCH_MAX) {
+    napi_throw_type_error(env, NULL, "fileReadBatch(paths: string[] (1 to 64), callback)");
+    return NULL;
+  }
+  io_job *j = new_job(env, JOB_READ_BATCH);
+  if (!j) return NULL;
+  if (!(j->items = calloc(n, sizeof *j->items))) {
+    job_free(env, j);
+    napi_throw_error(env, "ERR_SVC_NATIVE", "fileReadBatch: out of memory");
+    return NULL;
+  }
+  j->count = n;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value p;
+    j->items[i].kind = JOB_READ;
+    if (napi_get_element(env, argv[0], i, &p) != napi_ok || !(j->items[i].path = string_arg(env, p))) {
+      job_free(env, j);
+      napi_throw_type_error(env, NULL, "fileReadBatch(paths: string[] (1 to 64), callback)");
+      return NULL;
+    }
+  }
+  return queue(env, j, argv[1], "fileReadBatch: could not queue the job");
+}
+
 static napi_value file_write_durable(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6];
@@ -400,6 +467,7 @@ static napi_value file_write_durable(napi_env env, napi_callback_info info) {
 napi_status svc_fileio_register(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"fileRead", NULL, file_read, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fileReadBatch", NULL, file_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileWriteDurable", NULL, file_write_durable, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   return napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -46,6 +46,8 @@ export interface NativeAddon {
   gcmOpen(key: Uint8Array, nonce: Uint8Array, firstSeq: number, lastOfStream: number, cipher: Uint8Array, out: Uint8Array): number;
   /** The whole regular file at `path`, read in one libuv pool job (fileio.c); errors shaped like node:fs's. */
   fileRead(path: string, callback: (err: NodeJS.ErrnoException | null, data?: Buffer) => void): void;
+  /** Each whole file of `paths` (1 to 64) in one pool job, one after the other: each slot its Buffer or its Error. */
+  fileReadBatch(paths: readonly string[], callback: (err: Error | null, results?: (Buffer | NodeJS.ErrnoException)[]) => void): void;
   /**
    * In one pool job: `data` into the new file `tmp`, fsync, close, rename to
    * `dst` (creating its missing directories below `floor`, never `floor`

@@ -106,3 +106,35 @@ describe('fileWriteDurable', () => {
     expect(() => w(join(root, 'tmp', 'x'), join(root, 'y'), Buffer.from('x'), 1, cb)).toThrow(TypeError);
   });
 });
+
+describe('fileReadBatch', () => {
+  const batch = (paths: string[]) =>
+    new Promise<(Buffer | NodeJS.ErrnoException)[]>((res, rej) => jobs.fileReadBatch(paths, (e, r) => (e ? rej(e) : res(r!))));
+
+  it('reads each file in order; a failing file fails only its own slot, shaped like node:fs', async () => {
+    await mkdir(join(root, 'batch'));
+    const a = join(root, 'batch', 'a');
+    const b = join(root, 'batch', 'b');
+    await writeFile(a, 'alpha');
+    await writeFile(b, Buffer.alloc(70_000, 7));
+    await writeFile(join(root, 'batch', 'empty'), '');
+    const missing = join(root, 'batch', 'missing');
+    const got = await batch([a, missing, b, join(root, 'batch'), join(root, 'batch', 'empty'), a]);
+    expect(got).toHaveLength(6);
+    expect((got[0] as Buffer).toString()).toBe('alpha');
+    expect(got[1]).toMatchObject({ code: 'ENOENT', errno: -2, syscall: 'open', path: missing });
+    expect((got[2] as Buffer).equals(Buffer.alloc(70_000, 7))).toBe(true);
+    expect(got[3]).toMatchObject({ code: 'EISDIR' });
+    expect((got[4] as Buffer).length).toBe(0);
+    expect((got[5] as Buffer).toString()).toBe('alpha');
+    expect(got[0]).not.toBe(got[5]);
+  });
+
+  it('refuses bad arguments at once: no paths, more than 64, a non-string, no callback', () => {
+    const cb = () => undefined;
+    expect(() => jobs.fileReadBatch([], cb)).toThrow(TypeError);
+    expect(() => jobs.fileReadBatch(Array.from({ length: 65 }, () => join(root, 'x')), cb)).toThrow(TypeError);
+    expect(() => jobs.fileReadBatch([join(root, 'x'), 7 as unknown as string], cb)).toThrow(TypeError);
+    expect(() => (jobs.fileReadBatch as (p: unknown, cb: unknown) => void)([join(root, 'x')], undefined)).toThrow(TypeError);
+  });
+});

@@ -17,8 +17,17 @@ import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type DriveIssue, SYS_VOL, TMP_DIR, TRASH_DIR } from './drive.ts';
 
-/** The addon's whole-file jobs (`native/fileio.c`), when built. */
-export type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'>;
+/** The addon's whole-file jobs (`native/fileio.c`), when built (a build from before the batch read lacks it). */
+export type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'> & Partial<Pick<NativeAddon, 'fileReadBatch'>>;
+
+/** Most whole-file reads of one drive that share a pool job (see `DriveFs.readWhole`). */
+export const READ_BATCH_MAX = 8;
+
+interface PendingRead {
+  path: string;
+  resolve: (data: Buffer) => void;
+  reject: (err: unknown) => void;
+}
 
 function readWithJob(jobs: FileJobs, path: string): Promise<Buffer> {
   return new Promise((resolve, reject) => jobs.fileRead(path, (err, data) => (err ? reject(err) : resolve(data!))));
@@ -120,10 +129,54 @@ export class DriveFs {
     throw new SvcError('InternalError', undefined, { endpoint: this.endpoint }, { cause: err });
   }
 
-  /** A whole file: one native pool job, or node:fs's readFile (open, fstat, read, close). */
+  /**
+   * A whole file: through a native pool job, or node:fs's readFile (open,
+   * fstat, read, close). The reads of this drive asked for in one turn of
+   * the event loop share pool jobs, up to `READ_BATCH_MAX` files each, read
+   * one after the other: handing a job to a pool thread (a wake-up and two
+   * context switches) cost more CPU than reading a cached xl.meta, and a
+   * small GET reads one per drive. Only this drive's reads are grouped, so a
+   * drive that hangs holds its own reads and no other drive's; the cap
+   * bounds how long one read waits behind others of its drive.
+   */
   readWhole(path: string): Promise<Buffer> {
-    return this.jobs ? readWithJob(this.jobs, path) : fsp.readFile(path);
+    const jobs = this.jobs;
+    if (jobs === undefined) return fsp.readFile(path);
+    if (jobs.fileReadBatch === undefined) return readWithJob(jobs, path);
+    return new Promise((resolve, reject) => {
+      if (this.#reads.length === 0) setImmediate(this.#flushReads);
+      this.#reads.push({ path, resolve, reject });
+    });
   }
+
+  readonly #reads: PendingRead[] = [];
+
+  readonly #flushReads = (): void => {
+    const all = this.#reads.splice(0);
+    for (let i = 0; i < all.length; i += READ_BATCH_MAX) {
+      const batch = all.slice(i, i + READ_BATCH_MAX);
+      if (batch.length === 1) {
+        const r = batch[0]!;
+        readWithJob(this.jobs!, r.path).then(r.resolve, r.reject);
+        continue;
+      }
+      try {
+        this.jobs!.fileReadBatch!(
+          batch.map((r) => r.path),
+          (err, results) => {
+            for (let j = 0; j < batch.length; j++) {
+              const out = err ?? results![j]!;
+              if (out instanceof Error) batch[j]!.reject(out);
+              else batch[j]!.resolve(out);
+            }
+          },
+        );
+      } catch (err) {
+        // The job could not be queued (out of memory): each read fails, none is lost.
+        for (const r of batch) r.reject(err);
+      }
+    }
+  };
 
   /**
    * Publishes `data` at `dst` in volume `vol`: a temp file written and
