@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { nativeAddon } from '../src/erasure/native.ts';
 import { LocalDrive } from '../src/storage/local-drive.ts';
 import { SYS_VOL } from '../src/storage/drive.ts';
@@ -88,6 +88,42 @@ describe.skipIf(process.platform !== 'linux' || typeof nativeAddon?.alignOffset 
         }
       }
     } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('chunks placed at their file offset within a page are written from where they lie, mixed with staged ones, byte-exact though the producer reuses each chunk once the next is pulled', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'svc-drive-direct-placed-'));
+    const probe = await open(join(root, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { writev: (...a: unknown[]) => unknown };
+    await probe.close();
+    const writev = vi.spyOn(proto, 'writev');
+    try {
+      const drive = new LocalDrive(root);
+      await drive.init();
+      const size = 5 * 524_296 + 12_345;
+      const data = randomBytes(size);
+      const raw = Buffer.allocUnsafeSlow(MiB + 3 * 4096);
+      const base = nativeAddon!.alignOffset!(raw, 4096);
+      async function* pieces(): AsyncGenerator<Uint8Array> {
+        for (let off = 0, i = 0; off < size; i++) {
+          const n = Math.min([524_296, 524_296, 65_536, 524_296, 3, 524_296][i % 6]!, size - off);
+          // Every third piece off its page place (the staged path); the rest where the file puts them.
+          const at = base + (off % 4096) + (i % 3 === 2 ? 1 : 0);
+          const piece = raw.subarray(at, at + n);
+          piece.set(data.subarray(off, off + n));
+          yield piece;
+          piece.fill(0xee);
+          off += n;
+        }
+      }
+      await drive.createFile(SYS_VOL, 'tmp/placed', size, pieces());
+      expect(writev.mock.calls.length).toBeGreaterThanOrEqual(3);
+      const onDisk = await readFile(join(root, SYS_VOL, 'tmp/placed'));
+      expect(onDisk.length).toBe(size);
+      expect(onDisk.equals(data)).toBe(true);
+    } finally {
+      writev.mockRestore();
       await rm(root, { recursive: true, force: true });
     }
   });

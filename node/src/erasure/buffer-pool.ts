@@ -6,18 +6,25 @@
  * buffer per block and release it once every drive has written its frames.
  */
 import { SvcError } from '../util/errors.ts';
+import { nativeAddon } from './native.ts';
 
 export class BufferPool {
   readonly size: number;
   readonly #max: number;
   readonly #free: Buffer[] = [];
   readonly #out = new WeakSet<Buffer>();
+  readonly #align: number;
 
-  /** Buffers of `size` bytes; at most `maxFree` kept when released. */
-  constructor(size: number, maxFree = 8) {
+  /**
+   * Buffers of `size` bytes; at most `maxFree` kept when released. `align`
+   * (a power of two): each buffer starts on a multiple of it, where the
+   * native addon can tell (else wherever the allocator put it).
+   */
+  constructor(size: number, maxFree = 8, align = 0) {
     if (!Number.isInteger(size) || size <= 0) throw new SvcError('InternalError', `BufferPool: bad size ${size}`);
     this.size = size;
     this.#max = maxFree;
+    this.#align = typeof nativeAddon?.alignOffset === 'function' && align > 1 ? align : 0;
   }
 
   /** Buffers waiting for reuse. */
@@ -26,9 +33,16 @@ export class BufferPool {
   }
 
   acquire(): Buffer {
-    const b = this.#free.pop() ?? Buffer.allocUnsafeSlow(this.size);
+    const b = this.#free.pop() ?? this.#alloc();
     this.#out.add(b);
     return b;
+  }
+
+  #alloc(): Buffer {
+    if (this.#align === 0) return Buffer.allocUnsafeSlow(this.size);
+    const raw = Buffer.allocUnsafeSlow(this.size + this.#align);
+    const off = nativeAddon!.alignOffset!(raw, this.#align);
+    return raw.subarray(off, off + this.size);
   }
 
   /**

@@ -19,6 +19,7 @@ export {
   encodeFramedStripe,
   encodeStripe,
   fillFramedStripe,
+  type FrameLayout,
   type FramedStripe,
   framedStripeBufferSize,
   frameStride,

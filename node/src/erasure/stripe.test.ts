@@ -134,22 +134,29 @@ describe('stripe split and join', () => {
         fc.integer({ min: 1, max: 3000 }),
         fc.integer({ min: 0, max: 3000 }),
         fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1, maxLength: 12 }),
-        ([k, m], blockSize, rawLen, cuts) => {
+        fc.option(fc.record({ offset: fc.integer({ min: 0, max: 5000 }), extra: fc.integer({ min: 0, max: 300 }) }), { nil: undefined }),
+        ([k, m], blockSize, rawLen, cuts, place) => {
           const codec = createTsCodec(k!, m!);
           const len = Math.min(rawLen, blockSize);
           const block = Buffer.from(Array.from({ length: len }, (_, i) => (i * 7 + k!) & 0xff));
+          // Frames where a writer places them (any offset, any stride that holds a frame), or the encoder's layout.
+          const layout = place && { offset: place.offset, stride: BITROT_HASH_SIZE + shardSize(blockSize, k!) + place.extra };
+          const need = layout ? layout.offset + (k! + m!) * layout.stride : framedStripeBufferSize(codec, blockSize);
           // A reused buffer full of stale bytes: padding must not leak them into the frames.
-          const buf = new Uint8Array(framedStripeBufferSize(codec, blockSize)).fill(0xcc);
+          const buf = new Uint8Array(need).fill(0xcc);
           let at = 0;
           for (let c = 0; at < len; c++) {
             const take = Math.min(cuts[c % cuts.length]!, len - at);
-            fillFramedStripe(codec, buf, blockSize, at, block.subarray(at, at + take));
+            fillFramedStripe(codec, buf, blockSize, at, block.subarray(at, at + take), layout);
             at += take;
           }
-          const got = encodeFilledFramedStripe(codec, buf, blockSize, len);
+          const got = encodeFilledFramedStripe(codec, buf, blockSize, len, layout);
           const want = encodeFramedStripe(codec, block);
           expect(got.frames.length).toBe(k! + m!);
-          for (let i = 0; i < k! + m!; i++) expect(Buffer.from(got.frames[i]!).equals(Buffer.from(want.frames[i]!))).toBe(true);
+          for (let i = 0; i < k! + m!; i++) {
+            expect(Buffer.from(got.frames[i]!).equals(Buffer.from(want.frames[i]!))).toBe(true);
+            if (layout) expect(got.frames[i]!.byteOffset - buf.byteOffset).toBe(layout.offset + i * layout.stride);
+          }
         },
       ),
       { numRuns: 200 },

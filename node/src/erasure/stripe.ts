@@ -98,15 +98,20 @@ export interface FramedStripe {
  * `encodeStripe` plus bitrot framing with no extra copy: each shard is
  * encoded in place right after room for its hash, so `frames[i]` is exactly
  * the bytes shard file i gets for this block. One buffer holds all N frames:
- * `buffer` when given (at least `framedStripeBufferSize` bytes; the caller
- * must not reuse it before the frames are written), a fresh one otherwise.
+ * `buffer` when given (at least `framedStripeBufferSize` bytes, or what
+ * `layout` needs; the caller must not reuse it before the frames are
+ * written), a fresh one otherwise. `layout`: where the frames go (default:
+ * offset 0, `frameStride` of this block's shard size).
  */
-export function encodeFramedStripe(codec: ErasureCodec, block: Uint8Array, buffer?: Uint8Array): FramedStripe {
+export function encodeFramedStripe(codec: ErasureCodec, block: Uint8Array, buffer?: Uint8Array, layout?: FrameLayout): FramedStripe {
   const k = codec.dataShards;
   const n = k + codec.parityShards;
   const size = shardSize(block.length, k);
-  const stride = frameStride(size);
-  const stripe = framedViews(stripeBuffer('encodeFramedStripe', buffer, stride * n), n, stride, size);
+  const stride = layout?.stride ?? frameStride(size);
+  const offset = layout?.offset ?? 0;
+  if (offset < 0 || stride < BITROT_HASH_SIZE + size) throw new SvcError('InternalError', `encodeFramedStripe: bad layout (offset ${offset}, stride ${stride})`);
+  const buf = stripeBuffer('encodeFramedStripe', buffer, offset + (n - 1) * stride + BITROT_HASH_SIZE + size);
+  const stripe = framedViews(offset === 0 ? buf : buf.subarray(offset), n, stride, size);
   for (let i = 0; i < k; i++) {
     const start = Math.min(i * size, block.length);
     const end = Math.min(start + size, block.length);
@@ -136,23 +141,43 @@ function encodeFramed(codec: ErasureCodec, stripe: FramedStripe): FramedStripe {
 }
 
 /**
+ * Where the frames of a full block lie in a stripe buffer: frame i at
+ * `offset + i × stride`. The default (`encodeFramedStripe`'s) is offset 0
+ * and `frameStride`; a writer may choose another, e.g. to place frames at
+ * the page offset they will have in their shard files.
+ */
+export interface FrameLayout {
+  offset: number;
+  stride: number;
+}
+
+function layoutOf(codec: ErasureCodec, buffer: Uint8Array, blockSize: number, layout: FrameLayout | undefined, fn: string): { size: number; offset: number; stride: number } {
+  const size = shardSize(blockSize, codec.dataShards);
+  const offset = layout?.offset ?? 0;
+  const stride = layout?.stride ?? frameStride(size);
+  const n = codec.dataShards + codec.parityShards;
+  if (offset < 0 || stride < BITROT_HASH_SIZE + size) throw new SvcError('InternalError', `${fn}: bad layout (offset ${offset}, stride ${stride})`);
+  stripeBuffer(fn, buffer, offset + (n - 1) * stride + BITROT_HASH_SIZE + size);
+  return { size, offset, stride };
+}
+
+/**
  * Copies `src` to offset `at` of a block of `blockSize` bytes laid out as the
- * data shards of `encodeFramedStripe`'s buffer for a full block: bytes land
- * where `encodeFramedStripe(codec, block, buffer)` would copy them, so a
- * writer can fill the stripe straight from the arriving pieces (no block
+ * data shards of a framed stripe for a full block (`layout`, by default
+ * `encodeFramedStripe`'s): bytes land where the encoder would copy them, so
+ * a writer can fill the stripe straight from the arriving pieces (no block
  * buffer, no second copy). `at + src.length` must not pass `blockSize`.
  */
-export function fillFramedStripe(codec: ErasureCodec, buffer: Uint8Array, blockSize: number, at: number, src: Uint8Array): void {
+export function fillFramedStripe(codec: ErasureCodec, buffer: Uint8Array, blockSize: number, at: number, src: Uint8Array, layout?: FrameLayout): void {
   if (at < 0 || at + src.length > blockSize) throw new SvcError('InternalError', `fillFramedStripe: ${src.length} bytes at ${at} pass the block of ${blockSize}`);
-  const size = shardSize(blockSize, codec.dataShards);
-  const stride = frameStride(size);
+  const { size, offset, stride } = layoutOf(codec, buffer, blockSize, layout, 'fillFramedStripe');
   let pos = 0;
   while (pos < src.length) {
     const b = at + pos;
     const i = Math.floor(b / size);
     const inShard = b - i * size;
     const take = Math.min(size - inShard, src.length - pos);
-    buffer.set(src.subarray(pos, pos + take), i * stride + BITROT_HASH_SIZE + inShard);
+    buffer.set(src.subarray(pos, pos + take), offset + i * stride + BITROT_HASH_SIZE + inShard);
     pos += take;
   }
 }
@@ -161,22 +186,22 @@ export function fillFramedStripe(codec: ErasureCodec, buffer: Uint8Array, blockS
  * `encodeFramedStripe` of a block already in `buffer` (`fillFramedStripe`
  * wrote its first `blockLen` bytes of a `blockSize`-byte block's layout).
  * A full block is encoded where it lies; a short (last) block has smaller
- * shards, so its bytes are gathered once and laid out again.
+ * shards, so its bytes are gathered once and laid out again (its frames at
+ * the same places, shorter; without `layout`, `encodeFramedStripe`'s).
  */
-export function encodeFilledFramedStripe(codec: ErasureCodec, buffer: Uint8Array, blockSize: number, blockLen: number): FramedStripe {
+export function encodeFilledFramedStripe(codec: ErasureCodec, buffer: Uint8Array, blockSize: number, blockLen: number, layout?: FrameLayout): FramedStripe {
   const k = codec.dataShards;
-  const size = shardSize(blockSize, k);
-  const stride = frameStride(size);
+  const { size, offset, stride } = layoutOf(codec, buffer, blockSize, layout, 'encodeFilledFramedStripe');
   if (blockLen !== blockSize) {
     const block = Buffer.allocUnsafe(blockLen);
     for (let i = 0, b = 0; b < blockLen; i++, b += size) {
-      const start = i * stride + BITROT_HASH_SIZE;
+      const start = offset + i * stride + BITROT_HASH_SIZE;
       block.set(buffer.subarray(start, start + Math.min(size, blockLen - b)), b);
     }
-    return encodeFramedStripe(codec, block, buffer);
+    return encodeFramedStripe(codec, block, buffer, layout);
   }
   const n = k + codec.parityShards;
-  const stripe = framedViews(stripeBuffer('encodeFilledFramedStripe', buffer, stride * n), n, stride, size);
+  const stripe = framedViews(buffer.subarray(offset), n, stride, size);
   // K shards of ceil(blockSize / K) bytes may hold more than the block: the last ones are zero-padded.
   for (let i = 0; i < k; i++) {
     const have = Math.max(0, Math.min(size, blockSize - i * size));

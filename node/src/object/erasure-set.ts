@@ -14,6 +14,8 @@ import {
   decodeStripe,
   encodeFilledFramedStripe,
   fillFramedStripe,
+  type FrameLayout,
+  frameStride,
   frameRange,
   frameShardFileSize,
   framedStripeBufferSize,
@@ -21,7 +23,7 @@ import {
   shardSize,
   verifyShardStream,
 } from '../erasure/index.ts';
-import { type Drive, type FileVersion, type PartRecord, type RenameDataResult, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
+import { type Drive, type FileVersion, type PartRecord, type RenameDataResult, SHARD_PAGE, SYS_VOL, TMP_DIR } from '../storage/drive.ts';
 import { decodeXlMeta } from '../storage/xl-meta.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -156,13 +158,26 @@ async function settleEarly<T>(
   });
 }
 
+/** Shard bytes per drive a PUT groups into one buffer (one O_DIRECT write each; see stageShards). */
+const GROUP_SHARD_BYTES = 2 << 20;
+/** Largest group buffer (all N drives' shard bytes): bounds a PUT's memory (about three in flight). */
+const GROUP_BUFFER_BYTES = 8 << 20;
+/**
+ * Frame buffers a pool keeps free, in bytes (at least two, at most 16 buffers): enough for four
+ * concurrent PUTs' group buffers to cycle through the free list. With 3 kept, a fresh 8 MiB buffer
+ * was allocated every few blocks, and its pages faulted in and the external memory it adds
+ * started V8 mark-compacts (about 5 % of the PUT's CPU in `perf`).
+ */
+const FRAME_POOL_FREE_BYTES = 64 << 20;
+
 /** Shared frame buffers per stripe size (bounded free lists; see BufferPool); the heal's shard rebuild uses them too. */
-const framePools = new Map<number, BufferPool>();
-export function framePool(size: number): BufferPool {
-  let p = framePools.get(size);
+const framePools = new Map<string, BufferPool>();
+export function framePool(size: number, align = 0): BufferPool {
+  const key = `${size}/${align}`;
+  let p = framePools.get(key);
   if (p === undefined) {
-    p = new BufferPool(size, 16);
-    framePools.set(size, p);
+    p = new BufferPool(size, Math.max(2, Math.min(16, Math.floor(FRAME_POOL_FREE_BYTES / size))), align);
+    framePools.set(key, p);
   }
   return p;
 }
@@ -239,7 +254,19 @@ export class ErasureSet {
     const wq = spec.only ? 1 : writeQuorum(k, m);
     const codec = createCodec(k, m);
     const fullShard = shardSize(BLOCK_SIZE, k);
-    const pool = framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
+    // Up to `group` consecutive blocks share one pooled buffer: each drive's frames back to back
+    // in a region of it, as they will lie in its shard file and at the page offset they will
+    // have there (SHARD_PAGE), so a drive writing with O_DIRECT hands the region's whole pages to
+    // the kernel where they lie (about 2 MiB a write) instead of copying them into aligned
+    // staging. Regions are whole pages apart, so all N shards of a block share their offsets
+    // within a page; past 8 shards the codec's streams would contend for the same cache sets
+    // (PERFORMANCE.md), and wider sets keep one block per buffer in the encoder's layout (their
+    // drives copy the frames into staging).
+    const frameLen = BITROT_HASH_SIZE + fullShard;
+    const paged = n <= 8;
+    const group = paged ? Math.max(1, Math.min(Math.round(GROUP_SHARD_BYTES / fullShard), Math.floor(GROUP_BUFFER_BYTES / (n * fullShard)))) : 1;
+    const region = paged ? Math.ceil((group * frameLen + SHARD_PAGE - 1) / SHARD_PAGE) * SHARD_PAGE : frameStride(fullShard);
+    const pool = paged ? framePool(n * region, SHARD_PAGE) : framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
     const stagePath = spec.stagePath ?? `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
@@ -254,14 +281,23 @@ export class ErasureSet {
     let shardBytes = 0;
     let total = 0;
     let pipes: ShardPipe[] | undefined;
-    /** The block being filled from the source, and its bytes so far. */
-    let filling: Buffer | undefined;
+    /** The group's buffer, the number of its first block, its blocks so far and their frame bytes per drive. */
+    let buf: Buffer | undefined;
+    let groupFirst = 0;
+    let inGroup = 0;
+    let groupLen = 0;
+    /** Blocks encoded so far; bytes of the block being filled. */
+    let blockNo = 0;
     let fill = 0;
+    /** Where the group's frames start in each region: their file offset's place within a page. */
+    const groupOffset = () => (paged ? (groupFirst * frameLen) % SHARD_PAGE : 0);
+    const layout = (): FrameLayout => ({ offset: groupOffset() + groupLen, stride: region });
     let writes: Promise<void>[] = [];
     const errors: unknown[] = new Array(n);
 
     const startWriters = async () => {
-      const ps = Array.from({ length: n }, () => new ShardPipe(4));
+      // About four blocks queued per drive, whatever the group size.
+      const ps = Array.from({ length: n }, () => new ShardPipe(Math.max(1, Math.round(4 / group))));
       pipes = ps;
       const framed = size >= 0 ? frameShardFileSize(shardFileDataSize(size, BLOCK_SIZE, k), fullShard) : -1;
       writes = this.drives.map(async (d, s) => {
@@ -288,57 +324,68 @@ export class ErasureSet {
 
     try {
       if (!buffering) await startWriters();
-      // One pooled buffer per block holds all N frames ([hash][shard] each): the arriving pieces
-      // are copied straight into its data shards and the block is encoded there. It goes back to
-      // the pool once every drive wrote its frame (bounded by pipe depth).
-      const dispatch = async (frameBuf: Buffer, blockLen: number): Promise<void> => {
+      // The arriving pieces are copied straight into the data shards of their block's frames, and
+      // the block is encoded there. A group's buffer goes back to the pool once every drive wrote
+      // its region (bounded by pipe depth).
+      const flush = async (): Promise<void> => {
+        const b = buf!;
+        const off = groupOffset();
+        const chunks = dist.map((d) => b.subarray((d - 1) * region + off, (d - 1) * region + off + groupLen));
+        buf = undefined;
+        groupFirst = blockNo;
+        inGroup = 0;
+        groupLen = 0;
+        let refs = countAlive();
+        const release = () => {
+          if (--refs === 0) pool.release(b);
+        };
+        await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(chunks[s]!, release) : undefined)));
+        if (countAlive() < wq) throw writeQuorumError(errors, countAlive(), wq);
+      };
+      const endBlock = async (blockLen: number, last: boolean): Promise<void> => {
+        const framed = encodeFilledFramedStripe(codec, buf!, BLOCK_SIZE, blockLen, layout());
+        blockNo++;
         total += blockLen;
-        const framed = encodeFilledFramedStripe(codec, frameBuf, BLOCK_SIZE, blockLen);
         shardBytes += framed.shards[0]!.length;
-        const frames: Uint8Array[] = new Array(n);
-        for (let s = 0; s < n; s++) frames[s] = framed.frames[dist[s]! - 1]!;
+        groupLen += framed.frames[0]!.length;
+        inGroup++;
         if (buffering) {
           // Inline candidates are small: copy their frames out of the pooled buffer.
-          for (let s = 0; s < n; s++) buffered[s]!.push(Buffer.from(frames[s]!));
-          pool.release(frameBuf);
+          for (let s = 0; s < n; s++) buffered[s]!.push(Buffer.from(framed.frames[dist[s]! - 1]!));
+          pool.release(buf!);
+          buf = undefined;
+          groupFirst = blockNo;
+          inGroup = 0;
+          groupLen = 0;
           if (shardBytes > spec.inlineBudget) {
             buffering = false;
             await startWriters();
           }
           return;
         }
-        let refs = countAlive();
-        const release = () => {
-          if (--refs === 0) pool.release(frameBuf);
-        };
-        await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(frames[s]!, release) : undefined)));
-        if (countAlive() < wq) throw writeQuorumError(errors, countAlive(), wq);
+        if (inGroup === group || last) await flush();
       };
       // Each piece is copied before the next is pulled (a source may refill its buffers).
       try {
         for await (const piece of source) {
           let pos = 0;
           while (pos < piece.length) {
-            filling ??= pool.acquire();
+            buf ??= pool.acquire();
             const take = Math.min(BLOCK_SIZE - fill, piece.length - pos);
-            fillFramedStripe(codec, filling, BLOCK_SIZE, fill, piece.subarray(pos, pos + take));
+            fillFramedStripe(codec, buf, BLOCK_SIZE, fill, piece.subarray(pos, pos + take), layout());
             fill += take;
             pos += take;
             if (fill === BLOCK_SIZE) {
-              const full = filling;
-              filling = undefined;
               fill = 0;
-              await dispatch(full, BLOCK_SIZE);
+              await endBlock(BLOCK_SIZE, false);
             }
           }
         }
-        if (filling !== undefined && fill > 0) {
-          const last = filling;
-          filling = undefined;
-          await dispatch(last, fill);
-        }
+        if (fill > 0) await endBlock(fill, true);
+        else if (inGroup > 0) await flush();
       } finally {
-        if (filling !== undefined) pool.release(filling);
+        if (buf !== undefined) pool.release(buf);
+        buf = undefined;
       }
       if (size >= 0 && total !== size) throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${total}`);
     } catch (err) {

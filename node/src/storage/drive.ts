@@ -31,6 +31,13 @@ export const MULTIPART_DIR = 'multipart';
 export const BUCKETS_DIR = 'buckets';
 /** Name of the per-object metadata file. */
 export const XL_META = 'xl.meta';
+/**
+ * Page size of shard files written with O_DIRECT. A `createFile` chunk whose
+ * memory sits at the same offset within a page as its bytes within the file
+ * can be handed to the kernel where it lies (whole pages of it); others are
+ * copied into aligned staging first. Writers place frames so when they can.
+ */
+export const SHARD_PAGE = 4096;
 
 export interface DiskInfo {
   /** Drive identity: `this` of the drive's format.json as it is now, '' when it has none. */
