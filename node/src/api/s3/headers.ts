@@ -40,6 +40,7 @@ export { uriEncode } from '../../util/uri-encode.ts';
 
 /** Decodes a percent-encoded component; malformed encoding is an S3 InvalidArgument/URI error. */
 export function safeDecode(s: string): string {
+  if (!s.includes('%')) return s;
   try {
     return decodeURIComponent(s);
   } catch {
