@@ -168,7 +168,9 @@ export class DistLocker {
   }
 
   #held(args: LockArgs, write: boolean, quorum: number, holders: readonly Locker[]): HeldLock {
-    const lost = new AbortController();
+    // Made when someone asks for the signal or the lock is lost: most holders never look (a GET's
+    // read lock is held for microseconds), and an AbortController per request was measurable.
+    let lostCtl: AbortController | undefined;
     let released = false;
     let refreshing = false;
     const stopRefresh = this.#clock.every(this.#refreshMs, () => {
@@ -178,7 +180,7 @@ export class DistLocker {
         .then((ok) => {
           if (ok || released) return;
           this.#logger.warn({ event: 'lock_lost', resources: args.resources, uid: args.uid, write }, 'namespace lock lost: refresh quorum failed');
-          lost.abort(new SvcError(write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'namespace lock lost'));
+          (lostCtl ??= new AbortController()).abort(new SvcError(write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'namespace lock lost'));
           // The normal release: to the lockers that granted it, and awaited by `close()`.
           return held.release();
         })
@@ -190,7 +192,9 @@ export class DistLocker {
       uid: args.uid,
       resources: args.resources,
       write,
-      lost: lost.signal,
+      get lost() {
+        return (lostCtl ??= new AbortController()).signal;
+      },
       release: async () => {
         if (released) return;
         released = true;
