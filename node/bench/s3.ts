@@ -199,3 +199,39 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
     await rm(base, { recursive: true, force: true });
   }
 });
+
+/*
+ * The 4 KiB PUT row alone (`npm run bench -- small-put`), for A/B runs of one
+ * change to the small-object write path: no ceilings, no other rows. The same
+ * server setup, client, warm-up, count (`BENCH_SCALE`) and concurrency as the
+ * row in the `s3` section; drives under `BENCH_DIR` (default the OS temp
+ * dir; see "Small PUTs and the file system" in docs/s3-api.md for why the
+ * directory matters). `BENCH_SMALL_PUT_RUNS` repeats the timed row on the
+ * same server (fresh keys each time) and prints each run.
+ */
+section('small-put: the 4 KiB PUT row alone, svc server in its own process (4 drives EC:2)', async (ctx) => {
+  const base = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'svc-bench-small-put-'));
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  let svc: ServerProcess | undefined;
+  try {
+    for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`));
+    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS);
+    const s3 = client(svc.port, agent);
+    await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
+    const small = randomBytes(SMALL);
+    const put = (key: string) => s3.send(new PutObjectCommand({ Bucket: 'bench', Key: key, Body: small }));
+    for (let i = 0; i < 32; i++) await put(`small/warm-${i}`);
+    const runs = Math.max(1, Number(process.env.BENCH_SMALL_PUT_RUNS ?? '1') || 1);
+    ctx.info(`server pid ${svc.pid}; N = ${SMALL_COUNT} per run, ${runs} run(s)`);
+    for (let r = 0; r < runs; r++) {
+      const res = await run(svc, SMALL_COUNT, 16, (i) => put(`small/${r}-${i}`));
+      ctx.row({ name: `PUT 4 KiB ×N, 16 concurrent, run ${r + 1}`, value: SMALL_COUNT / res.wall, unit: 'ops/s' });
+      ctx.row({ name: `PUT 4 KiB, per server CPU-s, run ${r + 1}`, value: SMALL_COUNT / res.cpu, unit: 'ops/cpu-s', note: target(SMALL_COUNT / res.cpu, TARGET.smallPut) });
+    }
+    s3.destroy();
+  } finally {
+    agent.destroy();
+    await svc?.stop();
+    await rm(base, { recursive: true, force: true });
+  }
+});
