@@ -19,6 +19,18 @@
  *       rename (and a directory just created) survives power loss; on any
  *       failure before the rename `tmp` is removed. A missing temp directory
  *       is created again (one level).
+ *   fileWriteDurable(tmp, dst, data, parentSyncs, floor, leaveTop, callback(err, top))
+ *       the same, except that when `leaveTop` is true and two or more
+ *       directories need their fsync, the topmost of them (the parent of the
+ *       highest directory that holds a new entry, e.g. a bucket's prefix
+ *       directory when the object's own directory was just made) is not
+ *       fsync'd here: its path comes back as `top`, and the write is durable
+ *       only once the caller has had that directory fsync'd by a sync that
+ *       started after this job called back (`fileSyncDir`). `top` is null
+ *       when every directory was fsync'd here. This lets concurrent commits
+ *       into one directory share that fsync (local-fs.ts, DirSyncGroups).
+ *   fileSyncDir(dir, callback(err))
+ *       opens the directory `dir`, fsyncs and closes it.
  *
  * A failed step calls back with an Error shaped like node:fs's: `code`
  * (`ENOENT`, `ENOSPC`, ...), `errno` (negative), `syscall` and `path`, so
@@ -39,7 +51,7 @@
 #include "fileio.h"
 #include "napi_check.h"
 
-enum { JOB_READ, JOB_WRITE, JOB_READ_BATCH };
+enum { JOB_READ, JOB_WRITE, JOB_READ_BATCH, JOB_SYNC_DIR };
 
 /* Most files one fileReadBatch job reads. */
 #define READ_BATCH_MAX 64
@@ -55,6 +67,8 @@ typedef struct io_job {
   const uint8_t *in;
   size_t in_len;
   int parent_syncs;
+  int leave_top; /* write: leave the topmost directory sync to the caller */
+  char *top;     /* write: that directory, when left */
   uint8_t *out;
   size_t out_len;
   int err; /* errno of the failed step, 0 on success */
@@ -70,6 +84,7 @@ static void job_free(napi_env env, io_job *j) {
   free(j->path);
   free(j->dst);
   free(j->floor);
+  free(j->top);
   free(j->out);
   for (size_t i = 0; i < j->count; i++) {
     free(j->items[i].path);
@@ -181,30 +196,56 @@ static int mkdirs_below(const char *file, const char *floor) {
   return created;
 }
 
-/* fsync of the directory holding `file`, then of `levels - 1` more upwards. */
-static int sync_parents(const char *file, int levels, char *buf, size_t bufsize) {
-  size_t len = strlen(file);
+/* open, fsync, close of the directory `dir`; 0 or -1 with errno set. */
+static int sync_dir(const char *dir) {
+  int fd;
+  do fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return -1;
+  int r = fsync(fd);
+  int e = errno;
+  close(fd);
+  if (r != 0) {
+    errno = e;
+    return -1;
+  }
+  return 0;
+}
+
+/* `path` into buf (with its terminator); -1 with ENAMETOOLONG when it does not fit. */
+static int copy_path(const char *path, char *buf, size_t bufsize) {
+  size_t len = strlen(path);
   if (len >= bufsize) {
     errno = ENAMETOOLONG;
     return -1;
   }
-  memcpy(buf, file, len + 1);
+  memcpy(buf, path, len + 1);
+  return 0;
+}
+
+/* The directory `levels` steps up from `file` (1: file's own) into buf; -1 when it has no such ancestor. */
+static int ancestor(const char *file, int levels, char *buf, size_t bufsize) {
+  if (copy_path(file, buf, bufsize) != 0) return -1;
+  for (int i = 0; i < levels; i++) {
+    char *slash = strrchr(buf, '/');
+    if (!slash || slash == buf) {
+      errno = EINVAL;
+      return -1;
+    }
+    *slash = '\0';
+  }
+  return 0;
+}
+
+/* fsync of the directory holding `file`, then of `levels - 1` more upwards. */
+static int sync_parents(const char *file, int levels, char *buf, size_t bufsize) {
+  if (copy_path(file, buf, bufsize) != 0) return -1;
   for (int i = 0; i < levels; i++) {
     char *slash = strrchr(buf, '/');
     if (!slash) return 0;
     if (slash == buf) slash[1] = '\0';
     else *slash = '\0';
-    int fd;
-    do fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return -1;
-    int r = fsync(fd);
-    int e = errno;
-    close(fd);
-    if (r != 0) {
-      errno = e;
-      return -1;
-    }
+    if (sync_dir(buf) != 0) return -1;
     if (slash == buf) return 0;
   }
   return 0;
@@ -267,8 +308,21 @@ static void do_write(io_job *j) {
     if (made + 1 > levels) levels = made + 1;
   }
   char buf[PATH_MAX];
+  /* The topmost directory is left to the caller's shared sync (see fileWriteDurable with leaveTop). */
+  if (j->leave_top && levels >= 2) {
+    if (ancestor(j->dst, levels, buf, sizeof buf) != 0) return fail(j, "fsync", j->dst);
+    if (!(j->top = strdup(buf))) {
+      errno = ENOMEM;
+      return fail(j, "fsync", j->dst);
+    }
+    levels--;
+  }
   /* The file is in place; a failing directory sync is still the write's failure (named by the file). */
   if (sync_parents(j->dst, levels, buf, sizeof buf) != 0) fail(j, "fsync", j->dst);
+}
+
+static void do_sync_dir(io_job *j) {
+  if (sync_dir(j->path) != 0) fail(j, "fsync", j->path);
 }
 
 static void execute(napi_env env, void *data) {
@@ -277,7 +331,8 @@ static void execute(napi_env env, void *data) {
   if (j->kind == JOB_READ) do_read(j);
   else if (j->kind == JOB_READ_BATCH)
     for (size_t i = 0; i < j->count; i++) do_read(&j->items[i]);
-  else do_write(j);
+  else if (j->kind == JOB_WRITE) do_write(j);
+  else do_sync_dir(j);
 }
 
 /* An Error shaped like node:fs's for errno `e` of `syscall` on `path`. */
@@ -339,6 +394,10 @@ static void complete(napi_env env, napi_status status, void *data) {
     void *copy;
     if (napi_create_buffer_copy(env, j->out_len, j->out ? j->out : (uint8_t *)"", &copy, &args[1]) == napi_ok) argc = 2;
     else args[0] = plain_error(env, "file read: could not allocate the result");
+  } else if (j->kind == JOB_WRITE && j->leave_top) {
+    napi_status st = j->top ? napi_create_string_utf8(env, j->top, NAPI_AUTO_LENGTH, &args[1]) : napi_get_null(env, &args[1]);
+    if (st == napi_ok) argc = 2;
+    else args[0] = plain_error(env, "file write: could not report the directory left to sync");
   }
   if (args[0]) napi_call_function(env, global, cb, (size_t)argc, args, NULL);
 done:
@@ -434,8 +493,8 @@ static napi_value file_read_batch(napi_env env, napi_callback_info info) {
 }
 
 static napi_value file_write_durable(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
+  size_t argc = 7;
+  napi_value argv[7];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   io_job *j = new_job(env, JOB_WRITE);
   if (!j) return NULL;
@@ -445,23 +504,42 @@ static napi_value file_write_durable(napi_env env, napi_callback_info info) {
   size_t offset;
   void *data = NULL;
   int32_t syncs = 0;
-  if (argc < 6 || !is_function(env, argv[5]) || !(j->path = string_arg(env, argv[0])) || !(j->dst = string_arg(env, argv[1])) ||
+  bool leave_top = false;
+  /* (…, floor, callback) or (…, floor, leaveTop, callback) */
+  size_t cb = argc >= 7 && !is_function(env, argv[5]) ? 6 : 5;
+  if (cb == 6 && napi_get_value_bool(env, argv[5], &leave_top) != napi_ok) argc = 0;
+  if (argc < cb + 1 || !is_function(env, argv[cb]) || !(j->path = string_arg(env, argv[0])) || !(j->dst = string_arg(env, argv[1])) ||
       !(j->floor = string_arg(env, argv[4])) ||
       napi_is_typedarray(env, argv[2], &is_ta) != napi_ok || !is_ta ||
       napi_get_typedarray_info(env, argv[2], &type, &j->in_len, &data, &ab, &offset) != napi_ok || type != napi_uint8_array ||
       napi_get_value_int32(env, argv[3], &syncs) != napi_ok || syncs < 1 || syncs > 2) {
     job_free(env, j);
-    napi_throw_type_error(env, NULL, "fileWriteDurable(tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, callback)");
+    napi_throw_type_error(env, NULL, "fileWriteDurable(tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, [leaveTop: boolean,] callback)");
     return NULL;
   }
   j->in = data;
   j->parent_syncs = syncs;
+  j->leave_top = leave_top;
   if (napi_create_reference(env, argv[2], 1, &j->data_ref) != napi_ok) {
     job_free(env, j);
     napi_throw_error(env, "ERR_SVC_NATIVE", "fileWriteDurable: could not hold the data");
     return NULL;
   }
-  return queue(env, j, argv[5], "fileWriteDurable: could not queue the job");
+  return queue(env, j, argv[cb], "fileWriteDurable: could not queue the job");
+}
+
+static napi_value file_sync_dir(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  io_job *j = new_job(env, JOB_SYNC_DIR);
+  if (!j) return NULL;
+  if (argc < 2 || !is_function(env, argv[1]) || !(j->path = string_arg(env, argv[0]))) {
+    job_free(env, j);
+    napi_throw_type_error(env, NULL, "fileSyncDir(dir: string, callback)");
+    return NULL;
+  }
+  return queue(env, j, argv[1], "fileSyncDir: could not queue the job");
 }
 
 napi_status svc_fileio_register(napi_env env, napi_value exports) {
@@ -469,6 +547,7 @@ napi_status svc_fileio_register(napi_env env, napi_value exports) {
       {"fileRead", NULL, file_read, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileReadBatch", NULL, file_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileWriteDurable", NULL, file_write_durable, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fileSyncDir", NULL, file_sync_dir, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   return napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

@@ -62,6 +62,23 @@ export interface NativeAddon {
     floor: string,
     callback: (err: NodeJS.ErrnoException | null) => void,
   ): void;
+  /**
+   * The same, except that when two or more directories need their fsync the
+   * topmost is left to the caller: its path comes back as `top` (null when
+   * the job synced them all), and the write is durable only after an fsync
+   * of it that started after this callback (`fileSyncDir`).
+   */
+  fileWriteDurable(
+    tmp: string,
+    dst: string,
+    data: Uint8Array,
+    parentSyncs: 1 | 2,
+    floor: string,
+    leaveTop: true,
+    callback: (err: NodeJS.ErrnoException | null, top?: string | null) => void,
+  ): void;
+  /** Opens, fsyncs and closes the directory `dir` in one pool job (absent in addons built before it). */
+  fileSyncDir?(dir: string, callback: (err: NodeJS.ErrnoException | null) => void): void;
   /** Raises the soft RLIMIT_NOFILE to the hard limit; -1 stands for unlimited. */
   raiseFileLimit(): { soft: number; hard: number; raised: boolean };
   /** Bytes from the start of `view` to its first `alignment`-aligned address (absent in addons built before it). */

@@ -138,3 +138,47 @@ describe('fileReadBatch', () => {
     expect(() => (jobs.fileReadBatch as (p: unknown, cb: unknown) => void)([join(root, 'x')], undefined)).toThrow(TypeError);
   });
 });
+
+describe('fileWriteDurable leaving the topmost directory sync to the caller', () => {
+  const publish = (tmp: string, dst: string, data: Uint8Array, syncs: 1 | 2, floor: string) =>
+    new Promise<string | null | undefined>((res, rej) => jobs.fileWriteDurable(tmp, dst, data, syncs, floor, true, (e, top) => (e ? rej(e) : res(top))));
+
+  it('names the directory holding the highest new entry, and only when there is more than one level', async () => {
+    const vol = join(root, 'lt-vol');
+    await mkdir(join(vol, 'prefix'), { recursive: true });
+    // A new object directory below an existing prefix: the prefix holds the new entry.
+    expect(await publish(join(root, 'tmp', 'l1'), join(vol, 'prefix', 'k1', 'xl.meta'), Buffer.from('a'), 2, vol)).toBe(join(vol, 'prefix'));
+    // Three directories made (x, x/y, x/y/k): the volume holds the highest new entry.
+    expect(await publish(join(root, 'tmp', 'l2'), join(vol, 'x', 'y', 'k', 'xl.meta'), Buffer.from('b'), 2, vol)).toBe(vol);
+    // An existing object directory and one level: the job syncs it itself.
+    expect(await publish(join(root, 'tmp', 'l3'), join(vol, 'prefix', 'k1', 'xl.meta'), Buffer.from('c'), 1, vol)).toBeNull();
+    // Two levels asked for, none made: the object directory's parent is still left.
+    expect(await publish(join(root, 'tmp', 'l4'), join(vol, 'prefix', 'k1', 'xl.meta'), Buffer.from('d'), 2, vol)).toBe(join(vol, 'prefix'));
+    expect(await readFile(join(vol, 'prefix', 'k1', 'xl.meta'), 'utf8')).toBe('d');
+    expect(await readFile(join(vol, 'x', 'y', 'k', 'xl.meta'), 'utf8')).toBe('b');
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('fails as before, naming nothing to sync', async () => {
+    const vol = join(root, 'lt-deleted');
+    await expect(publish(join(root, 'tmp', 'l5'), join(vol, 'o', 'xl.meta'), Buffer.from('x'), 2, vol)).rejects.toMatchObject({ code: 'ENOENT', syscall: 'rename' });
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+});
+
+describe('fileSyncDir', () => {
+  const syncDir = (dir: string) => new Promise<void>((res, rej) => jobs.fileSyncDir!(dir, (e) => (e ? rej(e) : res())));
+
+  it('fsyncs a directory; fails like node:fs on a missing one or a file', async () => {
+    await syncDir(root);
+    await expect(syncDir(join(root, 'no-such-dir'))).rejects.toMatchObject({ code: 'ENOENT', syscall: 'fsync', path: join(root, 'no-such-dir') });
+    await writeFile(join(root, 'a-file'), 'x');
+    await expect(syncDir(join(root, 'a-file'))).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('refuses bad arguments at once', () => {
+    const s = jobs.fileSyncDir as (...a: unknown[]) => void;
+    expect(() => s('', () => undefined)).toThrow(TypeError);
+    expect(() => s(root)).toThrow(TypeError);
+  });
+});
