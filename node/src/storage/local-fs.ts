@@ -15,10 +15,11 @@ import { dirname, join } from 'node:path';
 import type { NativeAddon } from '../erasure/native.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { DirSyncGroups } from './dir-sync.ts';
 import { type DriveIssue, SYS_VOL, TMP_DIR, TRASH_DIR } from './drive.ts';
 
-/** The addon's whole-file jobs (`native/fileio.c`), when built (a build from before the batch read lacks it). */
-export type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'> & Partial<Pick<NativeAddon, 'fileReadBatch'>>;
+/** The addon's whole-file jobs (`native/fileio.c`), when built (a build from before the batch read or the directory sync lacks it). */
+export type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'> & Partial<Pick<NativeAddon, 'fileReadBatch' | 'fileSyncDir'>>;
 
 /** Most whole-file reads of one drive that share a pool job (see `DriveFs.readWhole`). */
 export const READ_BATCH_MAX = 8;
@@ -33,8 +34,20 @@ function readWithJob(jobs: FileJobs, path: string): Promise<Buffer> {
   return new Promise((resolve, reject) => jobs.fileRead(path, (err, data) => (err ? reject(err) : resolve(data!))));
 }
 
-function writeWithJob(jobs: FileJobs, tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string): Promise<void> {
-  return new Promise((resolve, reject) => jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, (err) => (err ? reject(err) : resolve())));
+/**
+ * The publish job. With `fileSyncDir` in the addon the job leaves the topmost
+ * directory fsync to the caller and resolves that directory's path (null when
+ * it synced every one itself); an addon built before it syncs them all.
+ */
+function writeWithJob(jobs: FileJobs, tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    if (jobs.fileSyncDir === undefined) jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, (err) => (err ? reject(err) : resolve(null)));
+    else jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, true, (err, top) => (err ? reject(err) : resolve(top ?? null)));
+  });
+}
+
+function syncDirWithJob(jobs: FileJobs, dir: string): Promise<void> {
+  return new Promise((resolve, reject) => jobs.fileSyncDir!(dir, (err) => (err ? reject(err) : resolve())));
 }
 
 const VOL_RE = /^[^/\\\0]+$/;
@@ -59,6 +72,8 @@ export class DriveFs {
   /** Whether the root was a directory at the last look (`Drive.isOnline`). */
   online = true;
   readonly #pendingTrash = new Set<Promise<void>>();
+  /** Shared fsyncs of the directories new objects' directories are made in (`atomicWrite`). */
+  readonly #dirSyncs: DirSyncGroups;
   /** Recent problems by kind (`DiskInfo.issues`): when first and last seen, and until when they count. */
   readonly #issues = new Map<DriveIssue['kind'], { detail: string; since: number; until: number }>();
 
@@ -71,6 +86,8 @@ export class DriveFs {
     this.endpoint = endpoint;
     this.log = log;
     this.jobs = jobs;
+    const syncJob = jobs?.fileSyncDir !== undefined ? jobs : undefined;
+    this.#dirSyncs = new DirSyncGroups(syncJob ? (dir) => syncDirWithJob(syncJob, dir) : (dir) => this.fsyncDir(dir));
   }
 
   /** The root's stat, or `DiskNotFound` (and offline) when it is not a directory any more. */
@@ -184,13 +201,23 @@ export class DriveFs {
    * native job never creates the volume itself), then dst's directory
    * fsync'd, and its parent too when `parentSyncs` is 2 (a directory just
    * created). One native pool job, or the same steps on node:fs.
+   *
+   * The topmost of those directory fsyncs (the parent of a directory just
+   * made: e.g. `bucket/prefix/` for a new `bucket/prefix/key/`) is shared
+   * with concurrent publishes into the same directory (`DirSyncGroups`): it
+   * is an fsync of that directory started after this publish's rename and
+   * mkdirs completed, and this call resolves only after it has returned.
    */
   async atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2 = 1): Promise<void> {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
     if (this.jobs) {
+      const publish = async () => {
+        const top = await writeWithJob(this.jobs!, tmp, dst, data, parentSyncs, this.volPath(vol));
+        if (top !== null) await this.#dirSyncs.sync(top);
+      };
       try {
-        return await writeWithJob(this.jobs, tmp, dst, data, parentSyncs, this.volPath(vol));
+        return await publish();
       } catch (err) {
         // The temp directory's own parents are gone (a wiped drive being formatted again):
         // recreate them below the drive's root, never the root itself (a drive that is gone
@@ -201,7 +228,7 @@ export class DriveFs {
             if (errno(e) !== 'EEXIST') throw e;
           });
         }
-        return await writeWithJob(this.jobs, tmp, dst, data, parentSyncs, this.volPath(vol));
+        return await publish();
       }
     }
     await fsp.mkdir(tmpDir, { recursive: true });
@@ -220,7 +247,7 @@ export class DriveFs {
       throw err;
     }
     await this.fsyncDir(dirname(dst));
-    if (parentSyncs === 2) await this.fsyncDir(dirname(dirname(dst)));
+    if (parentSyncs === 2) await this.#dirSyncs.sync(dirname(dirname(dst)));
   }
 
   async fsyncDir(dir: string): Promise<void> {

@@ -63,6 +63,16 @@ export class VersionJournal {
    *     journal as a superseded copy with its data in place, so the previous
    *     state keeps its votes until the object layer, at write quorum, drops
    *     it (`deleteVersion` of the superseded id).
+   * When this returns, the publish is on stable storage: xl.meta fsync'd
+   * before its rename, then the object's directory fsync'd (the rename), and
+   * for a new object directory its parent too (the new directory's entry).
+   * That parent fsync is shared by concurrent commits into the same directory
+   * (`DirSyncGroups` in local-fs.ts): it is one that *started* after this
+   * commit's mkdir and rename had completed, never one already running, and
+   * this commit waits for it to return. A crash before it returns leaves the
+   * new directory's entry possibly not durable: the object is then missing on
+   * this drive, as at point 1, and the commit was never acknowledged (it did
+   * not count toward write quorum).
    */
   async renameData(
     srcVol: string,
