@@ -145,6 +145,24 @@ describe('object round trips over real drives', () => {
     }
   });
 
+  it('a body longer or shorter than its declared size commits nothing (below a block, a block, several blocks)', async () => {
+    fx = await makeFixture({ drives: 4, standardParity: 2 });
+    const { layer } = fx;
+    await layer.makeBucket('b');
+    await put(layer, 'b', 'x', bytes(100));
+    const { putDataFromStream } = await import('../src/object/put-data.ts');
+    for (const declared of [0, 4096, MiB, 3 * MiB + 7]) {
+      for (const actual of [declared + 1, declared + MiB, declared - 1]) {
+        if (actual < 0) continue;
+        async function* body() {
+          yield bytes(actual);
+        }
+        await expect(layer.putObject('b', 'x', putDataFromStream(body(), declared), {})).rejects.toMatchObject({ code: 'IncompleteBody' });
+      }
+    }
+    expect((await get(layer, 'b', 'x')).equals(bytes(100))).toBe(true);
+  });
+
   it('unknown bucket and key errors', async () => {
     fx = await makeFixture({ drives: 2, standardParity: 1 });
     const { layer } = fx;

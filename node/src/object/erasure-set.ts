@@ -262,11 +262,19 @@ export class ErasureSet {
     // within a page; past 8 shards the codec's streams would contend for the same cache sets
     // (PERFORMANCE.md), and wider sets keep one block per buffer in the encoder's layout (their
     // drives copy the frames into staging).
-    const frameLen = BITROT_HASH_SIZE + fullShard;
-    const paged = n <= 8;
+    //
+    // An object of known size below one block is one short block: it is filled and encoded in a
+    // buffer of its own size, in the encoder's layout (no pooled group buffer per small PUT).
+    const small = size >= 0 && size < BLOCK_SIZE;
+    const blockSize = small ? size : BLOCK_SIZE;
+    const blockShard = shardSize(blockSize, k);
+    const frameLen = BITROT_HASH_SIZE + blockShard;
+    const paged = n <= 8 && !small;
     const group = paged ? Math.max(1, Math.min(Math.round(GROUP_SHARD_BYTES / fullShard), Math.floor(GROUP_BUFFER_BYTES / (n * fullShard)))) : 1;
-    const region = paged ? Math.ceil((group * frameLen + SHARD_PAGE - 1) / SHARD_PAGE) * SHARD_PAGE : frameStride(fullShard);
-    const pool = paged ? framePool(n * region, SHARD_PAGE) : framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
+    const region = paged ? Math.ceil((group * frameLen + SHARD_PAGE - 1) / SHARD_PAGE) * SHARD_PAGE : frameStride(blockShard);
+    const pool = small ? undefined : paged ? framePool(n * region, SHARD_PAGE) : framePool(framedStripeBufferSize(codec, BLOCK_SIZE));
+    const acquire = (): Buffer => pool?.acquire() ?? Buffer.allocUnsafe(framedStripeBufferSize(codec, blockSize));
+    const release = (b: Buffer): void => pool?.release(b);
     const stagePath = spec.stagePath ?? `${TMP_DIR}/${randomUUID()}`;
     const filePath = `${stagePath}/${spec.dataDir}/part.${spec.partNumber}`;
     // Every drive is tried (a drive that came back is used again); a failing
@@ -336,14 +344,14 @@ export class ErasureSet {
         inGroup = 0;
         groupLen = 0;
         let refs = countAlive();
-        const release = () => {
-          if (--refs === 0) pool.release(b);
+        const done = () => {
+          if (--refs === 0) release(b);
         };
-        await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(chunks[s]!, release) : undefined)));
+        await Promise.all(pipes!.map((p, s) => (alive[s] ? p.push(chunks[s]!, done) : undefined)));
         if (countAlive() < wq) throw writeQuorumError(errors, countAlive(), wq);
       };
       const endBlock = async (blockLen: number, last: boolean): Promise<void> => {
-        const framed = encodeFilledFramedStripe(codec, buf!, BLOCK_SIZE, blockLen, layout());
+        const framed = encodeFilledFramedStripe(codec, buf!, blockSize, blockLen, layout());
         blockNo++;
         total += blockLen;
         shardBytes += framed.shards[0]!.length;
@@ -352,7 +360,7 @@ export class ErasureSet {
         if (buffering) {
           // Inline candidates are small: copy their frames out of the pooled buffer.
           for (let s = 0; s < n; s++) buffered[s]!.push(Buffer.from(framed.frames[dist[s]! - 1]!));
-          pool.release(buf!);
+          release(buf!);
           buf = undefined;
           groupFirst = blockNo;
           inGroup = 0;
@@ -370,21 +378,23 @@ export class ErasureSet {
         for await (const piece of source) {
           let pos = 0;
           while (pos < piece.length) {
-            buf ??= pool.acquire();
-            const take = Math.min(BLOCK_SIZE - fill, piece.length - pos);
-            fillFramedStripe(codec, buf, BLOCK_SIZE, fill, piece.subarray(pos, pos + take), layout());
+            // A small object's one block is done: more bytes than declared.
+            if (small && blockNo > 0) throw new SvcError('IncompleteBody', `expected ${size} bytes, got more`);
+            buf ??= acquire();
+            const take = Math.min(blockSize - fill, piece.length - pos);
+            fillFramedStripe(codec, buf, blockSize, fill, piece.subarray(pos, pos + take), layout());
             fill += take;
             pos += take;
-            if (fill === BLOCK_SIZE) {
+            if (fill === blockSize) {
               fill = 0;
-              await endBlock(BLOCK_SIZE, false);
+              await endBlock(blockSize, false);
             }
           }
         }
         if (fill > 0) await endBlock(fill, true);
         else if (inGroup > 0) await flush();
       } finally {
-        if (buf !== undefined) pool.release(buf);
+        if (buf !== undefined) release(buf);
         buf = undefined;
       }
       if (size >= 0 && total !== size) throw new SvcError('IncompleteBody', `expected ${size} bytes, got ${total}`);
