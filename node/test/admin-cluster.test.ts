@@ -165,6 +165,8 @@ describe.skipIf(!enabled)('admin API on a 4-node cluster with two pools', () => 
     expect(body.pools.map((p) => p.status)).toEqual(['unknown', 'unknown']);
     const caps = await admin(c.url(1), creds(), { method: 'GET', path: 'v4/runtime/capabilities' });
     expect(caps.status).toBe(200);
+    // No OTLP endpoint configured: nothing exported, and the capabilities say so.
+    expect((caps.json() as { telemetry: unknown }).telemetry).toEqual({ otlpExport: false, signals: { metrics: false, traces: false, logs: false } });
     const list = await admin(c.url(1), creds(), { method: 'GET', path: 'v3/pools/list' });
     expect(list.status).toBe(503);
     expect(list.headers['retry-after']).toBe('5');

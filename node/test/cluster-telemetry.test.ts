@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../src/telemetry/names.ts';
+import { admin } from './helpers/admin.ts';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
 
@@ -37,6 +38,12 @@ describe.skipIf(!supported)('4-node cluster telemetry over OTLP (real processes)
   afterAll(async () => {
     await cluster?.close();
     await receiver?.close();
+  });
+
+  it("the admin API's capabilities say what the node exports (every signal, to the one endpoint)", async () => {
+    const caps = await admin(cluster.url(2), { accessKey: cluster.accessKey, secretKey: cluster.secretKey }, { method: 'GET', path: 'v4/runtime/capabilities' });
+    expect(caps.status, caps.body).toBe(200);
+    expect((caps.json() as { telemetry: unknown }).telemetry).toEqual({ otlpExport: true, signals: { metrics: true, traces: true, logs: true } });
   });
 
   it('an S3 PUT through node 1 has child spans from its peers in the same trace', async () => {

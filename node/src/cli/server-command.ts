@@ -140,6 +140,7 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
       logger: log,
       clock: systemClock,
       version: opts.version,
+      ...(telemetry !== undefined ? { telemetry: { metrics: telemetry.signals.has('metrics'), traces: telemetry.signals.has('traces'), logs: telemetry.signals.has('logs') } } : {}),
       onFatal: (e) => {
         stderrLine(failureText(e));
         void (node?.close(0) ?? Promise.resolve()).finally(() => resolveExit(1));

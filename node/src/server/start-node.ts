@@ -73,6 +73,8 @@ export interface StartNodeDeps {
   readonly version?: string;
   /** A background retry hit a permanent error (the node should exit). */
   readonly onFatal?: (err: SvcError) => void;
+  /** The signals this process exports over OTLP (the admin API's capabilities report them). */
+  readonly telemetry?: { metrics: boolean; traces: boolean; logs: boolean };
 }
 
 /**
@@ -168,6 +170,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     jobs: () => jobs.list(),
     rootCredential,
     iam,
+    ...(deps.telemetry !== undefined ? { telemetry: deps.telemetry } : {}),
   });
   // The node's own peer methods, on its RPC server before any listener exists.
   cluster.registerPeerService(admin.peerService);
