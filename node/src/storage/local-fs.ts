@@ -35,13 +35,14 @@ function readWithJob(jobs: FileJobs, path: string): Promise<Buffer> {
 }
 
 /**
- * The publish job. With `fileSyncDir` in the addon the job leaves the topmost
- * directory fsync to the caller and resolves that directory's path (null when
- * it synced every one itself); an addon built before it syncs them all.
+ * The publish job. With `leaveTop` (an addon with `fileSyncDir`) the job
+ * leaves the topmost directory fsync to the caller and resolves that
+ * directory's path (null when it synced every one itself); otherwise it
+ * syncs them all.
  */
-function writeWithJob(jobs: FileJobs, tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string): Promise<string | null> {
+function writeWithJob(jobs: FileJobs, tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, leaveTop: boolean): Promise<string | null> {
   return new Promise((resolve, reject) => {
-    if (jobs.fileSyncDir === undefined) jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, (err) => (err ? reject(err) : resolve(null)));
+    if (!leaveTop) jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, (err) => (err ? reject(err) : resolve(null)));
     else jobs.fileWriteDurable(tmp, dst, data, parentSyncs, floor, true, (err, top) => (err ? reject(err) : resolve(top ?? null)));
   });
 }
@@ -74,6 +75,8 @@ export class DriveFs {
   readonly #pendingTrash = new Set<Promise<void>>();
   /** Shared fsyncs of the directories new objects' directories are made in (`atomicWrite`). */
   readonly #dirSyncs: DirSyncGroups;
+  /** Native publishes in flight by the directory a new object directory would be made in. */
+  readonly #publishing = new Map<string, number>();
   /** Recent problems by kind (`DiskInfo.issues`): when first and last seen, and until when they count. */
   readonly #issues = new Map<DriveIssue['kind'], { detail: string; since: number; until: number }>();
 
@@ -204,7 +207,8 @@ export class DriveFs {
    *
    * The topmost of those directory fsyncs (the parent of a directory just
    * made: e.g. `bucket/prefix/` for a new `bucket/prefix/key/`) is shared
-   * with concurrent publishes into the same directory (`DirSyncGroups`): it
+   * with concurrent publishes into the same directory (`DirSyncGroups`;
+   * natively only when another publish there is in flight): it
    * is an fsync of that directory started after this publish's rename and
    * mkdirs completed, and this call resolves only after it has returned.
    */
@@ -212,8 +216,21 @@ export class DriveFs {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
     if (this.jobs) {
+      // Only a publish with another one into the same directory in flight leaves that
+      // directory's fsync to the shared one: a lone writer has nobody to share it with,
+      // and the job doing it costs one thread-pool crossing less.
+      const parent = dirname(dirname(dst));
       const publish = async () => {
-        const top = await writeWithJob(this.jobs!, tmp, dst, data, parentSyncs, this.volPath(vol));
+        const inFlight = this.#publishing.get(parent) ?? 0;
+        this.#publishing.set(parent, inFlight + 1);
+        let top: string | null;
+        try {
+          top = await writeWithJob(this.jobs!, tmp, dst, data, parentSyncs, this.volPath(vol), this.jobs!.fileSyncDir !== undefined && inFlight > 0);
+        } finally {
+          const n = this.#publishing.get(parent)! - 1;
+          if (n === 0) this.#publishing.delete(parent);
+          else this.#publishing.set(parent, n);
+        }
         if (top !== null) await this.#dirSyncs.sync(top);
       };
       try {
