@@ -447,18 +447,23 @@ static io_job *new_job(napi_env env, int kind) {
   return j;
 }
 
-static napi_value file_read(napi_env env, napi_callback_info info) {
+/* A job of `kind` on one path: (path: string, callback); `usage` is the TypeError's text. */
+static napi_value path_job(napi_env env, napi_callback_info info, int kind, const char *usage, const char *queue_failed) {
   size_t argc = 2;
   napi_value argv[2];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  io_job *j = new_job(env, JOB_READ);
+  io_job *j = new_job(env, kind);
   if (!j) return NULL;
   if (argc < 2 || !is_function(env, argv[1]) || !(j->path = string_arg(env, argv[0]))) {
     job_free(env, j);
-    napi_throw_type_error(env, NULL, "fileRead(path: string, callback)");
+    napi_throw_type_error(env, NULL, usage);
     return NULL;
   }
-  return queue(env, j, argv[1], "fileRead: could not queue the job");
+  return queue(env, j, argv[1], queue_failed);
+}
+
+static napi_value file_read(napi_env env, napi_callback_info info) {
+  return path_job(env, info, JOB_READ, "fileRead(path: string, callback)", "fileRead: could not queue the job");
 }
 
 static napi_value file_read_batch(napi_env env, napi_callback_info info) {
@@ -529,17 +534,7 @@ static napi_value file_write_durable(napi_env env, napi_callback_info info) {
 }
 
 static napi_value file_sync_dir(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  io_job *j = new_job(env, JOB_SYNC_DIR);
-  if (!j) return NULL;
-  if (argc < 2 || !is_function(env, argv[1]) || !(j->path = string_arg(env, argv[0]))) {
-    job_free(env, j);
-    napi_throw_type_error(env, NULL, "fileSyncDir(dir: string, callback)");
-    return NULL;
-  }
-  return queue(env, j, argv[1], "fileSyncDir: could not queue the job");
+  return path_job(env, info, JOB_SYNC_DIR, "fileSyncDir(dir: string, callback)", "fileSyncDir: could not queue the job");
 }
 
 napi_status svc_fileio_register(napi_env env, napi_value exports) {

@@ -273,7 +273,12 @@ describe('bitrot', () => {
 });
 
 describe('inline reads of the S3 GET (reuseBuffers)', () => {
-  const concat = (chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array> | undefined): Buffer => Buffer.concat([...(chunks as Iterable<Uint8Array>)]);
+  /** The bytes of a result's chunks (an array for the in-place path, a generator for the stream). */
+  const bytesOf = async (chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array> | undefined): Promise<Buffer> => {
+    const got: Buffer[] = [];
+    for await (const c of chunks!) got.push(Buffer.from(c));
+    return Buffer.concat(got);
+  };
 
   it('come verified from the metadata already read, in one piece, and release the read lock at once', async () => {
     fx = await makeFixture({ drives: 4, standardParity: 2 });
@@ -283,19 +288,19 @@ describe('inline reads of the S3 GET (reuseBuffers)', () => {
     await put(layer, 'b', 'o', data);
     const whole = await layer.getObject('b', 'o', { reuseBuffers: true });
     expect(Array.isArray(whole.chunks)).toBe(true);
-    expect(concat(whole.chunks).equals(data)).toBe(true);
+    expect((await bytesOf(whole.chunks)).equals(data)).toBe(true);
     const ranged = await layer.getObject('b', 'o', { reuseBuffers: true, range: { start: 10, end: 700 } });
     expect(ranged.range).toEqual({ start: 10, end: 700 });
-    expect(concat(ranged.chunks).equals(data.subarray(10, 701))).toBe(true);
+    expect((await bytesOf(ranged.chunks)).equals(data.subarray(10, 701))).toBe(true);
     // Neither result was consumed or destroyed: an overwrite (the key's write lock) still goes through.
     const next = bytes(900, 4);
     await put(layer, 'b', 'o', next);
     expect((await get(layer, 'b', 'o')).equals(next)).toBe(true);
     // The chunks handed out before are views of the old version's metadata: unchanged.
-    expect(concat(whole.chunks).equals(data)).toBe(true);
+    expect((await bytesOf(whole.chunks)).equals(data)).toBe(true);
     await put(layer, 'b', 'empty', Buffer.alloc(0));
     const empty = await layer.getObject('b', 'empty', { reuseBuffers: true });
-    expect(concat(empty.chunks).length).toBe(0);
+    expect((await bytesOf(empty.chunks)).length).toBe(0);
     expect(layer.mrf.peek()).toEqual([]);
   });
 
@@ -322,17 +327,13 @@ describe('inline reads of the S3 GET (reuseBuffers)', () => {
     expect(flipped).toBe(1);
     const rot = await layer.getObject('b', 'rot', { reuseBuffers: true });
     expect(Array.isArray(rot.chunks)).toBe(false);
-    const got: Buffer[] = [];
-    for await (const c of rot.chunks as AsyncIterable<Uint8Array>) got.push(Buffer.from(c));
-    expect(Buffer.concat(got).equals(data)).toBe(true);
+    expect((await bytesOf(rot.chunks)).equals(data)).toBe(true);
     expect(layer.mrf.peek().some((e) => e.object === 'rot' && e.reason === 'read-bitrot')).toBe(true);
 
     await fx.offline(3);
     const gone = await layer.getObject('b', 'gone', { reuseBuffers: true });
     expect(Array.isArray(gone.chunks)).toBe(false);
-    const rest: Buffer[] = [];
-    for await (const c of gone.chunks as AsyncIterable<Uint8Array>) rest.push(Buffer.from(c));
-    expect(Buffer.concat(rest).equals(data)).toBe(true);
+    expect((await bytesOf(gone.chunks)).equals(data)).toBe(true);
     expect(layer.mrf.peek().some((e) => e.object === 'gone' && e.reason === 'read-missing' && e.slots.includes(3))).toBe(true);
   });
 });

@@ -65,7 +65,8 @@ import type { ReadinessReport } from './readiness.ts';
 /**
  * What the object-layer phase hands the admin plane, all at once: the
  * layer and the worker ports over it. Before it settles none of them
- * exists (capabilities report them not implemented, their routes 503).
+ * exists: the capabilities carry `implemented: false` for decommission,
+ * rebalance and heal, and the routes that need the layer answer 503.
  */
 export interface AdminLayer {
   readonly layer: ServerPools;

@@ -18,21 +18,7 @@
  * again).
  */
 
-interface Batch {
-  promise: Promise<void>;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-function batch(): Batch {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+type Batch = PromiseWithResolvers<void>;
 
 interface DirState {
   /** Whether an fsync of the directory is in flight. */
@@ -61,7 +47,7 @@ export class DirSyncGroups {
       st = { running: false, next: undefined };
       this.#dirs.set(dir, st);
     }
-    st.next ??= batch();
+    st.next ??= Promise.withResolvers<void>();
     const mine = st.next.promise;
     if (!st.running) this.#start(dir, st);
     return mine;

@@ -60,7 +60,7 @@ describe('DriveFs.readWhole', () => {
       expect((await Promise.all(reads)).map((b) => b.toString())).toEqual(names.map((n) => n.repeat(3)));
       await expect(missing).rejects.toMatchObject({ code: 'ENOENT' });
       expect(calls.map((c) => c.length)).toEqual([READ_BATCH_MAX, 4]);
-      // A read asked for later (another turn) goes alone: one file, one plain job.
+      // A read asked for later (another turn) goes alone: a job of one file.
       expect((await fs.readWhole(join(dir, 'f0'))).toString()).toBe('f0f0f0');
       expect(calls.at(-1)).toEqual([join(dir, 'f0')]);
     } finally {

@@ -175,11 +175,6 @@ export class DriveFs {
     const all = this.#reads.splice(0);
     for (let i = 0; i < all.length; i += READ_BATCH_MAX) {
       const batch = all.slice(i, i + READ_BATCH_MAX);
-      if (batch.length === 1) {
-        const r = batch[0]!;
-        readWithJob(this.jobs!, r.path).then(r.resolve, r.reject);
-        continue;
-      }
       try {
         this.jobs!.fileReadBatch!(
           batch.map((r) => r.path),

@@ -29,10 +29,7 @@ export interface Settler<T> {
 
 export function eventual<T>(what: string): Settler<T> {
   let value: { v: T } | undefined;
-  let resolve!: (v: T) => void;
-  const settled = new Promise<T>((r) => {
-    resolve = r;
-  });
+  const { promise: settled, resolve } = Promise.withResolvers<T>();
   return {
     eventual: { get: () => value?.v, settled },
     settle(v) {
