@@ -8,22 +8,21 @@
  * credentials that work, are narrowed to the mapped policies, and fail past
  * their expiry; forged or wrong inputs are refused.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminClient } from '../src/cli/admin/client.ts';
-import { freePort, runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { stsCall } from './helpers/sts.ts';
+import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
+import { freePort, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 
 const ROOT = { accessKey: 'idproot', secretKey: 'idproot-secret-key' };
 let srv: SvcRun;
 let work: string;
 let endpoint: string;
-let admin: AdminClient;
 
 const s3 = (ak: string, sk: string, token?: string, offsetMs = 0) =>
   new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: offsetMs, credentials: { accessKeyId: ak, secretAccessKey: sk, ...(token ? { sessionToken: token } : {}) } });
@@ -39,17 +38,17 @@ async function errorCode(p: Promise<unknown>): Promise<string> {
 }
 
 /** An unsigned STS form POST (web identity, LDAP); the XML answer. */
-async function sts(form: Record<string, string>): Promise<{ status: number; text: string; code: string | undefined; cred?: { ak: string; sk: string; token: string; expiration: Date } }> {
-  const r = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ Version: '2011-06-15', ...form }).toString() });
-  const text = await r.text();
-  const pick = (tag: string) => new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(text)?.[1];
-  const ak = pick('AccessKeyId');
-  return {
-    status: r.status,
-    text,
-    code: pick('Code'),
-    ...(ak ? { cred: { ak, sk: pick('SecretAccessKey')!, token: pick('SessionToken')!, expiration: new Date(pick('Expiration')!) } } : {}),
-  };
+const sts = (form: Record<string, string>) => stsCall(endpoint, form);
+
+/** The `svc` client as root (`--json`), expected to succeed; its JSON answer. */
+async function svc(args: string[]): Promise<unknown> {
+  const r = await svcRun(args);
+  if (r.code !== 0) throw new Error(`svc ${args.join(' ')} exited ${r.code}: ${r.out}${r.err}`);
+  return r.out.trim() === '' ? undefined : JSON.parse(r.out);
+}
+
+function svcRun(args: string[]) {
+  return runSvcCommand([...args, '--json'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
 }
 
 beforeAll(async () => {
@@ -59,12 +58,13 @@ beforeAll(async () => {
   expect(await srv.started).toBe(true);
   endpoint = `http://127.0.0.1:${srv.port}`;
   for (let i = 0; i < 200 && (await fetch(`${endpoint}/health/ready`).catch(() => undefined))?.status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
-  admin = new AdminClient({ name: 'idp', url: endpoint, ...ROOT });
   const root = s3(ROOT.accessKey, ROOT.secretKey);
   for (const b of ['idp-data', 'idp-other']) await root.send(new CreateBucketCommand({ Bucket: b }));
   await root.send(new PutObjectCommand({ Bucket: 'idp-data', Key: 'k', Body: 'data' }));
   await root.send(new PutObjectCommand({ Bucket: 'idp-other', Key: 'k', Body: 'other' }));
-  await admin.request('PUT', 'v3/add-canned-policy', { name: 'read-idp-data' }, JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::idp-data/*'] }] }));
+  const policyFile = join(work, 'read-idp-data.json');
+  writeFileSync(policyFile, JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::idp-data/*'] }] }));
+  await svc(['admin', 'policy', 'create', 'read-idp-data', policyFile]);
 }, 60_000);
 
 afterAll(async () => {
@@ -115,12 +115,21 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     return j.access_token;
   };
 
-  it('configured through the admin API; a token from the provider yields credentials narrowed to its policy claim, that expire', async () => {
+  it('configured with svc admin idp openid; a token from the provider yields credentials narrowed to its policy claim, that expire', async () => {
     const before = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') });
     expect([before.status, before.code]).toEqual([400, 'XSvcStsNotConfigured']);
-    // the body is the configuration text itself, encrypted (not JSON)
-    const { encryptData } = await import('../src/iam/madmin-crypto.ts');
-    await admin.request('PUT', 'v3/idp-config/openid/_', {}, await encryptData(ROOT.secretKey, Buffer.from(`config_url=${issuer}/.well-known/openid-configuration client_id=svc-app claim_name=policy`)), 'application/octet-stream');
+    // configured with the client (madmin's encrypted key=value text); the secret is kept, never shown
+    expect(await svc(['admin', 'idp', 'openid', 'add', `config_url=${issuer}/.well-known/openid-configuration`, 'client_id=svc-app', 'client_secret=oidc-client-secret-xyz', 'claim_name=policy'])).toMatchObject({ status: 'success', type: 'openid', name: '_' });
+    const again = await svcRun(['admin', 'idp', 'openid', 'add', `config_url=${issuer}/.well-known/openid-configuration`, 'client_id=svc-app']);
+    expect([again.code, JSON.parse(again.out).Code]).toEqual([1, 'XSvcAdminIdpConfigExists']);
+    const typo = await svcRun(['admin', 'idp', 'openid', 'update', 'claim_nmae=groups']);
+    expect([typo.code, JSON.parse(typo.out).Code]).toEqual([1, 'InvalidArgument']);
+    expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([{ type: 'openid', name: '_', enabled: true }]);
+    const info = (await svc(['admin', 'idp', 'openid', 'info'])) as { info: { key: string; value: string }[] };
+    expect(Object.fromEntries(info.info.map((l) => [l.key, l.value]))).toEqual({ config_url: `${issuer}/.well-known/openid-configuration`, client_id: 'svc-app', client_secret: '*redacted*', claim_name: 'policy' });
+    const text = await runSvcCommand(['admin', 'idp', 'openid', 'info'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
+    expect(text.out).toContain('client_id');
+    expect(text.out + JSON.stringify(info)).not.toContain('oidc-client-secret-xyz');
     const token = await tokenFor('svc-app', 'svc-app-secret');
     const stsClient = new STSClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'unused', secretAccessKey: 'unused' } });
     const r = await stsClient.send(new AssumeRoleWithWebIdentityCommand({ RoleArn: 'arn:aws:iam::000000000000:role/web', RoleSessionName: 'web', WebIdentityToken: token }));
@@ -141,81 +150,42 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     const forged = `${parts[0]}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(parts[1]!, 'base64url').toString()), policy: 'consoleAdmin' })).toString('base64url')}.${parts[2]}`;
     expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: forged })).code).toBe('InvalidIdentityToken');
     expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: 'not-a-jwt' })).code).toBe('InvalidIdentityToken');
+    // update keeps what it does not name (the client secret, the client id); a named configuration is refused
+    await svc(['admin', 'idp', 'openid', 'update', 'role_policy=readonly']);
+    const updated = (await svc(['admin', 'idp', 'openid', 'info'])) as { info: { key: string; value: string }[] };
+    expect(Object.fromEntries(updated.info.map((l) => [l.key, l.value]))).toMatchObject({ client_id: 'svc-app', client_secret: '*redacted*', role_policy: 'readonly' });
+    const named = await svcRun(['admin', 'idp', 'openid', 'info', 'corp']);
+    expect([named.code, JSON.parse(named.out).Code]).toEqual([1, 'InvalidArgument']);
+    // removed: the provider's tokens are refused from then on
+    expect(await svc(['admin', 'idp', 'openid', 'remove'])).toMatchObject({ status: 'success' });
+    expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([]);
+    const after = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') });
+    expect([after.status, after.code]).toEqual([400, 'XSvcStsNotConfigured']);
   });
 });
 
 describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
-  let slapd: ChildProcess;
-  let ldapPort: number;
-  const BASE = 'dc=svc,dc=test';
+  let slapd: Slapd;
 
   beforeAll(async () => {
-    if (!existsSync('/usr/sbin/slapd')) throw new Error("slapd is not installed: the LDAP test needs Debian's slapd (apt-get install slapd; CI does this in .ci/run)");
-    ldapPort = await freePort();
-    const dir = join(work, 'ldap');
-    mkdirSync(join(dir, 'db'), { recursive: true });
-    const hash = execFileSync('/usr/sbin/slappasswd', ['-s', 'admin-pw']).toString().trim();
-    writeFileSync(
-      join(dir, 'slapd.conf'),
-      [
-        'include /etc/ldap/schema/core.schema',
-        'include /etc/ldap/schema/cosine.schema',
-        'include /etc/ldap/schema/inetorgperson.schema',
-        'modulepath /usr/lib/ldap',
-        'moduleload back_mdb',
-        `pidfile ${join(dir, 'slapd.pid')}`,
-        'database mdb',
-        `suffix "${BASE}"`,
-        `rootdn "cn=admin,${BASE}"`,
-        `rootpw ${hash}`,
-        `directory ${join(dir, 'db')}`,
-        'access to attrs=userPassword by self read by anonymous auth by * none',
-        'access to * by * read',
-        '',
-      ].join('\n'),
-    );
-    slapd = spawn('/usr/sbin/slapd', ['-d', '0', '-f', join(dir, 'slapd.conf'), '-h', `ldap://127.0.0.1:${ldapPort}/`], { stdio: 'ignore' });
-    const { Client } = await import('ldapts');
-    let client: InstanceType<typeof Client> | undefined;
-    for (let i = 0; i < 100; i++) {
-      try {
-        client = new Client({ url: `ldap://127.0.0.1:${ldapPort}` });
-        await client.bind(`cn=admin,${BASE}`, 'admin-pw');
-        break;
-      } catch {
-        client = undefined;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    if (!client) throw new Error('slapd did not start');
-    await client.add(BASE, { objectClass: ['top', 'dcObject', 'organization'], o: 'svc', dc: 'svc' });
-    await client.add(`ou=people,${BASE}`, { objectClass: ['organizationalUnit'], ou: 'people' });
-    await client.add(`ou=groups,${BASE}`, { objectClass: ['organizationalUnit'], ou: 'groups' });
-    await client.add(`uid=lena,ou=people,${BASE}`, { objectClass: ['inetOrgPerson'], uid: 'lena', cn: 'Lena', sn: 'L', userPassword: 'lena-pw' });
-    await client.add(`cn=readers,ou=groups,${BASE}`, { objectClass: ['groupOfNames'], cn: 'readers', member: [`uid=lena,ou=people,${BASE}`] });
-    await client.unbind();
+    slapd = await startSlapd(join(work, 'ldap'));
+    await populate(slapd);
   }, 30_000);
 
   afterAll(() => {
-    slapd?.kill('SIGTERM');
+    slapd?.stop();
   });
 
   it('a user name and password checked by the LDAP server yield credentials with the policies of its groups', async () => {
-    const { encryptData } = await import('../src/iam/madmin-crypto.ts');
-    const cfg = [
-      `server_addr=ldap://127.0.0.1:${ldapPort}`,
-      `lookup_bind_dn="cn=admin,${BASE}"`,
-      'lookup_bind_password=admin-pw',
-      `user_dn_search_base_dn="ou=people,${BASE}"`,
-      'user_dn_search_filter="(uid=%s)"',
-      `group_search_base_dn="ou=groups,${BASE}"`,
-      'group_search_filter="(&(objectClass=groupOfNames)(member=%d))"',
-    ].join(' ');
-    await admin.request('PUT', 'v3/idp-config/ldap/_', {}, await encryptData(ROOT.secretKey, Buffer.from(cfg)), 'application/octet-stream');
+    // configured with the client: an explicit ldap:// address is plain LDAP (the TLS modes are in iam-ldap-tls.test.ts)
+    await svc(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(`ldap://127.0.0.1:${slapd.ldapPort}`)]);
+    const info = (await svc(['admin', 'idp', 'ldap', 'info'])) as { info: { key: string; value: string }[] };
+    expect(Object.fromEntries(info.info.map((l) => [l.key, l.value]))).toMatchObject({ lookup_bind_password: '*redacted*', user_dn_search_filter: '(uid=%s)', server_starttls: 'off' });
+    expect(JSON.stringify(info)).not.toContain('admin-pw');
     // no policy mapped yet: refused
-    expect((await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: 'lena', LDAPPassword: 'lena-pw' })).code).toBe('AccessDenied');
-    await admin.encrypted('POST', 'v3/idp/ldap/policy/attach', {}, { policies: ['read-idp-data'], group: `cn=readers,ou=groups,${BASE}` }, true);
-    const r = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: 'lena', LDAPPassword: 'lena-pw', DurationSeconds: '900' });
+    expect((await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password })).code).toBe('AccessDenied');
+    expect(await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--group', LDAP_GROUP])).toMatchObject({ policiesAttached: ['read-idp-data'] });
+    const r = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password, DurationSeconds: '900' });
     expect(r.status, r.text).toBe(200);
     const c = r.cred!;
     expect(c.expiration.getTime() - Date.now()).toBeLessThanOrEqual(900_000);
@@ -229,7 +199,16 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
     expect((await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: 'nobody', LDAPPassword: 'x' })).code).toBe('AccessDenied');
     expect((await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: '*', LDAPPassword: 'lena-pw' })).code).toBe('AccessDenied');
     // a session policy narrows an LDAP session further
-    const narrow = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: 'lena', LDAPPassword: 'lena-pw', Policy: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::idp-data/none/*' }] }) });
+    const narrow = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password, Policy: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::idp-data/none/*' }] }) });
     expect(await errorCode(s3(narrow.cred!.ak, narrow.cred!.sk, narrow.cred!.token).send(new GetObjectCommand({ Bucket: 'idp-data', Key: 'k' })))).toBe('AccessDenied');
+    // detached: the group's members get nothing
+    expect(await svc(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--group', LDAP_GROUP])).toMatchObject({ policiesDetached: ['read-idp-data'] });
+    expect((await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password })).code).toBe('AccessDenied');
+    // attached to the user's own DN, then the server removed: LDAP sign-in is refused as not configured
+    await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--user', LDAP_USER.dn]);
+    expect((await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password })).status).toBe(200);
+    await svc(['admin', 'idp', 'ldap', 'remove']);
+    const after = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password });
+    expect([after.status, after.code]).toEqual([400, 'XSvcStsNotConfigured']);
   });
 });

@@ -72,10 +72,12 @@ export interface OpenIdConfig {
   rolePolicy?: string;
   /** Condition keys `jwt:<name>` the session carries from the token's claims. */
   claimPrefix?: string;
+  /** The client's secret at the provider (`client_secret`), sealed; never shown. */
+  clientSecret?: Secret;
 }
 
 export interface LdapConfig {
-  /** `ldap://host:port` or `ldaps://…`. */
+  /** `ldaps://host:port`, `ldap://host:port` or MinIO's `host:port` (TLS unless `startTls`/`serverInsecure`); `iam/idp-config.ts` reads it. */
   serverAddr: string;
   /** Lookup bind (a service account) used to find the user's DN and groups. */
   lookupBindDn: string;
@@ -86,7 +88,11 @@ export interface LdapConfig {
   /** Base DN and filter (`%d` = the user's DN, `%s` = the user name) to find the user's groups. */
   groupSearchBaseDn?: string;
   groupSearchFilter?: string;
-  /** Accept a self-signed server certificate (ldaps), for test deployments. */
+  /** Upgrade a plain connection with StartTLS before any bind (`server_starttls=on`). */
+  startTls?: boolean;
+  /** A `host:port` address is plain LDAP, not LDAPS (`server_insecure=on`). */
+  serverInsecure?: boolean;
+  /** Do not verify the server's certificate (`tls_skip_verify=on`): the explicit opt-out. */
   tlsSkipVerify?: boolean;
 }
 

@@ -31,6 +31,7 @@ import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
 import { createStsHandler } from '../api/sts/index.ts';
 import { verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
+import { staticTrust } from '../tls/trust.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
 import { RPC_TOKEN_VALIDITY_MS } from '../cluster/rpc-auth.ts';
@@ -361,7 +362,7 @@ async function buildObjectPhase(ctx: StorageContext, d: ObjectPhaseDeps): Promis
         ldap: () => {
           const doc = iam.loaded ? iam.doc() : undefined;
           const cfg = doc?.idp.ldap;
-          return cfg && ((user: string, password: string) => verifyLdapUser(cfg, iam.open(cfg.lookupBindPassword), doc!.ldapPolicies, user, password));
+          return cfg && ((user: string, password: string) => verifyLdapUser(cfg, iam.open(cfg.lookupBindPassword), doc!.ldapPolicies, user, password, tls?.trust ?? staticTrust([])));
         },
       }),
     },

@@ -161,7 +161,7 @@ export function createAdminCore(o: AdminCoreOptions): AdminCore {
             { method: call.method, query: new Map(parseQuery(query)), body: call.body, principal: who.principal, secretKey: who.secretKey, requestId: call.requestId, clientAddress: call.clientAddress },
             o.iam!,
           );
-          return { status: reply.status, headers, ...(reply.contentType !== undefined ? { contentType: reply.contentType } : {}), body: reply.body };
+          return { status: reply.status, headers: { ...reply.headers, ...headers }, ...(reply.contentType !== undefined ? { contentType: reply.contentType } : {}), body: reply.body };
         }
         const { route } = matchRoute(call.method, sub);
         if (!o.authorizer.allowed(call, route.action)) {

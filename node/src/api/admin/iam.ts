@@ -38,10 +38,9 @@ import {
   type Target,
   updateAccessKey,
   updateGroupMembers,
-  type LdapConfig,
   mapLdapPolicies,
-  type OpenIdConfig,
 } from '../../iam/state.ts';
+import { configInfo, type IdpKind, ldapConfigFrom, openIdConfigFrom } from '../../iam/idp-config.ts';
 import { parseConfigText } from '../sts/providers.ts';
 import { SvcError } from '../../util/errors.ts';
 
@@ -78,6 +77,7 @@ export interface IamAdminDeps {
 export interface IamReply {
   readonly status: number;
   readonly contentType?: string;
+  readonly headers?: Record<string, string>;
   readonly body: Buffer;
 }
 
@@ -101,6 +101,8 @@ function json(v: unknown, status = 200): IamReply {
 }
 
 const EMPTY: IamReply = { status: 200, body: Buffer.alloc(0) };
+/** A configuration change in force at once (madmin reads the header as "no restart needed"). */
+const APPLIED: IamReply = { status: 200, headers: { 'x-minio-config-applied': 'true' }, body: Buffer.alloc(0) };
 
 async function encrypted(c: IamCall, v: unknown): Promise<IamReply> {
   return { status: 200, contentType: 'application/octet-stream', body: await encryptData(c.secretKey, Buffer.from(JSON.stringify(v))) };
@@ -417,69 +419,52 @@ const deleteServiceAccount: Handler = async (c, d) => {
 
 // ---- identity providers (STS)
 
-function openIdFrom(kv: Map<string, string>): OpenIdConfig {
-  const issuer = kv.get('config_url') ?? '';
-  if (!/^https?:\/\//.test(issuer)) throw new SvcError('InvalidArgument', 'config_url must be the provider\'s http(s) discovery URL (…/.well-known/openid-configuration)');
-  const clientIds = (kv.get('client_id') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (clientIds.length === 0) throw new SvcError('InvalidArgument', 'client_id is required (the audience its tokens carry)');
-  return {
-    issuer,
-    clientIds,
-    claimName: kv.get('claim_name') || 'policy',
-    ...(kv.get('role_policy') ? { rolePolicy: kv.get('role_policy')! } : {}),
-  };
-}
+/** One configuration per kind: the default, `_` (madmin's name when none is given). */
+const IDP_DEFAULT = '_';
 
-function ldapFrom(kv: Map<string, string>, seal: (s: string) => Secret): LdapConfig {
-  const need = (k: string) => {
-    const v = kv.get(k);
-    if (v === undefined || v === '') throw new SvcError('InvalidArgument', `${k} is required`);
-    return v;
-  };
-  const serverAddr = need('server_addr');
-  if (!/^ldaps?:\/\//.test(serverAddr)) throw new SvcError('InvalidArgument', 'server_addr is an ldap:// or ldaps:// URL');
-  return {
-    serverAddr,
-    lookupBindDn: need('lookup_bind_dn'),
-    lookupBindPassword: seal(need('lookup_bind_password')),
-    userDnSearchBaseDn: need('user_dn_search_base_dn'),
-    userDnSearchFilter: need('user_dn_search_filter'),
-    ...(kv.get('group_search_base_dn') ? { groupSearchBaseDn: kv.get('group_search_base_dn')! } : {}),
-    ...(kv.get('group_search_filter') ? { groupSearchFilter: kv.get('group_search_filter')! } : {}),
-    ...(kv.get('tls_skip_verify') === 'on' || kv.get('tls_skip_verify') === 'true' ? { tlsSkipVerify: true } : {}),
-  };
-}
-
-function idpConfig(kind: 'openid' | 'ldap', method: 'PUT' | 'GET' | 'DELETE'): Handler {
+function idpConfig(kind: IdpKind, method: 'PUT' | 'POST' | 'GET' | 'DELETE'): Handler {
   return async (c, d) => {
     need(c, d, 'admin:ConfigUpdate');
+    const current = d.store.doc().idp[kind];
     if (method === 'GET') {
-      const cfg = d.store.doc().idp[kind];
-      if (cfg === undefined) throw new SvcError('XSvcStsNotConfigured', `no ${kind} provider is configured`);
-      const shown = kind === 'ldap' ? { ...cfg, lookupBindPassword: '(set)' } : cfg;
-      return encrypted(c, shown);
+      if (current === undefined) throw new SvcError('XSvcStsNotConfigured', `no ${kind} provider is configured`);
+      return encrypted(c, { type: kind, name: IDP_DEFAULT, info: configInfo(kind, current) });
     }
     if (method === 'DELETE') {
+      if (current === undefined) throw new SvcError('XSvcStsNotConfigured', `no ${kind} provider is configured`);
       await d.store.mutate(`idp.${kind}.remove`, actor(c), {}, (doc) => {
         delete doc.idp[kind];
       });
-      return EMPTY;
+      return APPLIED;
     }
+    // PUT adds (refused over an existing one), POST updates (keys not sent keep their values)
     const kv = parseConfigText((await decryptData(c.secretKey, c.body)).toString('utf8'));
-    if (kind === 'openid') {
-      const cfg = openIdFrom(kv);
-      await d.store.mutate('idp.openid.set', actor(c), { issuer: cfg.issuer }, (doc) => {
-        doc.idp.openid = cfg;
-      });
-    } else {
-      const cfg = ldapFrom(kv, (s) => d.store.seal(s));
-      await d.store.mutate('idp.ldap.set', actor(c), { server: cfg.serverAddr }, (doc) => {
-        doc.idp.ldap = cfg;
-      });
-    }
-    return EMPTY;
+    const update = method === 'POST';
+    await d.store.mutate(`idp.${kind}.${update ? 'update' : 'add'}`, actor(c), { keys: [...kv.keys()] }, (doc) => {
+      const prev = doc.idp[kind];
+      if (update && prev === undefined) throw new SvcError('XSvcStsNotConfigured', `no ${kind} provider is configured: add one first`);
+      if (!update && prev !== undefined) throw new SvcError('XSvcAdminIdpConfigExists', `an ${kind} provider is configured already: update it, or remove it first`);
+      if (kind === 'openid') doc.idp.openid = openIdConfigFrom(kv, (s) => d.store.seal(s), doc.idp.openid);
+      else doc.idp.ldap = ldapConfigFrom(kv, (s) => d.store.seal(s), doc.idp.ldap);
+    });
+    return APPLIED;
   };
 }
+
+/** madmin's list: the one configuration of a kind, when there is one. */
+function idpList(kind: IdpKind): Handler {
+  return async (c, d) => {
+    need(c, d, 'admin:ConfigUpdate');
+    const cfg = d.store.doc().idp[kind];
+    return encrypted(c, cfg === undefined ? [] : [{ type: kind, name: IDP_DEFAULT, enabled: true }]);
+  };
+}
+
+/** A configuration name other than the default: one provider of each kind is held. */
+const idpNamed: Handler = async (c, d) => {
+  need(c, d, 'admin:ConfigUpdate');
+  throw new SvcError('InvalidArgument', `svc holds one provider of each kind, the default configuration "${IDP_DEFAULT}"; leave the configuration name out`);
+};
 
 function ldapAttach(detach: boolean): Handler {
   return async (c, d) => {
@@ -552,12 +537,16 @@ const whoami: Handler = async (c, d) => {
 
 export const IAM_ADMIN_ROUTES: readonly IamRoute[] = [
   { op: 'WhoAmI', method: 'GET', path: 'v3/iam/whoami', summary: "the caller's identity and what its policies allow (svc's route; `?bucket=` for one bucket)", handler: whoami },
-  { op: 'SetOpenIdConfig', method: 'PUT', path: 'v3/idp-config/openid/_', summary: 'configure the OpenID Connect provider (encrypted `config_url=… client_id=… claim_name=…`)', handler: idpConfig('openid', 'PUT') },
-  { op: 'GetOpenIdConfig', method: 'GET', path: 'v3/idp-config/openid/_', summary: 'the OpenID Connect provider (encrypted answer)', handler: idpConfig('openid', 'GET') },
-  { op: 'DeleteOpenIdConfig', method: 'DELETE', path: 'v3/idp-config/openid/_', summary: 'remove the OpenID Connect provider', handler: idpConfig('openid', 'DELETE') },
-  { op: 'SetLdapConfig', method: 'PUT', path: 'v3/idp-config/ldap/_', summary: 'configure the LDAP server (encrypted `server_addr=… lookup_bind_dn=… …`)', handler: idpConfig('ldap', 'PUT') },
-  { op: 'GetLdapConfig', method: 'GET', path: 'v3/idp-config/ldap/_', summary: 'the LDAP server (encrypted answer, password hidden)', handler: idpConfig('ldap', 'GET') },
-  { op: 'DeleteLdapConfig', method: 'DELETE', path: 'v3/idp-config/ldap/_', summary: 'remove the LDAP server', handler: idpConfig('ldap', 'DELETE') },
+  { op: 'AddOpenIdConfig', method: 'PUT', path: 'v3/idp-config/openid/_', summary: 'configure the openid provider (encrypted `key=value` text; refused when one is configured)', handler: idpConfig('openid', 'PUT') },
+  { op: 'UpdateOpenIdConfig', method: 'POST', path: 'v3/idp-config/openid/_', summary: 'change keys of the openid provider (encrypted `key=value` text; keys not sent keep their values)', handler: idpConfig('openid', 'POST') },
+  { op: 'GetOpenIdConfig', method: 'GET', path: 'v3/idp-config/openid/_', summary: 'the openid provider as `{type, name, info: [{key, value}]}` (encrypted answer, secrets hidden)', handler: idpConfig('openid', 'GET') },
+  { op: 'DeleteOpenIdConfig', method: 'DELETE', path: 'v3/idp-config/openid/_', summary: 'remove the openid provider', handler: idpConfig('openid', 'DELETE') },
+  { op: 'ListOpenIdConfigs', method: 'GET', path: 'v3/idp-config/openid', summary: 'the openid configurations (encrypted `[{type, name, enabled}]`)', handler: idpList('openid') },
+  { op: 'AddLdapConfig', method: 'PUT', path: 'v3/idp-config/ldap/_', summary: 'configure the ldap provider (encrypted `key=value` text; refused when one is configured)', handler: idpConfig('ldap', 'PUT') },
+  { op: 'UpdateLdapConfig', method: 'POST', path: 'v3/idp-config/ldap/_', summary: 'change keys of the ldap provider (encrypted `key=value` text; keys not sent keep their values)', handler: idpConfig('ldap', 'POST') },
+  { op: 'GetLdapConfig', method: 'GET', path: 'v3/idp-config/ldap/_', summary: 'the ldap provider as `{type, name, info: [{key, value}]}` (encrypted answer, secrets hidden)', handler: idpConfig('ldap', 'GET') },
+  { op: 'DeleteLdapConfig', method: 'DELETE', path: 'v3/idp-config/ldap/_', summary: 'remove the ldap provider', handler: idpConfig('ldap', 'DELETE') },
+  { op: 'ListLdapConfigs', method: 'GET', path: 'v3/idp-config/ldap', summary: 'the ldap configurations (encrypted `[{type, name, enabled}]`)', handler: idpList('ldap') },
   { op: 'LdapPolicyAttach', method: 'POST', path: 'v3/idp/ldap/policy/attach', summary: 'attach policies to an LDAP user or group DN (encrypted both ways)', handler: ldapAttach(false) },
   { op: 'LdapPolicyDetach', method: 'POST', path: 'v3/idp/ldap/policy/detach', summary: 'detach policies from an LDAP DN (encrypted both ways)', handler: ldapAttach(true) },
   { op: 'AddUser', method: 'PUT', path: 'v3/add-user', summary: 'create or update a user (encrypted body {secretKey, status})', handler: addUser },
@@ -589,6 +578,7 @@ export function matchIamRoute(method: string, sub: string): IamRoute | { allowed
   const m = /^(v3|v4)\/(.*)$/s.exec(sub);
   if (m === null) return undefined;
   const hits = IAM_ADMIN_ROUTES.filter((r) => r.path === `v3/${m[2]}`);
+  if (hits.length === 0 && /^idp-config\/(openid|ldap)\/[^/]+$/.test(m[2]!)) return { op: 'NamedIdpConfig', method: 'GET', path: `v3/${m[2]}`, summary: 'a named configuration (refused)', handler: idpNamed };
   if (hits.length === 0) return undefined;
   return hits.find((r) => r.method === method) ?? { allowed: hits.map((r) => r.method) };
 }

@@ -13,8 +13,11 @@
  */
 // jose and ldapts are loaded on the first web-identity or LDAP call: a node without an identity
 // provider never loads them (idle memory; node/test/lazy-libraries.test.ts checks the server's idle module set).
+import type { ConnectionOptions } from 'node:tls';
 import type { createRemoteJWKSet, JWTPayload } from 'jose';
+import { ldapConnection } from '../../iam/idp-config.ts';
 import type { LdapConfig, OpenIdConfig } from '../../iam/state.ts';
+import { type ClientTrust, tlsFailureReason } from '../../tls/trust.ts';
 import { SvcError } from '../../util/errors.ts';
 
 /** An identity an external provider vouched for. */
@@ -95,19 +98,53 @@ export function ldapEscape(s: string): string {
   return s.replace(/[\\*()\0]/g, (c) => `\\${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
-/** Checks a user name and password against the configured LDAP server; returns the identity and the policies mapped to its DN and groups. */
-export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mappings: Readonly<Record<string, string[]>>, user: string, password: string): Promise<ExternalIdentity> {
-  if (password === '') throw new SvcError('AccessDenied', 'an empty LDAP password is refused (it would be an anonymous bind)');
-  const tlsOptions = cfg.tlsSkipVerify ? { rejectUnauthorized: false } : undefined;
+type LdapClient = InstanceType<typeof import('ldapts').Client>;
+
+/**
+ * A connection to the configured server, encrypted as the configuration says
+ * before anything is sent: LDAPS, or StartTLS (a refused upgrade is an error,
+ * never a fall-back to plain). The certificate is verified against the node's
+ * trusted CAs (system roots plus the certificate directory's `CAs/`), host
+ * name included, unless `tls_skip_verify=on`.
+ */
+async function ldapConnect(cfg: LdapConfig, trust: ClientTrust): Promise<LdapClient> {
+  const conn = ldapConnection(cfg);
+  const tlsOptions: ConnectionOptions = cfg.tlsSkipVerify ? { rejectUnauthorized: false } : { ...trust.connectOptions(), host: conn.host };
   const { Client } = await import('ldapts');
-  const lookup = new Client({ url: cfg.serverAddr, timeout: 10_000, connectTimeout: 10_000, ...(tlsOptions ? { tlsOptions } : {}) });
+  // ldapts opens TLS from the first byte whenever tlsOptions are given: only LDAPS gets them here
+  const client = new Client({ url: conn.url, timeout: 10_000, connectTimeout: 10_000, ...(conn.mode === 'tls' ? { tlsOptions } : {}) });
+  try {
+    if (conn.mode === 'starttls') await client.startTLS({ ...tlsOptions });
+    return client;
+  } catch (err) {
+    await client.unbind().catch(() => undefined);
+    throw ldapTransportError(conn.url, conn.mode, err);
+  }
+}
+
+/** A failed connection or TLS handshake, said plainly (a refused certificate names the remedy). */
+function ldapTransportError(url: string, mode: string, err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  const tls = tlsFailureReason(err);
+  if (tls !== undefined) {
+    return new SvcError('IDPCommunicationError', `the LDAP server ${url} failed the TLS check${mode === 'starttls' ? ' (StartTLS)' : ''}: ${tls}; trust its CA by adding it to the certificate directory's CAs/ (or set tls_skip_verify=on to skip verification)`);
+  }
+  return new SvcError('IDPCommunicationError', `the LDAP server ${url} could not be reached${mode === 'starttls' ? ' with StartTLS' : ''}: ${(err as Error).message}`);
+}
+
+/** Checks a user name and password against the configured LDAP server; returns the identity and the policies mapped to its DN and groups. */
+export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mappings: Readonly<Record<string, string[]>>, user: string, password: string, trust: ClientTrust): Promise<ExternalIdentity> {
+  if (password === '') throw new SvcError('AccessDenied', 'an empty LDAP password is refused (it would be an anonymous bind)');
+  const { url, mode } = ldapConnection(cfg);
+  const lookup = await ldapConnect(cfg, trust);
   let userDn: string;
   const groups: string[] = [];
   try {
     try {
       await lookup.bind(cfg.lookupBindDn, bindPassword);
     } catch (err) {
-      throw new SvcError('IDPCommunicationError', `the LDAP lookup bind failed: ${(err as Error).message}`);
+      const transport = ldapTransportError(url, mode, err);
+      throw tlsFailureReason(err) !== undefined ? transport : new SvcError('IDPCommunicationError', `the LDAP lookup bind failed: ${(err as Error).message}`);
     }
     const found = await lookup.search(cfg.userDnSearchBaseDn, { scope: 'sub', filter: cfg.userDnSearchFilter.replaceAll('%s', ldapEscape(user)), attributes: ['dn'] });
     if (found.searchEntries.length !== 1) throw new SvcError('AccessDenied', `the LDAP user "${user}" was not found (or not uniquely)`);
@@ -120,7 +157,7 @@ export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mapp
   } finally {
     await lookup.unbind().catch(() => undefined);
   }
-  const asUser = new Client({ url: cfg.serverAddr, timeout: 10_000, connectTimeout: 10_000, ...(tlsOptions ? { tlsOptions } : {}) });
+  const asUser = await ldapConnect(cfg, trust);
   try {
     await asUser.bind(userDn, password);
   } catch {

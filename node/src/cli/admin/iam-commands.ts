@@ -8,6 +8,8 @@
  *   svc admin policy attach|detach ALIAS POLICY [POLICY...] --user U | --group G
  *   svc admin accesskey create ALIAS [USER] [--access-key K --secret-key S --policy FILE --name N --description D --expiry 24h|DATE]
  *   svc admin accesskey list ALIAS [USER]   accesskey info|remove|enable|disable ALIAS ACCESSKEY
+ *   svc admin idp openid|ldap add|update ALIAS [CFG_NAME] KEY=VALUE...   idp openid|ldap remove|info ALIAS [CFG_NAME]   idp openid|ldap list ALIAS
+ *   svc admin idp ldap policy attach|detach ALIAS POLICY [POLICY...] --user DN | --group DN
  *
  * They call the identity routes with madmin's bodies (secrets encrypted
  * with the alias's secret key). ALIAS may be left out when SVC_ENDPOINT,
@@ -18,6 +20,7 @@ import type { Command } from 'commander';
 import { AdminClient, DEFAULT_REGION } from './client.ts';
 import { envTarget, readAliases, UsageError } from './config.ts';
 import { table } from './format.ts';
+import { encryptData } from '../../iam/madmin-crypto.ts';
 
 export interface IamCommandDeps {
   readonly env: NodeJS.ProcessEnv;
@@ -190,17 +193,7 @@ export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
     const r = await c.json<{ PolicyName: string; Policy: unknown }>('GET', 'v3/info-canned-policy', { name: name!, v: '2' });
     json(o, r.value, JSON.stringify(r.value.Policy, null, 2));
   });
-  type AttachOpt = JsonOpt & { user?: string; group?: string };
-  for (const name of ['attach', 'detach'] as const) {
-    cmd<AttachOpt>(policy, name, `${name} policies ${name === 'attach' ? 'to' : 'from'} a user or a group`, 'ALIAS POLICY [POLICY...]', async (c, rest, o) => {
-      if (rest.length < 1) throw new UsageError(`usage: svc admin policy ${name} ALIAS POLICY [POLICY...] --user USER | --group GROUP`);
-      if ((o.user === undefined) === (o.group === undefined)) throw new UsageError('name exactly one of --user or --group');
-      const r = await c.encrypted('POST', `v3/idp/builtin/policy/${name}`, {}, { policies: rest, ...(o.user !== undefined ? { user: o.user } : { group: o.group }) }, true);
-      const v = r.value as { policiesAttached?: string[]; policiesDetached?: string[] };
-      const changed = (name === 'attach' ? v.policiesAttached : v.policiesDetached) ?? [];
-      json(o, v, `${name === 'attach' ? 'Attached' : 'Detached'} ${changed.join(', ')} ${name === 'attach' ? 'to' : 'from'} ${o.user !== undefined ? `user \`${o.user}\`` : `group \`${o.group}\``}.`);
-    }).option('--user <user>', 'the user').option('--group <group>', 'the group');
-  }
+  attachCommands(cmd, json, policy, { route: 'v3/idp/builtin/policy', usage: 'svc admin policy', user: 'USER', group: 'GROUP', what: '' });
 
   // ---- access keys
   const ak = admin.command('accesskey').description("access keys (service accounts) of a user: its rights, optionally narrowed by a policy, with an expiry");
@@ -251,5 +244,95 @@ export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
       await c.encrypted('POST', 'v3/update-service-account', { accessKey: key! }, { newStatus: status }, false);
       done(o, `${name === 'enable' ? 'Enabled' : 'Disabled'} access key \`${key}\` successfully.`, { accessKey: key, accountStatus: status });
     });
+  }
+
+  registerIdpCommands(admin, cmd, json, done);
+}
+
+type Cmd = <O extends JsonOpt>(parent: Command, name: string, description: string, usage: string, body: (client: AdminClient, rest: string[], o: O) => Promise<void>) => Command;
+
+/** `key=value` arguments as madmin's configuration text (every value quoted, so spaces and quotes survive). */
+export function configText(args: readonly string[]): string {
+  return args
+    .map((a) => {
+      const m = /^([A-Za-z0-9_]+)=(.*)$/s.exec(a);
+      if (m === null) throw new UsageError(`"${a}" is not KEY=VALUE`);
+      return `${m[1]}="${m[2]!.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+    })
+    .join(' ');
+}
+
+/** [CFG_NAME] KEY=VALUE...: the name when the first argument is not a pair (default `_`, the one configuration). */
+function nameAndPairs(rest: readonly string[]): { name: string; pairs: string[] } {
+  const named = rest[0] !== undefined && !rest[0].includes('=');
+  return { name: named ? rest[0]! : '_', pairs: rest.slice(named ? 1 : 0) };
+}
+
+interface IdpConfigInfo {
+  type: string;
+  name: string;
+  info: { key: string; value: string }[];
+}
+
+function registerIdpCommands(admin: Command, cmd: Cmd, json: (o: JsonOpt, value: unknown, text: string) => void, done: (o: JsonOpt, text: string, extra: Record<string, unknown>) => void): void {
+  const idp = admin.command('idp').description('external identity providers behind STS (AssumeRoleWithWebIdentity, AssumeRoleWithLDAPIdentity)');
+  for (const [kind, title] of [
+    ['openid', 'OpenID Connect'],
+    ['ldap', 'LDAP'],
+  ] as const) {
+    const group = idp.command(kind).description(`the ${title} provider (one per deployment; its configuration is in force at once on every node)`);
+    const path = (name: string) => `v3/idp-config/${kind}/${encodeURIComponent(name)}`;
+    const keys = kind === 'openid' ? 'config_url=URL client_id=ID [client_secret=S] [claim_name=policy] [role_policy=P]' : 'server_addr=HOST:PORT lookup_bind_dn=DN lookup_bind_password=PW user_dn_search_base_dn=DN user_dn_search_filter=F [group_search_base_dn=DN group_search_filter=F] [server_starttls=on|server_insecure=on] [tls_skip_verify=on]';
+    for (const [name, method, verb] of [
+      ['add', 'PUT', 'Added'],
+      ['update', 'POST', 'Updated'],
+    ] as const) {
+      cmd(group, name, name === 'add' ? `configure the ${title} provider` : `change keys of the ${title} provider (keys not given keep their values)`, `ALIAS [CFG_NAME] ${keys}`, async (c, rest, o) => {
+        const { name: cfgName, pairs } = nameAndPairs(rest);
+        if (pairs.length === 0) throw new UsageError(`usage: svc admin idp ${kind} ${name} ALIAS [CFG_NAME] KEY=VALUE...  (${keys})`);
+        await c.request(method, path(cfgName), {}, await encryptData(c.target.secretKey, Buffer.from(configText(pairs))), 'application/octet-stream');
+        done(o, `${verb} ${title} configuration \`${cfgName}\` successfully.`, { type: kind, name: cfgName });
+      });
+    }
+    cmd(group, 'remove', `remove the ${title} provider (its STS calls are refused from then on)`, 'ALIAS [CFG_NAME]', async (c, rest, o) => {
+      if (rest.length > 1) throw new UsageError(`usage: svc admin idp ${kind} remove ALIAS [CFG_NAME]`);
+      const cfgName = rest[0] ?? '_';
+      await c.request('DELETE', path(cfgName));
+      done(o, `Removed ${title} configuration \`${cfgName}\` successfully.`, { type: kind, name: cfgName });
+    });
+    cmd(group, 'info', `the ${title} provider's configuration (secrets are never shown)`, 'ALIAS [CFG_NAME]', async (c, rest, o) => {
+      if (rest.length > 1) throw new UsageError(`usage: svc admin idp ${kind} info ALIAS [CFG_NAME]`);
+      const r = await c.encryptedAnswer<IdpConfigInfo>(path(rest[0] ?? '_'));
+      json(o, r.value, table(['KEY', 'VALUE'], r.value.info.map((l) => [l.key, l.value] as const)));
+    });
+    cmd(group, 'list', `the ${title} configurations`, 'ALIAS', async (c, rest, o) => {
+      exactly(rest, 0, `svc admin idp ${kind} list ALIAS`);
+      const r = await c.encryptedAnswer<{ type: string; name: string; enabled: boolean }[]>(`v3/idp-config/${kind}`);
+      json(o, r.value, r.value.length === 0 ? `No ${title} configuration.` : table(['NAME', 'TYPE', 'ENABLED'], r.value.map((l) => [l.name, l.type, l.enabled ? 'on' : 'off'] as const)));
+    });
+  }
+  // policies of LDAP users and groups, by distinguished name
+  const ldapPolicy = idp.commands.find((g) => g.name() === 'ldap')!.command('policy').description('policies attached to LDAP users and groups (by DN)');
+  attachCommands(cmd, json, ldapPolicy, { route: 'v3/idp/ldap/policy', usage: 'svc admin idp ldap policy', user: 'DN', group: 'DN', what: 'LDAP ' });
+}
+
+/**
+ * `attach|detach ALIAS POLICY... --user U | --group G`: madmin's policy
+ * association (encrypted `{policies, user | group}` both ways), for the
+ * built-in identities and for LDAP distinguished names alike.
+ */
+function attachCommands(cmd: Cmd, json: (o: JsonOpt, value: unknown, text: string) => void, parent: Command, t: { route: string; usage: string; user: string; group: string; what: string }): void {
+  type AttachOpt = JsonOpt & { user?: string; group?: string };
+  for (const name of ['attach', 'detach'] as const) {
+    cmd<AttachOpt>(parent, name, `${name} policies ${name === 'attach' ? 'to' : 'from'} ${t.what === '' ? 'a user or a group' : `an ${t.what}user or group`}`, 'ALIAS POLICY [POLICY...]', async (c, rest, o) => {
+      if (rest.length < 1) throw new UsageError(`usage: ${t.usage} ${name} ALIAS POLICY [POLICY...] --user ${t.user} | --group ${t.group}`);
+      if ((o.user === undefined) === (o.group === undefined)) throw new UsageError(`name exactly one of --user ${t.user} or --group ${t.group}`);
+      const r = await c.encrypted('POST', `${t.route}/${name}`, {}, { policies: rest, ...(o.user !== undefined ? { user: o.user } : { group: o.group }) }, true);
+      const v = r.value as { policiesAttached?: string[]; policiesDetached?: string[] };
+      const changed = (name === 'attach' ? v.policiesAttached : v.policiesDetached) ?? [];
+      json(o, v, `${name === 'attach' ? 'Attached' : 'Detached'} ${changed.length === 0 ? 'nothing' : changed.join(', ')} ${name === 'attach' ? 'to' : 'from'} ${o.user !== undefined ? `${t.what}user \`${o.user}\`` : `${t.what}group \`${o.group}\``}.`);
+    })
+      .option(`--user <${t.user.toLowerCase()}>`, `the ${t.what}user${t.user === 'DN' ? ' (its distinguished name)' : ''}`)
+      .option(`--group <${t.group.toLowerCase()}>`, `the ${t.what}group${t.group === 'DN' ? ' (its distinguished name)' : ''}`);
   }
 }

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../api/sts/providers.ts';
+import { configInfo, ldapConfigFrom, ldapConnection, openIdConfigFrom } from './idp-config.ts';
+import type { Secret } from './state.ts';
+
+const seal = (s: string): Secret => ({ v: 'plain', s });
+const LDAP = 'lookup_bind_dn="cn=admin,dc=x" lookup_bind_password=pw user_dn_search_base_dn="dc=x" user_dn_search_filter="(uid=%s)"';
+
+describe('LDAP connection modes', () => {
+  it.each([
+    ['ldaps://ldap.example:6636', {}, { url: 'ldaps://ldap.example:6636', mode: 'tls' }],
+    ['ldaps://ldap.example', {}, { url: 'ldaps://ldap.example:636', mode: 'tls' }],
+    ['ldap://ldap.example', {}, { url: 'ldap://ldap.example:389', mode: 'plain' }],
+    ['ldap://ldap.example:1389', { startTls: true }, { url: 'ldap://ldap.example:1389', mode: 'starttls' }],
+    // MinIO's host:port form: TLS unless told otherwise
+    ['ldap.example:636', {}, { url: 'ldaps://ldap.example:636', mode: 'tls' }],
+    ['ldap.example', {}, { url: 'ldaps://ldap.example:636', mode: 'tls' }],
+    ['ldap.example:389', { startTls: true }, { url: 'ldap://ldap.example:389', mode: 'starttls' }],
+    ['ldap.example', { serverInsecure: true }, { url: 'ldap://ldap.example:389', mode: 'plain' }],
+    ['127.0.0.1:1636', {}, { url: 'ldaps://127.0.0.1:1636', mode: 'tls', host: '127.0.0.1' }],
+    ['[::1]:1636', {}, { url: 'ldaps://[::1]:1636', mode: 'tls', host: '::1' }],
+  ] as const)('%s %o', (serverAddr, flags, want) => {
+    expect(ldapConnection({ serverAddr, ...flags })).toMatchObject(want);
+  });
+
+  it.each([
+    ['ldaps://ldap.example', { startTls: true }, /TLS already/],
+    ['ldap.example', { startTls: true, serverInsecure: true }, /contradict/],
+    ['http://ldap.example', {}, /not http/],
+    ['ldap://ldap.example/dc=x', {}, /not host/],
+  ] as const)('%s %o is refused', (serverAddr, flags, msg) => {
+    expect(() => ldapConnection({ serverAddr, ...flags })).toThrow(msg);
+  });
+});
+
+describe('configuration text', () => {
+  it('an LDAP configuration: flags on/off, unknown keys and bad values refused', () => {
+    const cfg = ldapConfigFrom(parseConfigText(`server_addr=ldap.example:389 server_starttls=on ${LDAP}`), seal);
+    expect(cfg).toMatchObject({ serverAddr: 'ldap.example:389', startTls: true, lookupBindPassword: { v: 'plain', s: 'pw' } });
+    expect(cfg.tlsSkipVerify).toBeUndefined();
+    expect(() => ldapConfigFrom(parseConfigText(`server_addr=x server_startls=on ${LDAP}`), seal)).toThrow(/unknown ldap configuration key server_startls/);
+    expect(() => ldapConfigFrom(parseConfigText(`server_addr=x tls_skip_verify=yes ${LDAP}`), seal)).toThrow(/"on" or "off"/);
+    expect(() => ldapConfigFrom(parseConfigText('server_addr=x'), seal)).toThrow(/required/);
+  });
+
+  it('an update keeps the keys it does not name, secrets included; an empty value clears an optional key', () => {
+    const prev = ldapConfigFrom(parseConfigText(`server_addr=ldaps://a group_search_base_dn=dc=g group_search_filter=(member=%d) ${LDAP}`), seal);
+    const next = ldapConfigFrom(parseConfigText('server_addr=ldap://b server_starttls=on group_search_base_dn='), seal, prev);
+    expect(next).toMatchObject({ serverAddr: 'ldap://b', startTls: true, lookupBindDn: 'cn=admin,dc=x', lookupBindPassword: { s: 'pw' }, groupSearchFilter: '(member=%d)' });
+    expect(next.groupSearchBaseDn).toBeUndefined();
+    const oidc = openIdConfigFrom(parseConfigText('config_url=https://idp/.well-known/openid-configuration client_id=a,b client_secret=s3cret'), seal);
+    const oidc2 = openIdConfigFrom(parseConfigText('role_policy=readonly'), seal, oidc);
+    expect(oidc2).toEqual({ issuer: 'https://idp/.well-known/openid-configuration', clientIds: ['a', 'b'], claimName: 'policy', rolePolicy: 'readonly', clientSecret: { v: 'plain', s: 's3cret' } });
+  });
+
+  it('info shows every key but never a secret', () => {
+    const cfg = ldapConfigFrom(parseConfigText(`server_addr=ldaps://a ${LDAP}`), seal);
+    const info = configInfo('ldap', cfg);
+    expect(info.find((l) => l.key === 'lookup_bind_password')?.value).toBe('*redacted*');
+    expect(JSON.stringify(info)).not.toContain('"pw"');
+    expect(info.map((l) => l.key)).toContain('tls_skip_verify');
+    const oidc = configInfo('openid', openIdConfigFrom(parseConfigText('config_url=https://idp/x client_id=a'), seal));
+    expect(oidc.map((l) => l.key)).toEqual(['config_url', 'client_id', 'claim_name']);
+  });
+});
