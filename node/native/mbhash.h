@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 enum { SVC_MB_MD5 = 0, SVC_MB_SHA256 = 1, SVC_MB_ALGS = 2 };
+/* Kernels, slowest first: each stream alone; 8 lanes in AVX2; 8 lanes in AVX-512VL (ternary logic, rotations). */
+enum { SVC_MB_SCALAR = 0, SVC_MB_AVX2 = 1, SVC_MB_AVX512 = 2, SVC_MB_KERNELS = 3 };
 
 /* One stream's step: `blocks` whole 64-byte blocks at `data` folded into `state` (host-order words). */
 typedef struct {
@@ -18,17 +20,21 @@ typedef struct {
   size_t blocks;
 } svc_mb_job;
 
-/* Derives constants, detects AVX2 and self-tests it; idempotent and thread-safe. */
+/* Derives constants, detects the SIMD kernels and self-tests them; idempotent and thread-safe. */
 void svc_mb_init(void);
-/* 1 when the 8-lane AVX2 kernels are in use. */
-int svc_mb_simd(void);
+/* The fastest kernel this CPU runs (SVC_MB_SCALAR when none of the lane kernels passed). */
+int svc_mb_kernel(void);
+/* 1 when `kernel` runs here. */
+int svc_mb_has_kernel(int kernel);
 /* What runs one stream alone: "openssl" (the process's OpenSSL) or "portable" (C). */
 const char *svc_mb_single(int alg);
+/* Streams the scalar kernel runs interleaved on one core (SHA-256 with SHA extensions: up to 4); 1: each alone. */
+int svc_mb_interleave(int alg);
 /* State words: 4 (MD5) or 8 (SHA-256). */
 int svc_mb_words(int alg);
 void svc_mb_iv(int alg, uint32_t *state);
-/* Runs every job to its end (states must be distinct); `use_simd` 0 forces the scalar code. */
-void svc_mb_run(int alg, svc_mb_job *jobs, size_t n, int use_simd);
+/* Runs every job to its end (states must be distinct) with `kernel` (SVC_MB_SCALAR: each stream alone). */
+void svc_mb_run(int alg, svc_mb_job *jobs, size_t n, int kernel);
 
 /* Adds `mbHashKernels`, `mbHashIv`, `mbHashBlocks` and `mbHashBlocksAsync` to the addon's exports. */
 napi_status svc_mbhash_register(napi_env env, napi_value exports);

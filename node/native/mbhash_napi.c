@@ -1,8 +1,11 @@
 /*
  * Node-API binding of the multi-buffer hashes (mbhash.c):
  *
- *   mbHashKernels                  ['avx2', 'scalar'] or ['scalar'], fastest first
+ *   mbHashKernels                  ['avx512', 'avx2', 'scalar'], those this CPU runs, fastest first
  *   mbHashIv(alg, state)           writes the initial state (alg 0 = MD5, 1 = SHA-256)
+ *   mbHashInterleave               { md5, sha256 }: streams the 'scalar' kernel runs
+ *                                  interleaved on one core (4 for SHA-256 with the SHA
+ *                                  extensions; 1: each alone)
  *   mbHashBlocks(alg, states, datas [, kernel])
  *                                  folds datas[i] (whole 64-byte blocks) into states[i]
  *                                  (Uint32Array, host order), all streams at once
@@ -20,6 +23,8 @@
 
 #include "mbhash.h"
 #include "napi_check.h"
+
+static const char *const kernel_names[SVC_MB_KERNELS] = {"scalar", "avx2", "avx512"};
 
 static int typed(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *len) {
   bool is_ta = false;
@@ -121,22 +126,24 @@ static napi_value mb_blocks(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "mbHashBlocks(alg, states, datas [, kernel])");
     return NULL;
   }
-  int simd = svc_mb_simd();
+  int kernel = svc_mb_kernel();
   napi_valuetype t = napi_undefined;
   if (argc >= 4) CHECK(napi_typeof(env, argv[3], &t));
   if (t == napi_string) {
     char name[16];
     size_t len;
     CHECK(napi_get_value_string_utf8(env, argv[3], name, sizeof name, &len));
-    if (strcmp(name, "scalar") == 0) simd = 0;
-    else if (strcmp(name, "avx2") != 0 || !simd) {
+    kernel = -1;
+    for (int k = 0; k < SVC_MB_KERNELS; k++)
+      if (strcmp(name, kernel_names[k]) == 0) kernel = k;
+    if (kernel < 0 || !svc_mb_has_kernel(kernel)) {
       napi_throw_range_error(env, NULL, "mbHashBlocks: kernel not available on this CPU");
       return NULL;
     }
   }
   batch *b = read_batch(env, argv, 0);
   if (!b) return NULL;
-  svc_mb_run(b->alg, b->jobs, b->n, simd);
+  svc_mb_run(b->alg, b->jobs, b->n, kernel);
   batch_free(env, b);
   return NULL;
 }
@@ -144,7 +151,7 @@ static napi_value mb_blocks(napi_env env, napi_callback_info info) {
 static void async_execute(napi_env env, void *data) {
   (void)env;
   batch *b = data;
-  svc_mb_run(b->alg, b->jobs, b->n, b->simd && svc_mb_simd());
+  svc_mb_run(b->alg, b->jobs, b->n, b->simd ? svc_mb_kernel() : SVC_MB_SCALAR);
 }
 
 static void async_complete(napi_env env, napi_status status, void *data) {
@@ -219,21 +226,27 @@ napi_status svc_mbhash_register(napi_env env, napi_value exports) {
   napi_status st;
   uint32_t k = 0;
   if ((st = napi_create_array(env, &kernels)) != napi_ok) return st;
-  if (svc_mb_simd()) {
-    if ((st = napi_create_string_utf8(env, "avx2", NAPI_AUTO_LENGTH, &s)) != napi_ok) return st;
+  for (int kernel = SVC_MB_KERNELS - 1; kernel >= 0; kernel--) {
+    if (!svc_mb_has_kernel(kernel)) continue;
+    if ((st = napi_create_string_utf8(env, kernel_names[kernel], NAPI_AUTO_LENGTH, &s)) != napi_ok) return st;
     if ((st = napi_set_element(env, kernels, k++, s)) != napi_ok) return st;
   }
-  if ((st = napi_create_string_utf8(env, "scalar", NAPI_AUTO_LENGTH, &s)) != napi_ok) return st;
-  if ((st = napi_set_element(env, kernels, k++, s)) != napi_ok) return st;
   napi_value single, m, h;
   if ((st = napi_create_object(env, &single)) != napi_ok) return st;
   if ((st = napi_create_string_utf8(env, svc_mb_single(SVC_MB_MD5), NAPI_AUTO_LENGTH, &m)) != napi_ok) return st;
   if ((st = napi_create_string_utf8(env, svc_mb_single(SVC_MB_SHA256), NAPI_AUTO_LENGTH, &h)) != napi_ok) return st;
   if ((st = napi_set_named_property(env, single, "md5", m)) != napi_ok) return st;
   if ((st = napi_set_named_property(env, single, "sha256", h)) != napi_ok) return st;
+  napi_value interleave, im, ih;
+  if ((st = napi_create_object(env, &interleave)) != napi_ok) return st;
+  if ((st = napi_create_int32(env, svc_mb_interleave(SVC_MB_MD5), &im)) != napi_ok) return st;
+  if ((st = napi_create_int32(env, svc_mb_interleave(SVC_MB_SHA256), &ih)) != napi_ok) return st;
+  if ((st = napi_set_named_property(env, interleave, "md5", im)) != napi_ok) return st;
+  if ((st = napi_set_named_property(env, interleave, "sha256", ih)) != napi_ok) return st;
   napi_property_descriptor props[] = {
       {"mbHashKernels", NULL, NULL, NULL, NULL, kernels, napi_enumerable, NULL},
       {"mbHashSingle", NULL, NULL, NULL, NULL, single, napi_enumerable, NULL},
+      {"mbHashInterleave", NULL, NULL, NULL, NULL, interleave, napi_enumerable, NULL},
       {"mbHashIv", NULL, mb_iv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mbHashBlocks", NULL, mb_blocks, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mbHashBlocksAsync", NULL, mb_blocks_async, NULL, NULL, NULL, napi_enumerable, NULL},

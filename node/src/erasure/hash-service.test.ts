@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { HashService, LANE_MIN_BYTES, parseHashMode, STAGE_BYTES, STAGE_DEPTH } from './hash-service.ts';
-import { mbHashKernels, mbHashSingle } from './mb-hash.ts';
+import { mbHashInterleave, mbHashKernels, mbHashSingle } from './mb-hash.ts';
 
 /** A body cut at random places, including empty and one-byte pieces and 64-byte boundaries. */
 function chunkings(body: Buffer, seed: number): Buffer[] {
@@ -98,6 +98,12 @@ describe.skipIf(mbHashKernels.length === 0)('hashing service', () => {
     const simd = mbHashKernels.some((k) => k !== 'scalar');
     for (let i = 0; i < 5; i++) expect(new HashService('auto').lanesWin('md5')).toBe(simd);
     expect(new HashService('auto').describe().largeUploadsInService).toBe(simd);
+  });
+
+  it('auto: with the SHA extensions SHA-256 stays out of the lanes (four interleaved streams beat them several times over)', () => {
+    if (mbHashInterleave.sha256 < 2) return;
+    expect(new HashService('auto').lanesWin('sha256')).toBe(false);
+    expect(new HashService('auto').describe()).toMatchObject({ sha256InLanes: false, interleave: { sha256: mbHashInterleave.sha256 } });
   });
 
   it('an aborted body frees its place; its queued buffers are never hashed into a later body', async () => {

@@ -15,16 +15,17 @@
  * 4 measured the same CPU per byte with 4 concurrent uploads) while the
  * bodies stay far enough ahead for the batches to fill.
  *
- * Why this shape (measured on an AVX2 EPYC with SHA-NI, per CPU-second):
- * one OpenSSL stream hashes MD5 at ~700 MB and SHA-256 at ~1 580 MB;
- * the AVX2 lanes hash MD5 at ~1 500 MB for 4 streams and ~2 900 for 8, but
- * SHA-256 at only ~760 / 1 530 (OpenSSL's SHA-NI code beats them). A batch
- * of fewer than three streams runs each stream alone through the process's
- * own OpenSSL code on the same state (`mbHashSingle`; no slower than
- * node:crypto), so every large upload can use the service from its first
- * byte: a burst's first uploads join the lanes as soon as others arrive,
- * which a choice at open time (OpenSSL or lanes for the body's whole life)
- * could not do. Hashing 1 MiB at a time makes the pool trips and promise
+ * Why this shape (measured on an AVX-512 EPYC with SHA-NI, per CPU-second):
+ * one OpenSSL stream hashes MD5 at ~700 MB and SHA-256 at ~1 800 MB;
+ * the AVX-512VL lanes hash MD5 at ~2 300 MB for 4 streams and ~4 800 for 8
+ * (AVX2: ~1 900 / 3 900), but SHA-256 at only ~1 000 / 1 900, while the SHA
+ * extensions with 2–4 streams interleaved on one core reach ~3 400–4 400
+ * (`mbHashInterleave`). A batch of fewer than three streams runs outside the
+ * lanes (one stream through the process's own OpenSSL code on the same
+ * state, `mbHashSingle`, no slower than node:crypto), so every large upload
+ * can use the service from its first byte: a burst's first uploads join the
+ * lanes as soon as others arrive, which a choice at open time (OpenSSL or
+ * lanes for the body's whole life) could not do. Hashing 1 MiB at a time makes the pool trips and promise
  * work per byte negligible; hashing the socket's 64 KiB pieces as they came
  * cost about as much main-thread time as the lanes saved.
  *
@@ -32,7 +33,8 @@
  * of at least `LANE_MIN_BYTES` (or unknown size) here on CPUs with a SIMD
  * kernel (AVX2; MD5's lanes then always beat one OpenSSL stream), and runs
  * SHA-256 in the lanes only where a start-up calibration finds them half
- * again faster than OpenSSL (CPUs without SHA extensions); small bodies stay on node:crypto on the event loop, where
+ * again faster than the scalar kernel at four streams (CPUs without SHA
+ * extensions); small bodies stay on node:crypto on the event loop, where
  * they take microseconds. `on` sends every body here with both algorithms
  * in the lanes (tests, benchmarks); `off` none.
  */
@@ -41,7 +43,7 @@ import { performance } from 'node:perf_hooks';
 import { type HashMode, parseHashMode } from '../util/config.ts';
 import { SvcError } from '../util/errors.ts';
 import { BufferPool } from './buffer-pool.ts';
-import { type MbAlg, MbHash, mbHashKernels, mbHashSingle, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
+import { type MbAlg, MbHash, mbHashInterleave, mbHashKernels, mbHashSingle, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
 
 export { type HashMode, parseHashMode };
 
@@ -66,7 +68,7 @@ const LANES = 8;
 /** Longest a queued buffer waits for other bodies' buffers to fill the lanes, ms. */
 const GATHER_MS = 1;
 
-/** Lanes must beat OpenSSL by this factor to be used in `auto` mode. */
+/** Lanes must beat the scalar kernel by this factor to be used in `auto` mode. */
 const WIN_FACTOR = 1.5;
 
 /** Staging buffers shared by all bodies; the free list keeps enough for four uploads at full depth (12 MiB). */
@@ -76,8 +78,9 @@ const stagePool = new BufferPool(STAGE_BYTES, 4 * (STAGE_DEPTH + 1));
 const CALIBRATION_TRIALS = 7;
 
 /**
- * MiB per second of one OpenSSL stream and of four multi-buffer lanes
- * together, on this CPU: the fastest of `CALIBRATION_TRIALS` wall-clock
+ * MiB per second of four streams through the scalar kernel (each alone
+ * through OpenSSL, or interleaved with the SHA extensions) and of four
+ * multi-buffer lanes together, on this CPU: the fastest of `CALIBRATION_TRIALS` wall-clock
  * trials of each, taken in turn. Preemption only ever makes a trial slower,
  * so the minimum is the CPU's own speed; one trial a side made the decision
  * a coin toss on a loaded machine (a trial preempted half-way "lost"), and
@@ -85,18 +88,15 @@ const CALIBRATION_TRIALS = 7;
  * more CPU per byte. (Thread CPU time is no help: the kernel reports it in
  * 4 ms ticks, longer than a trial.)
  */
-function calibrate(alg: MbAlg): { openssl: number; lanes4: number } {
+function calibrate(alg: MbAlg): { scalar4: number; lanes4: number } {
   const chunk = Buffer.alloc(64 * 1024, 0x5a);
   const rounds = 16; // 1 MiB per stream
-  const ssl = () => {
-    const h = createHash(alg);
-    for (let i = 0; i < rounds; i++) h.update(chunk);
-    h.digest();
-  };
-  const mb = () => {
+  const four = (kernel: string | undefined) => () => {
     const hs = Array.from({ length: 4 }, () => new MbHash(alg));
-    for (let i = 0; i < rounds; i++) mbUpdate(hs.map((h) => [h, chunk] as const));
+    for (let i = 0; i < rounds; i++) mbUpdate(hs.map((h) => [h, chunk] as const), kernel);
   };
+  const ssl = four('scalar');
+  const mb = four(undefined);
   const time = (fn: () => void) => {
     const t = performance.now();
     fn();
@@ -110,7 +110,7 @@ function calibrate(alg: MbAlg): { openssl: number; lanes4: number } {
     bestSsl = Math.min(bestSsl, time(ssl));
     bestMb = Math.min(bestMb, time(mb));
   }
-  return { openssl: 1 / Math.max(bestSsl, 1e-9), lanes4: 4 / Math.max(bestMb, 1e-9) };
+  return { scalar4: 4 / Math.max(bestSsl, 1e-9), lanes4: 4 / Math.max(bestMb, 1e-9) };
 }
 
 interface Job {
@@ -185,9 +185,16 @@ export class HashService {
   }
 
   /** What this process does with upload hashing (calibrates now in `auto`): for the start-up log. */
-  describe(): { mode: HashMode; kernel: string; largeUploadsInService: boolean; sha256InLanes: boolean; single: Readonly<Record<MbAlg, string>> } {
+  describe(): {
+    mode: HashMode;
+    kernel: string;
+    largeUploadsInService: boolean;
+    sha256InLanes: boolean;
+    single: Readonly<Record<MbAlg, string>>;
+    interleave: Readonly<Record<MbAlg, number>>;
+  } {
     const largeUploadsInService = this.mode === 'on' || (this.mode === 'auto' && this.lanesWin('md5'));
-    return { mode: this.mode, kernel: mbHashKernels[0] ?? 'none', largeUploadsInService, sha256InLanes: largeUploadsInService && this.#lanes().sha256, single: mbHashSingle };
+    return { mode: this.mode, kernel: mbHashKernels[0] ?? 'none', largeUploadsInService, sha256InLanes: largeUploadsInService && this.#lanes().sha256, single: mbHashSingle, interleave: mbHashInterleave };
   }
 
   /** Whether the lanes beat OpenSSL for `alg` here (measured once). */
@@ -196,11 +203,11 @@ export class HashService {
     if (w === undefined) {
       // MD5 has no instructions of its own on any CPU: a SIMD kernel's lanes beat one OpenSSL
       // stream wherever there is one (2.0-2.4x at 4 streams, 3.9x at 8 here), so no timing decides
-      // it. SHA-256 depends on the CPU (SHA extensions make OpenSSL win), so it is measured.
+      // it. SHA-256 depends on the CPU (SHA extensions make the scalar kernel win), so it is measured.
       if (alg === 'md5') w = mbHashKernels.some((k) => k !== 'scalar');
       else {
         const c = calibrate(alg);
-        w = c.lanes4 >= WIN_FACTOR * c.openssl;
+        w = c.lanes4 >= WIN_FACTOR * c.scalar4;
       }
       this.#wins.set(alg, w);
     }

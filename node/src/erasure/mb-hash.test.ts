@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { type MbAlg, MbHash, mbHashKernels, mbHashSingle, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
+import { type MbAlg, MbHash, mbHashInterleave, mbHashKernels, mbHashSingle, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
 import { nativeAddon } from './native.ts';
 
 const MiB = 1024 * 1024;
@@ -31,26 +31,33 @@ function lengthClasses(): number[] {
   return [...s].sort((a, b) => a - b);
 }
 
-const cpuHasAvx2 = (() => {
+const cpuFlags = (() => {
   try {
-    return /\bavx2\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
+    return readFileSync('/proc/cpuinfo', 'utf8');
   } catch {
-    return false;
+    return '';
   }
 })();
+const cpuHasAvx2 = /\bavx2\b/.test(cpuFlags);
+const cpuHasAvx512vl = cpuHasAvx2 && /\bavx512f\b/.test(cpuFlags) && /\bavx512vl\b/.test(cpuFlags);
+const cpuHasShaNi = /\bsha_ni\b/.test(cpuFlags);
 
 describe('multi-buffer hashing', () => {
-  it('is built into the addon, with the AVX2 kernel on a CPU that has AVX2', () => {
+  it('is built into the addon, with the AVX-512VL kernel first on a CPU that has it, else AVX2 where there is AVX2', () => {
     if (nativeAddon === null) {
       expect(process.env.SVC_REQUIRE_NATIVE, 'SVC_REQUIRE_NATIVE=1 but the addon did not load').not.toBe('1');
       console.warn('native addon not loaded: multi-buffer kernels SKIPPED (node:crypto fallback tested below)');
       return;
     }
     expect(mbHashKernels).toContain('scalar');
-    if (cpuHasAvx2) expect(mbHashKernels[0]).toBe('avx2');
+    if (cpuHasAvx512vl) expect(mbHashKernels.slice(0, 2)).toEqual(['avx512', 'avx2']);
+    else if (cpuHasAvx2) expect(mbHashKernels[0]).toBe('avx2');
     // One stream alone runs through the OpenSSL that node carries (Linux builds export it), on our
     // state; the kernel tests below hold it to node:crypto's digests like every other kernel.
     if (process.platform === 'linux') expect(mbHashSingle).toEqual({ md5: 'openssl', sha256: 'openssl' });
+    // With the SHA extensions the scalar kernel interleaves up to four SHA-256 streams (the
+    // kernel tests below hold every grouping, 2 to 4 streams of unequal lengths, to node:crypto).
+    expect(mbHashInterleave).toEqual({ md5: 1, sha256: cpuHasShaNi ? 4 : 1 });
   });
 
   for (const kernel of mbHashKernels) {
