@@ -46,6 +46,7 @@ import {
   XL_META,
 } from './drive.ts';
 import { readFormatFile } from './format.ts';
+import { makeDirsBelow } from './dir-create.ts';
 import { DriveFs, errno, ISSUE_TTL_MS } from './local-fs.ts';
 import { VersionJournal } from './local-journal.ts';
 import { ShardFiles } from './local-shards.ts';
@@ -294,13 +295,21 @@ export class LocalDrive implements Drive {
     await this.#fs.checkRoot();
     const src = this.#fs.filePath(srcVol, srcPath);
     const dst = this.#fs.filePath(dstVol, dstPath);
+    // dst's directory (the rename) and the parent of each directory made for it are fsync'd;
+    // directories on the path another publish made are waited for (dir-create.ts).
+    const floor = this.#fs.volPath(dstVol);
+    const held = this.#fs.newDirs.hold(dirname(dst), floor);
     try {
-      await fsp.mkdir(dirname(dst), { recursive: true });
+      const made = await makeDirsBelow(dirname(dst), floor);
       await fsp.rename(src, dst);
-      await this.#fs.fsyncDir(dirname(dst));
+      let d = dirname(dst);
+      for (let level = 0; level <= made; level++, d = dirname(d)) await this.#fs.fsyncDir(d);
     } catch (err) {
       await this.#fs.mapErr(err, srcVol);
+    } finally {
+      held.release();
     }
+    await this.#fs.newDirs.settled(held);
   }
 
   async delete(vol: string, path: string, opts: { recursive: boolean }): Promise<void> {

@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import type { NativeAddon } from '../erasure/native.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { type DirHold, makeDirsBelow, NewDirs } from './dir-create.ts';
 import { DirSyncGroups } from './dir-sync.ts';
 import { type DriveIssue, SYS_VOL, TMP_DIR, TRASH_DIR } from './drive.ts';
 
@@ -75,6 +76,8 @@ export class DriveFs {
   readonly #pendingTrash = new Set<Promise<void>>();
   /** Shared fsyncs of the directories new objects' directories are made in (`atomicWrite`). */
   readonly #dirSyncs: DirSyncGroups;
+  /** Directories held by publishes in flight (`dir-create.ts`): a publish is acknowledged only once every directory on its path is durable. */
+  readonly newDirs = new NewDirs();
   /** Native publishes in flight by the directory a new object directory would be made in. */
   readonly #publishing = new Map<string, number>();
   /** Recent problems by kind (`DiskInfo.issues`): when first and last seen, and until when they count. */
@@ -195,10 +198,13 @@ export class DriveFs {
 
   /**
    * Publishes `data` at `dst` in volume `vol`: a temp file written and
-   * fsync'd, renamed into place (missing directories of `dst` created; the
-   * native job never creates the volume itself), then dst's directory
-   * fsync'd, and its parent too when `parentSyncs` is 2 (a directory just
-   * created). One native pool job, or the same steps on node:fs.
+   * fsync'd, renamed into place (missing directories of `dst` created, never
+   * the volume itself), then dst's directory fsync'd, and each directory
+   * above it up to the parent of the highest directory made for it: at least
+   * `parentSyncs` levels (2: the caller made dst's directory, e.g. a new
+   * object's; more when it made a deeper path). One native pool job (it
+   * syncs up to two levels beyond what it made itself; deeper ones follow
+   * here), or the same steps on node:fs.
    *
    * The topmost of those directory fsyncs (the parent of a directory just
    * made: e.g. `bucket/prefix/` for a new `bucket/prefix/key/`) is shared
@@ -206,43 +212,75 @@ export class DriveFs {
    * natively only when another publish there is in flight): it
    * is an fsync of that directory started after this publish's rename and
    * mkdirs completed, and this call resolves only after it has returned.
+   *
+   * It resolves only once every directory on dst's path is durable: one
+   * made by another publish in flight (this one found it there) is waited
+   * for (`NewDirs`, `dir-create.ts`). A caller that made directories itself
+   * passes the `held` hold it took before making them (and settles it).
    */
-  async atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2 = 1): Promise<void> {
+  async atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs = 1, held?: DirHold): Promise<void> {
+    // The destination's directories are held while this publish may make them and
+    // until its own directory fsyncs returned; then it waits for the other publishes
+    // that hold a directory on its path (one of them may have made it: `NewDirs`).
+    const own = held ?? this.newDirs.hold(dirname(dst), this.volPath(vol));
+    try {
+      await (this.jobs ? this.#publishNative(vol, dst, data, parentSyncs) : this.#publishFs(vol, dst, data, parentSyncs));
+    } finally {
+      if (held === undefined) own.release();
+    }
+    if (held === undefined) await this.newDirs.settled(own);
+  }
+
+  async #publishNative(vol: string, dst: string, data: Uint8Array, parentSyncs: number): Promise<void> {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
-    if (this.jobs) {
-      // Only a publish with another one into the same directory in flight leaves that
-      // directory's fsync to the shared one: a lone writer has nobody to share it with,
-      // and the job doing it costs one thread-pool crossing less.
-      const parent = dirname(dirname(dst));
-      const publish = async () => {
-        const inFlight = this.#publishing.get(parent) ?? 0;
-        this.#publishing.set(parent, inFlight + 1);
-        let top: string | null;
-        try {
-          top = await writeWithJob(this.jobs!, tmp, dst, data, parentSyncs, this.volPath(vol), this.jobs!.fileSyncDir !== undefined && inFlight > 0);
-        } finally {
-          const n = this.#publishing.get(parent)! - 1;
-          if (n === 0) this.#publishing.delete(parent);
-          else this.#publishing.set(parent, n);
-        }
-        if (top !== null) await this.#dirSyncs.sync(top);
-      };
+    // Only a publish with another one into the same directory in flight leaves that
+    // directory's fsync to the shared one: a lone writer has nobody to share it with,
+    // and the job doing it costs one thread-pool crossing less.
+    const parent = dirname(dirname(dst));
+    const publish = async () => {
+      const inFlight = this.#publishing.get(parent) ?? 0;
+      this.#publishing.set(parent, inFlight + 1);
+      let top: string | null;
       try {
-        return await publish();
-      } catch (err) {
-        // The temp directory's own parents are gone (a wiped drive being formatted again):
-        // recreate them below the drive's root, never the root itself (a drive that is gone
-        // must stay gone, not come back empty), then try once more.
-        if (errno(err) !== 'ENOENT' || (err as NodeJS.ErrnoException).path !== tmp) throw err;
-        for (const dir of [join(this.root, SYS_VOL), tmpDir]) {
-          await fsp.mkdir(dir).catch((e: unknown) => {
-            if (errno(e) !== 'EEXIST') throw e;
-          });
-        }
-        return await publish();
+        top = await writeWithJob(this.jobs!, tmp, dst, data, parentSyncs >= 2 ? 2 : 1, this.volPath(vol), this.jobs!.fileSyncDir !== undefined && inFlight > 0);
+      } finally {
+        const n = this.#publishing.get(parent)! - 1;
+        if (n === 0) this.#publishing.delete(parent);
+        else this.#publishing.set(parent, n);
       }
+      if (top !== null) await this.#dirSyncs.sync(top);
+      // Directories the caller made above the two levels the job syncs (a deep new key).
+      let d = dirname(dirname(dst));
+      for (let level = 3; level <= parentSyncs; level++) {
+        d = dirname(d);
+        await this.fsyncDir(d);
+      }
+    };
+    try {
+      return await publish();
+    } catch (err) {
+      // The temp directory's own parents are gone (a wiped drive being formatted again):
+      // recreate them below the drive's root, never the root itself (a drive that is gone
+      // must stay gone, not come back empty), then try once more.
+      if (errno(err) !== 'ENOENT' || (err as NodeJS.ErrnoException).path !== tmp) throw err;
+      for (const dir of [join(this.root, SYS_VOL), tmpDir]) {
+        await fsp.mkdir(dir).catch((e: unknown) => {
+          if (errno(e) !== 'EEXIST') throw e;
+        });
+      }
+      return await publish();
     }
+  }
+
+  /**
+   * The same steps on node:fs: every directory this publish makes has its
+   * parent fsync'd, up to the first one that existed (the native job counts
+   * the same way), and at least `parentSyncs` levels.
+   */
+  async #publishFs(vol: string, dst: string, data: Uint8Array, parentSyncs: number): Promise<void> {
+    const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
+    const tmp = join(tmpDir, `${randomUUID()}.tmp`);
     await fsp.mkdir(tmpDir, { recursive: true });
     const fh = await fsp.open(tmp, 'w');
     try {
@@ -251,15 +289,29 @@ export class DriveFs {
     } finally {
       await fh.close();
     }
+    let levels = parentSyncs;
     try {
-      await fsp.mkdir(dirname(dst), { recursive: true });
-      await fsp.rename(tmp, dst);
+      // A directory made here can be pruned by a neighbour's cleanup before the rename: make it again, a few times.
+      for (let attempt = 0; ; attempt++) {
+        levels = Math.max(levels, (await makeDirsBelow(dirname(dst), this.volPath(vol))) + 1);
+        try {
+          await fsp.rename(tmp, dst);
+          break;
+        } catch (err) {
+          if (errno(err) !== 'ENOENT' || attempt >= 2) throw err;
+        }
+      }
     } catch (err) {
       await fsp.rm(tmp, { force: true });
       throw err;
     }
-    await this.fsyncDir(dirname(dst));
-    if (parentSyncs === 2) await this.#dirSyncs.sync(dirname(dirname(dst)));
+    // dst's directory (the rename) and each parent of a directory made; the topmost shared.
+    let d = dirname(dst);
+    for (let level = 1; level < levels; level++) {
+      await this.fsyncDir(d);
+      d = dirname(d);
+    }
+    await (levels >= 2 ? this.#dirSyncs.sync(d) : this.fsyncDir(d));
   }
 
   async fsyncDir(dir: string): Promise<void> {

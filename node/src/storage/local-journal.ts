@@ -9,6 +9,7 @@ import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import { SvcError } from '../util/errors.ts';
 import { type FileVersion, type RenameDataResult, XL_META } from './drive.ts';
+import { type DirHold, makeDirsBelow } from './dir-create.ts';
 import { type DriveFs, errno, UUID_RE } from './local-fs.ts';
 import { baseVersionId, decodeXlMeta, encodeXlMeta, mergeVersion, supersededId } from './xl-meta.ts';
 
@@ -38,7 +39,8 @@ export class VersionJournal {
     }
   }
 
-  async #writeVersions(vol: string, path: string, versions: FileVersion[], newDir = true): Promise<void> {
+  /** `made`: levels of `path`'s directories the caller made (their parents are fsync'd too), under its `held` hold. */
+  async #writeVersions(vol: string, path: string, versions: FileVersion[], newDir = true, made = 0, held?: DirHold): Promise<void> {
     const dir = this.#fs.filePath(vol, path);
     if (versions.length === 0) {
       await fsp.rm(join(dir, XL_META), { force: true });
@@ -46,8 +48,9 @@ export class VersionJournal {
       await this.#fs.prune(vol, dir);
       return;
     }
-    // A new object directory must itself survive power loss: fsync its parent too.
-    await this.#fs.atomicWrite(vol, join(dir, XL_META), encodeXlMeta(versions), newDir ? 2 : 1);
+    // A new object directory must itself survive power loss: fsync its parent too,
+    // and the parent of every directory above it made for it (a deep new key).
+    await this.#fs.atomicWrite(vol, join(dir, XL_META), encodeXlMeta(versions), Math.max(newDir ? 2 : 1, made + 1), held);
   }
 
   /*
@@ -112,11 +115,18 @@ export class VersionJournal {
         versions = mergeVersion(versions, { ...replaced, versionId: supersededId(replaced) }).versions;
       }
       // The native metadata write creates the object's directory itself when it renames into it.
-      if (version.dataDir !== '' || !this.#fs.jobs) await fsp.mkdir(dst, { recursive: true });
-      if (version.dataDir !== '') {
-        await fsp.rename(join(stage, version.dataDir), join(dst, version.dataDir));
+      // Directories made here are held until their parents' fsyncs returned (dir-create.ts).
+      const held = this.#fs.newDirs.hold(dst, this.#fs.volPath(dstVol));
+      try {
+        const made = version.dataDir !== '' || !this.#fs.jobs ? await makeDirsBelow(dst, this.#fs.volPath(dstVol)) : 0;
+        if (version.dataDir !== '') {
+          await fsp.rename(join(stage, version.dataDir), join(dst, version.dataDir));
+        }
+        await this.#writeVersions(dstVol, dstPath, versions, current.length === 0, made, held);
+      } finally {
+        held.release();
       }
-      await this.#writeVersions(dstVol, dstPath, versions, current.length === 0);
+      await this.#fs.newDirs.settled(held);
       const superseded = versions
         .filter((v) => v.versionId !== version.versionId && baseVersionId(v.versionId) === version.versionId)
         .map((v) => v.versionId);
