@@ -125,4 +125,17 @@ describe('Supervisor', () => {
     expect(() => sup.register(job('late'))).toThrow(/registered after stop/);
     await expect(sup.start()).rejects.toThrow();
   });
+  it('a stop that keeps some jobs stops the others in reverse; a later stop stops the kept ones, each job once', async () => {
+    const events: string[] = [];
+    const sup = new Supervisor({ logger: silentLogger });
+    for (const n of ['audit', 'sweep', 'probe', 'heal']) sup.register(recordingJob(events, n));
+    await sup.start();
+    events.length = 0;
+    const earlier = new Set(['audit', 'sweep']);
+    const [a, b] = [sup.stop((name) => earlier.has(name)), sup.stop()];
+    await Promise.all([a, b]);
+    expect(events).toEqual(['stop heal', 'stop probe', 'stop sweep', 'stop audit']);
+    expect(sup.list().map((j) => j.state)).toEqual(['stopped', 'stopped', 'stopped', 'stopped']);
+    expect(() => sup.register(recordingJob(events, 'late'))).toThrow(/registered after stop/);
+  });
 });

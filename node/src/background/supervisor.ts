@@ -67,6 +67,10 @@ export class Supervisor {
   #started: Job[] = [];
   readonly #errors = new Map<string, string>();
   #stopping = false;
+  /** Jobs stopped (a partial `stop` leaves the others started). */
+  readonly #stopped = new Set<Job>();
+  /** The last `stop()`, settled (stops are serialized). */
+  #stopChain: Promise<void> = Promise.resolve();
   /** The last `start()`, settled (starts are serialized). */
   #starting: Promise<void> = Promise.resolve();
 
@@ -131,12 +135,25 @@ export class Supervisor {
     this.#log.debug({ event: 'background_jobs_started', jobs: this.#started.map((j) => j.name) }, 'background jobs started');
   }
 
-  /** Stops the started jobs in reverse start order (after a start in progress settled); idempotent. */
-  async stop(): Promise<void> {
-    if (this.#stopping) return;
+  /**
+   * Stops the started jobs in reverse start order (after a start in progress
+   * settled); nothing starts or registers afterwards. `keep` names jobs this
+   * call leaves running (a graceful stop ends the object phase's jobs, closes
+   * the layer, then stops the rest with a second call). Calls run one after
+   * another; a job is stopped once.
+   */
+  stop(keep?: (name: string) => boolean): Promise<void> {
     this.#stopping = true;
+    const run = this.#stopChain.then(() => this.#stop(keep));
+    this.#stopChain = run;
+    return run;
+  }
+
+  async #stop(keep: ((name: string) => boolean) | undefined): Promise<void> {
     await this.#starting;
     for (const job of [...this.#started].reverse()) {
+      if (this.#stopped.has(job) || keep?.(job.name) === true) continue;
+      this.#stopped.add(job);
       try {
         await job.stop();
       } catch (err) {
@@ -152,7 +169,7 @@ export class Supervisor {
       const workers = job.workers().map((w) => w.status());
       const started = this.#started.includes(job);
       const error = this.#errors.get(job.name);
-      const state: JobState = !started ? (error !== undefined ? 'failed' : 'not started') : workers.length === 0 ? (this.#stopping ? 'stopped' : 'idle') : aggregate(workers.map((w) => w.state));
+      const state: JobState = !started ? (error !== undefined ? 'failed' : 'not started') : workers.length === 0 ? (this.#stopped.has(job) ? 'stopped' : 'idle') : aggregate(workers.map((w) => w.state));
       return {
         name: job.name,
         description: job.description,

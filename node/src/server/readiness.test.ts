@@ -26,6 +26,16 @@ describe('readiness', () => {
     expect(r.report().details.storage).toEqual({ status: 'disconnected', ready: false, detail: '0 of 1 sets have read quorum' });
     expect(seen).toEqual(['iam', 'startup_finalization', 'ready', 'storage_quorum']);
   });
+  it('a node that began a graceful stop is not ready at once (load balancers stop routing), with a shutdown detail and no SPEC reason', () => {
+    const r = new Readiness({ ...all });
+    expect(r.ready).toBe(true);
+    const seen: boolean[] = [];
+    r.onChange((rep) => seen.push(rep.ready));
+    r.update({ stopping: true });
+    expect(r.report()).toMatchObject({ ready: false, status: 'degraded', pending: undefined, degradedReasons: [] });
+    expect(r.report().details.shutdown).toMatchObject({ status: 'disconnected', ready: false });
+    expect(seen).toEqual([false]);
+  });
   it('kms detail only when configured', () => {
     expect(evaluateReadiness(all).details).not.toHaveProperty('kms');
     const r = evaluateReadiness({ ...all, kms: false });

@@ -57,6 +57,11 @@ export interface ReadinessInputs {
   readonly clusterTimeout: boolean;
   /** Start-up finished its last step. */
   readonly finalized: boolean;
+  /**
+   * A graceful stop began (SIGTERM/SIGINT): not ready from that moment, so
+   * load balancers stop routing here, while requests in flight finish.
+   */
+  readonly stopping?: boolean;
 }
 
 export interface DependencyDetail {
@@ -80,6 +85,8 @@ export interface ReadinessReport {
     readonly kms?: DependencyDetail;
     /** Multi-node deployments: the other nodes (a majority reachable). */
     readonly peers?: DependencyDetail;
+    /** Only while the node stops: it drains the requests in flight and takes no new ones. */
+    readonly shutdown?: DependencyDetail;
   };
   readonly degradedReasons: readonly DegradedReason[];
 }
@@ -96,6 +103,7 @@ const INITIAL: ReadinessInputs = {
   peers: true,
   clusterTimeout: false,
   finalized: false,
+  stopping: false,
 };
 
 /** Combines the storage/IAM/lock failures into the spec's single or combined reason. */
@@ -123,7 +131,7 @@ export function evaluateReadiness(i: ReadinessInputs, probe: ProbeKind = 'ready'
   // Peers away while storage lacks read quorum are that problem's cause: storage alone is reported (as IAM is).
   if (!i.peers && i.storageRead) reasons.push('peer_health_unavailable');
   if (withLock && i.clusterTimeout) reasons.push('cluster_health_timeout');
-  const ready = reasons.length === 0 && pending === undefined;
+  const ready = reasons.length === 0 && pending === undefined && !i.stopping;
   const d = (ready: boolean, key: string): DependencyDetail => {
     const status = ready ? 'connected' : 'disconnected';
     return notes[key] === undefined ? { status, ready } : { status, ready, detail: notes[key] };
@@ -138,6 +146,7 @@ export function evaluateReadiness(i: ReadinessInputs, probe: ProbeKind = 'ready'
       lock: d(i.lock, 'lock'),
       ...(i.kms === undefined ? {} : { kms: d(i.kms, 'kms') }),
       ...(notes['peers'] === undefined ? {} : { peers: d(i.peers, 'peers') }),
+      ...(i.stopping === true ? { shutdown: { status: 'disconnected', ready: false, detail: 'shutting down: requests in flight finish, no new ones' } } : {}),
     },
     degradedReasons: reasons,
   };
@@ -166,7 +175,7 @@ export class Readiness {
     if (readinessEvaluated.hasSubscribers) {
       readinessEvaluated.publish({ ready: next.ready, pending: next.pending, degradedReasons: next.degradedReasons } satisfies ReadinessEvaluatedMessage);
     }
-    if (next.ready !== prev.ready || next.pending !== prev.pending || next.degradedReasons.join() !== prev.degradedReasons.join()) {
+    if (next.ready !== prev.ready || next.pending !== prev.pending || next.degradedReasons.join() !== prev.degradedReasons.join() || patch.stopping === true) {
       for (const l of this.#listeners) l(next, prev);
     }
   }

@@ -91,7 +91,7 @@ export interface RunningNode {
   readonly server: RunningServer;
   /** The object layer once format quorum was reached. */
   objectLayer(): ServerPools | undefined;
-  /** Graceful stop: listeners and services, then the cluster plumbing. */
+  /** Graceful stop: drain (`graceMs`, default `SVC_SHUTDOWN_TIMEOUT`), the object phase's jobs and layer, then the cluster plumbing and the audit log. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -226,10 +226,13 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     server,
     objectLayer: () => objects.eventual.get()?.layer,
     close: async (graceMs) => {
-      stopHistory();
+      // Not ready, listeners closed, requests in flight drained (SVC_SHUTDOWN_TIMEOUT), then the
+      // object phase's jobs and the layer (the services' close): docs/architecture.md "Shutdown".
       await server.close(graceMs);
+      stopHistory();
       // Every job not stopped with the services (all of them when no object layer came up):
-      // the root credential and certificate reloads and the audit log last.
+      // the cluster's loops, the root credential and certificate reloads, and the audit log
+      // last (it flushes the records of the drained requests to its queues).
       await jobs.stop();
       await cluster.close();
     },
@@ -260,6 +263,8 @@ interface ObjectPhaseDeps {
  */
 async function buildObjectPhase(ctx: StorageContext, d: ObjectPhaseDeps): Promise<ServiceBundle> {
   const { config, cluster, kms, tls, rootCredential, iam, audit, jobs, clock, logger: log } = d;
+  // The jobs that ran before this phase outlive the layer at shutdown (the audit log among them).
+  const earlier = new Set(jobs.list().map((j) => j.name));
   await cluster.initLocalDrives();
   if (kms) {
     // The key store loads before the layer is built (readiness `kms`), then is watched.
@@ -375,8 +380,9 @@ async function buildObjectPhase(ctx: StorageContext, d: ObjectPhaseDeps): Promis
       return loaded;
     },
     close: async () => {
-      // Every job in the reverse order it started (a running root heal is persisted), then the layer.
-      await jobs.stop();
+      // This phase's jobs and the ones started after it, in the reverse order they started (a
+      // running root heal is persisted), then the layer; the earlier jobs stop after it.
+      await jobs.stop((name) => earlier.has(name));
       await built.close();
     },
     finalize: () => built.bucketSync.attempt(),

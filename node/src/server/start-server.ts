@@ -18,7 +18,7 @@
  * (`VolumeNotFound`, `PoolTopologyMismatch`, …) throw, or reach `onFatal`
  * when found by a background retry.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConsoleApp, createConsoleApp } from '../api/console/console-handler.ts';
 import {
@@ -71,7 +71,7 @@ export interface ServiceBundle {
    * credential of the configuration alone.
    */
   loadIam?(): Promise<string>;
-  /** Stops the services (called on shutdown, before the listeners close). */
+  /** Stops the services (called on shutdown, once the listeners drained). */
   close?(): Promise<void>;
   /**
    * Start-up work that must succeed before the node reports ready (the
@@ -132,7 +132,11 @@ export interface RunningServer {
   /** Re-evaluates storage readiness now (after a peer went offline or came back) instead of at the next 10 s tick. */
   recheckStorage(): void;
   deploymentId(): string | undefined;
-  /** Graceful stop: services, then listeners (open connections get `graceMs`). */
+  /**
+   * Graceful stop: not ready, listeners stop accepting, requests in flight
+   * get `graceMs` (default `SVC_SHUTDOWN_TIMEOUT`) to finish before their
+   * connections are cut, then the services (their jobs, the object layer).
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -217,6 +221,45 @@ function closeServer(server: Listener, graceMs: number): Promise<void> {
     server.close(() => {
       clearTimeout(t);
       resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** How often a draining listener closes the connections whose request finished. */
+const DRAIN_POLL_MS = 50;
+
+/**
+ * A graceful stop's drain of one listener: it stops accepting (a new
+ * connection is refused), closes connections with no request in progress,
+ * answers the requests in flight (and any that still arrive on an open
+ * connection) with `Connection: close`, closes each connection as soon as
+ * its request is done, and cuts whatever is still open after `graceMs`.
+ * Resolves with how many connections were cut once every one is closed.
+ */
+function drainServer(server: Listener, graceMs: number): Promise<number> {
+  return new Promise((resolve) => {
+    if (!server.listening) {
+      resolve(0);
+      return;
+    }
+    let cut = 0;
+    const noKeepAlive = (_req: IncomingMessage, res: ServerResponse) => {
+      res.shouldKeepAlive = false;
+    };
+    server.prependListener('request', noKeepAlive);
+    const poll = setInterval(() => server.closeIdleConnections(), DRAIN_POLL_MS);
+    const deadline = setTimeout(() => {
+      server.getConnections((_err, n) => {
+        cut = n;
+        server.closeAllConnections();
+      });
+    }, graceMs);
+    server.close(() => {
+      clearInterval(poll);
+      clearTimeout(deadline);
+      server.off('request', noKeepAlive);
+      resolve(cut);
     });
     server.closeIdleConnections();
   });
@@ -548,18 +591,29 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     guard,
     recheckStorage,
     deploymentId: () => deploymentId,
-    async close(graceMs = 5000) {
+    async close(graceMs = config.shutdownTimeoutMs) {
       stopping.abort();
       stopMonitor?.();
+      // 1. Not ready at once (load balancers and Kubernetes stop routing here), then the
+      //    listeners stop accepting and the requests in flight finish, for `graceMs` at most.
+      readiness.update({ stopping: true });
+      log.info({ event: 'shutdown_begin', drainMs: graceMs }, `shutting down: requests in flight get ${graceMs} ms to finish`);
+      const started = clock.now();
+      const [cut, consoleCut] = await Promise.all([drainServer(main, graceMs), consoleServer ? drainServer(consoleServer, graceMs) : Promise.resolve(0)]);
+      if (cut + consoleCut > 0) {
+        log.warn({ event: 'shutdown_drain_deadline', drainMs: graceMs, cut: cut + consoleCut }, `requests still in flight after ${graceMs} ms were cut (SVC_SHUTDOWN_TIMEOUT)`);
+      } else {
+        log.info({ event: 'shutdown_drained', ms: clock.now() - started }, 'requests in flight finished');
+      }
       guard.close();
       consoleGuard?.close();
-      log.info({ event: 'shutdown_begin' }, 'shutting down');
+      // 2. Then what ran behind them: the services' background jobs (the supervisor, in
+      //    reverse start order), then the object layer.
       try {
         await built.eventual.get()?.close?.();
       } catch (err) {
         log.error({ event: 'shutdown_services_failed', err: String(err) }, 'stopping services failed');
       }
-      await Promise.all([closeServer(main, graceMs), consoleServer ? closeServer(consoleServer, graceMs) : Promise.resolve()]);
       await consoleApp?.close();
       log.info({ event: 'shutdown_complete' }, 'shut down');
     },

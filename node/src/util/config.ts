@@ -18,7 +18,10 @@ import { CONSOLE_VARIABLES, type ConsoleConfig, parseConsoleConfig } from './con
 import { SvcError } from './errors.ts';
 import { IpSet } from './ip-set.ts';
 import { NOTIFY_CONFIG_VARIABLES, parseAuditTargets, parseNotifyTargets, type TargetSpec } from './notify-config.ts';
-import { type HttpLimits, NET_CONFIG_VARIABLES, parseHttpLimits, parseRpcLimits, RPC_CONFIG_VARIABLES, type RpcLimits } from './net-config.ts';
+import { type HttpLimits, NET_CONFIG_VARIABLES, parseHttpLimits, parseRpcLimits, parseTimeout, RPC_CONFIG_VARIABLES, type RpcLimits } from './net-config.ts';
+
+/** `SVC_SHUTDOWN_TIMEOUT`'s default: the drain of requests in flight at a graceful stop. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -110,6 +113,12 @@ export interface Config {
   /** Raw SVC_LIST_OBJECTS_QUORUM and its meaning (unknown values mean strict). */
   readonly listObjectsQuorum: ListQuorum;
   readonly startupReadinessMaxWaitSecs: number;
+  /**
+   * `SVC_SHUTDOWN_TIMEOUT` (default 30 s): how long a SIGTERM/SIGINT waits for
+   * requests in flight to finish once the listeners stopped accepting; then
+   * their connections are cut (docs/architecture.md "Shutdown").
+   */
+  readonly shutdownTimeoutMs: number;
   readonly credentials: Credentials;
   /** Domains for virtual-host-style S3 requests (`<bucket>.<domain>`); path style always works. */
   readonly domains: readonly string[];
@@ -222,6 +231,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_OBS_LOG_ROTATION_SIZE_MB', 'file-log rotation size in MB'],
   ['SVC_OBS_LOG_ROTATION_TIME', 'file-log rotation period: hourly, daily, or 30m/6h/1d'],
   ['SVC_OBS_LOG_KEEP_FILES', 'rotated log files to keep'],
+  ['SVC_SHUTDOWN_TIMEOUT', 'on SIGTERM/SIGINT, how long requests in flight may take to finish after the listeners stop accepting: 0, 500ms, 30s, 2m (default 30s); keep it below the pod\'s terminationGracePeriodSeconds'],
   ...HEAL_CONFIG_VARIABLES,
   ...NET_CONFIG_VARIABLES,
   ...NOTIFY_CONFIG_VARIABLES,
@@ -484,6 +494,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     hashMode,
     listObjectsQuorum,
     startupReadinessMaxWaitSecs: parseInteger('SVC_STARTUP_READINESS_MAX_WAIT_SECS', env.SVC_STARTUP_READINESS_MAX_WAIT_SECS, 0) ?? 120,
+    shutdownTimeoutMs: parseTimeout('SVC_SHUTDOWN_TIMEOUT', env.SVC_SHUTDOWN_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT_MS, 0),
     credentials: Object.freeze(loadCredentials(env, input.readFile, warnings)),
     obs: Object.freeze(obs),
     heal: Object.freeze(parseHealConfig(env)),

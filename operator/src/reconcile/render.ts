@@ -188,6 +188,7 @@ function podSpec(c: SvcCluster, pool: PoolSpec, launch: LaunchConfigT | undefine
     serviceAccountName: c.metadata.name,
     automountServiceAccountToken: false,
     enableServiceLinks: false,
+    // SIGTERM drains requests in flight for SVC_SHUTDOWN_TIMEOUT (30 s by default), then stops jobs and the layer.
     terminationGracePeriodSeconds: 60,
     securityContext: {
       runAsNonRoot: true,
