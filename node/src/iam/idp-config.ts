@@ -13,7 +13,7 @@ export type IdpKind = 'openid' | 'ldap';
 
 /** The keys each kind takes; `secret` ones are sealed at rest and never shown. */
 const KEYS: Record<IdpKind, Record<string, { secret?: true }>> = {
-  openid: { config_url: {}, client_id: {}, client_secret: { secret: true }, claim_name: {}, role_policy: {} },
+  openid: { config_url: {}, client_id: {}, client_secret: { secret: true }, claim_name: {}, role_policy: {}, scopes: {}, redirect_uri: {}, display_name: {} },
   ldap: {
     server_addr: {},
     lookup_bind_dn: {},
@@ -60,6 +60,9 @@ export function configKv(kind: IdpKind, cfg: OpenIdConfig | LdapConfig): Map<str
     out.set('client_id', c.clientIds.join(','));
     out.set('claim_name', c.claimName);
     if (c.rolePolicy) out.set('role_policy', c.rolePolicy);
+    if (c.scopes) out.set('scopes', c.scopes.join(','));
+    if (c.redirectUri) out.set('redirect_uri', c.redirectUri);
+    if (c.displayName) out.set('display_name', c.displayName);
   } else {
     const c = cfg as LdapConfig;
     out.set('server_addr', c.serverAddr);
@@ -106,7 +109,15 @@ export function openIdConfigFrom(kv: ReadonlyMap<string, string>, seal: (s: stri
     claimName: all.get('claim_name') || 'policy',
     ...(all.get('role_policy') ? { rolePolicy: all.get('role_policy')! } : {}),
     ...(clientSecret ? { clientSecret } : {}),
+    ...(all.get('scopes') ? { scopes: all.get('scopes')!.split(',').map((x) => x.trim()).filter((x) => x !== '') } : {}),
+    ...(all.get('redirect_uri') ? { redirectUri: checkRedirect(all.get('redirect_uri')!) } : {}),
+    ...(all.get('display_name') ? { displayName: all.get('display_name')! } : {}),
   };
+}
+
+function checkRedirect(uri: string): string {
+  if (!/^https?:\/\/[^/]+\/.*sso\/callback$/.test(uri)) throw new SvcError('InvalidArgument', 'redirect_uri is the console\'s https://HOST[/PREFIX]/svc/console/sso/callback');
+  return uri;
 }
 
 export function ldapConfigFrom(kv: ReadonlyMap<string, string>, seal: (s: string) => Secret, prev?: LdapConfig): LdapConfig {

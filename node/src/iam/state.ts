@@ -74,6 +74,12 @@ export interface OpenIdConfig {
   claimPrefix?: string;
   /** The client's secret at the provider (`client_secret`), sealed; never shown. */
   clientSecret?: Secret;
+  /** Scopes the console's sign-in asks for (default `openid`). */
+  scopes?: string[];
+  /** The console's callback URL registered at the provider (default: from the request's host). */
+  redirectUri?: string;
+  /** The provider's name on the console's sign-in button. */
+  displayName?: string;
 }
 
 export interface LdapConfig {

@@ -202,6 +202,10 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     ...cluster.serverDeps,
     tls,
     handlers: { ...cluster.serverDeps.handlers, admin: audit.wrap(admin.handler) },
+    consoleOpenId: () => {
+      const cfg = iam.loaded ? iam.doc().idp.openid : undefined;
+      return cfg && { configUrl: cfg.issuer, clientId: cfg.clientIds[0]!, ...(cfg.clientSecret ? { clientSecret: iam.open(cfg.clientSecret) } : {}), scopes: cfg.scopes ?? [], ...(cfg.redirectUri ? { redirectUri: cfg.redirectUri } : {}), ...(cfg.displayName ? { displayName: cfg.displayName } : {}) };
+    },
     buildServices: async (ctx) => {
       formatted.settle(ctx);
       return buildObjectPhase(ctx, { config, cluster, kms, tls, rootCredential, iam, audit, jobs, objects, clock, logger: log });

@@ -21,6 +21,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConsoleApp, createConsoleApp } from '../api/console/console-handler.ts';
+import type { ConsoleOpenId } from '../api/console/sso.ts';
 import {
   type DriveFormatState,
   decideFormat,
@@ -116,6 +117,8 @@ export interface ServerDeps {
   readonly readiness?: Readiness;
   /** Creates the distributed lock clients: start-up step 3, after the local disks and before format quorum (SPEC). */
   readonly initLockClients?: () => void;
+  /** The OpenID provider behind the console's "Sign in with SSO" (from the identity store). */
+  readonly consoleOpenId?: () => ConsoleOpenId | undefined;
 }
 
 export interface RunningServer {
@@ -413,6 +416,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         version: deps.version ?? 'dev',
         s3Address: () => mainAddr,
         ...(tls !== undefined ? { s3Tls: tls } : {}),
+        ...(deps.consoleOpenId !== undefined ? { openId: deps.consoleOpenId } : {}),
       })
     : undefined;
   if (consoleApp) readiness.onChange((r) => consoleApp.readinessChanged(r.ready));

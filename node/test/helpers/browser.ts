@@ -93,3 +93,21 @@ export async function openSignedIn(pools: number, env: Record<string, string>): 
 export async function expectNoSidewaysScroll(page: Page): Promise<void> {
   expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
 }
+
+/**
+ * A signed-in identity that may only read `bucket`: no cluster pages, no
+ * bucket creation, the bucket's delete button disabled; inside it `key`
+ * is listed, its delete disabled, and upload replaced by the notice.
+ */
+export async function expectReadOnlyBucket(page: Page, bucket: string, key: string): Promise<void> {
+  expect(await page.$('#nav-overview')).toBeNull();
+  expect(await page.$('#nav-pools')).toBeNull();
+  await page.waitForSelector(`#buckets-table >> text=${bucket}`);
+  expect(await page.$('#create-bucket')).toBeNull();
+  expect(await page.isDisabled(`#delete-bucket-${bucket}`)).toBe(true);
+  await page.click(`#buckets-table >> text=${bucket}`);
+  await page.waitForSelector(`#object-list >> text=${key}`);
+  expect(await page.isDisabled('.delete-object')).toBe(true);
+  await page.waitForSelector('#upload-not-allowed');
+  expect(await page.$('label[for=upload-input]')).toBeNull();
+}

@@ -53,4 +53,18 @@ export function renderLogin(root: HTMLElement, notice: string | undefined, onSig
   });
   root.replaceChildren(h('main', { id: 'main', class: 'login' }, form));
   access.focus();
+  // back from a single sign-on that failed: say why (the reason is the server's, shown as text)
+  const ssoError = new URLSearchParams(location.search).get('sso_error');
+  if (ssoError !== null) {
+    messages.replaceChildren(errorBox(new ApiError(401, 'AccessDenied', ssoError, 'Try again, or sign in with keys.')));
+    history.replaceState(null, '', location.pathname + location.hash);
+  }
+  // an OpenID provider configured: offer single sign-on (a plain link; the server redirects to the provider)
+  void api<{ enabled: boolean; name?: string }>('GET', 'sso')
+    .then((sso) => {
+      if (!sso.enabled) return;
+      const link = h('a', { href: 'sso/start', class: 'button', id: 'sign-in-sso' }, `Sign in with ${sso.name ?? 'SSO'}`);
+      form.insertBefore(h('p', { class: 'sso' }, link), submit.parentElement!.nextSibling);
+    })
+    .catch(() => undefined);
 }

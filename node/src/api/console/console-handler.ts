@@ -7,6 +7,9 @@
  *   /svc/console/              the page shell (static; shows sign-in without a session)
  *   /svc/console/assets/<id>/  scripts, styles, icons (immutable, strict CSP)
  *   /svc/console/api/session   POST sign in, GET who am I, DELETE sign out
+ *   /svc/console/api/sso       GET, no session: is single sign-on offered (an OpenID provider configured)
+ *   /svc/console/sso/start     GET: to the OpenID provider (authorization code + PKCE, `sso.ts`)
+ *   /svc/console/sso/callback  GET: back from it; a session with STS credentials
  *   /svc/console/api/...       `api-routes.ts`, each behind a session
  *
  * Behind a reverse proxy the console lives under a path prefix: a proxy
@@ -39,6 +42,7 @@ import { LoginLimiter } from './login-limiter.ts';
 import { CONSOLE_ROOT, type ConsoleRequestInfo, cookiePath, requestInfo, sameSiteRequest } from './request-context.ts';
 import { csrfMatches, type Session, SessionStore } from './sessions.ts';
 import { sessionInfo, signIn, type SignInDeps } from './sign-in.ts';
+import { type ConsoleOpenId, SSO_COOKIE, SSO_TTL_MS, ssoFinish, ssoStart } from './sso.ts';
 import { Upstream } from './upstream.ts';
 import { ZipTickets } from './zip.ts';
 
@@ -61,6 +65,8 @@ export interface ConsoleOptions {
   readonly s3Tls?: CertificateStore;
   /** The built pages (default: `node/build/console`). */
   readonly assets?: ConsoleAssets;
+  /** The OpenID provider for "Sign in with SSO" (undefined: none configured, no button). */
+  readonly openId?: () => ConsoleOpenId | undefined;
 }
 
 export interface ConsoleApp {
@@ -172,10 +178,42 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
     sendJson(req, res, 405, { code: 'MethodNotAllowed', message: 'api/session takes GET, POST or DELETE', action: 'Reload the page.' }, { allow: 'GET, POST, DELETE' });
   };
 
+  const ssoCookie = (info: ConsoleRequestInfo, value: string, maxAgeMs: number) =>
+    serializeCookie(SSO_COOKIE, value, { path: cookiePath(info), maxAge: maxAgeMs / 1000, secure: info.secure, sameSite: 'Lax' });
+
+  /** sso/start and sso/callback: redirects both ways; a failure returns to the sign-in page with its reason. */
+  const handleSso = async (req: IncomingMessage, res: ServerResponse, info: ConsoleRequestInfo, step: 'start' | 'callback') => {
+    const redirect = (location: string, cookies: string[]) => {
+      res.writeHead(302, { ...SECURITY_HEADERS, location, 'set-cookie': cookies, 'cache-control': 'no-store', 'content-length': '0' });
+      res.end();
+    };
+    try {
+      const cfg = o.openId?.();
+      if (cfg === undefined) throw new SvcError('XSvcStsNotConfigured', 'single sign-on is not configured: no OpenID provider (svc admin idp openid add)');
+      if (step === 'start') {
+        const s = await ssoStart(cfg, info, clock.now());
+        redirect(s.location, [ssoCookie(info, s.cookie, SSO_TTL_MS)]);
+        return;
+      }
+      const done = await ssoFinish(signInDeps, cfg, info, new URLSearchParams(info.query), parseCookies(req.headers.cookie).get(SSO_COOKIE), clock.now());
+      log.info({ event: 'console_signin', accessKey: done.session.credentials.accessKey, subject: done.subject, address: requestOrigin(req).sourceIp, admin: done.session.admin, sso: true }, 'console sign-in (single sign-on)');
+      redirect('../', [ssoCookie(info, '', 0), cookie(info, done.token, config.sessionMaxMs)]);
+    } catch (err) {
+      const e = toConsoleError(err);
+      log.warn({ event: 'console_signin_failed', sso: true, code: e.body.code, err: e.body.message }, 'console single sign-on failed');
+      redirect(`../?sso_error=${encodeURIComponent(e.body.message)}`, [ssoCookie(info, '', 0)]);
+    }
+  };
+
   const handleApi = async (req: IncomingMessage, res: ServerResponse, info: ConsoleRequestInfo) => {
     const segments = info.path.slice(API_PREFIX.length).split('/').map(safeDecode);
     if (segments.length === 1 && segments[0] === 'session') {
       await handleSession(req, res, info);
+      return;
+    }
+    if (segments.length === 1 && segments[0] === 'sso' && req.method === 'GET') {
+      const cfg = o.openId?.();
+      sendJson(req, res, 200, { enabled: cfg !== undefined, ...(cfg?.displayName ? { name: cfg.displayName } : {}) });
       return;
     }
     const m = matchApiRoute(req.method ?? 'GET', segments);
@@ -236,6 +274,10 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
       const a = assets.get(path.slice(CONSOLE_ROOT.length + 1));
       if (a === undefined) sendText(req, res, 404, 'no such console asset (the console was updated: reload the page)\n');
       else serveAsset(req, res, a, 'public, max-age=31536000, immutable', a.type.startsWith('text/html') ? { 'content-security-policy': PAGE_CSP } : {});
+      return;
+    }
+    if (path === `${CONSOLE_ROOT}/sso/start` || path === `${CONSOLE_ROOT}/sso/callback`) {
+      handleSso(req, res, info, path.endsWith('/start') ? 'start' : 'callback').catch((err: unknown) => fail(req, res, err));
       return;
     }
     if (!isApi) {

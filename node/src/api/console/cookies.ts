@@ -20,11 +20,13 @@ export interface CookieOptions {
   /** Seconds; 0 deletes the cookie. */
   readonly maxAge: number;
   readonly secure: boolean;
+  /** Lax: also sent on a top-level navigation from another site (the identity provider's redirect back). Default Strict. */
+  readonly sameSite?: 'Strict' | 'Lax';
 }
 
-/** An HttpOnly, SameSite=Strict cookie: never readable by scripts, never sent on cross-site requests. */
+/** An HttpOnly, SameSite=Strict (or Lax) cookie: never readable by scripts, never sent on cross-site requests (Lax: but for top-level GET navigations). */
 export function serializeCookie(name: string, value: string, o: CookieOptions): string {
-  const parts = [`${name}=${value}`, `Path=${o.path}`, `Max-Age=${Math.max(0, Math.floor(o.maxAge))}`, 'HttpOnly', 'SameSite=Strict'];
+  const parts = [`${name}=${value}`, `Path=${o.path}`, `Max-Age=${Math.max(0, Math.floor(o.maxAge))}`, 'HttpOnly', `SameSite=${o.sameSite ?? 'Strict'}`];
   if (o.secure) parts.push('Secure');
   return parts.join('; ');
 }

@@ -18,6 +18,8 @@ import type { Clock } from '../../util/clock.ts';
 export interface SessionCredentials {
   readonly accessKey: string;
   readonly secretKey: string;
+  /** Temporary credentials (single sign-on through STS) carry their session token. */
+  readonly sessionToken?: string;
 }
 
 export interface Session {
@@ -30,6 +32,8 @@ export interface Session {
   readonly csrfToken: string;
   readonly createdAt: number;
   lastSeenAt: number;
+  /** The session's temporary credentials expire then (single sign-on): it ends then at the latest. */
+  readonly notAfter?: number;
 }
 
 export interface SessionStoreOptions {
@@ -59,15 +63,15 @@ export class SessionStore {
 
   /** When `s` ends if nothing else happens. */
   expiresAt(s: Session): number {
-    return Math.min(s.lastSeenAt + this.#o.idleMs, s.createdAt + this.#o.maxMs);
+    return Math.min(s.lastSeenAt + this.#o.idleMs, this.endsBy(s));
   }
 
   /** When `s` ends at the latest, however active. */
   endsBy(s: Session): number {
-    return s.createdAt + this.#o.maxMs;
+    return Math.min(s.createdAt + this.#o.maxMs, s.notAfter ?? Infinity);
   }
 
-  create(credentials: SessionCredentials, admin: boolean, permissions?: Readonly<Record<string, boolean>>): { token: string; session: Session } {
+  create(credentials: SessionCredentials, admin: boolean, permissions?: Readonly<Record<string, boolean>>, notAfter?: number): { token: string; session: Session } {
     const now = this.#o.clock.now();
     this.#sweep(now);
     while (this.#sessions.size >= this.#o.maxSessions) {
@@ -76,7 +80,7 @@ export class SessionStore {
       this.#sessions.delete(oldest);
     }
     const token = randomBytes(32).toString('base64url');
-    const session: Session = { credentials, admin, ...(permissions ? { permissions } : {}), csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastSeenAt: now };
+    const session: Session = { credentials, admin, ...(permissions ? { permissions } : {}), csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastSeenAt: now, ...(notAfter !== undefined ? { notAfter } : {}) };
     this.#sessions.set(keyOf(token), session);
     return { token, session };
   }

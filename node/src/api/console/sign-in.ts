@@ -15,7 +15,7 @@ import { iamCalls } from './iam-calls.ts';
 import { readJson } from './api-routes.ts';
 import { UpstreamError } from './console-errors.ts';
 import type { LoginLimiter } from './login-limiter.ts';
-import type { Session, SessionStore } from './sessions.ts';
+import type { Session, SessionCredentials, SessionStore } from './sessions.ts';
 import type { Upstream } from './upstream.ts';
 import type { SessionInfo, SignInRequest } from './wire.ts';
 
@@ -61,22 +61,37 @@ export async function signIn(deps: SignInDeps, req: IncomingMessage): Promise<{ 
     throw new SvcError('XSvcConsoleTooManySignIns', `Too many failed sign-ins from this address; try again in ${seconds} s.`, { retryAfterSeconds: seconds });
   }
   const credentials = { accessKey, secretKey };
-  let admin = true;
+  let opened: { token: string; session: Session };
   try {
-    await adminCalls.capabilities(deps.upstream, credentials);
+    opened = await openSession(deps, credentials);
   } catch (err) {
     if (err instanceof UpstreamError && BAD_KEYS.has(err.code)) {
       deps.limiter.fail(keys);
       deps.logger.warn({ event: 'console_signin_failed', accessKey, address, code: err.code }, 'console sign-in failed: wrong keys');
       throw new SvcError('XSvcConsoleInvalidCredentials');
     }
+    throw err;
+  }
+  deps.limiter.succeed(keys[0]!);
+  deps.logger.info({ event: 'console_signin', accessKey, address, admin: opened.session.admin }, 'console sign-in');
+  return opened;
+}
+
+/**
+ * A session for credentials the node accepts: whether they may read the
+ * cluster (`AccessDenied` from the admin API: a valid identity without admin
+ * rights, who still gets the bucket pages) and what their policies allow.
+ * Wrong credentials reject with the node's `UpstreamError`.
+ */
+export async function openSession(deps: SignInDeps, credentials: SessionCredentials, notAfter?: number): Promise<{ token: string; session: Session }> {
+  let admin = true;
+  try {
+    await adminCalls.capabilities(deps.upstream, credentials);
+  } catch (err) {
     if (!(err instanceof UpstreamError && err.code === 'AccessDenied')) throw err;
     admin = false;
   }
-  deps.limiter.succeed(keys[0]!);
   // what the identity may do, for the pages to show (a server without the identity routes: nothing known)
   const who = await iamCalls.whoami(deps.upstream, credentials).catch(() => undefined);
-  const created = deps.sessions.create(credentials, admin, who?.permissions);
-  deps.logger.info({ event: 'console_signin', accessKey, address, admin }, 'console sign-in');
-  return created;
+  return deps.sessions.create(credentials, admin, who?.permissions, notAfter);
 }

@@ -115,7 +115,7 @@ export class Upstream {
 
   #signer(cred: SessionCredentials): SignatureV4 {
     return new SignatureV4({
-      credentials: { accessKeyId: cred.accessKey, secretAccessKey: cred.secretKey },
+      credentials: { accessKeyId: cred.accessKey, secretAccessKey: cred.secretKey, ...(cred.sessionToken !== undefined ? { sessionToken: cred.sessionToken } : {}) },
       region: this.#o.region,
       service: 's3',
       sha256: Sha256,
@@ -146,6 +146,14 @@ export class Upstream {
       ...(r.signal ? { signal: r.signal } : {}),
     });
     return { status: res.statusCode, headers: res.headers, body: res.body };
+  }
+
+  /** An unsigned form POST to the node's S3 listener (STS calls that carry their own proof, such as a web identity token). */
+  async unsignedForm(form: Readonly<Record<string, string>>): Promise<{ status: number; text: string }> {
+    const { origin, host } = this.#target();
+    const body = new URLSearchParams(form).toString();
+    const res = await this.#dispatcher(origin).request({ method: 'POST', path: '/', headers: { host, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) }, body });
+    return { status: res.statusCode, text: await res.body.text() };
   }
 
   /**
