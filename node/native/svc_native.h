@@ -34,6 +34,10 @@ uint8_t svc_gf_mul(uint8_t a, uint8_t b);
 int svc_gf_affine_check(void);
 
 uint64_t svc_xxh64(const uint8_t *p, size_t len, uint64_t seed);
+/* XXH64 (seed 0) of each of n inputs into out[i]; several at once where the CPU allows (AVX-512: 4). */
+void svc_xxh64_many(const uint8_t *const *p, const size_t *len, size_t n, uint64_t *out);
+/* Inputs svc_xxh64_many hashes side by side: 4 with the AVX-512 path, else 1. */
+int svc_xxh64_many_lanes(void);
 
 uint64_t svc_crc64nvme(const uint8_t *p, size_t len, uint64_t prev);
 void svc_crc64nvme_init(void);

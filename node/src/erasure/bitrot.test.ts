@@ -188,6 +188,26 @@ describe('FrameStreamCheck (write-time frame check, any chunking)', () => {
     );
   });
 
+  it('several whole frames in one chunk are checked together; a bad one is reported at its own offset', () => {
+    const blockSize = 4096;
+    const file = Uint8Array.from(frame(new Uint8Array(6 * blockSize).map((_, i) => (i * 13) & 0xff), blockSize));
+    const good = new FrameStreamCheck(blockSize);
+    good.push(file);
+    good.finish();
+    expect(good.dataBytes).toBe(6 * blockSize);
+    for (const bad of [0, 2, 5]) {
+      const copy = Uint8Array.from(file);
+      copy[bad * (8 + blockSize) + 8 + 100]! ^= 1;
+      const check = new FrameStreamCheck(blockSize);
+      // The first frame alone, then the other five in one chunk.
+      const first = 8 + blockSize;
+      expect(() => {
+        check.push(copy.subarray(0, first));
+        check.push(copy.subarray(first));
+      }).toThrow(expect.objectContaining({ code: 'FileCorrupt', details: { offset: bad * (8 + blockSize) } }));
+    }
+  });
+
   it('a stream torn inside a frame header is corrupt; an empty stream holds no data', () => {
     const file = frame(new Uint8Array(100).fill(9), 64);
     const torn = new FrameStreamCheck(64);

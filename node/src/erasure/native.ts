@@ -34,6 +34,8 @@ export interface NativeAddon {
   xxh64Into(buf: Uint8Array, out: Uint8Array, outOffset: number): void;
   /** XXH64 of each `shards[i]` written big-endian at `out[8 i]`. */
   xxh64Many(shards: Uint8Array[], out: Uint8Array): void;
+  /** Inputs `xxh64Many` hashes side by side (4 with AVX-512; 1: one at a time). Absent in older builds. */
+  readonly xxh64ManyLanes?: number;
   /** CRC-64/NVME implementation in use: `pclmul` (folding) or `table`. */
   readonly crc64nvmeKernel: string;
   /** CRC-64/NVME of `buf` continuing from `prev` (0n to start). */

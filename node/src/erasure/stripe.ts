@@ -3,7 +3,7 @@
  * copying; the codec does the parity.
  */
 import { SvcError } from '../util/errors.ts';
-import { BITROT_HASH_SIZE, bitrotHashInto } from './bitrot.ts';
+import { BITROT_HASH_SIZE, bitrotHashFrames } from './bitrot.ts';
 import type { ErasureCodec } from './codec.ts';
 
 /** Objects are encoded in blocks of 1 MiB (spec: encode block). */
@@ -136,7 +136,7 @@ function framedViews(buf: Uint8Array, n: number, stride: number, size: number): 
 /** Parity of a stripe whose data shards are in place, then every frame's hash. */
 function encodeFramed(codec: ErasureCodec, stripe: FramedStripe): FramedStripe {
   codec.encode(stripe.shards);
-  for (let i = 0; i < stripe.shards.length; i++) bitrotHashInto(stripe.shards[i]!, stripe.frames[i]!, 0);
+  bitrotHashFrames(stripe.shards, stripe.frames);
   return stripe;
 }
 

@@ -5,10 +5,12 @@
  * without the addon.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { xxh64 } from '@node-rs/xxhash';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { NATIVE_INTO_MAX, xxh64Into, xxh64IntoMany, xxh64Matches } from './xxh64.ts';
+import { nativeAddon } from './native.ts';
+import { NATIVE_INTO_MAX, XXH64_MANY_LANES, xxh64Into, xxh64IntoMany, xxh64Matches } from './xxh64.ts';
 
 const pool = randomBytes(NATIVE_INTO_MAX * 4 + 64);
 
@@ -52,6 +54,21 @@ function suite(into: Router['xxh64Into'], many: Router['xxh64IntoMany'], matches
     );
   });
 
+  it('xxh64IntoMany over shard-sized inputs: every group size 1..9, equal and unequal lengths (the side-by-side path and its idle slots)', () => {
+    const big = randomBytes(9 * (512 * 1024 + 200));
+    for (let n = 1; n <= 9; n++) {
+      for (const unequal of [false, true]) {
+        const bufs = Array.from({ length: n }, (_, i) => {
+          const len = 512 * 1024 + (unequal ? i * 37 - 64 : 0);
+          return big.subarray(i * (512 * 1024 + 200) + i, i * (512 * 1024 + 200) + i + len);
+        });
+        const out = new Uint8Array(8 * n);
+        many(bufs, out);
+        bufs.forEach((b, i) => expect(Buffer.from(out.subarray(8 * i, 8 * i + 8)).toString('hex'), `n ${n} #${i}`).toBe(Buffer.from(expected(b)).toString('hex')));
+      }
+    }
+  });
+
   it('xxh64Matches accepts the right hash and refuses a flipped bit, a changed byte or an offset out of range', () => {
     for (const len of [0, 1, 300, NATIVE_INTO_MAX - 1, NATIVE_INTO_MAX, 3 * NATIVE_INTO_MAX]) {
       const buf = Buffer.from(pool.subarray(5, 5 + len));
@@ -75,6 +92,18 @@ function suite(into: Router['xxh64Into'], many: Router['xxh64IntoMany'], matches
 
 describe('xxh64 router (addon when built)', () => {
   suite(xxh64Into, xxh64IntoMany, xxh64Matches);
+
+  it('hashes four inputs side by side on a CPU with AVX-512 (DQ, VL)', () => {
+    const flags = (() => {
+      try {
+        return readFileSync('/proc/cpuinfo', 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    const avx512 = ['avx2', 'avx512f', 'avx512vl', 'avx512dq'].every((f) => new RegExp(`\\b${f}\\b`).test(flags));
+    expect(XXH64_MANY_LANES).toBe(nativeAddon !== null && avx512 ? 4 : 1);
+  });
 });
 
 describe('xxh64 router without the addon (SVC_ERASURE_KERNEL=ts)', async () => {
