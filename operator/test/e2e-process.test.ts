@@ -22,7 +22,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getCondition } from '../src/reconcile/conditions.ts';
 import type { FakeApiServer } from './fake-apiserver/server.ts';
 import { Clusters, CREDENTIALS, listOf, NS, startApiWithCrd } from './harness.ts';
@@ -81,7 +81,9 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
     while (!names.every((n) => readyPods().includes(n))) {
       if (Date.now() > end) {
         const pods = listOf(api, '', 'v1', 'pods').map((p) => `${p.metadata.name}: ${JSON.stringify(p['status'])}`);
-        throw new Error(`pods not ready: ${names.filter((n) => !readyPods().includes(n)).join(', ')}\n${pods.join('\n')}\n${await kubelet.log(names[0]!)}\n${(await operatorLog()).slice(-1500)}`);
+        const notReady = names.filter((n) => !readyPods().includes(n));
+        const described = (await Promise.all(notReady.map((n) => kubelet.describe(n)))).join('\n');
+        throw new Error(`pods not ready: ${notReady.join(', ')}\n${pods.join('\n')}\n${described}\n${(await operatorLog()).slice(-1500)}`);
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -97,6 +99,14 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
     clusters = new Clusters(api);
     await startOperator();
   }, 120_000);
+
+  // A failed step prints what every pod's container did (exits, restarts, the log's last lines):
+  // the pods' folder is removed with the test's temp dir.
+  beforeEach((ctx) => {
+    ctx.onTestFailed(async () => {
+      for (const n of kubelet.running()) console.error(await kubelet.describe(n));
+    });
+  });
 
   afterAll(async () => {
     await killOperator();
@@ -186,7 +196,12 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
       await new Promise((r) => setTimeout(r, 50));
     }
     const times = running.map((n) => kubelet.secretRefreshed.get(n) ?? 0);
-    expect(times.map((t) => t > before), 'every pod refreshed its Secret volume').toEqual(running.map(() => true));
+    // A pod that did not refresh says why: its container's state, restarts, last exit and log.
+    const stale = running.filter((_n, i) => times[i]! <= before);
+    const why = (await Promise.all(stale.map((n) => kubelet.describe(n)))).join('\n');
+    expect(times.map((t) => t > before), `every pod refreshed its Secret volume\n${why}`).toEqual(running.map(() => true));
+    // No svc exited on its own meanwhile (the kubelet would have restarted it).
+    expect(running.map((n) => [n, kubelet.restarts(n), kubelet.lastExit(n)?.code]), 'svc containers that exited').toEqual(running.map((n) => [n, 0, undefined]));
     expect(Math.max(...times) - Math.min(...times), 'pods refreshed at different moments').toBeGreaterThan(50);
     const first = running.reduce((a, b) => (kubelet.secretRefreshed.get(a)! <= kubelet.secretRefreshed.get(b)! ? a : b));
     expect(phaseAtRefresh.get(first), 'the drain was running when the first pod took the new key').toMatch(/Decommission|Draining/);

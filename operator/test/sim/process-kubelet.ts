@@ -13,6 +13,14 @@
  * Probes follow the pod's probe scheme (HTTPS probes verify nothing, like
  * the kubelet's). The environment is the pod template's own, except the
  * listen addresses, which become the pod's address (the pod network).
+ *
+ * As a real kubelet with `restartPolicy: Always`, a container that exits
+ * without being asked to (a crash, an exit code) is started again in the
+ * same pod after a back-off that doubles (1 s up to 16 s here; 10 s up to
+ * 5 min on a real node), and the pod's Secret volumes keep syncing meanwhile
+ * (they belong to the pod, not to the container). Each exit is recorded
+ * (code, signal, time, the log's last lines) and written into the pod's log,
+ * so a test whose wait times out can say what happened (`describe`).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -43,13 +51,34 @@ interface PodVolume {
   emptyDir?: unknown;
 }
 
+/** How a container's run ended. */
+export interface ContainerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  at: number;
+  /** The last lines its log had then. */
+  logTail: string;
+}
+
 interface Running {
-  child: ChildProcess;
+  /** The container's current process (undefined while it waits to be restarted). */
+  child: ChildProcess | undefined;
+  /** Settles when the current process exits. */
   exited: Promise<void>;
   ip: string;
   scheme: 'http' | 'https';
   stopRefresh: () => void;
+  /** Set when the kubelet stops the pod (or its node died): an exit then is not restarted. */
+  stopping: boolean;
+  restarts: number;
+  lastExit?: ContainerExit;
+  startedAt: number;
 }
+
+/** Back-off before the n-th restart of a container (a real kubelet: 10 s doubling to 5 min). */
+const RESTART_BACKOFF_MS = (n: number) => Math.min(1_000 * 2 ** n, 16_000);
+/** Log lines kept with each exit. */
+const EXIT_LOG_LINES = 40;
 
 /** HTTPS probes and liveness checks: the kubelet does not verify certificates. */
 const unverified = new Agent({ connect: { rejectUnauthorized: false } });
@@ -233,58 +262,119 @@ export class ProcessKubelet implements Kubelet {
     ].join(' && ');
     await mkdir(podDir, { recursive: true });
     const log = createWriteStream(join(podDir, 'svc.log'), { flags: 'a' });
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.pipe(log, { end: false });
-    child.stderr!.pipe(log, { end: false });
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    void exited.then(() => {
-      if (this.#procs.get(name)?.child === child) this.#procs.delete(name);
-    });
-    void exited.then(() => clearInterval(refresh));
-    this.#procs.set(name, { child, exited, ip, scheme, stopRefresh: () => clearInterval(refresh) });
+    const r: Running = { child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now() };
+    this.#procs.set(name, r);
+    const launch = (): ChildProcess => {
+      const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout!.pipe(log, { end: false });
+      child.stderr!.pipe(log, { end: false });
+      r.child = child;
+      r.startedAt = Date.now();
+      r.exited = new Promise<void>((done) =>
+        child.once('exit', (code, signal) => {
+          void this.#exited(name, r, child, code, signal, log, launch).finally(done);
+        }),
+      );
+      return child;
+    };
+    const child = launch();
     this.history.push(`${name}@${ip}`);
     const end = Date.now() + 30_000;
     for (;;) {
-      if (child.exitCode !== null) throw Object.assign(new Error(`svc exited: ${await this.log(name)}`), { reason: 'CrashLoopBackOff' });
+      if (child.exitCode !== null || child.signalCode !== null) {
+        // Failed to come up at all: reported to the StatefulSet as before (no restart loop here).
+        r.stopping = true;
+        r.stopRefresh();
+        if (this.#procs.get(name) === r) this.#procs.delete(name);
+        throw Object.assign(new Error(`svc exited: ${await this.log(name)}`), { reason: 'CrashLoopBackOff' });
+      }
       const live = await fetch(`${scheme}://${ip}:9000/health`, { signal: AbortSignal.timeout(2_000), dispatcher: unverified }).then(
-        (r) => r.status === 200,
+        (res) => res.status === 200,
         () => false,
       );
       if (live) return;
       if (Date.now() > end) throw Object.assign(new Error('svc not live within 30 s'), { reason: 'CrashLoopBackOff' });
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((res) => setTimeout(res, 100));
     }
+  }
+
+  /**
+   * A container's process ended: recorded and written into the pod's log; unless the kubelet
+   * stopped the pod, started again after the back-off (restartPolicy Always).
+   */
+  async #exited(name: string, r: Running, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, log: NodeJS.WritableStream, launch: () => ChildProcess): Promise<void> {
+    if (r.child !== child) return;
+    r.child = undefined;
+    const tail = (await this.log(name)).split('\n').slice(-EXIT_LOG_LINES).join('\n');
+    r.lastExit = { code, signal, at: Date.now(), logTail: tail };
+    if (r.stopping) {
+      if (this.#procs.get(name) === r) this.#procs.delete(name);
+      r.stopRefresh();
+      return;
+    }
+    const wait = RESTART_BACKOFF_MS(r.restarts);
+    log.write(`--- kubelet: container svc of ${name} exited (code ${code}, signal ${signal}) after ${Date.now() - r.startedAt} ms; restart ${r.restarts + 1} in ${wait} ms ---\n`);
+    await new Promise((res) => setTimeout(res, wait));
+    if (r.stopping || this.#procs.get(name) !== r) return;
+    r.restarts++;
+    launch();
   }
 
   async stop(pod: Obj): Promise<void> {
     const p = this.#procs.get(pod.metadata.name);
     if (!p) return;
-    p.child.kill('SIGTERM');
-    const t = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
+    p.stopping = true;
+    p.stopRefresh();
+    this.#procs.delete(pod.metadata.name);
+    const child = p.child;
+    if (!child) return;
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await p.exited;
     clearTimeout(t);
   }
 
   async ready(pod: Obj): Promise<boolean> {
     const p = this.#procs.get(pod.metadata.name);
-    if (!p) return false;
+    if (!p?.child) return false;
     const r = await fetch(`${p.scheme}://${p.ip}:9000/health/ready`, { signal: AbortSignal.timeout(2_000), dispatcher: unverified }).catch(() => undefined);
     return r?.status === 200;
   }
 
-  /** A Kubernetes node fails: every pod scheduled there dies at once (SIGKILL); returns their names. */
+  /** A Kubernetes node fails: every pod scheduled there dies at once (SIGKILL) and stays dead; returns their names. */
   async killNode(node: string): Promise<string[]> {
     const pods = this.#api.store.list(this.#api.store.find('', 'v1', 'pods')!).filter((p) => (p['spec'] as { nodeName?: string }).nodeName === node);
     const killed: string[] = [];
     for (const p of pods) {
       const r = this.#procs.get(p.metadata.name);
       if (!r) continue;
+      r.stopping = true;
       r.stopRefresh();
-      r.child.kill('SIGKILL');
+      r.child?.kill('SIGKILL');
       await r.exited;
       killed.push(p.metadata.name);
     }
     return killed;
+  }
+
+  /** How often a pod's container was restarted after exiting on its own. */
+  restarts(pod: string): number {
+    return this.#procs.get(pod)?.restarts ?? 0;
+  }
+
+  /** The last exit of a pod's container, if it exited. */
+  lastExit(pod: string): ContainerExit | undefined {
+    return this.#procs.get(pod)?.lastExit;
+  }
+
+  /** For a failed wait: the pod's container state, restarts, last exit with its log lines, and the log's tail now. */
+  async describe(pod: string): Promise<string> {
+    const p = this.#procs.get(pod);
+    const state = p === undefined ? 'no pod running' : p.child ? `running (pid ${p.child.pid}, since ${new Date(p.startedAt).toISOString()})` : 'waiting to restart (back-off)';
+    const exit = p?.lastExit;
+    const last = exit ? `last exit: code ${exit.code}, signal ${exit.signal} at ${new Date(exit.at).toISOString()}; its last log lines:\n${exit.logTail}\n` : 'no exit recorded\n';
+    const refreshed = this.secretRefreshed.get(pod);
+    return `=== pod ${pod}: ${state}; restarts ${p?.restarts ?? 0}; Secret volume last refreshed ${refreshed ? new Date(refreshed).toISOString() : 'never'}\n${last}--- log now (tail) ---\n${(await this.log(pod)).split('\n').slice(-EXIT_LOG_LINES).join('\n')}\n`;
   }
 
   /** Base URL of a running pod. */
@@ -294,7 +384,7 @@ export class ProcessKubelet implements Kubelet {
 
   /** The process id of a running pod's svc (a restart changes it). */
   pid(pod: string): number | undefined {
-    return this.#procs.get(pod)?.child.pid;
+    return this.#procs.get(pod)?.child?.pid;
   }
 
   running(): string[] {
@@ -312,10 +402,13 @@ export class ProcessKubelet implements Kubelet {
   async stopAll(): Promise<void> {
     await Promise.all(
       [...this.#procs.values()].map(async (p) => {
-        p.child.kill('SIGKILL');
+        p.stopping = true;
+        p.stopRefresh();
+        p.child?.kill('SIGKILL');
         await p.exited;
       }),
     );
+    this.#procs.clear();
     for (const dir of this.#volumes) await run('umount', ['--lazy', dir]).catch(() => undefined);
     this.#volumes.clear();
   }
