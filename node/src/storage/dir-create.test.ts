@@ -130,6 +130,24 @@ describe('a directory another commit made and has not synced yet (mkdir EEXIST o
     expect(fs.newDirs.pending).toBe(0);
   });
 
+  it('a directory a commit found existing is let go once its mkdir step returned: a neighbour does not wait for its fsyncs', async () => {
+    const fs = new CountingFs(root, 'e', silentLogger, undefined);
+    const vol = join(root, 'vol');
+    await mkdir(join(vol, 'p'));
+    // The first commit makes p/k1/ and is held in the fsync of p/k1/ (its own directory).
+    const gate = Promise.withResolvers<void>();
+    fs.gates.set(join(vol, 'p/k1'), gate);
+    let firstDone = false;
+    const first = fs.atomicWrite('vol', join(vol, 'p/k1/xl.meta'), new Uint8Array([1])).then(() => (firstDone = true));
+    await until(() => fs.waiting.has(join(vol, 'p/k1')));
+    // The second shares p/ (which neither made): it completes while the first is still held.
+    await fs.atomicWrite('vol', join(vol, 'p/k2/xl.meta'), new Uint8Array([2]));
+    expect(firstDone).toBe(false);
+    gate.resolve();
+    await first;
+    expect(fs.newDirs.pending).toBe(0);
+  });
+
   it('a lone commit into existing directories waits for nothing and holds nothing after', async () => {
     const fs = new CountingFs(root, 'e', silentLogger, undefined);
     await mkdir(join(root, 'vol/p'), { recursive: true });

@@ -24,10 +24,11 @@
  * publish (and synced by it), by a publish whose syncs we waited for, or
  * long ago (durable).
  *
- * The cost: concurrent publishes that share a directory (keys in one
- * prefix) wait for each other's own syncs (not for each other's waits), so a
- * commit takes as long as the slowest overlapping one; a lone writer waits
- * for nothing.
+ * A hold narrows as soon as the publish knows which directories it made
+ * (`keepOnly`): the ones it found existing are let go then, so a publish
+ * into an existing prefix waits for overlapping publishes only until their
+ * mkdir step (or native job) returned, and for their fsyncs only where they
+ * made a directory on its path. A lone writer waits for nothing.
  */
 import * as fsp from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -35,8 +36,12 @@ import { dirname } from 'node:path';
 export interface DirHold {
   /** The directories held (deepest first). */
   readonly dirs: readonly string[];
-  /** Settles when released. */
-  readonly done: Promise<void>;
+  /**
+   * Keeps holding only the `levels` deepest directories (the ones this
+   * publish made, now known) and lets the others go: whoever waits on a
+   * directory this publish found existing waits no longer for it.
+   */
+  keepOnly(levels: number): void;
   /** Ends the hold (idempotent): this publish's own directory fsyncs have returned or it failed. */
   release(): void;
 }
@@ -57,43 +62,53 @@ export function pathBelow(dir: string, floor: string): string[] {
 }
 
 export class NewDirs {
-  /** Each directory some publish in flight holds, with the holds' promises. */
+  /** Each directory some publish in flight holds, with one promise per hold on it. */
   readonly #held = new Map<string, Set<Promise<void>>>();
+  /** Each hold's own promises (to tell them from others' in `settled`). */
+  readonly #own = new WeakMap<DirHold, ReadonlySet<Promise<void>>>();
 
-  /** Holds `dir` and its ancestors below `floor` until `release()`. */
+  /** Holds `dir` and its ancestors below `floor` until `release()` (or `keepOnly`). */
   hold(dir: string, floor: string): DirHold {
     const dirs = pathBelow(dir, floor);
-    const { promise, resolve } = Promise.withResolvers<void>();
+    const entries = new Map<string, PromiseWithResolvers<void>>();
     for (const d of dirs) {
+      const e = Promise.withResolvers<void>();
+      entries.set(d, e);
       let s = this.#held.get(d);
       if (s === undefined) this.#held.set(d, (s = new Set()));
-      s.add(promise);
+      s.add(e.promise);
     }
-    let released = false;
-    return {
+    const letGo = (d: string) => {
+      const e = entries.get(d);
+      if (e === undefined) return;
+      entries.delete(d);
+      const s = this.#held.get(d)!;
+      s.delete(e.promise);
+      if (s.size === 0) this.#held.delete(d);
+      e.resolve();
+    };
+    const hold: DirHold = {
       dirs,
-      done: promise,
+      keepOnly: (levels) => {
+        for (const d of dirs.slice(Math.max(0, levels))) letGo(d);
+      },
       release: () => {
-        if (released) return;
-        released = true;
-        for (const d of dirs) {
-          const s = this.#held.get(d)!;
-          s.delete(promise);
-          if (s.size === 0) this.#held.delete(d);
-        }
-        resolve();
+        for (const d of dirs) letGo(d);
       },
     };
+    this.#own.set(hold, new Set([...entries.values()].map((e) => e.promise)));
+    return hold;
   }
 
   /**
    * Resolves once every other hold on `own`'s directories, taken before this
-   * call, is released: each directory on the path that another publish made
-   * is then durable.
+   * call, has let go of them: each directory on the path that another
+   * publish made is then durable.
    */
   async settled(own: DirHold): Promise<void> {
+    const mine = this.#own.get(own);
     const waits = new Set<Promise<void>>();
-    for (const d of own.dirs) for (const p of this.#held.get(d) ?? []) if (p !== own.done) waits.add(p);
+    for (const d of own.dirs) for (const p of this.#held.get(d) ?? []) if (mine?.has(p) !== true) waits.add(p);
     if (waits.size > 0) await Promise.all(waits);
   }
 

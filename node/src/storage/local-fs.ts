@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import type { NativeAddon } from '../erasure/native.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { type DirHold, makeDirsBelow, NewDirs } from './dir-create.ts';
+import { type DirHold, makeDirsBelow, NewDirs, pathBelow } from './dir-create.ts';
 import { DirSyncGroups } from './dir-sync.ts';
 import { type DriveIssue, SYS_VOL, TMP_DIR, TRASH_DIR } from './drive.ts';
 
@@ -223,15 +223,17 @@ export class DriveFs {
     // until its own directory fsyncs returned; then it waits for the other publishes
     // that hold a directory on its path (one of them may have made it: `NewDirs`).
     const own = held ?? this.newDirs.hold(dirname(dst), this.volPath(vol));
+    // Once the publish knows which directories it made, its own hold keeps only those (a caller's hold stays whole).
+    const made = held === undefined ? (levels: number) => own.keepOnly(levels) : () => undefined;
     try {
-      await (this.jobs ? this.#publishNative(vol, dst, data, parentSyncs) : this.#publishFs(vol, dst, data, parentSyncs));
+      await (this.jobs ? this.#publishNative(vol, dst, data, parentSyncs, made) : this.#publishFs(vol, dst, data, parentSyncs, made));
     } finally {
       if (held === undefined) own.release();
     }
     if (held === undefined) await this.newDirs.settled(own);
   }
 
-  async #publishNative(vol: string, dst: string, data: Uint8Array, parentSyncs: number): Promise<void> {
+  async #publishNative(vol: string, dst: string, data: Uint8Array, parentSyncs: number, made: (levels: number) => void): Promise<void> {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
     // Only a publish with another one into the same directory in flight leaves that
@@ -249,6 +251,8 @@ export class DriveFs {
         if (n === 0) this.#publishing.delete(parent);
         else this.#publishing.set(parent, n);
       }
+      // The job made directories only below `top` (none when it synced every level itself).
+      made(top === null ? 0 : pathBelow(dirname(dst), top).length);
       if (top !== null) await this.#dirSyncs.sync(top);
       // Directories the caller made above the two levels the job syncs (a deep new key).
       let d = dirname(dirname(dst));
@@ -278,7 +282,7 @@ export class DriveFs {
    * parent fsync'd, up to the first one that existed (the native job counts
    * the same way), and at least `parentSyncs` levels.
    */
-  async #publishFs(vol: string, dst: string, data: Uint8Array, parentSyncs: number): Promise<void> {
+  async #publishFs(vol: string, dst: string, data: Uint8Array, parentSyncs: number, made: (levels: number) => void): Promise<void> {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
     await fsp.mkdir(tmpDir, { recursive: true });
@@ -296,6 +300,7 @@ export class DriveFs {
         levels = Math.max(levels, (await makeDirsBelow(dirname(dst), this.volPath(vol))) + 1);
         try {
           await fsp.rename(tmp, dst);
+          made(levels - 1);
           break;
         } catch (err) {
           if (errno(err) !== 'ENOENT' || attempt >= 2) throw err;
