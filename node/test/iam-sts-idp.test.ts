@@ -126,7 +126,7 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     expect([typo.code, JSON.parse(typo.out).Code]).toEqual([1, 'InvalidArgument']);
     expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([{ type: 'openid', name: '_', enabled: true }]);
     const info = (await svc(['admin', 'idp', 'openid', 'info'])) as { info: { key: string; value: string }[] };
-    expect(Object.fromEntries(info.info.map((l) => [l.key, l.value]))).toEqual({ config_url: `${issuer}/.well-known/openid-configuration`, client_id: 'svc-app', client_secret: '*redacted*', claim_name: 'policy' });
+    expect(Object.fromEntries(info.info.map((l) => [l.key, l.value]))).toEqual({ config_url: `${issuer}/.well-known/openid-configuration`, client_id: 'svc-app', client_secret: '*redacted*', claim_name: 'policy', enable: 'on' });
     const text = await runSvcCommand(['admin', 'idp', 'openid', 'info'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
     expect(text.out).toContain('client_id');
     expect(text.out + JSON.stringify(info)).not.toContain('oidc-client-secret-xyz');
@@ -156,6 +156,12 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     expect(Object.fromEntries(updated.info.map((l) => [l.key, l.value]))).toMatchObject({ client_id: 'svc-app', client_secret: '*redacted*', role_policy: 'readonly' });
     const named = await svcRun(['admin', 'idp', 'openid', 'info', 'corp']);
     expect([named.code, JSON.parse(named.out).Code]).toEqual([1, 'InvalidArgument']);
+    // disabled: kept, but its tokens are refused until it is enabled again
+    await svc(['admin', 'idp', 'openid', 'disable']);
+    expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([{ type: 'openid', name: '_', enabled: false }]);
+    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') })).code).toBe('XSvcStsNotConfigured');
+    await svc(['admin', 'idp', 'openid', 'enable']);
+    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') })).status).toBe(200);
     // removed: the provider's tokens are refused from then on
     expect(await svc(['admin', 'idp', 'openid', 'remove'])).toMatchObject({ status: 'success' });
     expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([]);

@@ -60,7 +60,7 @@ describe('configuration text', () => {
     expect(JSON.stringify(info)).not.toContain('"pw"');
     expect(info.map((l) => l.key)).toContain('tls_skip_verify');
     const oidc = configInfo('openid', openIdConfigFrom(parseConfigText('config_url=https://idp/x client_id=a'), seal));
-    expect(oidc.map((l) => l.key)).toEqual(['config_url', 'client_id', 'claim_name']);
+    expect(oidc.map((l) => l.key)).toEqual(['config_url', 'client_id', 'claim_name', 'enable']);
     // the console's sign-in keys; a redirect that is not the console's callback is refused
     const sso = openIdConfigFrom(parseConfigText('config_url=https://idp/x client_id=a scopes=profile,email redirect_uri=https://s3.example/svc/console/sso/callback display_name="Corp SSO"'), seal);
     expect(sso).toMatchObject({ scopes: ['profile', 'email'], redirectUri: 'https://s3.example/svc/console/sso/callback', displayName: 'Corp SSO' });

@@ -13,7 +13,7 @@ export type IdpKind = 'openid' | 'ldap';
 
 /** The keys each kind takes; `secret` ones are sealed at rest and never shown. */
 const KEYS: Record<IdpKind, Record<string, { secret?: true }>> = {
-  openid: { config_url: {}, client_id: {}, client_secret: { secret: true }, claim_name: {}, role_policy: {}, scopes: {}, redirect_uri: {}, display_name: {} },
+  openid: { config_url: {}, client_id: {}, client_secret: { secret: true }, claim_name: {}, role_policy: {}, scopes: {}, redirect_uri: {}, display_name: {}, enable: {} },
   ldap: {
     server_addr: {},
     lookup_bind_dn: {},
@@ -25,6 +25,7 @@ const KEYS: Record<IdpKind, Record<string, { secret?: true }>> = {
     server_starttls: {},
     server_insecure: {},
     tls_skip_verify: {},
+    enable: {},
   },
 };
 
@@ -46,6 +47,11 @@ function flag(kv: ReadonlyMap<string, string>, key: string): boolean {
   throw new SvcError('InvalidArgument', `${key} is "on" or "off", not "${v}"`);
 }
 
+/** `enable=off` keeps a configuration but turns its provider off (on when absent). */
+function disabled(kv: ReadonlyMap<string, string>): boolean {
+  return kv.has('enable') && kv.get('enable') !== '' && !flag(kv, 'enable');
+}
+
 function checkKeys(kind: IdpKind, kv: ReadonlyMap<string, string>): void {
   const unknown = [...kv.keys()].filter((k) => !(k in KEYS[kind]));
   if (unknown.length > 0) throw new SvcError('InvalidArgument', `unknown ${kind} configuration key${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the keys are ${Object.keys(KEYS[kind]).join(', ')}`);
@@ -53,7 +59,7 @@ function checkKeys(kind: IdpKind, kv: ReadonlyMap<string, string>): void {
 
 /** The non-secret keys of a configuration in force, as text values (the base an update merges into). */
 export function configKv(kind: IdpKind, cfg: OpenIdConfig | LdapConfig): Map<string, string> {
-  const out = new Map<string, string>();
+  const out = new Map<string, string>([['enable', cfg.disabled ? 'off' : 'on']]);
   if (kind === 'openid') {
     const c = cfg as OpenIdConfig;
     out.set('config_url', c.issuer);
@@ -112,6 +118,7 @@ export function openIdConfigFrom(kv: ReadonlyMap<string, string>, seal: (s: stri
     ...(all.get('scopes') ? { scopes: all.get('scopes')!.split(',').map((x) => x.trim()).filter((x) => x !== '') } : {}),
     ...(all.get('redirect_uri') ? { redirectUri: checkRedirect(all.get('redirect_uri')!) } : {}),
     ...(all.get('display_name') ? { displayName: all.get('display_name')! } : {}),
+    ...(disabled(all) ? { disabled: true } : {}),
   };
 }
 
@@ -142,6 +149,7 @@ export function ldapConfigFrom(kv: ReadonlyMap<string, string>, seal: (s: string
     ...(flag(all, 'server_starttls') ? { startTls: true } : {}),
     ...(flag(all, 'server_insecure') ? { serverInsecure: true } : {}),
     ...(flag(all, 'tls_skip_verify') ? { tlsSkipVerify: true } : {}),
+    ...(disabled(all) ? { disabled: true } : {}),
   };
   ldapConnection(cfg); // refuses contradictions now rather than at the first sign-in
   return cfg;

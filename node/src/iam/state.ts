@@ -80,6 +80,8 @@ export interface OpenIdConfig {
   redirectUri?: string;
   /** The provider's name on the console's sign-in button. */
   displayName?: string;
+  /** Turned off (`enable=off`): kept, but its tokens are refused and the console offers no SSO. */
+  disabled?: boolean;
 }
 
 export interface LdapConfig {
@@ -100,6 +102,8 @@ export interface LdapConfig {
   serverInsecure?: boolean;
   /** Do not verify the server's certificate (`tls_skip_verify=on`): the explicit opt-out. */
   tlsSkipVerify?: boolean;
+  /** Turned off (`enable=off`): kept, but LDAP sign-ins are refused. */
+  disabled?: boolean;
 }
 
 export interface IamDoc {

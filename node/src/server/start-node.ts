@@ -204,7 +204,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     handlers: { ...cluster.serverDeps.handlers, admin: audit.wrap(admin.handler) },
     consoleOpenId: () => {
       const cfg = iam.loaded ? iam.doc().idp.openid : undefined;
-      return cfg && { configUrl: cfg.issuer, clientId: cfg.clientIds[0]!, ...(cfg.clientSecret ? { clientSecret: iam.open(cfg.clientSecret) } : {}), scopes: cfg.scopes ?? [], ...(cfg.redirectUri ? { redirectUri: cfg.redirectUri } : {}), ...(cfg.displayName ? { displayName: cfg.displayName } : {}) };
+      return cfg === undefined || cfg.disabled ? undefined : { configUrl: cfg.issuer, clientId: cfg.clientIds[0]!, ...(cfg.clientSecret ? { clientSecret: iam.open(cfg.clientSecret) } : {}), scopes: cfg.scopes ?? [], ...(cfg.redirectUri ? { redirectUri: cfg.redirectUri } : {}), ...(cfg.displayName ? { displayName: cfg.displayName } : {}) };
     },
     buildServices: async (ctx) => {
       formatted.settle(ctx);
@@ -366,12 +366,12 @@ async function buildObjectPhase(ctx: StorageContext, d: ObjectPhaseDeps): Promis
         logger: log,
         webIdentity: () => {
           const cfg = iam.loaded ? iam.doc().idp.openid : undefined;
-          return cfg && ((token: string) => verifyWebIdentity(cfg, token, clock.now()));
+          return cfg && !cfg.disabled ? (token: string) => verifyWebIdentity(cfg, token, clock.now()) : undefined;
         },
         ldap: () => {
           const doc = iam.loaded ? iam.doc() : undefined;
           const cfg = doc?.idp.ldap;
-          return cfg && ((user: string, password: string) => verifyLdapUser(cfg, iam.open(cfg.lookupBindPassword), doc!.ldapPolicies, user, password, tls?.trust ?? staticTrust([])));
+          return cfg && !cfg.disabled ? (user: string, password: string) => verifyLdapUser(cfg, iam.open(cfg.lookupBindPassword), doc!.ldapPolicies, user, password, tls?.trust ?? staticTrust([])) : undefined;
         },
       }),
     },

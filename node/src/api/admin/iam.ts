@@ -456,7 +456,7 @@ function idpList(kind: IdpKind): Handler {
   return async (c, d) => {
     need(c, d, 'admin:ConfigUpdate');
     const cfg = d.store.doc().idp[kind];
-    return encrypted(c, cfg === undefined ? [] : [{ type: kind, name: IDP_DEFAULT, enabled: true }]);
+    return encrypted(c, cfg === undefined ? [] : [{ type: kind, name: IDP_DEFAULT, enabled: cfg.disabled !== true }]);
   };
 }
 

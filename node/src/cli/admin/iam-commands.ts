@@ -8,7 +8,7 @@
  *   svc admin policy attach|detach ALIAS POLICY [POLICY...] --user U | --group G
  *   svc admin accesskey create ALIAS [USER] [--access-key K --secret-key S --policy FILE --name N --description D --expiry 24h|DATE]
  *   svc admin accesskey list ALIAS [USER]   accesskey info|remove|enable|disable ALIAS ACCESSKEY
- *   svc admin idp openid|ldap add|update ALIAS [CFG_NAME] KEY=VALUE...   idp openid|ldap remove|info ALIAS [CFG_NAME]   idp openid|ldap list ALIAS
+ *   svc admin idp openid|ldap add|update ALIAS [CFG_NAME] KEY=VALUE...   idp openid|ldap remove|info|enable|disable ALIAS [CFG_NAME]   idp openid|ldap list ALIAS
  *   svc admin idp ldap policy attach|detach ALIAS POLICY [POLICY...] --user DN | --group DN
  *
  * They call the identity routes with madmin's bodies (secrets encrypted
@@ -292,6 +292,17 @@ function registerIdpCommands(admin: Command, cmd: Cmd, json: (o: JsonOpt, value:
         if (pairs.length === 0) throw new UsageError(`usage: svc admin idp ${kind} ${name} ALIAS [CFG_NAME] KEY=VALUE...  (${keys})`);
         await c.request(method, path(cfgName), {}, await encryptData(c.target.secretKey, Buffer.from(configText(pairs))), 'application/octet-stream');
         done(o, `${verb} ${title} configuration \`${cfgName}\` successfully.`, { type: kind, name: cfgName });
+      });
+    }
+    for (const [name, value] of [
+      ['enable', 'on'],
+      ['disable', 'off'],
+    ] as const) {
+      cmd(group, name, name === 'enable' ? `turn the ${title} provider back on` : `turn the ${title} provider off, keeping its configuration (its STS calls are refused)`, 'ALIAS [CFG_NAME]', async (c, rest, o) => {
+        if (rest.length > 1) throw new UsageError(`usage: svc admin idp ${kind} ${name} ALIAS [CFG_NAME]`);
+        const cfgName = rest[0] ?? '_';
+        await c.request('POST', path(cfgName), {}, await encryptData(c.target.secretKey, Buffer.from(`enable=${value}`)), 'application/octet-stream');
+        done(o, `${name === 'enable' ? 'Enabled' : 'Disabled'} ${title} configuration \`${cfgName}\` successfully.`, { type: kind, name: cfgName, enabled: value === 'on' });
       });
     }
     cmd(group, 'remove', `remove the ${title} provider (its STS calls are refused from then on)`, 'ALIAS [CFG_NAME]', async (c, rest, o) => {
