@@ -31,6 +31,15 @@
  *       into one directory share that fsync (local-fs.ts, DirSyncGroups).
  *   fileSyncDir(dir, callback(err))
  *       opens the directory `dir`, fsyncs and closes it.
+ *   fileWriteDurableBatch(items, callback(err, results))
+ *       several publishes of one drive in one job: each item is
+ *       [tmp, dst, data, parentSyncs, floor] and goes through the steps of
+ *       fileWriteDurable with leaveTop, one after the other; then every
+ *       directory left (each distinct one once) is fsync'd in the same job,
+ *       after the last item's rename, so that one fsync started after every
+ *       entry it must carry existed. results[i] is null (item i is durable)
+ *       or its Error; a failed directory fsync fails every item that needed
+ *       it (named by the item's dst). `err` only when the job itself failed.
  *
  * A failed step calls back with an Error shaped like node:fs's: `code`
  * (`ENOENT`, `ENOSPC`, ...), `errno` (negative), `syscall` and `path`, so
@@ -51,10 +60,12 @@
 #include "fileio.h"
 #include "napi_check.h"
 
-enum { JOB_READ, JOB_WRITE, JOB_READ_BATCH, JOB_SYNC_DIR };
+enum { JOB_READ, JOB_WRITE, JOB_READ_BATCH, JOB_SYNC_DIR, JOB_WRITE_BATCH };
 
 /* Most files one fileReadBatch job reads. */
 #define READ_BATCH_MAX 64
+/* Most publishes one fileWriteDurableBatch job makes. */
+#define WRITE_BATCH_MAX 64
 
 typedef struct io_job {
   int kind;
@@ -69,16 +80,18 @@ typedef struct io_job {
   int parent_syncs;
   int leave_top; /* write: leave the topmost directory sync to the caller */
   char *top;     /* write: that directory, when left */
+  int top_synced; /* batch item: its left directory was fsync'd (or failed to be) */
   uint8_t *out;
   size_t out_len;
   int err; /* errno of the failed step, 0 on success */
   const char *syscall;
   const char *err_path; /* which of path/dst the failure names */
-  struct io_job *items; /* batch read: one JOB_READ per file */
+  struct io_job *items; /* batches: one JOB_READ or JOB_WRITE per file */
   size_t count;
 } io_job;
 
-static void job_free(napi_env env, io_job *j) {
+/* What a job or a batch item holds (not the struct itself). */
+static void job_release(napi_env env, io_job *j) {
   if (j->callback) napi_delete_reference(env, j->callback);
   if (j->data_ref) napi_delete_reference(env, j->data_ref);
   free(j->path);
@@ -86,11 +99,12 @@ static void job_free(napi_env env, io_job *j) {
   free(j->floor);
   free(j->top);
   free(j->out);
-  for (size_t i = 0; i < j->count; i++) {
-    free(j->items[i].path);
-    free(j->items[i].out);
-  }
+  for (size_t i = 0; i < j->count; i++) job_release(env, &j->items[i]);
   free(j->items);
+}
+
+static void job_free(napi_env env, io_job *j) {
+  job_release(env, j);
   free(j);
 }
 
@@ -251,7 +265,10 @@ static int sync_parents(const char *file, int levels, char *buf, size_t bufsize)
   return 0;
 }
 
-static void do_write(io_job *j) {
+/* The steps of a publish, each 0 or -1 (the failure recorded in `j`, the temp file removed). */
+
+/* `data` into the new temp file; its descriptor in *fdp. */
+static int write_temp(io_job *j, int *fdp) {
   int fd;
   do fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   while (fd < 0 && errno == EINTR);
@@ -262,15 +279,22 @@ static void do_write(io_job *j) {
     char *slash;
     if (len >= sizeof dir) {
       errno = ENAMETOOLONG;
-      return fail(j, "mkdir", j->path);
+      fail(j, "mkdir", j->path);
+      return -1;
     }
     memcpy(dir, j->path, len + 1);
     if ((slash = strrchr(dir, '/')) != NULL && slash != dir) *slash = '\0';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return fail(j, "mkdir", j->path);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+      fail(j, "mkdir", j->path);
+      return -1;
+    }
     do fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     while (fd < 0 && errno == EINTR);
   }
-  if (fd < 0) return fail(j, "open", j->path);
+  if (fd < 0) {
+    fail(j, "open", j->path);
+    return -1;
+  }
   size_t done = 0;
   while (done < j->in_len) {
     ssize_t n = write(fd, j->in + done, j->in_len - done);
@@ -279,22 +303,33 @@ static void do_write(io_job *j) {
       fail(j, "write", j->path);
       close(fd);
       unlink(j->path);
-      return;
+      return -1;
     }
     done += (size_t)n;
   }
+  *fdp = fd;
+  return 0;
+}
+
+/* The temp file's data and inode on stable storage, then closed. */
+static int sync_temp(io_job *j, int fd) {
   if (fsync(fd) != 0) {
     fail(j, "fsync", j->path);
     close(fd);
     unlink(j->path);
-    return;
+    return -1;
   }
   if (close(fd) != 0 && errno != EINTR) {
     fail(j, "close", j->path);
     unlink(j->path);
-    return;
+    return -1;
   }
-  int levels = j->parent_syncs;
+  return 0;
+}
+
+/* The rename into place (missing directories made); *levels: how many directories upwards need an fsync. */
+static int rename_into_place(io_job *j, int *levels) {
+  *levels = j->parent_syncs;
   /* A directory made here can be removed again by a neighbour's cleanup (an
      empty-directory prune) before the rename: make it again, a few times. */
   for (int attempt = 0; rename(j->path, j->dst) != 0; attempt++) {
@@ -302,13 +337,17 @@ static void do_write(io_job *j) {
     if (made < 0) {
       fail(j, "rename", j->dst);
       unlink(j->path);
-      return;
+      return -1;
     }
     /* Each directory made here is an entry in its parent: sync up to the parent of the highest. */
-    if (made + 1 > levels) levels = made + 1;
+    if (made + 1 > *levels) *levels = made + 1;
   }
+  return 0;
+}
+
+/* The directory fsyncs after the rename, the topmost left to the caller with leave_top (see fileWriteDurable). */
+static void sync_after_rename(io_job *j, int levels) {
   char buf[PATH_MAX];
-  /* The topmost directory is left to the caller's shared sync (see fileWriteDurable with leaveTop). */
   if (j->leave_top && levels >= 2) {
     if (ancestor(j->dst, levels, buf, sizeof buf) != 0) return fail(j, "fsync", j->dst);
     if (!(j->top = strdup(buf))) {
@@ -321,8 +360,58 @@ static void do_write(io_job *j) {
   if (sync_parents(j->dst, levels, buf, sizeof buf) != 0) fail(j, "fsync", j->dst);
 }
 
+static void do_write(io_job *j) {
+  int fd, levels;
+  if (write_temp(j, &fd) != 0 || sync_temp(j, fd) != 0 || rename_into_place(j, &levels) != 0) return;
+  sync_after_rename(j, levels);
+}
+
 static void do_sync_dir(io_job *j) {
   if (sync_dir(j->path) != 0) fail(j, "fsync", j->path);
+}
+
+/*
+ * The items' publishes step by step across the batch: every temp file
+ * written, then each fsync'd, then each renamed into place, then each
+ * one's directories fsync'd (its topmost left), then each distinct directory
+ * left fsync'd once, after the batch's last rename: an fsync of a directory
+ * carries every entry it holds when it starts, so it stands for every item
+ * that left it, and a failed one fails those items. Each item keeps the
+ * order of a single publish (its data and inode durable before its rename,
+ * its directories synced after it); going step by step lets one fsync write
+ * out metadata blocks the items share (the temp directory's block, inode
+ * table blocks) and the next ones find them already clean.
+ */
+static void do_write_batch(io_job *j) {
+  size_t n = j->count;
+  int fds[WRITE_BATCH_MAX], levels[WRITE_BATCH_MAX];
+  /* An item whose step failed (err set, temp file removed) takes no further step. */
+  for (size_t i = 0; i < n; i++) {
+    j->items[i].leave_top = 1;
+    (void)write_temp(&j->items[i], &fds[i]);
+  }
+  for (size_t i = 0; i < n; i++)
+    if (j->items[i].err == 0) (void)sync_temp(&j->items[i], fds[i]);
+  for (size_t i = 0; i < n; i++)
+    if (j->items[i].err == 0) (void)rename_into_place(&j->items[i], &levels[i]);
+  for (size_t i = 0; i < n; i++)
+    if (j->items[i].err == 0) sync_after_rename(&j->items[i], levels[i]);
+  for (size_t i = 0; i < n; i++) {
+    io_job *it = &j->items[i];
+    if (it->err != 0 || !it->top || it->top_synced) continue;
+    int r = sync_dir(it->top);
+    int e = errno;
+    for (size_t k = i; k < n; k++) {
+      io_job *o = &j->items[k];
+      if (o->err != 0 || !o->top || o->top_synced || strcmp(o->top, it->top) != 0) continue;
+      o->top_synced = 1;
+      if (r != 0) {
+        o->err = e;
+        o->syscall = "fsync";
+        o->err_path = o->dst;
+      }
+    }
+  }
 }
 
 static void execute(napi_env env, void *data) {
@@ -332,6 +421,7 @@ static void execute(napi_env env, void *data) {
   else if (j->kind == JOB_READ_BATCH)
     for (size_t i = 0; i < j->count; i++) do_read(&j->items[i]);
   else if (j->kind == JOB_WRITE) do_write(j);
+  else if (j->kind == JOB_WRITE_BATCH) do_write_batch(j);
   else do_sync_dir(j);
 }
 
@@ -370,11 +460,11 @@ static void complete(napi_env env, napi_status status, void *data) {
     if (!args[0]) args[0] = plain_error(env, "file job failed, and its error could not be built");
   } else if (napi_get_null(env, &args[0]) != napi_ok) {
     args[0] = plain_error(env, "file job: could not report success");
-  } else if (j->kind == JOB_READ_BATCH) {
-    /* (null, results): each file's Buffer or Error (a failed file fails only its own slot). */
+  } else if (j->kind == JOB_READ_BATCH || j->kind == JOB_WRITE_BATCH) {
+    /* (null, results): each item's Buffer (read) or null (write: durable), or its Error (a failed item fails only its own slot). */
     napi_value list;
     if (napi_create_array_with_length(env, j->count, &list) != napi_ok) {
-      args[0] = plain_error(env, "file read batch: could not allocate the results");
+      args[0] = plain_error(env, "file batch: could not allocate the results");
     } else {
       args[1] = list;
       argc = 2;
@@ -383,9 +473,11 @@ static void complete(napi_env env, napi_status status, void *data) {
         napi_value v = NULL;
         void *copy;
         if (it->err != 0) v = fs_error(env, it->err, it->syscall, it->err_path);
-        else if (napi_create_buffer_copy(env, it->out_len, it->out ? it->out : (uint8_t *)"", &copy, &v) != napi_ok) v = NULL;
+        else if (j->kind == JOB_WRITE_BATCH) {
+          if (napi_get_null(env, &v) != napi_ok) v = NULL;
+        } else if (napi_create_buffer_copy(env, it->out_len, it->out ? it->out : (uint8_t *)"", &copy, &v) != napi_ok) v = NULL;
         if (!v || napi_set_element(env, list, (uint32_t)i, v) != napi_ok) {
-          args[0] = plain_error(env, "file read batch: could not report a result");
+          args[0] = plain_error(env, "file batch: could not report a result");
           argc = 1;
         }
       }
@@ -466,35 +558,86 @@ static napi_value file_read(napi_env env, napi_callback_info info) {
   return path_job(env, info, JOB_READ, "fileRead(path: string, callback)", "fileRead: could not queue the job");
 }
 
-static napi_value file_read_batch(napi_env env, napi_callback_info info) {
+/*
+ * A batch job of `kind` from (items: array of 1 to `max`, callback): *argv
+ * gets both arguments and the job has `count` zeroed items of `item_kind`.
+ * Throws (with `usage`) and returns NULL on bad arguments or no memory.
+ */
+static io_job *batch_job(napi_env env, napi_callback_info info, napi_value *argv, int kind, int item_kind, uint32_t max, const char *usage) {
   size_t argc = 2;
-  napi_value argv[2];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   bool is_array = false;
   uint32_t n = 0;
   if (argc < 2 || !is_function(env, argv[1]) || napi_is_array(env, argv[0], &is_array) != napi_ok || !is_array ||
-      napi_get_array_length(env, argv[0], &n) != napi_ok || n < 1 || n > READ_BATCH_MAX) {
-    napi_throw_type_error(env, NULL, "fileReadBatch(paths: string[] (1 to 64), callback)");
+      napi_get_array_length(env, argv[0], &n) != napi_ok || n < 1 || n > max) {
+    napi_throw_type_error(env, NULL, usage);
     return NULL;
   }
-  io_job *j = new_job(env, JOB_READ_BATCH);
+  io_job *j = new_job(env, kind);
   if (!j) return NULL;
   if (!(j->items = calloc(n, sizeof *j->items))) {
     job_free(env, j);
-    napi_throw_error(env, "ERR_SVC_NATIVE", "fileReadBatch: out of memory");
+    napi_throw_error(env, "ERR_SVC_NATIVE", "file batch: out of memory");
     return NULL;
   }
   j->count = n;
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; i < n; i++) j->items[i].kind = item_kind;
+  return j;
+}
+
+static napi_value file_read_batch(napi_env env, napi_callback_info info) {
+  static const char usage[] = "fileReadBatch(paths: string[] (1 to 64), callback)";
+  napi_value argv[2];
+  io_job *j = batch_job(env, info, argv, JOB_READ_BATCH, JOB_READ, READ_BATCH_MAX, usage);
+  if (!j) return NULL;
+  for (uint32_t i = 0; i < j->count; i++) {
     napi_value p;
-    j->items[i].kind = JOB_READ;
     if (napi_get_element(env, argv[0], i, &p) != napi_ok || !(j->items[i].path = string_arg(env, p))) {
       job_free(env, j);
-      napi_throw_type_error(env, NULL, "fileReadBatch(paths: string[] (1 to 64), callback)");
+      napi_throw_type_error(env, NULL, usage);
       return NULL;
     }
   }
   return queue(env, j, argv[1], "fileReadBatch: could not queue the job");
+}
+
+/* tmp, dst, data, parentSyncs, floor of one publish into `j` (data held by a reference); 0 on success. */
+static int write_args(napi_env env, const napi_value *a, io_job *j) {
+  bool is_ta = false;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset;
+  void *data = NULL;
+  int32_t syncs = 0;
+  if (!(j->path = string_arg(env, a[0])) || !(j->dst = string_arg(env, a[1])) || !(j->floor = string_arg(env, a[4])) ||
+      napi_is_typedarray(env, a[2], &is_ta) != napi_ok || !is_ta ||
+      napi_get_typedarray_info(env, a[2], &type, &j->in_len, &data, &ab, &offset) != napi_ok || type != napi_uint8_array ||
+      napi_get_value_int32(env, a[3], &syncs) != napi_ok || syncs < 1 || syncs > 2)
+    return -1;
+  j->in = data;
+  j->parent_syncs = syncs;
+  return napi_create_reference(env, a[2], 1, &j->data_ref) == napi_ok ? 0 : -1;
+}
+
+static napi_value file_write_durable_batch(napi_env env, napi_callback_info info) {
+  static const char usage[] = "fileWriteDurableBatch(items: [tmp, dst, data, parentSyncs, floor][] (1 to 64), callback)";
+  napi_value argv[2];
+  io_job *j = batch_job(env, info, argv, JOB_WRITE_BATCH, JOB_WRITE, WRITE_BATCH_MAX, usage);
+  if (!j) return NULL;
+  for (uint32_t i = 0; i < j->count; i++) {
+    napi_value item, a[5];
+    bool is_array = false;
+    uint32_t len = 0;
+    bool ok = napi_get_element(env, argv[0], i, &item) == napi_ok && napi_is_array(env, item, &is_array) == napi_ok && is_array &&
+              napi_get_array_length(env, item, &len) == napi_ok && len == 5;
+    for (uint32_t k = 0; ok && k < 5; k++) ok = napi_get_element(env, item, k, &a[k]) == napi_ok;
+    if (!ok || write_args(env, a, &j->items[i]) != 0) {
+      job_free(env, j);
+      napi_throw_type_error(env, NULL, usage);
+      return NULL;
+    }
+  }
+  return queue(env, j, argv[1], "fileWriteDurableBatch: could not queue the job");
 }
 
 static napi_value file_write_durable(napi_env env, napi_callback_info info) {
@@ -503,33 +646,16 @@ static napi_value file_write_durable(napi_env env, napi_callback_info info) {
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   io_job *j = new_job(env, JOB_WRITE);
   if (!j) return NULL;
-  bool is_ta = false;
-  napi_typedarray_type type;
-  napi_value ab;
-  size_t offset;
-  void *data = NULL;
-  int32_t syncs = 0;
   bool leave_top = false;
   /* (…, floor, callback) or (…, floor, leaveTop, callback) */
   size_t cb = argc >= 7 && !is_function(env, argv[5]) ? 6 : 5;
   if (cb == 6 && napi_get_value_bool(env, argv[5], &leave_top) != napi_ok) argc = 0;
-  if (argc < cb + 1 || !is_function(env, argv[cb]) || !(j->path = string_arg(env, argv[0])) || !(j->dst = string_arg(env, argv[1])) ||
-      !(j->floor = string_arg(env, argv[4])) ||
-      napi_is_typedarray(env, argv[2], &is_ta) != napi_ok || !is_ta ||
-      napi_get_typedarray_info(env, argv[2], &type, &j->in_len, &data, &ab, &offset) != napi_ok || type != napi_uint8_array ||
-      napi_get_value_int32(env, argv[3], &syncs) != napi_ok || syncs < 1 || syncs > 2) {
+  if (argc < cb + 1 || !is_function(env, argv[cb]) || write_args(env, argv, j) != 0) {
     job_free(env, j);
     napi_throw_type_error(env, NULL, "fileWriteDurable(tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, [leaveTop: boolean,] callback)");
     return NULL;
   }
-  j->in = data;
-  j->parent_syncs = syncs;
   j->leave_top = leave_top;
-  if (napi_create_reference(env, argv[2], 1, &j->data_ref) != napi_ok) {
-    job_free(env, j);
-    napi_throw_error(env, "ERR_SVC_NATIVE", "fileWriteDurable: could not hold the data");
-    return NULL;
-  }
   return queue(env, j, argv[cb], "fileWriteDurable: could not queue the job");
 }
 
@@ -543,6 +669,7 @@ napi_status svc_fileio_register(napi_env env, napi_value exports) {
       {"fileReadBatch", NULL, file_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileWriteDurable", NULL, file_write_durable, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileSyncDir", NULL, file_sync_dir, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fileWriteDurableBatch", NULL, file_write_durable_batch, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   return napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

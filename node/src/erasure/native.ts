@@ -81,6 +81,17 @@ export interface NativeAddon {
   ): void;
   /** Opens, fsyncs and closes the directory `dir` in one pool job (absent in addons built before it). */
   fileSyncDir?(dir: string, callback: (err: NodeJS.ErrnoException | null) => void): void;
+  /**
+   * Several publishes of one drive in one pool job (1 to 64 items of
+   * `[tmp, dst, data, parentSyncs, floor]`): each as `fileWriteDurable` with
+   * `leaveTop`, one after the other, then each distinct directory left
+   * fsync'd once, after the last rename. Each slot of `results` is null
+   * (that item is durable) or its Error (absent in addons built before it).
+   */
+  fileWriteDurableBatch?(
+    items: readonly (readonly [tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string])[],
+    callback: (err: Error | null, results?: (NodeJS.ErrnoException | null)[]) => void,
+  ): void;
   /** Raises the soft RLIMIT_NOFILE to the hard limit; -1 stands for unlimited. */
   raiseFileLimit(): { soft: number; hard: number; raised: boolean };
   /** Bytes from the start of `view` to its first `alignment`-aligned address (absent in addons built before it). */

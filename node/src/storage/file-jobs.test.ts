@@ -182,3 +182,41 @@ describe('fileSyncDir', () => {
     expect(() => s(root)).toThrow(TypeError);
   });
 });
+
+describe('fileWriteDurableBatch', () => {
+  type Item = readonly [string, string, Uint8Array, 1 | 2, string];
+  const batch = (items: Item[]) =>
+    new Promise<(NodeJS.ErrnoException | null)[]>((res, rej) => jobs.fileWriteDurableBatch!(items, (e, r) => (e ? rej(e) : res(r!))));
+
+  it('publishes every item, each failure in its own slot only', async () => {
+    const vol = join(root, 'b-vol');
+    await mkdir(join(vol, 'prefix'), { recursive: true });
+    const gone = join(root, 'b-deleted');
+    const results = await batch([
+      [join(root, 'tmp', 'b1'), join(vol, 'prefix', 'k1', 'xl.meta'), Buffer.from('one'), 2, vol],
+      // A deleted volume: refused like fileWriteDurable, the others still publish.
+      [join(root, 'tmp', 'b2'), join(gone, 'o', 'xl.meta'), Buffer.from('two'), 2, gone],
+      [join(root, 'tmp', 'b3'), join(vol, 'prefix', 'k2', 'xl.meta'), Buffer.from('three'), 2, vol],
+      // An existing object directory, one level; then a deeper new tree.
+      [join(root, 'tmp', 'b4'), join(vol, 'prefix', 'k1', 'xl.meta'), Buffer.from('four'), 1, vol],
+      [join(root, 'tmp', 'b5'), join(vol, 'x', 'y', 'k', 'xl.meta'), Buffer.from('five'), 2, vol],
+    ]);
+    expect(results.map((r) => r?.code ?? null)).toEqual([null, 'ENOENT', null, null, null]);
+    expect(results[1]).toMatchObject({ syscall: 'rename', path: join(gone, 'o', 'xl.meta') });
+    expect(await readFile(join(vol, 'prefix', 'k1', 'xl.meta'), 'utf8')).toBe('four');
+    expect(await readFile(join(vol, 'prefix', 'k2', 'xl.meta'), 'utf8')).toBe('three');
+    expect(await readFile(join(vol, 'x', 'y', 'k', 'xl.meta'), 'utf8')).toBe('five');
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('refuses bad arguments at once', () => {
+    const b = jobs.fileWriteDurableBatch as (...a: unknown[]) => void;
+    const ok = [join(root, 'tmp', 'z'), join(root, 'z'), Buffer.from('z'), 1, root];
+    expect(() => b([], () => undefined)).toThrow(TypeError);
+    expect(() => b(Array.from({ length: 65 }, () => ok), () => undefined)).toThrow(TypeError);
+    expect(() => b([ok.slice(0, 4)], () => undefined)).toThrow(TypeError);
+    expect(() => b([[...ok.slice(0, 3), 3, root]], () => undefined)).toThrow(TypeError);
+    expect(() => b([ok, [join(root, 'tmp', 'y'), join(root, 'y'), 'not bytes', 1, root]], () => undefined)).toThrow(TypeError);
+    expect(() => b([ok])).toThrow(TypeError);
+  });
+});

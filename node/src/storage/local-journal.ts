@@ -70,7 +70,8 @@ export class VersionJournal {
    * before its rename, then the object's directory fsync'd (the rename), and
    * for a new object directory its parent too (the new directory's entry).
    * That parent fsync is shared by concurrent commits into the same directory
-   * (`DirSyncGroups` in local-fs.ts): it is one that *started* after this
+   * (the drive's batched commit job, or `DirSyncGroups`; `DriveFs.atomicWrite`
+   * in local-fs.ts): it is one that *started* after this
    * commit's mkdir and rename had completed, never one already running, and
    * this commit waits for it to return. A crash before it returns leaves the
    * new directory's entry possibly not durable: the object is then missing on
