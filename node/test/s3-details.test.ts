@@ -2,6 +2,7 @@
  * The details clients check, each against the real server with
  * `@aws-sdk/client-s3` (issue "S3 as real users meet it", item 5).
  */
+import { readdir, readlink } from 'node:fs/promises';
 import { request } from 'node:http';
 import {
   ChecksumAlgorithm,
@@ -289,6 +290,35 @@ describe('GET bodies from reused read buffers', () => {
     const next = fill(3 * MiB, 9);
     await s3.send(new PutObjectCommand({ Bucket: 'details', Key: 'slow', Body: next }));
     expect((await slowRead(url)).equals(next)).toBe(true);
+  });
+
+  it('a GET refused after its first block was read (304, 412, a bad header override) closes its shard files at once', async () => {
+    const body = fill(3 * MiB + 17, 3);
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'details', Key: 'fds', Body: body }));
+    /** This process's open files under the drives that are shard files (`part.N`). */
+    const openParts = async (): Promise<number> => {
+      let n = 0;
+      for (const fd of await readdir('/proc/self/fd')) {
+        const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+        if (target.startsWith(srv.root) && /\/part\.\d+$/.test(target)) n++;
+      }
+      return n;
+    };
+    expect(await openParts()).toBe(0);
+    for (let i = 0; i < 10; i++) {
+      expect((await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'fds', IfNoneMatch: put.ETag })))).status).toBe(304);
+      expect((await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'fds', IfMatch: '"nope"' })))).status).toBe(412);
+      expect((await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'fds', ResponseContentDisposition: 'x; filename="\u2603"' })))).status).toBe(400);
+    }
+    // Before the fix these stayed open until a garbage collection ("Closing file descriptor ... on
+    // garbage collection"): two data shards per refused GET. Closing is asynchronous: a bounded wait.
+    const deadline = Date.now() + 5_000;
+    let open = await openParts();
+    while (open > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      open = await openParts();
+    }
+    expect(open).toBe(0);
   });
 });
 

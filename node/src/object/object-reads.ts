@@ -129,6 +129,13 @@ export class ObjectReads {
       // the caller sees the result: a read below quorum fails here, while the
       // S3 edge can still answer with a status instead of a cut connection.
       const src = await primed(range);
+      // Cancelling the read closes its shard streams. Through `src` alone that fails while nothing
+      // has been taken from it yet (a 304 or 412, an error before the body is written): the
+      // return() of an unstarted generator runs no `finally`, so the read's own generator (started
+      // by `primed`) is returned too; the file handles then close now, not at a garbage collection.
+      const cancel = (): void => {
+        void range.return(undefined).catch(() => undefined);
+      };
       // The S3 GET reads `chunks` for inline versions too: one write of the inline bytes instead of
       // a Readable and a stream pipeline (its AbortController and end-of-stream listeners) per request.
       if (opts.reuseBuffers === true) {
@@ -144,12 +151,16 @@ export class ObjectReads {
         body.once('close', () => {
           release();
           void chunks.return(undefined);
+          cancel();
         });
         handedOver = true;
         return { info, ...(ranged ? { range: { start, end } } : {}), body, chunks };
       }
       const body = Readable.from(src, { objectMode: false });
-      body.once('close', release);
+      body.once('close', () => {
+        release();
+        cancel();
+      });
       handedOver = true;
       return ranged ? { info, range: { start, end }, body } : { info, body };
     } finally {

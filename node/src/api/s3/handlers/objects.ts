@@ -242,8 +242,9 @@ function checksumModeHeaders(ctx: S3Context, info: ObjectInfo, partNumber: numbe
 
 export async function handleGetObject(ctx: S3Context): Promise<void> {
   const opts = getOptions(ctx);
-  // Preconditions are evaluated here, not in the object layer, so a 304 can carry the ETag;
-  // the body stream reads nothing until it is piped.
+  // Preconditions are evaluated here, not in the object layer, so a 304 can carry the ETag; the
+  // layer has read the first block by then, and destroying `body` cancels the read (its shard
+  // streams close at once).
   const pre = parsePreconditions(ctx.req);
   // `reuseBuffers`: the body is written chunk by chunk below, each write completed before the next read.
   const result = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObject(ctx.ep.bucket, ctx.ep.key, { ...opts, reuseBuffers: true })).catch((err: unknown) => {
