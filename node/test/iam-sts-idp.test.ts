@@ -9,15 +9,14 @@
  * their expiry; forged or wrong inputs are refused.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
 import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
-import { freePort, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 
 const ROOT = { accessKey: 'idproot', secretKey: 'idproot-secret-key' };
 let srv: SvcRun;
@@ -72,51 +71,22 @@ afterAll(async () => {
 });
 
 describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', () => {
-  let oidc: Server;
+  let oidc: TestOidc;
   let issuer: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    issuer = `http://127.0.0.1:${port}`;
-    const provider = new Provider(issuer, {
-      clients: [
-        { client_id: 'svc-app', client_secret: 'svc-app-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
-        { client_id: 'other-app', client_secret: 'other-app-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
-      ],
-      features: {
-        devInteractions: { enabled: false },
-        clientCredentials: { enabled: true },
-        resourceIndicators: {
-          enabled: true,
-          defaultResource: () => 'urn:svc',
-          useGrantedResource: () => true,
-          // the token's audience is the client it was issued to
-          getResourceServerInfo: (_ctx, _resource, client) => ({ scope: 'openid', audience: client.clientId, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
-        },
-      },
-      extraTokenClaims: (ctx) => ({ policy: ctx.oidc.client?.clientId === 'svc-app' ? 'read-idp-data' : '', preferred_username: `${ctx.oidc.client?.clientId ?? 'x'}-user` }),
-    });
-    oidc = provider.listen(port);
-    await new Promise((r) => setTimeout(r, 50));
+    oidc = await startClientCredentialsProvider({ 'svc-app': 'read-idp-data', 'other-app': '' });
+    issuer = oidc.issuer;
   });
 
   afterAll(async () => {
-    await new Promise((r) => oidc?.close(r));
+    await oidc?.close();
   });
 
-  const tokenFor = async (client: string, secret: string): Promise<string> => {
-    const r = await fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client}:${secret}`).toString('base64')}` },
-      body: 'grant_type=client_credentials&scope=openid',
-    });
-    const j = (await r.json()) as { access_token?: string };
-    if (!j.access_token) throw new Error(`no token from the provider: ${JSON.stringify(j)}`);
-    return j.access_token;
-  };
+  const tokenFor = (client: string) => oidc.token(client);
 
   it('configured with svc admin idp openid; a token from the provider yields credentials narrowed to its policy claim, that expire', async () => {
-    const before = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') });
+    const before = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app') });
     expect([before.status, before.code]).toEqual([400, 'XSvcStsNotConfigured']);
     // configured with the client (madmin's encrypted key=value text); the secret is kept, never shown
     expect(await svc(['admin', 'idp', 'openid', 'add', `config_url=${issuer}/.well-known/openid-configuration`, 'client_id=svc-app', 'client_secret=oidc-client-secret-xyz', 'claim_name=policy'])).toMatchObject({ status: 'success', type: 'openid', name: '_' });
@@ -130,7 +100,7 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     const text = await runSvcCommand(['admin', 'idp', 'openid', 'info'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
     expect(text.out).toContain('client_id');
     expect(text.out + JSON.stringify(info)).not.toContain('oidc-client-secret-xyz');
-    const token = await tokenFor('svc-app', 'svc-app-secret');
+    const token = await tokenFor('svc-app');
     const stsClient = new STSClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'unused', secretAccessKey: 'unused' } });
     const r = await stsClient.send(new AssumeRoleWithWebIdentityCommand({ RoleArn: 'arn:aws:iam::000000000000:role/web', RoleSessionName: 'web', WebIdentityToken: token }));
     const c = r.Credentials!;
@@ -145,7 +115,7 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     await new Promise((res) => setTimeout(res, 1_100));
     expect(await errorCode(s3(c.AccessKeyId!, c.SecretAccessKey!, c.SessionToken!, 610_000).send(new GetObjectCommand({ Bucket: 'idp-data', Key: 'k' })))).toBe('ExpiredToken');
     // a token for another client id, an altered token, garbage: refused
-    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('other-app', 'other-app-secret') })).code).toBe('InvalidIdentityToken');
+    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('other-app') })).code).toBe('InvalidIdentityToken');
     const parts = token.split('.');
     const forged = `${parts[0]}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(parts[1]!, 'base64url').toString()), policy: 'consoleAdmin' })).toString('base64url')}.${parts[2]}`;
     expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: forged })).code).toBe('InvalidIdentityToken');
@@ -159,13 +129,13 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     // disabled: kept, but its tokens are refused until it is enabled again
     await svc(['admin', 'idp', 'openid', 'disable']);
     expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([{ type: 'openid', name: '_', enabled: false }]);
-    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') })).code).toBe('XSvcStsNotConfigured');
+    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app') })).code).toBe('XSvcStsNotConfigured');
     await svc(['admin', 'idp', 'openid', 'enable']);
-    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') })).status).toBe(200);
+    expect((await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app') })).status).toBe(200);
     // removed: the provider's tokens are refused from then on
     expect(await svc(['admin', 'idp', 'openid', 'remove'])).toMatchObject({ status: 'success' });
     expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([]);
-    const after = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app', 'svc-app-secret') });
+    const after = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app') });
     expect([after.status, after.code]).toEqual([400, 'XSvcStsNotConfigured']);
   });
 });
@@ -183,7 +153,7 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
   });
 
   it('a user name and password checked by the LDAP server yield credentials with the policies of its groups', async () => {
-    // configured with the client: an explicit ldap:// address is plain LDAP (the TLS modes are in iam-ldap-tls.test.ts)
+    // configured with the client: an explicit ldap:// address is plain LDAP (the TLS modes are in iam-idp-tls.test.ts)
     await svc(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(`ldap://127.0.0.1:${slapd.ldapPort}`)]);
     const info = (await svc(['admin', 'idp', 'ldap', 'info'])) as { info: { key: string; value: string }[] };
     expect(Object.fromEntries(info.info.map((l) => [l.key, l.value]))).toMatchObject({ lookup_bind_password: '*redacted*', user_dn_search_filter: '(uid=%s)', server_starttls: 'off' });

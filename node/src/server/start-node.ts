@@ -31,7 +31,7 @@ import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
 import { createStsHandler } from '../api/sts/index.ts';
 import { verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
-import { staticTrust } from '../tls/trust.ts';
+import { staticTrust, trustedFetch } from '../tls/trust.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
 import { RPC_TOKEN_VALIDITY_MS } from '../cluster/rpc-auth.ts';
@@ -204,7 +204,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     handlers: { ...cluster.serverDeps.handlers, admin: audit.wrap(admin.handler) },
     consoleOpenId: () => {
       const cfg = iam.loaded ? iam.doc().idp.openid : undefined;
-      return cfg === undefined || cfg.disabled ? undefined : { configUrl: cfg.issuer, clientId: cfg.clientIds[0]!, ...(cfg.clientSecret ? { clientSecret: iam.open(cfg.clientSecret) } : {}), scopes: cfg.scopes ?? [], ...(cfg.redirectUri ? { redirectUri: cfg.redirectUri } : {}), ...(cfg.displayName ? { displayName: cfg.displayName } : {}) };
+      return cfg === undefined || cfg.disabled ? undefined : { fetch: trustedFetch(tls?.trust ?? staticTrust([])), configUrl: cfg.issuer, clientId: cfg.clientIds[0]!, ...(cfg.clientSecret ? { clientSecret: iam.open(cfg.clientSecret) } : {}), scopes: cfg.scopes ?? [], ...(cfg.redirectUri ? { redirectUri: cfg.redirectUri } : {}), ...(cfg.displayName ? { displayName: cfg.displayName } : {}) };
     },
     buildServices: async (ctx) => {
       formatted.settle(ctx);
@@ -366,7 +366,7 @@ async function buildObjectPhase(ctx: StorageContext, d: ObjectPhaseDeps): Promis
         logger: log,
         webIdentity: () => {
           const cfg = iam.loaded ? iam.doc().idp.openid : undefined;
-          return cfg && !cfg.disabled ? (token: string) => verifyWebIdentity(cfg, token, clock.now()) : undefined;
+          return cfg && !cfg.disabled ? (token: string) => verifyWebIdentity(cfg, token, clock.now(), tls?.trust ?? staticTrust([])) : undefined;
         },
         ldap: () => {
           const doc = iam.loaded ? iam.doc() : undefined;

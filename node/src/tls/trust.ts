@@ -12,7 +12,7 @@
  * the new set (open ones keep theirs).
  */
 import { getCACertificates, type ConnectionOptions } from 'node:tls';
-import { buildConnector } from 'undici';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { readCertificateDir } from './cert-dir.ts';
 import { TLS_CIPHERS, TLS_MIN_VERSION } from './tls-settings.ts';
 
@@ -68,6 +68,24 @@ export function tlsConnector(trust: ClientTrust, base: buildConnector.BuildOptio
     if (built?.version !== trust.version) built = { version: trust.version, connect: buildConnector({ ...base, ...trust.connectOptions(), ...extra() } as buildConnector.BuildOptions) };
     built.connect(opts, cb);
   };
+}
+
+const fetchers = new WeakMap<ClientTrust, typeof fetch>();
+
+/**
+ * A `fetch` whose https connections follow `trust` (the node's CA set, host
+ * names verified): for calls to services the operator runs, such as an
+ * OpenID provider behind a private CA. One connection pool per trust set.
+ */
+export function trustedFetch(trust: ClientTrust): typeof fetch {
+  let f = fetchers.get(trust);
+  if (f === undefined) {
+    const agent = new Agent({ connect: tlsConnector(trust, { timeout: 10_000 }), keepAliveTimeout: 4_000 });
+    // undici's fetch is the one Node's global wraps; its types are its own
+    f = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
+    fetchers.set(trust, f);
+  }
+  return f;
 }
 
 /** OpenSSL and Node codes of a refused certificate or a failed handshake. */

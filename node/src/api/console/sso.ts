@@ -20,12 +20,15 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SvcError } from '../../util/errors.ts';
+import { providerUnreachable } from '../sts/providers.ts';
 import { type ConsoleRequestInfo, CONSOLE_ROOT } from './request-context.ts';
 import { openSession, type SignInDeps } from './sign-in.ts';
 import type { Session } from './sessions.ts';
 
 /** The provider as the console uses it (from the identity store's OpenID configuration). */
 export interface ConsoleOpenId {
+  /** Calls to the provider (trusting the node's CAs). */
+  readonly fetch: typeof fetch;
   readonly configUrl: string;
   /** The console's client id (the first configured). */
   readonly clientId: string;
@@ -46,16 +49,17 @@ interface Endpoints {
 }
 const discovered = new Map<string, Endpoints>();
 
-async function endpoints(configUrl: string, now: number): Promise<Endpoints> {
+async function endpoints(cfg: ConsoleOpenId, now: number): Promise<Endpoints> {
+  const configUrl = cfg.configUrl;
   const cached = discovered.get(configUrl);
   if (cached !== undefined && now - cached.at < 5 * 60_000) return cached;
   let doc: { authorization_endpoint?: unknown; token_endpoint?: unknown };
   try {
-    const res = await fetch(configUrl, { signal: AbortSignal.timeout(10_000) });
+    const res = await cfg.fetch(configUrl, { signal: AbortSignal.timeout(10_000) });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     doc = (await res.json()) as typeof doc;
   } catch (err) {
-    throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document ${configUrl} could not be read: ${(err as Error).message}`);
+    throw providerUnreachable(`the OpenID provider's discovery document ${configUrl}`, err);
   }
   if (typeof doc.authorization_endpoint !== 'string' || typeof doc.token_endpoint !== 'string') throw new SvcError('IDPCommunicationError', 'the discovery document names no authorization_endpoint or token_endpoint');
   const e = { authorization: doc.authorization_endpoint, token: doc.token_endpoint, at: now };
@@ -73,7 +77,7 @@ const s256 = (v: string) => createHash('sha256').update(v).digest('base64url');
 
 /** Where to send the browser, and the cookie value (`state.verifier.nonce`) that must come back with it. */
 export async function ssoStart(cfg: ConsoleOpenId, info: ConsoleRequestInfo, now: number): Promise<{ location: string; cookie: string }> {
-  const e = await endpoints(cfg.configUrl, now);
+  const e = await endpoints(cfg, now);
   const state = b64(24);
   const verifier = b64(32);
   const nonce = b64(24);
@@ -106,7 +110,7 @@ export async function ssoFinish(deps: SignInDeps, cfg: ConsoleOpenId, info: Cons
   if (!state || !verifier || !nonce || !same(state, returned)) throw new SvcError('AccessDenied', 'this sign-in was not started here, or took longer than 10 minutes: start it again');
   const code = query.get('code');
   if (code === null || code === '') throw new SvcError('AccessDenied', 'the identity provider sent no authorization code');
-  const e = await endpoints(cfg.configUrl, now);
+  const e = await endpoints(cfg, now);
   const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri(cfg, info), code_verifier: verifier });
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
   // a confidential client authenticates with HTTP Basic (RFC 6749 2.3.1: both parts form-encoded); a public one names itself
@@ -114,10 +118,10 @@ export async function ssoFinish(deps: SignInDeps, cfg: ConsoleOpenId, info: Cons
   else form.set('client_id', cfg.clientId);
   let tokens: { id_token?: unknown; error?: unknown; error_description?: unknown };
   try {
-    const res = await fetch(e.token, { method: 'POST', headers, body: form.toString(), signal: AbortSignal.timeout(10_000) });
+    const res = await cfg.fetch(e.token, { method: 'POST', headers, body: form.toString(), signal: AbortSignal.timeout(10_000) });
     tokens = (await res.json()) as typeof tokens;
   } catch (err) {
-    throw new SvcError('IDPCommunicationError', `the identity provider's token endpoint could not be reached: ${(err as Error).message}`);
+    throw providerUnreachable("the identity provider's token endpoint", err);
   }
   if (typeof tokens.id_token !== 'string') throw new SvcError('AccessDenied', `the identity provider issued no ID token: ${String(tokens.error_description ?? tokens.error ?? 'no reason given')}`);
   // the node's STS verifies the token (signature, issuer, audience, expiry) and maps its policy claim

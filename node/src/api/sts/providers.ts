@@ -17,7 +17,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import { ldapConnection } from '../../iam/idp-config.ts';
 import type { LdapConfig, OpenIdConfig } from '../../iam/state.ts';
-import { type ClientTrust, tlsFailureReason } from '../../tls/trust.ts';
+import { type ClientTrust, tlsFailureReason, trustedFetch } from '../../tls/trust.ts';
 import { SvcError } from '../../util/errors.ts';
 
 /** An identity an external provider vouched for. */
@@ -39,21 +39,28 @@ interface Discovered {
 
 const discovery = new Map<string, Promise<Discovered>>();
 
-async function discover(configUrl: string): Promise<Discovered> {
+/** A failed call to a provider, with the TLS reason when that was it (and the remedy). */
+export function providerUnreachable(what: string, err: unknown): SvcError {
+  const tls = tlsFailureReason(err);
+  if (tls !== undefined) return new SvcError('IDPCommunicationError', `${what} failed the TLS check: ${tls}; trust its CA by adding it to the certificate directory's CAs/`);
+  return new SvcError('IDPCommunicationError', `${what} could not be reached: ${(err as Error).message}`);
+}
+
+async function discover(configUrl: string, fetchImpl: typeof fetch): Promise<Discovered> {
   let d = discovery.get(configUrl);
   if (d === undefined) {
     d = (async () => {
       let res: Response;
       try {
-        res = await fetch(configUrl, { signal: AbortSignal.timeout(10_000) });
+        res = await fetchImpl(configUrl, { signal: AbortSignal.timeout(10_000) });
       } catch (err) {
-        throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document ${configUrl} could not be fetched: ${(err as Error).message}`);
+        throw providerUnreachable(`the OpenID provider's discovery document ${configUrl}`, err);
       }
       if (!res.ok) throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document answered ${res.status}`);
       const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
       if (typeof doc.issuer !== 'string' || typeof doc.jwks_uri !== 'string') throw new SvcError('IDPCommunicationError', 'the discovery document names no issuer or jwks_uri');
-      const { createRemoteJWKSet } = await import('jose');
-      return { issuer: doc.issuer, jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 10_000 }) };
+      const { createRemoteJWKSet, customFetch } = await import('jose');
+      return { issuer: doc.issuer, jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 10_000, [customFetch]: fetchImpl }) };
     })();
     discovery.set(configUrl, d);
     d.catch(() => discovery.delete(configUrl));
@@ -68,14 +75,15 @@ function strings(v: unknown): string[] {
 }
 
 /** Verifies a token of the configured provider: signature, issuer, expiry, audience (or authorized party) one of the client ids. */
-export async function verifyWebIdentity(cfg: OpenIdConfig, token: string, now: number): Promise<ExternalIdentity> {
-  const d = await discover(cfg.issuer);
+export async function verifyWebIdentity(cfg: OpenIdConfig, token: string, now: number, trust: ClientTrust): Promise<ExternalIdentity> {
+  const d = await discover(cfg.issuer, trustedFetch(trust));
   const { jwtVerify } = await import('jose');
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, d.jwks, { issuer: d.issuer, currentDate: new Date(now), clockTolerance: 60 }));
   } catch (err) {
     if (err instanceof SvcError) throw err;
+    if (tlsFailureReason(err) !== undefined) throw providerUnreachable("the OpenID provider's key set", err);
     throw new SvcError('InvalidIdentityToken', `the web identity token is not valid: ${(err as Error).message}`);
   }
   const audiences = [...strings(payload.aud), ...strings(payload['azp']), ...strings(payload['client_id'])];

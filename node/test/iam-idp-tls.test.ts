@@ -1,19 +1,25 @@
 /**
- * LDAP over TLS for AssumeRoleWithLDAPIdentity, against real `slapd`s
+ * Identity providers behind TLS, verified against the node's CAs. LDAP
+ * over TLS for AssumeRoleWithLDAPIdentity, against real `slapd`s
  * serving certificates of CAs made here with openssl: slapd A (a CA the
  * node trusts through its certificate directory's `CAs/`; LDAPS, and
  * StartTLS on its plain port, which refuses everything in clear) and
  * slapd B (a CA the node does not know). LDAPS and StartTLS work with the
  * trusted CA; an untrusted CA or a host name the certificate does not
  * carry is a clear IDPCommunicationError and never a fall-back to plain;
- * `tls_skip_verify=on` is the explicit opt-out. Configured with the client.
+ * `tls_skip_verify=on` is the explicit opt-out. An OpenID provider on HTTPS
+ * (npm `oidc-provider`): its discovery document and keys are fetched
+ * trusting the same CAs; one under an unknown CA is refused with the
+ * reason. Configured with the client.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLeaf, makeCa, type TestCa } from './helpers/certs.ts';
 import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
+import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
 import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 
@@ -24,6 +30,10 @@ let endpoint: string;
 let caA: TestCa;
 let trusted: Slapd;
 let untrusted: Slapd;
+let oidcTrusted: TestOidc;
+let oidcUntrusted: TestOidc;
+/** The test's own calls to the HTTPS providers (it trusts both CAs). */
+let testFetch: typeof fetch;
 
 async function svc(args: string[]): Promise<void> {
   const r = await runSvcCommand([...args, '--json'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
@@ -41,6 +51,10 @@ beforeAll(async () => {
   trusted = await startSlapd(join(work, 'slapd-a'), { tls: leafA, requireTls: true });
   await populate(trusted, { ca: [caA.pem], host: '127.0.0.1' });
   untrusted = await startSlapd(join(work, 'slapd-b'), { tls: leafB });
+  oidcTrusted = await startClientCredentialsProvider({ 'tls-app': 'readonly' }, leafA);
+  oidcUntrusted = await startClientCredentialsProvider({ 'tls-app': 'readonly' }, leafB);
+  const agent = new Agent({ connect: { ca: [caA.pem, caB.pem] } });
+  testFetch = ((input: string, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
   // the node trusts CA A through its certificate directory (no pair of its own: it serves plain HTTP)
   mkdirSync(join(work, 'certs', 'CAs'), { recursive: true });
   writeFileSync(join(work, 'certs', 'CAs', 'ldap-ca.crt'), caA.pem);
@@ -59,6 +73,8 @@ afterAll(async () => {
   await srv?.stop();
   trusted?.stop();
   untrusted?.stop();
+  await oidcTrusted?.close();
+  await oidcUntrusted?.close();
 });
 
 describe('AssumeRoleWithLDAPIdentity over TLS', () => {
@@ -99,5 +115,21 @@ describe('AssumeRoleWithLDAPIdentity over TLS', () => {
     const st = await signIn();
     expect([st.status, st.code]).toEqual([400, 'IDPCommunicationError']);
     expect(st.message).toMatch(/failed the TLS check \(StartTLS\)/);
+  });
+});
+
+describe('AssumeRoleWithWebIdentity against a provider on HTTPS', () => {
+  const webIdentity = async (o: TestOidc) => stsCall(endpoint, { Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await o.token('tls-app', testFetch) });
+
+  it("a provider whose certificate the node's CAs/ vouch for works; one under an unknown CA is refused with the reason", async () => {
+    await svc(['admin', 'idp', 'openid', 'add', `config_url=${oidcUntrusted.issuer}/.well-known/openid-configuration`, 'client_id=tls-app']);
+    const refused = await webIdentity(oidcUntrusted);
+    expect([refused.status, refused.code]).toEqual([400, 'IDPCommunicationError']);
+    expect(refused.message).toMatch(/discovery document .* failed the TLS check: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN)/);
+    await svc(['admin', 'idp', 'openid', 'update', `config_url=${oidcTrusted.issuer}/.well-known/openid-configuration`]);
+    const r = await webIdentity(oidcTrusted);
+    expect(r.status, r.text).toBe(200);
+    const session = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: r.cred!.ak, secretAccessKey: r.cred!.sk, sessionToken: r.cred!.token } });
+    expect(await (await session.send(new GetObjectCommand({ Bucket: 'tls-data', Key: 'k' }))).Body!.transformToString()).toBe('data');
   });
 });
