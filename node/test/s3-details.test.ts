@@ -2,7 +2,8 @@
  * The details clients check, each against the real server with
  * `@aws-sdk/client-s3` (issue "S3 as real users meet it", item 5).
  */
-import { readdir, readlink } from 'node:fs/promises';
+import { readdir, readlink, rm } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { request } from 'node:http';
 import {
   ChecksumAlgorithm,
@@ -319,6 +320,23 @@ describe('GET bodies from reused read buffers', () => {
       open = await openParts();
     }
     expect(open).toBe(0);
+
+    // The preconditions are decided before any shard is read: with every shard file of the object
+    // gone, the refusals still answer, while a plain GET cannot be served.
+    const parts: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      for (const e of await readdir(dir, { withFileTypes: true })) {
+        if (e.isDirectory()) await walk(join(dir, e.name));
+        else if (/^part\.\d+$/.test(e.name) && dir.includes(`${sep}fds${sep}`)) parts.push(join(dir, e.name));
+      }
+    };
+    await walk(srv.root);
+    expect(parts.length).toBeGreaterThanOrEqual(2);
+    await Promise.all(parts.map((f) => rm(f)));
+    expect((await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'fds', IfNoneMatch: put.ETag })))).status).toBe(304);
+    expect((await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'fds', IfMatch: '"nope"' })))).status).toBe(412);
+    expect((await s3Error(s3.send(new GetObjectCommand({ Bucket: 'details', Key: 'fds' })))).status).toBe(503);
+    await s3.send(new DeleteObjectCommand({ Bucket: 'details', Key: 'fds' }));
   });
 });
 

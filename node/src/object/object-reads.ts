@@ -107,6 +107,7 @@ export class ObjectReads {
         ranged = true;
       }
       const length = Math.max(0, end - start + 1);
+      opts.check?.(info);
       const path = objectPath(key);
       let released = false;
       const release = (): void => {

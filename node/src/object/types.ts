@@ -226,6 +226,13 @@ export interface GetObjectOptions {
    * alone.
    */
   reuseBuffers?: boolean;
+  /**
+   * Called with the version's info once it is resolved (range and part
+   * checked), under the read lock and before any of its data is read: a
+   * throw ends the GET with nothing read (an S3 GET's conditional headers,
+   * whose 304 needs the info it was handed).
+   */
+  check?: (info: ObjectInfo) => void;
 }
 
 /** A byte range request as sent: `bytes=a-b`, `bytes=a-`, `bytes=-n`. */

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { resolveRange } from '../../../object/range.ts';
-import type { GetObjectOptions, ObjectChecksum, ObjectInfo, PutObjectOptions } from '../../../object/types.ts';
+import type { GetObjectOptions, GetObjectResult, ObjectChecksum, ObjectInfo, PutObjectOptions } from '../../../object/types.ts';
 import { SvcError } from '../../../util/errors.ts';
 import { writeChunks } from '../../../util/write-chunks.ts';
 import { checksumHeaderName, parseChecksumAlgorithm } from '../checksum.ts';
@@ -242,25 +242,29 @@ function checksumModeHeaders(ctx: S3Context, info: ObjectInfo, partNumber: numbe
 
 export async function handleGetObject(ctx: S3Context): Promise<void> {
   const opts = getOptions(ctx);
-  // Preconditions are evaluated here, not in the object layer, so a 304 can carry the ETag; the
-  // layer has read the first block by then, and destroying `body` cancels the read (its shard
-  // streams close at once).
+  // Preconditions are evaluated by the layer's `check`, once the version is known and before any
+  // of its data is read (a 304 or 412 reads no shard), here so that a 304 can carry the ETag.
   const pre = parsePreconditions(ctx.req);
+  let checked: ObjectInfo | undefined;
+  const check =
+    pre === undefined
+      ? undefined
+      : (seen: ObjectInfo): void => {
+          checked = seen;
+          checkPreconditions(pre, seen.etag, seen.modTime);
+        };
   // `reuseBuffers`: the body is written chunk by chunk below, each write completed before the next read.
-  const result = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObject(ctx.ep.bucket, ctx.ep.key, { ...opts, reuseBuffers: true })).catch((err: unknown) => {
-    throw partNumberError(err, opts.partNumber);
-  });
-  const { info, body } = result;
+  let result: GetObjectResult;
   try {
-    checkPreconditions(pre, info.etag, info.modTime);
+    result = await withDeleteMarkerHeaders(ctx, () => ctx.layer.getObject(ctx.ep.bucket, ctx.ep.key, { ...opts, reuseBuffers: true, ...(check ? { check } : {}) }));
   } catch (err) {
-    body.destroy();
-    if (err instanceof SvcError && err.code === 'NotModified') {
-      sendNotModified(ctx, info);
+    if (err instanceof SvcError && err.code === 'NotModified' && checked !== undefined) {
+      sendNotModified(ctx, checked);
       return;
     }
-    throw err;
+    throw partNumberError(err, opts.partNumber);
   }
+  const { info, body } = result;
   let headers: Record<string, string>;
   try {
     headers = { ...objectHeaders(ctx, info), ...(await governanceHeaders(ctx, info, customerKey(ctx.req))) };
