@@ -161,6 +161,10 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
     // no policy mapped yet: refused
     expect((await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password })).code).toBe('AccessDenied');
     expect(await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--group', LDAP_GROUP])).toMatchObject({ policiesAttached: ['read-idp-data'] });
+    expect(await svc(['admin', 'idp', 'ldap', 'policy', 'entities'])).toMatchObject({ userMappings: [], groupMappings: [{ group: LDAP_GROUP.toLowerCase(), policies: ['read-idp-data'] }], policyMappings: [{ policy: 'read-idp-data', users: [], groups: [LDAP_GROUP.toLowerCase()] }] });
+    // a policy an LDAP group holds cannot be removed
+    const inUse = await svcRun(['admin', 'policy', 'remove', 'read-idp-data']);
+    expect([inUse.code, JSON.parse(inUse.out).Code]).toEqual([1, 'XSvcAdminPolicyInUse']);
     const r = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password, DurationSeconds: '900' });
     expect(r.status, r.text).toBe(200);
     const c = r.cred!;

@@ -9,6 +9,7 @@ import {
   emptyDoc,
   encodeDoc,
   type IamDoc,
+  mapLdapPolicies,
   putPolicy,
   removePolicy,
   removeUser,
@@ -40,6 +41,13 @@ describe('identity store document', () => {
     expect(code(() => putPolicy(d, ctx, 'readonly', '{}'))).toBe('XSvcAdminCannedPolicy');
     expect(code(() => putPolicy(d, ctx, 'bad', '{"Statement":'))).toBe('MalformedPolicy');
     expect(code(() => removePolicy(d, 'p1'))).toBe('XSvcAdminPolicyInUse');
+    // an LDAP mapping holds it too
+    putPolicy(d, ctx, 'p2', JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*' }] }));
+    mapLdapPolicies(d, 'CN=Readers,DC=x', ['p2'], false, 'group');
+    expect(() => removePolicy(d, 'p2')).toThrow(/LDAP group cn=readers,dc=x/);
+    mapLdapPolicies(d, 'cn=readers,dc=x', ['p2'], true);
+    expect(d.ldapKinds).toEqual({});
+    removePolicy(d, 'p2');
     updateGroupMembers(d, ctx, 'devs', ['alice'], false);
     expect(code(() => updateGroupMembers(d, ctx, 'devs', [], true))).toBe('XSvcAdminGroupNotEmpty');
     expect(code(() => updateGroupMembers(d, ctx, 'devs', ['ghost'], false))).toBe('XSvcAdminNoSuchUser');

@@ -119,6 +119,8 @@ export interface IamDoc {
   accessKeys: Record<string, AccessKeyRecord>;
   /** Policies mapped to LDAP distinguished names (users and groups, lower-cased). */
   ldapPolicies: Record<string, string[]>;
+  /** Whether each mapped DN was attached as a user or a group (`policy entities` lists them apart). */
+  ldapKinds?: Record<string, 'user' | 'group'>;
   idp: { openid?: OpenIdConfig; ldap?: LdapConfig };
 }
 
@@ -153,6 +155,7 @@ export function decodeDoc(raw: Uint8Array, path: string): IamDoc {
     policies: d.policies ?? {},
     accessKeys: d.accessKeys ?? {},
     ldapPolicies: d.ldapPolicies ?? {},
+    ...(d.ldapKinds ? { ldapKinds: d.ldapKinds } : {}),
     idp: d.idp ?? {},
   };
 }
@@ -284,8 +287,10 @@ export function removePolicy(d: IamDoc, name: string): void {
   if (d.policies[name] === undefined) throw new SvcError('XSvcAdminNoSuchPolicy', `the policy "${name}" does not exist`);
   const users = Object.entries(d.users).filter(([, u]) => u.policies.includes(name)).map(([n]) => n);
   const groups = Object.entries(d.groups).filter(([, g]) => g.policies.includes(name)).map(([n]) => n);
-  if (users.length > 0 || groups.length > 0) {
-    throw new SvcError('XSvcAdminPolicyInUse', `the policy "${name}" is attached to ${[...users.map((u) => `user ${u}`), ...groups.map((g) => `group ${g}`)].join(', ')}; detach it first`);
+  const dns = Object.entries(d.ldapPolicies).filter(([, p]) => p.includes(name)).map(([dn]) => dn);
+  if (users.length > 0 || groups.length > 0 || dns.length > 0) {
+    const where = [...users.map((u) => `user ${u}`), ...groups.map((g) => `group ${g}`), ...dns.map((dn) => `LDAP ${d.ldapKinds?.[dn] ?? 'entry'} ${dn}`)];
+    throw new SvcError('XSvcAdminPolicyInUse', `the policy "${name}" is attached to ${where.join(', ')}; detach it first`);
   }
   delete d.policies[name];
 }
@@ -391,15 +396,20 @@ export function removeAccessKey(d: IamDoc, ak: string): void {
 }
 
 /** Attaches policies to an LDAP DN (user or group), or detaches them. */
-export function mapLdapPolicies(d: IamDoc, dn: string, policies: string[], detach: boolean): string[] {
+export function mapLdapPolicies(d: IamDoc, dn: string, policies: string[], detach: boolean, kind?: 'user' | 'group'): string[] {
   const key = dn.toLowerCase();
   if (!detach) checkPoliciesExist(d, policies);
   const cur = d.ldapPolicies[key] ?? [];
   const changed = detach ? policies.filter((p) => cur.includes(p)) : policies.filter((p) => !cur.includes(p));
   if (changed.length === 0) throw new SvcError('InvalidArgument', detach ? `none of ${policies.join(', ')} is attached to ${dn}` : `${policies.join(', ')} already attached to ${dn}`);
   const next = detach ? cur.filter((p) => !policies.includes(p)) : uniq([...cur, ...policies]);
-  if (next.length === 0) delete d.ldapPolicies[key];
-  else d.ldapPolicies[key] = next;
+  if (next.length === 0) {
+    delete d.ldapPolicies[key];
+    if (d.ldapKinds) delete d.ldapKinds[key];
+  } else {
+    d.ldapPolicies[key] = next;
+    if (kind) d.ldapKinds = { ...d.ldapKinds, [key]: kind };
+  }
   return changed;
 }
 

@@ -473,10 +473,35 @@ function ldapAttach(detach: boolean): Handler {
     const policies = Array.isArray(body.policies) ? policyList(body.policies.filter((p): p is string => typeof p === 'string').join(',')) : [];
     const t = target(body.user, body.group);
     const dn = 'user' in t ? t.user : t.group;
-    const changed = await d.store.mutate(detach ? 'ldap.policy.detach' : 'ldap.policy.attach', actor(c), { dn, policies }, (doc) => mapLdapPolicies(doc, dn, policies, detach));
+    const changed = await d.store.mutate(detach ? 'ldap.policy.detach' : 'ldap.policy.attach', actor(c), { dn, policies }, (doc) => mapLdapPolicies(doc, dn, policies, detach, 'user' in t ? 'user' : 'group'));
     return encrypted(c, { ...(detach ? { policiesDetached: changed } : { policiesAttached: changed }), updatedAt: new Date(d.now()).toISOString() });
   };
 }
+
+/**
+ * madmin's `PolicyEntitiesResult` for LDAP: which DNs (as attached: user or
+ * group, lower-cased) hold which policies, and per policy who holds it.
+ * `user`, `group`, `policy` narrow it to one DN or policy each.
+ */
+const ldapPolicyEntities: Handler = async (c, d) => {
+  need(c, d, 'admin:ListUserPolicies');
+  const doc = d.store.doc();
+  const user = c.query.get('user')?.toLowerCase();
+  const group = c.query.get('group')?.toLowerCase();
+  const policy = c.query.get('policy');
+  const all = user === undefined && group === undefined && policy === undefined;
+  const entries = Object.entries(doc.ldapPolicies).sort(([a], [b]) => a.localeCompare(b));
+  const kind = (dn: string) => doc.ldapKinds?.[dn] ?? 'user';
+  const userMappings = entries.filter(([dn]) => kind(dn) === 'user' && (all || dn === user)).map(([dn, policies]) => ({ user: dn, policies }));
+  const groupMappings = entries.filter(([dn]) => kind(dn) === 'group' && (all || dn === group)).map(([dn, policies]) => ({ group: dn, policies }));
+  const names = [...new Set(entries.flatMap(([, p]) => p))].sort().filter((p) => all || p === policy);
+  const policyMappings = names.map((p) => ({
+    policy: p,
+    users: entries.filter(([dn, ps]) => ps.includes(p) && kind(dn) === 'user').map(([dn]) => dn),
+    groups: entries.filter(([dn, ps]) => ps.includes(p) && kind(dn) === 'group').map(([dn]) => dn),
+  }));
+  return encrypted(c, { timestamp: new Date(d.now()).toISOString(), userMappings, groupMappings, policyMappings });
+};
 
 /** What the console shows or hides: the actions it asks about. */
 export const CONSOLE_ACTIONS = [
@@ -547,6 +572,7 @@ export const IAM_ADMIN_ROUTES: readonly IamRoute[] = [
   { op: 'GetLdapConfig', method: 'GET', path: 'v3/idp-config/ldap/_', summary: 'the ldap provider as `{type, name, info: [{key, value}]}` (encrypted answer, secrets hidden)', handler: idpConfig('ldap', 'GET') },
   { op: 'DeleteLdapConfig', method: 'DELETE', path: 'v3/idp-config/ldap/_', summary: 'remove the ldap provider', handler: idpConfig('ldap', 'DELETE') },
   { op: 'ListLdapConfigs', method: 'GET', path: 'v3/idp-config/ldap', summary: 'the ldap configurations (encrypted `[{type, name, enabled}]`)', handler: idpList('ldap') },
+  { op: 'LdapPolicyEntities', method: 'GET', path: 'v3/idp/ldap/policy-entities', summary: 'which LDAP DNs hold which policies (encrypted answer; `user`, `group`, `policy` narrow it)', handler: ldapPolicyEntities },
   { op: 'LdapPolicyAttach', method: 'POST', path: 'v3/idp/ldap/policy/attach', summary: 'attach policies to an LDAP user or group DN (encrypted both ways)', handler: ldapAttach(false) },
   { op: 'LdapPolicyDetach', method: 'POST', path: 'v3/idp/ldap/policy/detach', summary: 'detach policies from an LDAP DN (encrypted both ways)', handler: ldapAttach(true) },
   { op: 'AddUser', method: 'PUT', path: 'v3/add-user', summary: 'create or update a user (encrypted body {secretKey, status})', handler: addUser },

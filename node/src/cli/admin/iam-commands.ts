@@ -9,7 +9,7 @@
  *   svc admin accesskey create ALIAS [USER] [--access-key K --secret-key S --policy FILE --name N --description D --expiry 24h|DATE]
  *   svc admin accesskey list ALIAS [USER]   accesskey info|remove|enable|disable ALIAS ACCESSKEY
  *   svc admin idp openid|ldap add|update ALIAS [CFG_NAME] KEY=VALUE...   idp openid|ldap remove|info|enable|disable ALIAS [CFG_NAME]   idp openid|ldap list ALIAS
- *   svc admin idp ldap policy attach|detach ALIAS POLICY [POLICY...] --user DN | --group DN
+ *   svc admin idp ldap policy attach|detach ALIAS POLICY [POLICY...] --user DN | --group DN   idp ldap policy entities ALIAS
  *
  * They call the identity routes with madmin's bodies (secrets encrypted
  * with the alias's secret key). ALIAS may be left out when SVC_ENDPOINT,
@@ -325,6 +325,17 @@ function registerIdpCommands(admin: Command, cmd: Cmd, json: (o: JsonOpt, value:
   // policies of LDAP users and groups, by distinguished name
   const ldapPolicy = idp.commands.find((g) => g.name() === 'ldap')!.command('policy').description('policies attached to LDAP users and groups (by DN)');
   attachCommands(cmd, json, ldapPolicy, { route: 'v3/idp/ldap/policy', usage: 'svc admin idp ldap policy', user: 'DN', group: 'DN', what: 'LDAP ' });
+  type EntitiesOpt = JsonOpt & { user?: string; group?: string; policy?: string };
+  cmd<EntitiesOpt>(ldapPolicy, 'entities', 'which LDAP users and groups hold which policies', 'ALIAS', async (c, rest, o) => {
+    exactly(rest, 0, 'svc admin idp ldap policy entities ALIAS [--user DN] [--group DN] [--policy POLICY]');
+    const q = { ...(o.user !== undefined ? { user: o.user } : {}), ...(o.group !== undefined ? { group: o.group } : {}), ...(o.policy !== undefined ? { policy: o.policy } : {}) };
+    const r = await c.encryptedAnswer<{ userMappings?: { user: string; policies: string[] }[]; groupMappings?: { group: string; policies: string[] }[] }>('v3/idp/ldap/policy-entities', q);
+    const rows = [...(r.value.userMappings ?? []).map((m) => ['user', m.user, m.policies.join(',')] as const), ...(r.value.groupMappings ?? []).map((m) => ['group', m.group, m.policies.join(',')] as const)];
+    json(o, r.value, rows.length === 0 ? 'No LDAP policy mappings.' : table(['KIND', 'DN', 'POLICIES'], rows));
+  })
+    .option('--user <dn>', "one LDAP user's mapping")
+    .option('--group <dn>', "one LDAP group's mapping")
+    .option('--policy <policy>', 'who holds one policy');
 }
 
 /**
