@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startNotifyServer, startWebhookReceiver, until, type WebhookReceiver } from './helpers/notify.ts';
+import { signedRequest } from './helpers/sigv4-signer.ts';
 import { freePort, type SvcRun, tempDir } from './svc-process.ts';
 
 const MiB = 1024 * 1024;
@@ -114,6 +115,9 @@ describe('SIGTERM with requests in flight', () => {
         return { bytes, sha: h.digest('hex') };
       })();
       await until('the PUT to be in flight', () => (put.sent() >= 4 ? true : undefined), 20_000);
+      // A live notification listener (`mc watch`) never finishes on its own: the stop ends it rather than wait for the deadline.
+      const listen = signedRequest(endpoint, ROOT, { method: 'GET', path: '/drain', query: { events: 's3:ObjectCreated:*' }, headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+      await new Promise((r) => setTimeout(r, 300));
 
       srv.child.kill('SIGTERM');
       await until('shutdown to begin', () => (eventsOf(srv).includes('shutdown_begin') ? true : undefined), 10_000);
@@ -123,6 +127,8 @@ describe('SIGTERM with requests in flight', () => {
       const notReady = srv.logs().find((l) => l['event'] === 'readiness_changed' && l['ready'] === false);
       expect(notReady).toBeDefined();
 
+      const listened = await listen;
+      expect(listened.status, listened.body).toBe(200);
       const putOut = await putDone;
       expect(putOut.ETag).toMatch(/^"[0-9a-f]{32}"$/);
       expect(await getDone).toEqual({ bytes: GET_BLOCKS * MiB, sha: digest(7, GET_BLOCKS) });

@@ -62,6 +62,8 @@ export interface Listener {
   suffix?: string;
   events: readonly string[];
   send(record: Record<string, unknown>): void;
+  /** Ends the listener's response (the node is shutting down: the client reconnects elsewhere). */
+  end?(): void;
 }
 
 const BACKOFF_MIN_MS = 1_000;
@@ -428,6 +430,11 @@ export class NotificationSystem implements PostCommitHook {
     return () => {
       this.#listeners.delete(l);
     };
+  }
+
+  /** A graceful stop began: every live listener's response ends now rather than at the drain deadline. */
+  endListeners(): void {
+    for (const l of [...this.#listeners]) l.end?.();
   }
 
   async close(): Promise<void> {

@@ -383,6 +383,7 @@ async function buildObjectPhase(ctx: StorageContext, d: ObjectPhaseDeps): Promis
       await jobs.start();
       return loaded;
     },
+    beginShutdown: () => notifyPlane.system.endListeners(),
     close: async () => {
       // This phase's jobs and the ones started after it, in the reverse order they started (a
       // running root heal is persisted), then the layer; the earlier jobs stop after it.

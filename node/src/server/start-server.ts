@@ -72,6 +72,8 @@ export interface ServiceBundle {
    * credential of the configuration alone.
    */
   loadIam?(): Promise<string>;
+  /** A graceful stop began: long-lived responses (live notification listeners) end now, so the drain does not wait for them. */
+  beginShutdown?(): void;
   /** Stops the services (called on shutdown, once the listeners drained). */
   close?(): Promise<void>;
   /**
@@ -603,6 +605,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       readiness.update({ stopping: true });
       log.info({ event: 'shutdown_begin', drainMs: graceMs }, `shutting down: requests in flight get ${graceMs} ms to finish`);
       const started = clock.now();
+      built.eventual.get()?.beginShutdown?.();
       const [cut, consoleCut] = await Promise.all([drainServer(main, graceMs), consoleServer ? drainServer(consoleServer, graceMs) : Promise.resolve(0)]);
       if (cut + consoleCut > 0) {
         log.warn({ event: 'shutdown_drain_deadline', drainMs: graceMs, cut: cut + consoleCut }, `requests still in flight after ${graceMs} ms were cut (SVC_SHUTDOWN_TIMEOUT)`);

@@ -71,6 +71,10 @@ export async function handleListenBucketNotification(ctx: S3Context): Promise<vo
       }
       res.write(`${JSON.stringify({ Records: [record] })}\n`);
     },
+    // At shutdown the stream ends (the drain does not wait for it); the response's close stops the rest.
+    end: () => {
+      if (!closed) res.end();
+    },
   });
   const stopPing = ctx.clock.every(ping * 1000, () => {
     if (!closed && res.writableLength === 0) res.write(' ');
