@@ -95,22 +95,22 @@ function calibrate(alg: MbAlg): { scalar4: number; lanes4: number } {
     const hs = Array.from({ length: 4 }, () => new MbHash(alg));
     for (let i = 0; i < rounds; i++) mbUpdate(hs.map((h) => [h, chunk] as const), kernel);
   };
-  const ssl = four('scalar');
-  const mb = four(undefined);
+  const scalar = four('scalar');
+  const lanes = four(undefined);
   const time = (fn: () => void) => {
     const t = performance.now();
     fn();
     return (performance.now() - t) / 1000;
   };
-  ssl(); // warm
-  mb();
-  let bestSsl = Number.POSITIVE_INFINITY;
-  let bestMb = Number.POSITIVE_INFINITY;
+  scalar(); // warm
+  lanes();
+  let bestScalar = Number.POSITIVE_INFINITY;
+  let bestLanes = Number.POSITIVE_INFINITY;
   for (let t = 0; t < CALIBRATION_TRIALS; t++) {
-    bestSsl = Math.min(bestSsl, time(ssl));
-    bestMb = Math.min(bestMb, time(mb));
+    bestScalar = Math.min(bestScalar, time(scalar));
+    bestLanes = Math.min(bestLanes, time(lanes));
   }
-  return { scalar4: 4 / Math.max(bestSsl, 1e-9), lanes4: 4 / Math.max(bestMb, 1e-9) };
+  return { scalar4: 4 / Math.max(bestScalar, 1e-9), lanes4: 4 / Math.max(bestLanes, 1e-9) };
 }
 
 interface Job {

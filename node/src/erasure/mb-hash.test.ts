@@ -6,9 +6,9 @@
  * path, and the node:crypto fallback without the addon.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
+import { cpuHas } from '../../test/helpers/cpu-flags.ts';
 import { type MbAlg, MbHash, mbHashInterleave, mbHashKernels, mbHashSingle, mbUpdate, mbUpdateAsync } from './mb-hash.ts';
 import { nativeAddon } from './native.ts';
 
@@ -31,16 +31,9 @@ function lengthClasses(): number[] {
   return [...s].sort((a, b) => a - b);
 }
 
-const cpuFlags = (() => {
-  try {
-    return readFileSync('/proc/cpuinfo', 'utf8');
-  } catch {
-    return '';
-  }
-})();
-const cpuHasAvx2 = /\bavx2\b/.test(cpuFlags);
-const cpuHasAvx512vl = cpuHasAvx2 && /\bavx512f\b/.test(cpuFlags) && /\bavx512vl\b/.test(cpuFlags);
-const cpuHasShaNi = /\bsha_ni\b/.test(cpuFlags);
+const cpuHasAvx2 = cpuHas('avx2');
+const cpuHasAvx512vl = cpuHas('avx2', 'avx512f', 'avx512vl');
+const cpuHasShaNi = cpuHas('sha_ni');
 
 describe('multi-buffer hashing', () => {
   it('is built into the addon, with the AVX-512VL kernel first on a CPU that has it, else AVX2 where there is AVX2', () => {

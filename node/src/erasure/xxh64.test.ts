@@ -5,10 +5,10 @@
  * without the addon.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { xxh64 } from '@node-rs/xxhash';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cpuHas } from '../../test/helpers/cpu-flags.ts';
 import { nativeAddon } from './native.ts';
 import { NATIVE_INTO_MAX, XXH64_MANY_LANES, xxh64Into, xxh64IntoMany, xxh64Matches } from './xxh64.ts';
 
@@ -94,14 +94,7 @@ describe('xxh64 router (addon when built)', () => {
   suite(xxh64Into, xxh64IntoMany, xxh64Matches);
 
   it('hashes four inputs side by side on a CPU with AVX-512 (DQ, VL)', () => {
-    const flags = (() => {
-      try {
-        return readFileSync('/proc/cpuinfo', 'utf8');
-      } catch {
-        return '';
-      }
-    })();
-    const avx512 = ['avx2', 'avx512f', 'avx512vl', 'avx512dq'].every((f) => new RegExp(`\\b${f}\\b`).test(flags));
+    const avx512 = cpuHas('avx2', 'avx512f', 'avx512vl', 'avx512dq');
     expect(XXH64_MANY_LANES).toBe(nativeAddon !== null && avx512 ? 4 : 1);
   });
 });
