@@ -445,6 +445,7 @@ export class Store {
   }
 
   #collect(uid: string, policy: string): void {
+    let retry = false;
     for (const [, o] of [...this.#objects]) {
       const refs = o.metadata.ownerReferences ?? [];
       if (!refs.some((r) => r.uid === uid)) continue;
@@ -459,9 +460,12 @@ export class Store {
           this.update(t, o.metadata.namespace, next, { manager: 'garbage-collector' });
         } else this.delete(t, o.metadata.namespace, o.metadata.name, { propagationPolicy: 'Background' });
       } catch {
-        // raced with another writer; the next collection pass catches it
+        // Raced with another writer: as the real collector, try that owner's dependents again
+        // shortly (those already handled no longer reference it).
+        retry = true;
       }
     }
+    if (retry) setTimeout(() => this.#collect(uid, policy), 100).unref();
   }
 
   /**

@@ -61,6 +61,8 @@ export interface ContainerExit {
 }
 
 interface Running {
+  /** The pod's uid (a pod of the same name made later is another pod). */
+  uid: string | undefined;
   /** The container's current process (undefined while it waits to be restarted). */
   child: ChildProcess | undefined;
   /** Settles when the current process exits. */
@@ -190,13 +192,34 @@ export class ProcessKubelet implements Kubelet {
 
   readonly #volumes = new Set<string>();
 
+  /**
+   * Pods whose start is under way (volumes being set up, before the process exists): a
+   * deletion meanwhile cancels the start instead of finding nothing to stop and leaving a
+   * process behind for a pod that is gone.
+   */
+  readonly #starting = new Map<string, { uid: string | undefined; cancelled: boolean }>();
+
   async start(pod: Obj): Promise<void> {
+    const name = pod.metadata.name;
+    const token = { uid: pod.metadata.uid, cancelled: false };
+    this.#starting.set(name, token);
+    try {
+      await this.#start(pod, () => {
+        if (token.cancelled) throw Object.assign(new Error(`pod ${name} was deleted while it started`), { reason: 'Deleted' });
+      });
+    } finally {
+      if (this.#starting.get(name) === token) this.#starting.delete(name);
+    }
+  }
+
+  async #start(pod: Obj, live: () => void): Promise<void> {
     const spec = pod['spec'] as { containers: Container[]; volumes: PodVolume[]; hostname: string; subdomain: string };
     const c = spec.containers[0]!;
     const name = pod.metadata.name;
     const ns = pod.metadata.namespace!;
     const ip = this.ipOf(name);
     await this.#publish(`${spec.hostname}.${spec.subdomain}.${ns}.svc.cluster.local`, ip);
+    live();
     const podDir = join(this.base, 'pods', name);
     const mounts: [string, string][] = [];
     const secretVolumes: { dir: string; vol: PodVolume; hash: string; stamp: string; due?: { hash: string; at: number } }[] = [];
@@ -217,6 +240,7 @@ export class ProcessKubelet implements Kubelet {
       const dir = await this.#volume(ns, `${m.name}-${name}`);
       mounts.push([dir, m.mountPath]);
     }
+    live();
     // The kubelet's Secret volume sync: new content appears in the running pod.
     let refreshing = false;
     const refresh = setInterval(() => {
@@ -261,8 +285,15 @@ export class ProcessKubelet implements Kubelet {
       `exec "${NODE_BIN}" "${SVC_JS}" server`,
     ].join(' && ');
     await mkdir(podDir, { recursive: true });
+    try {
+      live();
+    } catch (err) {
+      clearInterval(refresh);
+      throw err;
+    }
+    // From here on a stop finds the pod: no await between the check above and the registration.
     const log = createWriteStream(join(podDir, 'svc.log'), { flags: 'a' });
-    const r: Running = { child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now() };
+    const r: Running = { uid: pod.metadata.uid, child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now() };
     this.#procs.set(name, r);
     const launch = (): ChildProcess => {
       const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -281,6 +312,8 @@ export class ProcessKubelet implements Kubelet {
     this.history.push(`${name}@${ip}`);
     const end = Date.now() + 30_000;
     for (;;) {
+      // Deleted while it came up: the kubelet's stop already ended the process.
+      if (r.stopping) return;
       if (child.exitCode !== null || child.signalCode !== null) {
         // Failed to come up at all: reported to the StatefulSet as before (no restart loop here).
         r.stopping = true;
@@ -321,8 +354,12 @@ export class ProcessKubelet implements Kubelet {
   }
 
   async stop(pod: Obj): Promise<void> {
+    const uid = pod.metadata.uid;
+    const starting = this.#starting.get(pod.metadata.name);
+    if (starting && (uid === undefined || starting.uid === uid)) starting.cancelled = true;
     const p = this.#procs.get(pod.metadata.name);
-    if (!p) return;
+    // (a pod of the same name made since is not this one's to stop)
+    if (!p || (uid !== undefined && p.uid !== undefined && p.uid !== uid)) return;
     p.stopping = true;
     p.stopRefresh();
     this.#procs.delete(pod.metadata.name);
