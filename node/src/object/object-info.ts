@@ -4,10 +4,9 @@
  */
 import { replicationStatus } from './replication-status.ts';
 import type { FileVersion } from '../storage/drive.ts';
-import { SvcError } from '../util/errors.ts';
 import { lockOf } from './object-lock.ts';
 import { plainPartSizes, sseOf } from './sse.ts';
-import type { ChecksumAlgorithm, ChecksumType, ContentHeaders, ObjectChecksum, ObjectInfo, Preconditions, StorageClass } from './types.ts';
+import type { ChecksumAlgorithm, ChecksumType, ContentHeaders, ObjectChecksum, ObjectInfo, StorageClass } from './types.ts';
 
 export function toChecksum(c: FileVersion['checksum']): ObjectChecksum | undefined {
   if (!c) return undefined;
@@ -87,41 +86,3 @@ export function storedHeaders(h: ContentHeaders | undefined): Record<string, str
   return out;
 }
 
-function stripQuotes(s: string): string {
-  return s.replace(/^"+|"+$/g, '');
-}
-
-function etagMatches(header: string, etag: string): boolean {
-  return header
-    .split(',')
-    .map((s) => stripQuotes(s.trim()))
-    .some((t) => t === '*' || t === etag);
-}
-
-/** GET/HEAD preconditions (RFC 9110 order): PreconditionFailed or NotModified. */
-export function checkReadPreconditions(p: Preconditions | undefined, info: ObjectInfo): void {
-  if (!p) return;
-  const mtime = Math.floor(info.modTime.getTime() / 1000);
-  if (p.ifMatch !== undefined && !etagMatches(p.ifMatch, info.etag)) throw new SvcError('PreconditionFailed');
-  if (p.ifMatch === undefined && p.ifUnmodifiedSince && mtime > Math.floor(p.ifUnmodifiedSince.getTime() / 1000)) {
-    throw new SvcError('PreconditionFailed');
-  }
-  if (p.ifNoneMatch !== undefined && etagMatches(p.ifNoneMatch, info.etag)) throw new SvcError('NotModified');
-  if (p.ifNoneMatch === undefined && p.ifModifiedSince && mtime <= Math.floor(p.ifModifiedSince.getTime() / 1000)) {
-    throw new SvcError('NotModified');
-  }
-}
-
-/**
- * Conditional-write preconditions, checked under the namespace lock against
- * the current latest version (undefined when none or a delete marker).
- */
-export function checkWritePreconditions(p: Preconditions | undefined, current: FileVersion | undefined): void {
-  if (!p) return;
-  const live = current && current.type === 'object' ? current : undefined;
-  if (p.ifNoneMatch !== undefined && live && etagMatches(p.ifNoneMatch, live.etag)) throw new SvcError('PreconditionFailed');
-  if (p.ifMatch !== undefined) {
-    if (!live) throw new SvcError('NoSuchKey');
-    if (!etagMatches(p.ifMatch, live.etag)) throw new SvcError('PreconditionFailed');
-  }
-}

@@ -8,7 +8,8 @@ import { objectPath } from '../storage/object-path.ts';
 import { SvcError } from '../util/errors.ts';
 import type { Governance } from './governance.ts';
 import type { NamespaceLocker } from './ns-lock.ts';
-import { checkReadPreconditions, toObjectInfo } from './object-info.ts';
+import { toObjectInfo } from './object-info.ts';
+import { checkPreconditions } from './preconditions.ts';
 import type { Located, Pools } from './pools.ts';
 import { resolveRange } from './range.ts';
 import { decryptRange, type ObjectKey, openObjectKey } from './sse.ts';
@@ -64,7 +65,7 @@ export class ObjectReads {
     // A client key is checked when given (HEAD of an SSE-C object); the edge decides where one is required.
     if (opts.sseCustomerKey !== undefined) openObjectKey(loc.group.version.sysMeta, this.#gov.kms, opts.sseCustomerKey, bucket, key);
     const info = toObjectInfo(bucket, key, loc.group.version, await this.#isLatest(loc, bucket, key, opts));
-    checkReadPreconditions(opts.preconditions, info);
+    checkPreconditions(opts.preconditions, info.etag, info.modTime);
     return info;
   }
 
@@ -88,7 +89,7 @@ export class ObjectReads {
       const v = loc.group.version;
       const objectKey = openObjectKey(v.sysMeta, this.#gov.kms, opts.sseCustomerKey, bucket, key);
       const info = toObjectInfo(bucket, key, v, await this.#isLatest(loc, bucket, key, opts));
-      checkReadPreconditions(opts.preconditions, info);
+      checkPreconditions(opts.preconditions, info.etag, info.modTime);
       // Ranges are in plaintext bytes (`info` sizes); an encrypted version maps them onto its packages.
       let start = 0;
       let end = info.size - 1;

@@ -10,7 +10,7 @@
 import { SvcError } from '../util/errors.ts';
 import type { ErasureSet } from './erasure-set.ts';
 import type { Governance } from './governance.ts';
-import { checkWritePreconditions } from './object-info.ts';
+import { checkWritePreconditions } from './preconditions.ts';
 import type { BucketLockConfig } from './object-lock.ts';
 import type { Preconditions } from './types.ts';
 

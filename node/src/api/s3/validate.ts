@@ -128,33 +128,7 @@ export function parsePreconditions(req: IncomingMessage, prefix = ''): Precondit
   return Object.keys(p).length > 0 ? p : undefined;
 }
 
-function etagMatches(list: string, etag: string): boolean {
-  return list.split(',').some((t) => {
-    const v = t.trim();
-    return v === '*' || v.replace(/^W\//, '').replace(/^"|"$/g, '') === etag;
-  });
-}
-
-/**
- * Evaluates GET/HEAD/copy-source preconditions against an object, in the
- * order RFC 7232 §6 gives: If-Match, If-Unmodified-Since, If-None-Match,
- * If-Modified-Since. Throws PreconditionFailed or NotModified.
- */
-export function checkPreconditions(p: Preconditions | undefined, etag: string, modTime: Date, forCopy = false): void {
-  if (!p) return;
-  // HTTP dates have second precision
-  const mod = Math.floor(modTime.getTime() / 1000) * 1000;
-  if (p.ifMatch !== undefined) {
-    if (!etagMatches(p.ifMatch, etag)) throw new SvcError('PreconditionFailed');
-  } else if (p.ifUnmodifiedSince && mod > p.ifUnmodifiedSince.getTime()) {
-    throw new SvcError('PreconditionFailed');
-  }
-  if (p.ifNoneMatch !== undefined) {
-    if (etagMatches(p.ifNoneMatch, etag)) throw new SvcError(forCopy ? 'PreconditionFailed' : 'NotModified');
-  } else if (p.ifModifiedSince && mod <= p.ifModifiedSince.getTime()) {
-    throw new SvcError(forCopy ? 'PreconditionFailed' : 'NotModified');
-  }
-}
+export { checkPreconditions } from '../../object/preconditions.ts';
 
 /** Parses a Range header; undefined for absent, multi-range or syntactically invalid (served whole, as S3 does). */
 export function parseRange(v: string | undefined): ByteRange | undefined {
