@@ -66,5 +66,9 @@ export function renderLogin(root: HTMLElement, notice: string | undefined, onSig
       const link = h('a', { href: 'sso/start', class: 'button', id: 'sign-in-sso' }, `Sign in with ${sso.name ?? 'SSO'}`);
       form.insertBefore(h('p', { class: 'sso' }, link), submit.parentElement!.nextSibling);
     })
-    .catch(() => undefined);
+    .catch((err: unknown) => {
+      // signing in with keys still works; say why the single sign-on button may be missing
+      const reason = err instanceof ApiError ? err.message : String(err);
+      messages.append(h('p', { class: 'hint', id: 'sso-unknown' }, `Could not ask the server whether single sign-on is offered (${reason}).`));
+    });
 }
