@@ -205,6 +205,37 @@ describe('svc admin client (real binary)', () => {
     expect(denied.err).toContain('next: check the keys of alias "badkey"');
   });
 
+  it('the follow-up command a start prints runs as printed, with the alias or with the environment', async () => {
+    const followUp = (out: string) => {
+      const line = /follow it with: (svc .*)$/im.exec(out)?.[1];
+      expect(line, out).toBeDefined();
+      return line!.split(' ').slice(1);
+    };
+    const heal = await svc(['heal', 'start', 'lab', '--bucket', 'photos', '--dry-run']);
+    expect(heal.code, heal.err).toBe(0);
+    const healArgs = followUp(heal.out);
+    expect(healArgs.slice(0, 3)).toEqual(['heal', 'status', 'lab']);
+    const healStatus = await svc(healArgs);
+    expect(healStatus.code, healStatus.err).toBe(0);
+    expect(healStatus.out).toMatch(/State[ │]+finished/);
+
+    const reb = await svc(['rebalance', 'start', 'lab']);
+    expect(reb.code, reb.err).toBe(0);
+    const rebArgs = followUp(reb.out);
+    expect(rebArgs).toEqual(['rebalance', 'status', 'lab', '--watch']);
+    const rebStatus = await svc(rebArgs);
+    expect(rebStatus.code, rebStatus.err).toBe(0);
+    expect(rebStatus.out).toContain('completed');
+
+    // The environment's server: the hint names no alias, and runs under the same environment.
+    const env = { SVC_ENDPOINT: s.url, SVC_ACCESS_KEY: s.creds.accessKey, SVC_SECRET_KEY: s.creds.secretKey };
+    const envHeal = await svc(['heal', 'start', '--dry-run'], env);
+    expect(envHeal.code, envHeal.err).toBe(0);
+    const envArgs = followUp(envHeal.out);
+    expect(envArgs.slice(0, 3)).toEqual(['heal', 'status', '--client-token']);
+    expect((await svc(envArgs, env)).code).toBe(0);
+  });
+
   it('exit 2 for usage problems, 3 when the server is unreachable', async () => {
     const none = await svc(['pool', 'list']);
     expect(none.code).toBe(2);

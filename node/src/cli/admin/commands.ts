@@ -133,6 +133,11 @@ function onePool(rest: readonly string[], what: string): string {
   return rest[0]!;
 }
 
+/** The server argument of a follow-up command printed as a hint: the alias, or nothing for the environment's server. */
+function targetArg(client: AdminClient): string {
+  return client.target.name === 'env' ? '' : ` ${client.target.name}`;
+}
+
 function noArgs(rest: readonly string[]): void {
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
 }
@@ -236,7 +241,7 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
         const { client, rest } = cli(args);
         const pools = onePool(rest, 'decommission start');
         await client.request('POST', 'v3/pools/decommission', poolQuery(pools, o.byId));
-        done(o, `Decommission of ${pools} queued; follow it with: svc decommission status --watch`, { operation: 'decommission-start', pools });
+        done(o, `Decommission of ${pools} queued; follow it with: svc decommission status${targetArg(client)} --watch`, { operation: 'decommission-start', pools });
       }),
     );
   for (const [name, path, verb] of [
@@ -298,7 +303,7 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
     const g = program.command(group).description(group === 'rebalance' ? 'spread objects across pools after an expansion' : 'alias of `svc rebalance`');
     aliasCommand(g.command('start').description('start a rebalance'), async (client, o) => {
       const r = await client.json<{ id: string }>('POST', 'v3/rebalance/start');
-      json(o, r.raw, r.value, (v) => `Rebalance ${v.id} started; follow it with: svc ${group} status --watch`);
+      json(o, r.raw, r.value, (v) => `Rebalance ${v.id} started; follow it with: svc ${group} status${targetArg(client)} --watch`);
     });
     aliasCommand<JsonOpt & { watch?: boolean; interval: string }>(
       g
@@ -370,7 +375,7 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
         await followHeal(client, o, r.value.clientToken);
         return;
       }
-      json(o, r.raw, r.value, (v) => `Heal started: client token ${v.clientToken}\nFollow it with: svc heal status --client-token ${v.clientToken}${o.bucket ? ` --bucket ${o.bucket}` : ''} --watch`);
+      json(o, r.raw, r.value, (v) => `Heal started: client token ${v.clientToken}\nFollow it with: svc heal status${targetArg(client)} --client-token ${v.clientToken}${o.bucket ? ` --bucket ${o.bucket}` : ''} --watch`);
     },
   );
   aliasCommand<HealOpt>(
