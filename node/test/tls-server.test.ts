@@ -278,6 +278,16 @@ describe('a TLS node (real process)', () => {
     expect((await runSvcCommand(['ready', url], env)).code).toBe(0);
     // the server's own directory works as well (CAs/ inside it)
     expect((await runSvcCommand(['ping', url], { HOME: join(root, 'nobody'), SVC_CERTS_DIR: certs })).code).toBe(0);
+
+    // http:// to this https node: the TLS listener hangs up; both say to use https://
+    const plain = url.replace('https://', 'http://');
+    const hint = `if it serves TLS, use ${url}`;
+    const pinged = await runSvcCommand(['ping', plain], env);
+    expect(pinged.code).toBe(3);
+    expect(pinged.out).toContain(hint);
+    const listed = await runSvcCommand(['pool', 'list'], { ...env, SVC_ENDPOINT: plain });
+    expect(listed.code).toBe(3);
+    expect(listed.err).toContain(hint);
   }, 60_000);
 
   it('the console reaches its node over TLS and signs https share links', async () => {

@@ -44,7 +44,7 @@ describe('svc ping / svc ready', () => {
     const port = (s.address() as AddressInfo).port;
     await new Promise((r) => s.close(r));
     expect(await runProbe(`http://127.0.0.1:${port}`, 'ping', (l) => lines.push(l))).toBe(3);
-    expect(lines[0]).toContain(`127.0.0.1:${port}`);
+    expect(lines[0]).toBe(`http://127.0.0.1:${port}: unreachable: connection refused (is the server running?)`);
     expect(await runProbe(undefined, 'ping', (l) => lines.push(l), {})).toBe(2);
     expect(lines[1]).toContain('SVC_ENDPOINT');
     expect(await runProbe(undefined, 'ping', (l) => lines.push(l), { SVC_ENDPOINT: base })).toBe(0);

@@ -6,6 +6,7 @@
  * problem, 3 when the server cannot be reached (the admin client's codes).
  */
 import { fetch } from 'undici';
+import { networkReason } from './admin/client.ts';
 import { ALIAS_NAME, readAliases, UsageError } from './admin/config.ts';
 import { certificateAdvice, type ClientTlsOptions, tlsDispatcher } from './client-tls.ts';
 
@@ -61,14 +62,15 @@ export async function runProbe(
     out(`svc: ${(err as Error).message}`);
     return 2;
   }
+  const timeoutMs = 5000;
   try {
-    const r = await probe(base, path, 5000, tls);
+    const r = await probe(base, path, timeoutMs, tls);
     if (kind === 'ping') out(r.status === 200 ? `${base}: alive` : `${base}: HTTP ${r.status}`);
     else out(r.body || `HTTP ${r.status}`);
     return r.status === 200 ? 0 : 1;
   } catch (err) {
     const advice = certificateAdvice(err, tls);
-    out(advice === undefined ? `${base}: unreachable: ${(err as Error).message}` : `${base}: ${advice.problem}; ${advice.next}`);
+    out(advice === undefined ? `${base}: unreachable: ${networkReason(err, probeUrl(base, path).href, timeoutMs)}` : `${base}: ${advice.problem}; ${advice.next}`);
     return 3;
   }
 }

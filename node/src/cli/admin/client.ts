@@ -102,7 +102,7 @@ export class AdminClient {
     } catch (err) {
       const advice = certificateAdvice(err, this.#tls);
       if (advice !== undefined) throw new UnreachableError(`cannot talk to ${this.target.url}: ${advice.problem}`, advice.next);
-      throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err)}`);
+      throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err, this.target.url)}`);
     }
     if (res.status >= 400 || res.body === null) {
       const text = await res.text();
@@ -149,13 +149,13 @@ export class AdminClient {
     } catch (err) {
       const advice = certificateAdvice(err, this.#tls);
       if (advice !== undefined) throw new UnreachableError(`cannot talk to ${this.target.url}: ${advice.problem}`, advice.next);
-      throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err)}`);
+      throw new UnreachableError(`cannot reach ${this.target.url}: ${networkReason(err, this.target.url)}`);
     }
     let bytes: Buffer;
     try {
       bytes = Buffer.from(await res.arrayBuffer());
     } catch (err) {
-      throw new UnreachableError(`${this.target.url} broke off its answer: ${networkReason(err)}`);
+      throw new UnreachableError(`${this.target.url} broke off its answer: ${networkReason(err, this.target.url)}`);
     }
     const text = bytes.toString('utf8');
     const node = res.headers.get('x-svc-admin-node') ?? undefined;
@@ -217,12 +217,24 @@ function encodeRfc3986(s: string): string {
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-function networkReason(err: unknown): string {
+/**
+ * Why a request got no answer, in words a user can act on: connection
+ * refused, a name that does not resolve, no answer in time, or a server
+ * that hung up on a plain-HTTP request (one serving https does).
+ */
+export function networkReason(err: unknown, url: string, timeoutMs = TIMEOUT_MS): string {
   let e: unknown = err;
   for (let i = 0; i < 4 && typeof e === 'object' && e !== null; i++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code === 'ECONNREFUSED' ? 'connection refused (is the server running?)' : code;
-    if ((e as Error).name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
+    if (typeof code === 'string') {
+      if (code === 'ECONNREFUSED') return 'connection refused (is the server running?)';
+      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name ${new URL(url).hostname} does not resolve (${code})`;
+      if (code === 'UND_ERR_SOCKET' && new URL(url).protocol === 'http:') {
+        return `the server closed the connection without an answer (${code}); if it serves TLS, use https://${new URL(url).host}`;
+      }
+      return code;
+    }
+    if ((e as Error).name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
     e = (e as { cause?: unknown }).cause;
   }
   return err instanceof Error ? err.message : String(err);
