@@ -20,27 +20,42 @@
  * 5 min on a real node), and the pod's Secret volumes keep syncing meanwhile
  * (they belong to the pod, not to the container). Each exit is recorded
  * (code, signal, time, the log's last lines) and written into the pod's log,
- * so a test whose wait times out can say what happened (`describe`).
+ * so a test whose wait times out can say what happened (`describe`). The pod's
+ * status carries them as the kubelet's does (`restartCount`, `lastState`,
+ * `CrashLoopBackOff` during a back-off: `container`). A container that does
+ * not answer `/health` within its startup probe's window (period x failure
+ * threshold) is killed and restarted; a stop is SIGTERM, then SIGKILL after
+ * the pod's `terminationGracePeriodSeconds` (30 s unless set), as svc's drain
+ * (`SVC_SHUTDOWN_TIMEOUT`) counts on.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { constants as osConstants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import type { FakeApiServer } from '../fake-apiserver/server.ts';
 import type { Obj } from '../fake-apiserver/store.ts';
 import { parseQuantity } from '../../src/reconcile/quantity.ts';
 import { NODE_BIN, REPO, SVC_JS } from '../svc-server.ts';
-import type { Kubelet } from './statefulset-sim.ts';
+import type { ContainerReport, Kubelet } from './statefulset-sim.ts';
 
 export const DNS_SHIM = join(REPO, 'operator/test/dns-shim.mjs');
+
+interface Probe {
+  httpGet?: { scheme?: string };
+  periodSeconds?: number;
+  failureThreshold?: number;
+}
 
 interface Container {
   env: { name: string; value?: string }[];
   volumeMounts: { name: string; mountPath: string }[];
-  readinessProbe?: { httpGet?: { scheme?: string } };
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
 }
 
 type SecretSource = { name?: string; secretName?: string; items?: { key: string; path: string }[]; optional?: boolean };
@@ -75,6 +90,8 @@ interface Running {
   restarts: number;
   lastExit?: ContainerExit;
   startedAt: number;
+  /** Set while a restart waits out its back-off. */
+  backingOff: boolean;
 }
 
 /** Back-off before the n-th restart of a container (a real kubelet: 10 s doubling to 5 min). */
@@ -95,6 +112,8 @@ export class ProcessKubelet implements Kubelet {
   readonly #dns: Record<string, string> = {};
   /** Pods started, in order (name@ip). */
   readonly history: string[] = [];
+  /** Every container exit, in order, stops included. */
+  readonly exits: (ContainerExit & { pod: string; pid: number | undefined })[] = [];
   /** How long a changed Secret takes to reach one pod's volume (drawn per pod and change). */
   secretSyncDelayMs: () => number = () => 0;
   /** Pod name → when a Secret volume of it last changed. */
@@ -293,7 +312,7 @@ export class ProcessKubelet implements Kubelet {
     }
     // From here on a stop finds the pod: no await between the check above and the registration.
     const log = createWriteStream(join(podDir, 'svc.log'), { flags: 'a' });
-    const r: Running = { uid: pod.metadata.uid, child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now() };
+    const r: Running = { uid: pod.metadata.uid, child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now(), backingOff: false };
     this.#procs.set(name, r);
     const launch = (): ChildProcess => {
       const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -301,6 +320,7 @@ export class ProcessKubelet implements Kubelet {
       child.stderr!.pipe(log, { end: false });
       r.child = child;
       r.startedAt = Date.now();
+      r.backingOff = false;
       r.exited = new Promise<void>((done) =>
         child.once('exit', (code, signal) => {
           void this.#exited(name, r, child, code, signal, log, launch).finally(done);
@@ -308,25 +328,30 @@ export class ProcessKubelet implements Kubelet {
       );
       return child;
     };
-    const child = launch();
+    launch();
     this.history.push(`${name}@${ip}`);
-    const end = Date.now() + 30_000;
+    // The startup probe: a container not live within its window is killed and restarted, as is one
+    // that exits first (restartPolicy Always, with the back-off); the pod counts as started once live.
+    const windowMs = startupWindowMs(c);
     for (;;) {
       // Deleted while it came up: the kubelet's stop already ended the process.
       if (r.stopping) return;
-      if (child.exitCode !== null || child.signalCode !== null) {
-        // Failed to come up at all: reported to the StatefulSet as before (no restart loop here).
-        r.stopping = true;
-        r.stopRefresh();
-        if (this.#procs.get(name) === r) this.#procs.delete(name);
-        throw Object.assign(new Error(`svc exited: ${await this.log(name)}`), { reason: 'CrashLoopBackOff' });
+      const child = r.child;
+      if (child === undefined || child.exitCode !== null || child.signalCode !== null) {
+        // exited: #exited records it and starts the container again after the back-off
+        await new Promise((res) => setTimeout(res, 100));
+        continue;
       }
       const live = await fetch(`${scheme}://${ip}:9000/health`, { signal: AbortSignal.timeout(2_000), dispatcher: unverified }).then(
         (res) => res.status === 200,
         () => false,
       );
-      if (live) return;
-      if (Date.now() > end) throw Object.assign(new Error('svc not live within 30 s'), { reason: 'CrashLoopBackOff' });
+      if (live && r.child === child) return;
+      if (!live && windowMs !== undefined && Date.now() - r.startedAt > windowMs && r.child === child) {
+        log.write(`--- kubelet: startup probe of ${name} failed for ${windowMs} ms; killing the container ---\n`);
+        await terminate(child, graceMs(pod), r.exited);
+        continue;
+      }
       await new Promise((res) => setTimeout(res, 100));
     }
   }
@@ -340,6 +365,7 @@ export class ProcessKubelet implements Kubelet {
     r.child = undefined;
     const tail = (await this.log(name)).split('\n').slice(-EXIT_LOG_LINES).join('\n');
     r.lastExit = { code, signal, at: Date.now(), logTail: tail };
+    this.exits.push({ ...r.lastExit, pod: name, pid: child.pid });
     if (r.stopping) {
       if (this.#procs.get(name) === r) this.#procs.delete(name);
       r.stopRefresh();
@@ -347,6 +373,7 @@ export class ProcessKubelet implements Kubelet {
     }
     const wait = RESTART_BACKOFF_MS(r.restarts);
     log.write(`--- kubelet: container svc of ${name} exited (code ${code}, signal ${signal}) after ${Date.now() - r.startedAt} ms; restart ${r.restarts + 1} in ${wait} ms ---\n`);
+    r.backingOff = true;
     await new Promise((res) => setTimeout(res, wait));
     if (r.stopping || this.#procs.get(name) !== r) return;
     r.restarts++;
@@ -365,10 +392,7 @@ export class ProcessKubelet implements Kubelet {
     this.#procs.delete(pod.metadata.name);
     const child = p.child;
     if (!child) return;
-    child.kill('SIGTERM');
-    const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await p.exited;
-    clearTimeout(t);
+    await terminate(child, graceMs(pod), p.exited);
   }
 
   async ready(pod: Obj): Promise<boolean> {
@@ -392,6 +416,21 @@ export class ProcessKubelet implements Kubelet {
       killed.push(p.metadata.name);
     }
     return killed;
+  }
+
+  /** The container's restarts, back-off and last exit, as the kubelet reports them in the pod's status. */
+  container(pod: Obj): ContainerReport | undefined {
+    const p = this.#procs.get(pod.metadata.name);
+    if (!p || (pod.metadata.uid !== undefined && p.uid !== undefined && p.uid !== pod.metadata.uid)) return undefined;
+    const exit = p.lastExit;
+    const signal = exit?.signal ? osConstants.signals[exit.signal] : undefined;
+    return {
+      restartCount: p.restarts,
+      ...(p.backingOff ? { waiting: 'CrashLoopBackOff' } : {}),
+      ...(exit
+        ? { lastTerminated: { exitCode: exit.code ?? 128 + (signal ?? 0), ...(signal !== undefined ? { signal } : {}), reason: exit.code === 0 ? 'Completed' : 'Error', finishedAt: new Date(exit.at).toISOString() } }
+        : {}),
+    };
   }
 
   /** How often a pod's container was restarted after exiting on its own. */
@@ -449,6 +488,26 @@ export class ProcessKubelet implements Kubelet {
     for (const dir of this.#volumes) await run('umount', ['--lazy', dir]).catch(() => undefined);
     this.#volumes.clear();
   }
+}
+
+/** The pod's `terminationGracePeriodSeconds` in ms (Kubernetes' default: 30 s). */
+function graceMs(pod: Obj): number {
+  return ((pod['spec'] as { terminationGracePeriodSeconds?: number } | undefined)?.terminationGracePeriodSeconds ?? 30) * 1000;
+}
+
+/** How long a container may take to answer its liveness endpoint: the startup probe's window, else the liveness probe's (Kubernetes' defaults: every 10 s, 3 failures); none without probes. */
+function startupWindowMs(c: Container): number | undefined {
+  const probe = c.startupProbe ?? c.livenessProbe;
+  if (probe === undefined) return undefined;
+  return (probe.periodSeconds ?? 10) * (probe.failureThreshold ?? 3) * 1000;
+}
+
+/** The kubelet's kill: SIGTERM, SIGKILL once the grace period is over; settles when `exited` does. */
+async function terminate(child: ChildProcess, grace: number, exited: Promise<void>): Promise<void> {
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), grace);
+  await exited;
+  clearTimeout(t);
 }
 
 /** Runs a command; rejects with its stderr. */

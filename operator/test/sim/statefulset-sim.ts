@@ -19,6 +19,17 @@ export interface Kubelet {
   stop(pod: Obj): Promise<void>;
   /** The readiness probe. */
   ready(pod: Obj): Promise<boolean>;
+  /** What the kubelet reports of the container besides readiness (none: never restarted). */
+  container?(pod: Obj): ContainerReport | undefined;
+}
+
+/** A container's restarts and last exit, as `containerStatuses[]` carries them. */
+export interface ContainerReport {
+  restartCount: number;
+  /** Why it does not run now: `CrashLoopBackOff` while a restart waits out its back-off. */
+  waiting?: string;
+  /** `lastState.terminated`: how the previous run ended. */
+  lastTerminated?: { exitCode: number; signal?: number; reason: string; finishedAt: string };
 }
 
 /** Containers that start at once; readiness and image pulls are scripted. */
@@ -263,10 +274,20 @@ export class StatefulSetSimulator {
     await Promise.all(
       pods.map(async (p) => {
         const rt = this.#pods.get(`${p.metadata.namespace}/${p.metadata.name}`);
-        if (!rt || rt.uid !== p.metadata.uid || rt.state !== 'running') return;
+        if (!rt || rt.uid !== p.metadata.uid || rt.state === 'failed') return;
+        const status = p['status'] as { conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount?: number; state?: { waiting?: { reason?: string } } }[] } | undefined;
+        // A restart or a back-off is reported whether or not the pod has started yet.
+        const report = this.#kubelet.container?.(p);
+        const reported = status?.containerStatuses?.[0];
+        const waiting = report?.waiting ?? (rt.state === 'starting' ? 'ContainerCreating' : undefined);
+        const changed = report !== undefined && (report.restartCount !== (reported?.restartCount ?? 0) || waiting !== reported?.state?.waiting?.reason);
+        if (rt.state === 'starting') {
+          if (changed) this.#setPodStatus(p, { phase: 'Pending', waiting: 'ContainerCreating', ready: false });
+          return;
+        }
         const ready = await this.#kubelet.ready(p).catch(() => false);
-        const cur = (p['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-        if (ready !== cur) this.#setPodStatus(p, { phase: 'Running', ready });
+        const cur = status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+        if (ready !== cur || changed) this.#setPodStatus(p, { phase: 'Running', ready });
       }),
     );
   }
@@ -288,6 +309,9 @@ export class StatefulSetSimulator {
     const cur = store.tryGet(this.#t.pod, pod.metadata.namespace, pod.metadata.name);
     if (!cur || cur.metadata.uid !== pod.metadata.uid) return;
     const now = new Date().toISOString();
+    const report = this.#kubelet.container?.(cur);
+    const waiting = report?.waiting ?? s.waiting;
+    const was = (cur['status'] as { containerStatuses?: { state?: { running?: { startedAt: string } } }[] } | undefined)?.containerStatuses?.[0]?.state?.running;
     cur['status'] = {
       phase: s.phase,
       podIP: '127.0.0.1',
@@ -295,12 +319,13 @@ export class StatefulSetSimulator {
       containerStatuses: [
         {
           name: 'svc',
-          ready: s.ready,
-          started: s.phase === 'Running',
-          restartCount: 0,
+          ready: s.ready && waiting === undefined,
+          started: s.phase === 'Running' && waiting === undefined,
+          restartCount: report?.restartCount ?? 0,
           image: (cur['spec'] as { containers: { image: string }[] }).containers[0]!.image,
           imageID: '',
-          state: s.waiting ? { waiting: { reason: s.waiting } } : { running: { startedAt: now } },
+          state: waiting ? { waiting: { reason: waiting } } : { running: { startedAt: was?.startedAt ?? now } },
+          lastState: report?.lastTerminated ? { terminated: report.lastTerminated } : {},
         },
       ],
     };
