@@ -11,13 +11,15 @@
  *   newest by modification time) on both, and no copy is ever copied back
  *   (each site replicated exactly the writes it took).
  * - Resync: a bucket that held 2 000 objects before the rule existed is
- *   replicated by `svc replicate resync start`, to the last version.
+ *   replicated by `svc replicate resync start`, to the last version; so are
+ *   objects written before the bucket's versioning was enabled (null
+ *   versions, single-part and multipart), as null versions on the target.
  * - A copy the target refuses (its credential may read but not write there)
  *   reads FAILED, waits in the retry queue, and completes once the target
  *   grants the write.
  */
 import { randomBytes } from 'node:crypto';
-import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutBucketReplicationCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutBucketReplicationCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from '../src/cli/admin/client.ts';
 import { METRIC } from '../src/telemetry/names.ts';
@@ -210,6 +212,41 @@ describe('replication: the client, two-way, resync', () => {
     expect(await there.Body!.transformToString()).toBe('kept until the target takes it');
     expect(there.ReplicationStatus).toBe('REPLICA');
   }, 240_000);
+
+  it('objects written before versioning was enabled (null versions), single-part and multipart, are replicated by resync as null versions', async () => {
+    await a.s3.send(new CreateBucketCommand({ Bucket: 'pre-versioning' }));
+    await versioned(b.s3, 'pre-versioning-dr');
+    const small = randomBytes(3000);
+    await a.s3.send(new PutObjectCommand({ Bucket: 'pre-versioning', Key: 'small', Body: small }));
+    const big = randomBytes(6 * 1024 * 1024);
+    const mpu = await a.s3.send(new CreateMultipartUploadCommand({ Bucket: 'pre-versioning', Key: 'big' }));
+    const parts = [];
+    for (const [i, chunk] of [big.subarray(0, 5 * 1024 * 1024), big.subarray(5 * 1024 * 1024)].entries()) {
+      const p = await a.s3.send(new UploadPartCommand({ Bucket: 'pre-versioning', Key: 'big', UploadId: mpu.UploadId!, PartNumber: i + 1, Body: chunk }));
+      parts.push({ PartNumber: i + 1, ETag: p.ETag! });
+    }
+    await a.s3.send(new CompleteMultipartUploadCommand({ Bucket: 'pre-versioning', Key: 'big', UploadId: mpu.UploadId!, MultipartUpload: { Parts: parts } }));
+    await a.s3.send(new PutBucketVersioningCommand({ Bucket: 'pre-versioning', VersioningConfiguration: { Status: 'Enabled' } }));
+    const add = await cli(['replicate', 'add', 'pre-versioning', '--remote-bucket', `http://${ROOT.accessKey}:${ROOT.secretKey}@${b.hostPort}/pre-versioning-dr`, '--replicate', 'existing-objects']);
+    expect(add.code, add.err).toBe(0);
+    const start = await cli(['replicate', 'resync', 'start', 'pre-versioning']);
+    expect(start.code, start.err).toBe(0);
+    await until('the resync to complete', async () => {
+      const r = JSON.parse((await cli(['replicate', 'resync', 'status', 'pre-versioning', '--json'])).out) as { state: string }[];
+      return r[0]?.state === 'completed' ? true : undefined;
+    }, 60_000, 250);
+    await drained(a, 'pre-versioning', 60_000);
+    const status = await a.replStatus('pre-versioning');
+    expect(status.targets[0]!.failed.count, status.targets[0]!.lastError).toBe(0);
+    const [va, vb] = await Promise.all([allVersions(a.s3, 'pre-versioning'), allVersions(b.s3, 'pre-versioning-dr')]);
+    expect(va.map((v) => v.versionId)).toEqual(['null', 'null']);
+    expect(vb.map(rowLine)).toEqual(va.map(rowLine));
+    for (const [key, body] of [['small', small], ['big', big]] as const) {
+      expect((await a.s3.send(new HeadObjectCommand({ Bucket: 'pre-versioning', Key: key }))).ReplicationStatus).toBe('COMPLETED');
+      const got = await b.s3.send(new GetObjectCommand({ Bucket: 'pre-versioning-dr', Key: key, VersionId: 'null' }));
+      expect(Buffer.from(await got.Body!.transformToByteArray()).equals(body)).toBe(true);
+    }
+  }, 120_000);
 
   it('resync replicates a bucket that had 2 000 objects before the rule existed', async () => {
     await versioned(a.s3, 'old');

@@ -476,7 +476,8 @@ class TargetRuntime implements WorkerTask<TargetReport> {
           }
         }
         result = await c.completeUpload(e.key, uploadId, parts);
-        result.replica = result.versionId === e.versionId;
+        // A svc target kept the version id; the null version is answered without one.
+        result.replica = result.versionId === (e.versionId === 'null' ? '' : e.versionId);
       } catch (err) {
         await c.abortUpload(e.key, uploadId);
         throw err;

@@ -8,7 +8,9 @@
  *   and the result is a replica (REPLICA status, never replicated again).
  * - `x-svc-source-version-id` and `x-svc-source-mtime` (Unix ms) give the
  *   new version or delete marker the source's version id and time, so both
- *   sites hold the same versions and the newest by time wins on both.
+ *   sites hold the same versions and the newest by time wins on both. The id
+ *   is a UUID, or `null` for the null version (an object written before the
+ *   source bucket's versioning was enabled, or while it was suspended).
  *
  * The target answers `x-svc-replica: true`, so the source knows the remote
  * kept its version id (another S3 service ignores the headers and gives the
@@ -39,7 +41,7 @@ export async function replicaRequest(ctx: S3Context, action: 's3:ReplicateObject
   const r: ReplicaRequest = {};
   const vid = hdr(ctx.req, SOURCE_VERSION_HEADER);
   if (vid !== undefined) {
-    if (!UUID.test(vid)) throw new SvcError('InvalidArgument', `${SOURCE_VERSION_HEADER} must be a version id (a UUID)`, { argumentName: SOURCE_VERSION_HEADER });
+    if (vid !== 'null' && !UUID.test(vid)) throw new SvcError('InvalidArgument', `${SOURCE_VERSION_HEADER} must be a version id (a UUID, or null)`, { argumentName: SOURCE_VERSION_HEADER });
     r.versionId = vid;
   }
   const mt = hdr(ctx.req, SOURCE_MTIME_HEADER);
