@@ -433,7 +433,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       mainAddr = await listen(main, config.address);
     } catch (err) {
       log.error({ event: 'http_listener_bind_failed', listener: 's3', address: config.address.raw, err: String(err) }, 'HTTP listener bind failed');
-      throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.address.raw}: ${(err as Error).message}`, undefined, { cause: err });
+      throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.address.raw}: ${(err as Error).message}${bindAdvice(err, '--address', 'SVC_ADDRESS')}`, undefined, { cause: err });
     }
     if (consoleServer) {
       try {
@@ -444,7 +444,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
           { event: 'http_listener_bind_failed', listener: 'console', address: config.consoleAddress.raw, err: String(err) },
           'HTTP listener bind failed',
         );
-        throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.consoleAddress.raw}: ${(err as Error).message}`, undefined, {
+        throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.consoleAddress.raw}: ${(err as Error).message}${bindAdvice(err, '--console-address', 'SVC_CONSOLE_ADDRESS')}`, undefined, {
           cause: err,
         });
       }
@@ -669,4 +669,19 @@ function defaultFormatIO(pool: PoolLayout, local: readonly boolean[]): FormatIO 
       return files.writeFormat(i, f);
     },
   };
+}
+
+/** What to do about a listener that could not bind, for the start-up error line ('' when nothing useful is known). */
+function bindAdvice(err: unknown, flag: string, variable: string): string {
+  const other = `choose another with ${flag} or ${variable} (e.g. ${flag} :9100)`;
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return `; another process listens on that port: stop it, or ${other}`;
+    case 'EACCES':
+      return `; ports below 1024 need privileges: ${other}`;
+    case 'EADDRNOTAVAIL':
+      return `; no network interface of this machine has that address: ${other}`;
+    default:
+      return '';
+  }
 }
