@@ -19,11 +19,16 @@
  *   grants the write.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutBucketReplicationCommand, PutBucketVersioningCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from '../src/cli/admin/client.ts';
 import { METRIC } from '../src/telemetry/names.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
+import { issueLeaf, makeCa } from './helpers/certs.ts';
 import { runSvcCommand } from './svc-process.ts';
 import { allVersions, ROOT, rowLine, ruleFor, Site, until } from './helpers/replication.ts';
 
@@ -72,6 +77,18 @@ describe('replication: the client, two-way, resync', () => {
     const unreachable = await cli(['replicate', 'add', 'cli', '--remote-bucket', `http://x:y@127.0.0.1:1/cli-dr`]);
     expect(unreachable.code).not.toBe(0);
     expect(unreachable.err + unreachable.out).toMatch(/could not be used/);
+    // An https target whose certificate the node does not trust: the reason and the remedy.
+    const ca = await makeCa(join(a.work, 'untrusted-ca'));
+    const leaf = await issueLeaf(ca, join(a.work, 'untrusted-leaf'), { dns: ['localhost'], ips: ['127.0.0.1'] });
+    const tlsTarget = createHttpsServer({ cert: await readFile(leaf.certFile), key: await readFile(leaf.keyFile) }, (_req, res) => res.end());
+    await new Promise<void>((r) => tlsTarget.listen(0, '127.0.0.1', r));
+    try {
+      const untrusted = await cli(['replicate', 'add', 'cli', '--remote-bucket', `https://x:y@127.0.0.1:${(tlsTarget.address() as AddressInfo).port}/cli-dr`]);
+      expect(untrusted.code).toBe(1);
+      expect(untrusted.err).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE.*; trust the target's CA by adding it to the CAs\/ folder of every node's certificate directory/);
+    } finally {
+      await new Promise((r) => tlsTarget.close(r));
+    }
 
     const add = await cli(['replicate', 'add', 'cli', '--remote-bucket', remote, '--priority', '3', '--replicate', 'delete,delete-marker,existing-objects', '--bandwidth', '10MiB', '--id', 'dr', '--json']);
     expect(add.code, add.err).toBe(0);

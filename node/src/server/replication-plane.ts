@@ -22,7 +22,7 @@ import { BandwidthLimit, RemoteClient, RemoteError } from '../replicator/remote.
 import { ReplicationSystem, type TargetReport } from '../replicator/replication-system.ts';
 import { type ResyncRecord, resyncRecordPath, ResyncTask } from '../replicator/resync.ts';
 import { decodeTargets, encodeTargets, newTargetArn, normaliseArn, parseBucketTarget, type RemoteTarget, toWire } from '../replication/targets.ts';
-import type { ClientTrust } from '../tls/trust.ts';
+import { type ClientTrust, tlsFailureReason } from '../tls/trust.ts';
 import type { Clock } from '../util/clock.ts';
 import { hasCode, SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -113,7 +113,9 @@ export class ReplicationPlane implements ReplicationAdmin {
         versioning = await client.versioning();
       } catch (err) {
         const why = err instanceof RemoteError ? err.message : describe(err);
-        throw new SvcError('XSvcReplicationTargetUnreachable', `the remote bucket ${t.targetBucket} at ${t.secure ? 'https' : 'http'}://${t.endpoint} could not be used: ${why}`);
+        // A refused certificate has one remedy, on this side: trust the CA that signed it.
+        const remedy = tlsFailureReason(err) !== undefined ? "; trust the target's CA by adding it to the CAs/ folder of every node's certificate directory" : '';
+        throw new SvcError('XSvcReplicationTargetUnreachable', `the remote bucket ${t.targetBucket} at ${t.secure ? 'https' : 'http'}://${t.endpoint} could not be used: ${why}${remedy}`);
       }
       if (versioning !== 'Enabled') throw new SvcError('XSvcReplicationTargetNotVersioned', `the remote bucket ${t.targetBucket} at ${t.endpoint} has versioning ${versioning === '' ? 'never enabled' : versioning}: enable it there first`);
     } finally {
