@@ -9,15 +9,14 @@
  * configured there is no button.
  */
 import type { Server } from 'node:http';
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import Provider from 'oidc-provider';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionInfo } from '../src/api/console/wire.ts';
-import { AdminClient } from '../src/cli/admin/client.ts';
+import type { AdminClient } from '../src/cli/admin/client.ts';
 import { encryptData } from '../src/iam/madmin-crypto.ts';
 import { type Browser, expectReadOnlyBucket, HAVE_CHROMIUM, launchBrowser } from './helpers/browser.ts';
-import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, startConsoleNode } from './helpers/console.ts';
+import { CONSOLE_ACCESS_KEY, CONSOLE_SECRET_KEY, type ConsoleNode, seedReports, startConsoleNode } from './helpers/console.ts';
 import { freePort } from './svc-process.ts';
 
 /** The policy claim each person's token carries. */
@@ -32,11 +31,7 @@ let admin: AdminClient;
 beforeAll(async () => {
   if (!HAVE_CHROMIUM) throw new Error("no Chromium: the console browser tests need Debian's chromium (apt-get install chromium; CI does this in .ci/run)");
   node = await startConsoleNode(1);
-  await node.s3.send(new CreateBucketCommand({ Bucket: 'reports' }));
-  await node.s3.send(new PutObjectCommand({ Bucket: 'reports', Key: 'q3.csv', Body: 'a,b' }));
-  await node.s3.send(new CreateBucketCommand({ Bucket: 'private' }));
-  admin = new AdminClient({ name: 't', url: node.s3Url, accessKey: CONSOLE_ACCESS_KEY, secretKey: CONSOLE_SECRET_KEY });
-  await admin.request('PUT', 'v3/add-canned-policy', { name: 'read-reports' }, JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject', 's3:ListBucket'], Resource: ['arn:aws:s3:::reports', 'arn:aws:s3:::reports/*'] }] }));
+  admin = await seedReports(node);
 
   const port = await freePort();
   issuer = `http://127.0.0.1:${port}`;

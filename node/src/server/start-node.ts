@@ -206,6 +206,10 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
       const cfg = iam.loaded ? iam.doc().idp.openid : undefined;
       return cfg === undefined || cfg.disabled ? undefined : { fetch: trustedFetch(tls?.trust ?? staticTrust([])), configUrl: cfg.issuer, clientId: cfg.clientIds[0]!, ...(cfg.clientSecret ? { clientSecret: iam.open(cfg.clientSecret) } : {}), scopes: cfg.scopes ?? [], ...(cfg.redirectUri ? { redirectUri: cfg.redirectUri } : {}), ...(cfg.displayName ? { displayName: cfg.displayName } : {}) };
     },
+    consoleLdap: () => {
+      const cfg = iam.loaded ? iam.doc().idp.ldap : undefined;
+      return cfg !== undefined && !cfg.disabled;
+    },
     buildServices: async (ctx) => {
       formatted.settle(ctx);
       return buildObjectPhase(ctx, { config, cluster, kms, tls, rootCredential, iam, audit, jobs, objects, clock, logger: log });

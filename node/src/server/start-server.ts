@@ -121,6 +121,8 @@ export interface ServerDeps {
   readonly initLockClients?: () => void;
   /** The OpenID provider behind the console's "Sign in with SSO" (from the identity store). */
   readonly consoleOpenId?: () => ConsoleOpenId | undefined;
+  /** Whether the identity store has an LDAP server configured (the console then offers LDAP sign-in). */
+  readonly consoleLdap?: () => boolean;
 }
 
 export interface RunningServer {
@@ -419,6 +421,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         s3Address: () => mainAddr,
         ...(tls !== undefined ? { s3Tls: tls } : {}),
         ...(deps.consoleOpenId !== undefined ? { openId: deps.consoleOpenId } : {}),
+        ...(deps.consoleLdap !== undefined ? { ldap: deps.consoleLdap } : {}),
       })
     : undefined;
   if (consoleApp) readiness.onChange((r) => consoleApp.readinessChanged(r.ready));

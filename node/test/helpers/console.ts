@@ -12,7 +12,8 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { AdminClient } from '../../src/cli/admin/client.ts';
 import { runSvc, type SvcRun, tempDir } from '../svc-process.ts';
 import { canMountTmpfs, mountTmpfs, unmountUnder } from './tmpfs.ts';
 
@@ -58,6 +59,19 @@ export async function startConsoleNode(pools = 1, env: Record<string, string> = 
       rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * What the sign-in tests of external identities look at: bucket `reports` (object `q3.csv`), bucket
+ * `private`, and policy `read-reports` (list and read `reports` only); returns an admin client as root.
+ */
+export async function seedReports(node: ConsoleNode): Promise<AdminClient> {
+  await node.s3.send(new CreateBucketCommand({ Bucket: 'reports' }));
+  await node.s3.send(new PutObjectCommand({ Bucket: 'reports', Key: 'q3.csv', Body: 'a,b' }));
+  await node.s3.send(new CreateBucketCommand({ Bucket: 'private' }));
+  const admin = new AdminClient({ name: 't', url: node.s3Url, accessKey: CONSOLE_ACCESS_KEY, secretKey: CONSOLE_SECRET_KEY });
+  await admin.request('PUT', 'v3/add-canned-policy', { name: 'read-reports' }, JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject', 's3:ListBucket'], Resource: ['arn:aws:s3:::reports', 'arn:aws:s3:::reports/*'] }] }));
+  return admin;
 }
 
 export interface ConsoleAnswer {

@@ -7,7 +7,7 @@
  *   /svc/console/              the page shell (static; shows sign-in without a session)
  *   /svc/console/assets/<id>/  scripts, styles, icons (immutable, strict CSP)
  *   /svc/console/api/session   POST sign in, GET who am I, DELETE sign out
- *   /svc/console/api/sso       GET, no session: is single sign-on offered (an OpenID provider configured)
+ *   /svc/console/api/sso       GET, no session: the other ways to sign in (an OpenID provider, an LDAP server configured)
  *   /svc/console/sso/start     GET: to the OpenID provider (authorization code + PKCE, `sso.ts`)
  *   /svc/console/sso/callback  GET: back from it; a session with STS credentials
  *   /svc/console/api/...       `api-routes.ts`, each behind a session
@@ -44,6 +44,7 @@ import { csrfMatches, type Session, SessionStore } from './sessions.ts';
 import { sessionInfo, signIn, type SignInDeps } from './sign-in.ts';
 import { type ConsoleOpenId, SSO_COOKIE, SSO_TTL_MS, ssoFinish, ssoStart } from './sso.ts';
 import { Upstream } from './upstream.ts';
+import type { SignInOptions } from './wire.ts';
 import { ZipTickets } from './zip.ts';
 
 export const SESSION_COOKIE = 'svc_console';
@@ -67,6 +68,8 @@ export interface ConsoleOptions {
   readonly assets?: ConsoleAssets;
   /** The OpenID provider for "Sign in with SSO" (undefined: none configured, no button). */
   readonly openId?: () => ConsoleOpenId | undefined;
+  /** Whether an LDAP server is configured (and enabled): the sign-in page then offers LDAP accounts. */
+  readonly ldap?: () => boolean;
 }
 
 export interface ConsoleApp {
@@ -213,7 +216,8 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
     }
     if (segments.length === 1 && segments[0] === 'sso' && req.method === 'GET') {
       const cfg = o.openId?.();
-      sendJson(req, res, 200, { enabled: cfg !== undefined, ...(cfg?.displayName ? { name: cfg.displayName } : {}) });
+      const options: SignInOptions = { enabled: cfg !== undefined, ...(cfg?.displayName ? { name: cfg.displayName } : {}), ldap: o.ldap?.() ?? false };
+      sendJson(req, res, 200, options);
       return;
     }
     const m = matchApiRoute(req.method ?? 'GET', segments);

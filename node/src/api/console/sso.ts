@@ -22,7 +22,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SvcError } from '../../util/errors.ts';
 import { providerUnreachable } from '../sts/providers.ts';
 import { type ConsoleRequestInfo, CONSOLE_ROOT } from './request-context.ts';
-import { openSession, type SignInDeps } from './sign-in.ts';
+import { openSession, type SignInDeps, stsCredentials } from './sign-in.ts';
 import type { Session } from './sessions.ts';
 
 /** The provider as the console uses it (from the identity store's OpenID configuration). */
@@ -99,8 +99,6 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-const unescapeXml = (s: string) => s.replace(/&(lt|gt|quot|apos|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e]!);
-
 /** The provider's answer at the callback, turned into a console session. */
 export async function ssoFinish(deps: SignInDeps, cfg: ConsoleOpenId, info: ConsoleRequestInfo, query: URLSearchParams, cookie: string | undefined, now: number): Promise<{ token: string; session: Session; subject: string }> {
   const error = query.get('error');
@@ -125,22 +123,12 @@ export async function ssoFinish(deps: SignInDeps, cfg: ConsoleOpenId, info: Cons
   }
   if (typeof tokens.id_token !== 'string') throw new SvcError('AccessDenied', `the identity provider issued no ID token: ${String(tokens.error_description ?? tokens.error ?? 'no reason given')}`);
   // the node's STS verifies the token (signature, issuer, audience, expiry) and maps its policy claim
-  const sts = await deps.upstream.unsignedForm({ Action: 'AssumeRoleWithWebIdentity', Version: '2011-06-15', WebIdentityToken: tokens.id_token });
-  const pick = (tag: string) => {
-    const v = new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(sts.text)?.[1];
-    return v === undefined ? undefined : unescapeXml(v);
-  };
-  const accessKey = pick('AccessKeyId');
-  const secretKey = pick('SecretAccessKey');
-  const sessionToken = pick('SessionToken');
-  const expiration = Date.parse(pick('Expiration') ?? '');
-  if (sts.status !== 200 || !accessKey || !secretKey || !sessionToken || !Number.isFinite(expiration)) {
-    throw new SvcError('AccessDenied', `the identity provider's token was refused: ${pick('Message') ?? `STS answered ${sts.status}`} (${pick('Code') ?? 'no code'})`);
-  }
+  const sts = stsCredentials(await deps.upstream.unsignedForm({ Action: 'AssumeRoleWithWebIdentity', Version: '2011-06-15', WebIdentityToken: tokens.id_token }));
+  if ('code' in sts) throw new SvcError('AccessDenied', `the identity provider's token was refused: ${sts.message} (${sts.code})`);
   // verified by STS above, so its payload is the provider's: the nonce binds it to this browser's sign-in
   const claims = JSON.parse(Buffer.from(tokens.id_token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { nonce?: unknown; preferred_username?: unknown; sub?: unknown };
   if (typeof claims.nonce !== 'string' || !same(claims.nonce, nonce)) throw new SvcError('AccessDenied', 'the ID token does not belong to this sign-in (nonce)');
-  const opened = await openSession(deps, { accessKey, secretKey, sessionToken }, expiration);
+  const opened = await openSession(deps, sts.credentials, sts.expiration);
   const subject = typeof claims.preferred_username === 'string' ? claims.preferred_username : typeof claims.sub === 'string' ? claims.sub : '';
   return { ...opened, subject };
 }

@@ -39,9 +39,17 @@ export interface SessionInfo {
   readonly version: string;
 }
 
-export interface SignInRequest {
-  readonly accessKey: string;
-  readonly secretKey: string;
+/** Keys, or (with an LDAP server configured) an LDAP user name and password. */
+export type SignInRequest = { readonly accessKey: string; readonly secretKey: string } | { readonly ldapUsername: string; readonly ldapPassword: string };
+
+/** `GET api/sso`, asked before signing in: the other ways to sign in this node offers. */
+export interface SignInOptions {
+  /** An OpenID provider is configured: "Sign in with SSO". */
+  readonly enabled: boolean;
+  /** Its display name. */
+  readonly name?: string;
+  /** An LDAP server is configured: LDAP user name and password. */
+  readonly ldap: boolean;
 }
 
 // ---- cluster
