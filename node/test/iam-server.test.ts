@@ -125,6 +125,10 @@ describe('three identities, three real clients', () => {
     ]);
     const keys = (await ok(ROOT, ['admin', 'accesskey', 'list', 'carol'])) as { accessKey: string; parentUser: string; impliedPolicy: boolean; name: string }[];
     expect(keys).toEqual([expect.objectContaining({ accessKey: keyOfCarol.accessKey, parentUser: 'carol', impliedPolicy: false, name: 'uploader' })]);
+    // Without a user the list is the caller's own keys, and an empty one says so.
+    const own = await runSvcCommand(['admin', 'accesskey', 'list'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
+    expect(own.code, own.err).toBe(0);
+    expect(own.out.trim()).toBe(`No access keys of your own (${ROOT.accessKey}); svc admin accesskey list ALIAS USER lists a user's.`);
     // every change is an audit event naming the caller; no secret in the log
     const changes = srv.logs().filter((l) => l.event === 'iam_change');
     expect(changes.map((l) => l.op)).toEqual(['policy.create', 'user.add', 'policy.attach', 'user.add', 'policy.attach', 'accesskey.create']);

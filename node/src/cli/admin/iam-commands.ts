@@ -223,7 +223,7 @@ export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
     if (rest.length > 1) throw new UsageError('usage: svc admin accesskey list ALIAS [USER]');
     const r = await c.encryptedAnswer<{ accounts: AccessKeyInfo[] }>('v3/list-service-accounts', rest[0] !== undefined ? { user: rest[0] } : {});
     const rows = r.value.accounts.map((a) => [a.accessKey, a.parentUser || '(root)', a.accountStatus, a.expiration ?? 'no expiry', a.name] as const);
-    json(o, r.value.accounts, rows.length === 0 ? 'No access keys.' : table(['ACCESS KEY', 'USER', 'STATUS', 'EXPIRES', 'NAME'], rows));
+    json(o, r.value.accounts, rows.length === 0 ? (rest[0] !== undefined ? `No access keys of ${rest[0]}.` : `No access keys of your own (${c.target.accessKey}); svc admin accesskey list ALIAS USER lists a user's.`) : table(['ACCESS KEY', 'USER', 'STATUS', 'EXPIRES', 'NAME'], rows));
   });
   cmd(ak, 'info', 'one access key', 'ALIAS ACCESSKEY', async (c, rest, o) => {
     const [key] = exactly(rest, 1, 'svc admin accesskey info ALIAS ACCESSKEY');
