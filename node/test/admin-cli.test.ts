@@ -245,6 +245,9 @@ describe('svc admin client (real binary)', () => {
     expect((await svc(['pool', 'list', 'lab', '--bogus'])).code).toBe(2);
     expect((await svc(['heal', 'start', 'lab', '--scan-mode', 'fast'])).code).toBe(2);
     expect((await svc(['alias', 'set', '9bad', s.url, 'a', 'b'])).code).toBe(2);
+    const noBucket = await svc(['replicate', 'ls', 'lab']);
+    expect(noBucket.code).toBe(2);
+    expect(noBucket.err).toContain('name the bucket too: lab/BUCKET');
     const port = await freePort();
     await svc(['alias', 'set', 'gone', `http://127.0.0.1:${port}`, 'a', 'b']);
     const gone = await svc(['admin', 'info', 'gone']);

@@ -268,6 +268,8 @@ describe('a TLS node (real process)', () => {
     const insecure = await runSvcCommand(['pool', 'list', '--insecure', '--json'], env);
     expect(insecure.code).toBe(0);
     expect(insecure.err).toContain('svc: warning: --insecure: TLS certificates are not verified');
+    const insecureIam = await runSvcCommand(['admin', 'user', 'list', '--insecure'], env);
+    expect(insecureIam.code, insecureIam.err).toBe(0);
 
     await mkdir(join(home, '.svc', 'certs', 'CAs'), { recursive: true });
     await writeFile(join(home, '.svc', 'certs', 'CAs', 'svc-ca.pem'), ca.pem);
@@ -275,6 +277,19 @@ describe('a TLS node (real process)', () => {
     expect(trusted.code).toBe(0);
     expect(trusted.err).toBe('');
     expect(JSON.parse(trusted.out)).toEqual([expect.objectContaining({ cmdline: expect.stringContaining('d{1...4}'), status: 'active' })]);
+    // Every command group verifies the same way: identities, quotas, notification targets, replication
+    // (the server answers each: a missing bucket is exit 1, never 3).
+    for (const [args, code] of [
+      [['admin', 'user', 'list'], 0],
+      [['admin', 'policy', 'list'], 0],
+      [['admin', 'notify', 'list'], 0],
+      [['admin', 'bucket', 'quota', 'info', 'no-such-bucket'], 1],
+      [['replicate', 'ls', 'no-such-bucket'], 1],
+    ] as const) {
+      const r = await runSvcCommand([...args], env);
+      expect(r.code, `svc ${args.join(' ')}: ${r.err}`).toBe(code);
+      expect(r.err).not.toContain('TLS certificate was refused');
+    }
     expect((await runSvcCommand(['ready', url], env)).code).toBe(0);
     // the server's own directory works as well (CAs/ inside it)
     expect((await runSvcCommand(['ping', url], { HOME: join(root, 'nobody'), SVC_CERTS_DIR: certs })).code).toBe(0);

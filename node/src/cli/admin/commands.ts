@@ -422,6 +422,7 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
   const adminDeps = {
     env: io.env,
     print,
+    ...(io.tls !== undefined ? { tls: io.tls } : {}),
     run: (json: boolean, body: (remember: (alias: string) => void) => Promise<void>) =>
       run(io, json, aliasOf, () =>
         body((name) => {

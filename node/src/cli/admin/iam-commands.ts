@@ -17,6 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { ClientTlsOptions } from '../client-tls.ts';
 import { AdminClient, DEFAULT_REGION } from './client.ts';
 import { envTarget, readAliases, UsageError } from './config.ts';
 import { table } from './format.ts';
@@ -27,6 +28,8 @@ export interface IamCommandDeps {
   readonly print: (s: string) => void;
   /** Runs a command body with the shared error handling and exit codes. */
   readonly run: (json: boolean, body: (remember: (alias: string) => void) => Promise<void>) => Promise<void>;
+  /** How https servers are verified (`--insecure`, `SVC_CERTS_DIR`); read when a command runs. */
+  readonly tls?: () => ClientTlsOptions;
 }
 
 interface JsonOpt {
@@ -34,16 +37,16 @@ interface JsonOpt {
 }
 
 /** ALIAS (an alias that exists) then the rest; or the SVC_ENDPOINT server and every argument. */
-export function target(args: readonly string[], env: NodeJS.ProcessEnv): { client: AdminClient; rest: string[] } {
+export function target(args: readonly string[], env: NodeJS.ProcessEnv, tls?: ClientTlsOptions): { client: AdminClient; rest: string[] } {
   const first = args[0];
   const region = env['SVC_REGION'] || DEFAULT_REGION;
   if (first !== undefined) {
     const a = readAliases(env).aliases[first];
-    if (a !== undefined) return { client: new AdminClient({ name: first, ...a }, region), rest: args.slice(1) };
+    if (a !== undefined) return { client: new AdminClient({ name: first, ...a }, region, tls), rest: args.slice(1) };
   }
   const t = envTarget(env);
   if (t === undefined) throw new UsageError(`no alias "${first ?? ''}", and SVC_ENDPOINT, SVC_ACCESS_KEY and SVC_SECRET_KEY are not set; add one with svc alias set NAME URL ACCESS_KEY SECRET_KEY`);
-  return { client: new AdminClient(t, region), rest: [...args] };
+  return { client: new AdminClient(t, region, tls), rest: [...args] };
 }
 
 export function exactly(rest: readonly string[], n: number, usage: string): string[] {
@@ -96,7 +99,7 @@ export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
       .option('--json', 'print JSON')
       .action(async (args: string[], o: O) =>
         d.run(!!o.json, async (remember) => {
-          const { client, rest } = target(args, d.env);
+          const { client, rest } = target(args, d.env, d.tls?.());
           remember(client.target.name);
           await body(client, rest, o);
         }),

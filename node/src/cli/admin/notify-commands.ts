@@ -47,7 +47,7 @@ export function registerNotifyCommands(admin: Command, d: IamCommandDeps): void 
     .option('--json', 'print JSON')
     .action(async (args: string[], o: Opt) =>
       d.run(!!o.json, async (remember) => {
-        const { client, rest } = target(args, d.env);
+        const { client, rest } = target(args, d.env, d.tls?.());
         remember(client.target.name);
         if (rest.length > 0) throw new UsageError('usage: svc admin notify list ALIAS');
         const r = await client.json<NotifyTargetReport[]>('GET', 'v3/notify/targets');
@@ -61,7 +61,7 @@ export function registerNotifyCommands(admin: Command, d: IamCommandDeps): void 
     .option('--json', 'print JSON')
     .action(async (args: string[], o: Opt) =>
       d.run(!!o.json, async (remember) => {
-        const { client, rest } = target(args, d.env);
+        const { client, rest } = target(args, d.env, d.tls?.());
         remember(client.target.name);
         const [type, id, ...pairs] = rest;
         if (type === undefined || id === undefined || pairs.length === 0) throw new UsageError('usage: svc admin notify set ALIAS TYPE ID KEY=VALUE... (e.g. webhook primary endpoint=https://hooks.example/s3)');
@@ -82,7 +82,7 @@ export function registerNotifyCommands(admin: Command, d: IamCommandDeps): void 
     .option('--json', 'print JSON')
     .action(async (args: string[], o: Opt) =>
       d.run(!!o.json, async (remember) => {
-        const { client, rest } = target(args, d.env);
+        const { client, rest } = target(args, d.env, d.tls?.());
         remember(client.target.name);
         const [type, id, ...more] = rest;
         if (type === undefined || id === undefined || more.length > 0) throw new UsageError('usage: svc admin notify remove ALIAS TYPE ID');
@@ -124,7 +124,7 @@ export function registerWatchCommand(program: Command, d: IamCommandDeps): void 
     .option('--json', 'print each event as its AWS record (one JSON object a line)')
     .action(async (args: string[], o: WatchOpt) =>
       d.run(!!o.json, async (remember) => {
-        const { client, rest } = target(args, d.env);
+        const { client, rest } = target(args, d.env, d.tls?.());
         remember(client.target.name);
         if (rest.length > 1) throw new UsageError('usage: svc watch ALIAS [BUCKET] [--prefix P] [--suffix S] [--events put,delete,get]');
         const shorthand: Record<string, string> = { put: 's3:ObjectCreated:*', delete: 's3:ObjectRemoved:*', get: 's3:ObjectAccessed:*' };

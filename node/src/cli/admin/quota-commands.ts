@@ -50,7 +50,7 @@ export function registerQuotaCommands(admin: Command, d: IamCommandDeps): void {
     if (withSize) c.option('--size <size>', 'the quota: 10GiB, 500MB, 1073741824 …');
     c.action(async (args: string[], o: QuotaOpt) =>
       d.run(!!o.json, async (remember) => {
-        const { client, rest } = target(args, d.env);
+        const { client, rest } = target(args, d.env, d.tls?.());
         remember(client.target.name);
         const [b] = exactly(rest, 1, `svc admin bucket quota ${name} ALIAS BUCKET${withSize ? ' --size SIZE' : ''}`);
         await body(client, b!, o);

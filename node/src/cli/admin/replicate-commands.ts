@@ -25,6 +25,7 @@ import { type BucketTargetWire, parseRemoteUrl } from '../../replication/targets
 import type { TargetReport } from '../../replicator/replication-system.ts';
 import type { ResyncRecord } from '../../replicator/resync.ts';
 import { formatBytes, parseByteSize } from '../../util/bytes.ts';
+import type { ClientTlsOptions } from '../client-tls.ts';
 import { AdminClient, ServerError } from './client.ts';
 import { envTarget, readAliases, UsageError } from './config.ts';
 import type { IamCommandDeps } from './iam-commands.ts';
@@ -36,17 +37,18 @@ interface Opt {
 const DEFAULT_REGION = 'us-east-1';
 
 /** `ALIAS/BUCKET`, or `BUCKET` with the SVC_ENDPOINT server. */
-export function bucketTarget(arg: string | undefined, env: NodeJS.ProcessEnv): { client: AdminClient; bucket: string } {
+export function bucketTarget(arg: string | undefined, env: NodeJS.ProcessEnv, tls?: ClientTlsOptions): { client: AdminClient; bucket: string } {
   if (arg === undefined || arg === '') throw new UsageError('name the bucket: ALIAS/BUCKET');
   const region = env['SVC_REGION'] || DEFAULT_REGION;
   const slash = arg.indexOf('/');
   if (slash > 0) {
     const a = readAliases(env).aliases[arg.slice(0, slash)];
-    if (a !== undefined) return { client: new AdminClient({ name: arg.slice(0, slash), ...a }, region), bucket: arg.slice(slash + 1).replace(/\/+$/, '') };
+    if (a !== undefined) return { client: new AdminClient({ name: arg.slice(0, slash), ...a }, region, tls), bucket: arg.slice(slash + 1).replace(/\/+$/, '') };
   }
   const t = envTarget(env);
+  if (t === undefined && slash < 0 && readAliases(env).aliases[arg] !== undefined) throw new UsageError(`name the bucket too: ${arg}/BUCKET`);
   if (t === undefined || slash > 0) throw new UsageError(`no alias "${slash > 0 ? arg.slice(0, slash) : arg}", and SVC_ENDPOINT, SVC_ACCESS_KEY and SVC_SECRET_KEY are not set; add one with svc alias set NAME URL ACCESS_KEY SECRET_KEY`);
-  return { client: new AdminClient(t, region), bucket: arg };
+  return { client: new AdminClient(t, region, tls), bucket: arg };
 }
 
 interface RuleView {
@@ -190,7 +192,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
     .option('--json', 'print JSON')
     .action(async (arg: string, o: Opt & { remoteBucket: string; priority: string; replicate: string; prefix: string; tags: string; storageClass?: string; bandwidth?: string; healthcheck: string; region?: string; id?: string; disable?: boolean }) =>
       d.run(!!o.json, async (remember) => {
-        const { client, bucket } = bucketTarget(arg, d.env);
+        const { client, bucket } = bucketTarget(arg, d.env, d.tls?.());
         remember(client.target.name);
         let remote;
         try {
@@ -253,7 +255,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
     .option('--json', 'print JSON')
     .action(async (arg: string, o: Opt) =>
       d.run(!!o.json, async (remember) => {
-        const { client, bucket } = bucketTarget(arg, d.env);
+        const { client, bucket } = bucketTarget(arg, d.env, d.tls?.());
         remember(client.target.name);
         const rules = (await currentRules(client, bucket)).map((r) => r.view);
         const targets = await listTargets(client, bucket);
@@ -278,7 +280,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
     .option('--json', 'print JSON')
     .action(async (arg: string, o: Opt & { id?: string; all?: boolean }) =>
       d.run(!!o.json, async (remember) => {
-        const { client, bucket } = bucketTarget(arg, d.env);
+        const { client, bucket } = bucketTarget(arg, d.env, d.tls?.());
         remember(client.target.name);
         if ((o.id === undefined) === (o.all !== true)) throw new UsageError('name one rule with --id ID, or --all');
         const rules = await currentRules(client, bucket);
@@ -303,7 +305,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
     .option('--json', 'print JSON')
     .action(async (arg: string, o: Opt) =>
       d.run(!!o.json, async (remember) => {
-        const { client, bucket } = bucketTarget(arg, d.env);
+        const { client, bucket } = bucketTarget(arg, d.env, d.tls?.());
         remember(client.target.name);
         const s = (await client.json<ReplicationStatus[]>('GET', 'v3/replication/status', { bucket })).value[0] ?? { targets: [], resync: [] };
         print(o, s, statusView(bucket, s));
@@ -323,7 +325,7 @@ export function registerReplicateCommands(program: Command, d: IamCommandDeps): 
       .option('--json', 'print JSON')
       .action(async (arg: string, o: Opt & { remoteBucket?: string }) =>
         d.run(!!o.json, async (remember) => {
-          const { client, bucket } = bucketTarget(arg, d.env);
+          const { client, bucket } = bucketTarget(arg, d.env, d.tls?.());
           remember(client.target.name);
           const q: Record<string, string> = { bucket };
           if (o.remoteBucket !== undefined && name !== 'status') q.arn = o.remoteBucket;
