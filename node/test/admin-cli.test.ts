@@ -242,7 +242,12 @@ describe('svc admin client (real binary)', () => {
     expect(none.err).toContain('svc alias set NAME URL ACCESS_KEY SECRET_KEY');
     expect((await svc(['pool', 'list', 'nosuchalias'])).code).toBe(2);
     expect((await svc(['pool', 'status', 'lab'])).code).toBe(2);
-    expect((await svc(['pool', 'list', 'lab', '--bogus'])).code).toBe(2);
+    const bogus = await svc(['pool', 'list', 'lab', '--bogus']);
+    expect(bogus.code).toBe(2);
+    expect(bogus.err).toBe("error: unknown option '--bogus'\n(add --help for the command's usage)\n");
+    const unknown = await svc(['admin', 'usr', 'list', 'lab']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("(add --help for the command's usage)");
     expect((await svc(['heal', 'start', 'lab', '--scan-mode', 'fast'])).code).toBe(2);
     expect((await svc(['alias', 'set', '9bad', s.url, 'a', 'b'])).code).toBe(2);
     const noBucket = await svc(['replicate', 'ls', 'lab']);

@@ -58,6 +58,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .description('svc: an S3-compatible, erasure-coded object store')
     .version(version(), '-v, --version')
     .exitOverride()
+    // A mistyped option or command names the way to the usage (every command below inherits this).
+    .showHelpAfterError("(add --help for the command's usage)")
     .option('--insecure', 'client commands: do not verify the server\'s TLS certificate (env SVC_INSECURE=true); prints a warning')
     .addHelpText('after', `\nWith no command, svc runs \`svc server\` with the volumes in SVC_VOLUMES.\n${CLIENT_TLS_HELP}${variablesHelp()}`);
   // Client commands verify https servers against ~/.svc/certs/CAs (SVC_CERTS_DIR); --insecure turns that off, loudly.
