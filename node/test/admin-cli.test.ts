@@ -203,6 +203,15 @@ describe('svc admin client (real binary)', () => {
     expect(denied.code).toBe(1);
     expect(denied.err).toContain('SignatureDoesNotMatch');
     expect(denied.err).toContain('next: check the keys of alias "badkey"');
+    // Keys that are right but not allowed: the next step is a permission, not new keys.
+    expect((await svc(['admin', 'user', 'add', 'lab', 'reader', 'reader-secret-key'])).code).toBe(0);
+    expect((await svc(['admin', 'policy', 'attach', 'lab', 'readonly', '--user', 'reader'])).code).toBe(0);
+    await svc(['alias', 'set', 'reader', s.url, 'reader', 'reader-secret-key']);
+    const notAllowed = await svc(['admin', 'info', 'reader']);
+    expect(notAllowed.code).toBe(1);
+    expect(notAllowed.err).toContain('AccessDenied');
+    expect(notAllowed.err).toContain('next: the keys of alias "reader" are valid but not allowed this: use the root credential, or attach a policy');
+    expect(notAllowed.err).not.toContain('check the keys');
   });
 
   it('the follow-up command a start prints runs as printed, with the alias or with the environment', async () => {

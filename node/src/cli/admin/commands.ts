@@ -69,10 +69,12 @@ interface JsonOpt {
 function nextStep(e: ServerError, alias: string): string | undefined {
   switch (e.code) {
     case 'AccessDenied':
+      // The keys were accepted: the identity lacks the permission, and new keys would not help.
+      return `the keys of ${alias === 'env' ? 'SVC_ACCESS_KEY' : `alias "${alias}"`} are valid but not allowed this: use the root credential, or attach a policy that allows it to the user (svc admin policy attach ALIAS POLICY --user USER)`;
     case 'SignatureDoesNotMatch':
     case 'InvalidAccessKeyId':
       return alias === 'env'
-        ? 'check SVC_ACCESS_KEY and SVC_SECRET_KEY: they must be the server\'s root credential'
+        ? 'check SVC_ACCESS_KEY and SVC_SECRET_KEY: the root credential, or a user\'s or access key\'s keys'
         : `check the keys of alias "${alias}": svc alias set ${alias} URL ACCESS_KEY SECRET_KEY`;
     case 'RequestTimeTooSkewed':
       return "this machine's clock differs from the server's by more than 15 minutes: synchronize the clocks (NTP)";
