@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SvcClusterSpec } from '../src/crd/svccluster.ts';
 import { getCondition } from '../src/reconcile/conditions.ts';
 import { createCa, issueCertificate } from '../src/tls/generated.ts';
@@ -89,12 +89,18 @@ describe.skipIf(!canUnshare)('operator spec.tls end to end (real svc pods)', () 
     listOf(api, '', 'v1', 'pods')
       .filter((p) => (p['status'] as { conditions?: { type: string; status: string }[] })?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       .map((p) => p.metadata.name);
+  /** Every pod in the API and every container the kubelet runs, with exits, restarts and log tails. */
+  async function podsNow(): Promise<string> {
+    const pods = listOf(api, '', 'v1', 'pods').map((p) => `${p.metadata.name} (uid ${p.metadata.uid}): ${JSON.stringify(p['status'])}`);
+    const described = await Promise.all(kubelet.running().map((n) => kubelet.describe(n)));
+    return `pods in the API:\n${pods.join('\n')}\ncontainers the kubelet runs: ${kubelet.running().join(', ') || 'none'}\n${described.join('\n')}`;
+  }
   async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       const v = await Promise.resolve(probe()).catch(() => undefined);
       if (v) return v;
-      if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms\n${(await operatorLog(base)).slice(-2500)}`);
+      if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms\n${await podsNow()}\n${(await operatorLog(base)).slice(-2500)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -136,6 +142,14 @@ describe.skipIf(!canUnshare)('operator spec.tls end to end (real svc pods)', () 
     clusters = new Clusters(api);
     operator = await startOperatorProcess(api, kubelet, base);
   }, 120_000);
+
+  // A failed step prints what every pod's container did (exits, restarts, the log's last lines):
+  // the pods' folder is removed with the test's temp dir.
+  beforeEach((ctx) => {
+    ctx.onTestFailed(async () => {
+      console.error(await podsNow());
+    });
+  });
 
   afterAll(async () => {
     await operator?.kill();
