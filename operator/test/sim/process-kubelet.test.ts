@@ -106,6 +106,35 @@ describe('process kubelet', () => {
     120_000,
   );
 
+  it.skipIf(!canUnshare)('readiness as the kubelet probes it: one slow answer does not make a ready pod unready, failureThreshold failures over that many periods do', async () => {
+    const p = pod('rp-0', 'uid-rp0');
+    (p['spec'] as { containers: Record<string, unknown>[] }).containers[0]!['readinessProbe'] = { httpGet: { path: '/health/ready', port: 9000 }, periodSeconds: 1, failureThreshold: 3, timeoutSeconds: 1 };
+    await kubelet.start(p);
+    try {
+      await expect.poll(() => kubelet.ready(p), { timeout: 60_000, interval: 200 }).toBe(true);
+      const pid = kubelet.pid('rp-0')!;
+      // the node stops answering (a stall, as a loaded machine makes them): the first probe times out
+      process.kill(pid, 'SIGSTOP');
+      const stalled = Date.now();
+      expect(await kubelet.ready(p)).toBe(true);
+      // (each probe waits out its 1 s timeout)
+      let probes = 1;
+      for (;;) {
+        probes++;
+        if (!(await kubelet.ready(p))) break;
+      }
+      expect(probes).toBeGreaterThanOrEqual(3);
+      expect(Date.now() - stalled).toBeGreaterThanOrEqual(2_000);
+      // answering again: ready at the first success
+      process.kill(pid, 'SIGCONT');
+      await expect.poll(() => kubelet.ready(p), { timeout: 30_000, interval: 200 }).toBe(true);
+    } finally {
+      const running = kubelet.pid('rp-0');
+      if (running !== undefined) process.kill(running, 'SIGCONT');
+      await kubelet.stop(p);
+    }
+  }, 120_000);
+
   it.skipIf(!canUnshare)("a container that exits is started again in its pod; the pod's status counts the restart and says how the last run ended", async () => {
     const sim = new StatefulSetSimulator(api, kubelet, { probeMs: 200 });
     const seen: { restartCount?: number; waiting?: string; signal?: number }[] = [];

@@ -48,6 +48,7 @@ interface Probe {
   httpGet?: { scheme?: string };
   periodSeconds?: number;
   failureThreshold?: number;
+  timeoutSeconds?: number;
 }
 
 interface Container {
@@ -92,6 +93,8 @@ interface Running {
   startedAt: number;
   /** Set while a restart waits out its back-off. */
   backingOff: boolean;
+  /** The readiness probe's state for the current process: ready, and the failures in a row since. */
+  readiness: { ready: boolean; failures: number; failingSince: number };
 }
 
 /** Back-off before the n-th restart of a container (a real kubelet: 10 s doubling to 5 min). */
@@ -312,7 +315,7 @@ export class ProcessKubelet implements Kubelet {
     }
     // From here on a stop finds the pod: no await between the check above and the registration.
     const log = createWriteStream(join(podDir, 'svc.log'), { flags: 'a' });
-    const r: Running = { uid: pod.metadata.uid, child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now(), backingOff: false };
+    const r: Running = { uid: pod.metadata.uid, child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now(), backingOff: false, readiness: { ready: false, failures: 0, failingSince: 0 } };
     this.#procs.set(name, r);
     const launch = (): ChildProcess => {
       const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -321,6 +324,7 @@ export class ProcessKubelet implements Kubelet {
       r.child = child;
       r.startedAt = Date.now();
       r.backingOff = false;
+      r.readiness = { ready: false, failures: 0, failingSince: 0 };
       r.exited = new Promise<void>((done) =>
         child.once('exit', (code, signal) => {
           void this.#exited(name, r, child, code, signal, log, launch).finally(done);
@@ -395,11 +399,29 @@ export class ProcessKubelet implements Kubelet {
     await terminate(child, graceMs(pod), p.exited);
   }
 
+  /**
+   * The readiness probe as the kubelet runs it: within the probe's `timeoutSeconds` (1 s unless
+   * set); one success makes the container ready, and a ready one turns unready only after
+   * `failureThreshold` failures in a row (3 unless set) spanning that many periods, not at the
+   * first slow answer of a loaded node. A container that is not running is not ready.
+   */
   async ready(pod: Obj): Promise<boolean> {
     const p = this.#procs.get(pod.metadata.name);
-    if (!p?.child) return false;
-    const r = await fetch(`${p.scheme}://${p.ip}:9000/health/ready`, { signal: AbortSignal.timeout(2_000), dispatcher: unverified }).catch(() => undefined);
-    return r?.status === 200;
+    const child = p?.child;
+    if (!p || !child || (pod.metadata.uid !== undefined && p.uid !== undefined && p.uid !== pod.metadata.uid)) return false;
+    const probe = (pod['spec'] as { containers: Container[] }).containers[0]?.readinessProbe;
+    const res = await fetch(`${p.scheme}://${p.ip}:9000/health/ready`, { signal: AbortSignal.timeout((probe?.timeoutSeconds ?? 1) * 1000), dispatcher: unverified }).catch(() => undefined);
+    if (p.child !== child) return false;
+    if (res?.status === 200) {
+      p.readiness = { ready: true, failures: 0, failingSince: 0 };
+      return true;
+    }
+    const r = p.readiness;
+    if (!r.ready) return false;
+    if (r.failures++ === 0) r.failingSince = Date.now();
+    const threshold = probe?.failureThreshold ?? 3;
+    if (r.failures >= threshold && Date.now() - r.failingSince >= (threshold - 1) * (probe?.periodSeconds ?? 10) * 1000) r.ready = false;
+    return r.ready;
   }
 
   /** A Kubernetes node fails: every pod scheduled there dies at once (SIGKILL) and stays dead; returns their names. */

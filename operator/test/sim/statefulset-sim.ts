@@ -220,7 +220,7 @@ export class StatefulSetSimulator {
           }
         }
       }
-      await this.#probe(pods);
+      this.#probe(pods);
       this.#writeStsStatus(sts, revision);
     }
   }
@@ -270,26 +270,45 @@ export class StatefulSetSimulator {
     );
   }
 
-  async #probe(pods: Obj[]): Promise<void> {
-    await Promise.all(
-      pods.map(async (p) => {
-        const rt = this.#pods.get(`${p.metadata.namespace}/${p.metadata.name}`);
-        if (!rt || rt.uid !== p.metadata.uid || rt.state === 'failed') return;
-        const status = p['status'] as { conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount?: number; state?: { waiting?: { reason?: string } } }[] } | undefined;
-        // A restart or a back-off is reported whether or not the pod has started yet.
-        const report = this.#kubelet.container?.(p);
-        const reported = status?.containerStatuses?.[0];
-        const waiting = report?.waiting ?? (rt.state === 'starting' ? 'ContainerCreating' : undefined);
-        const changed = report !== undefined && (report.restartCount !== (reported?.restartCount ?? 0) || waiting !== reported?.state?.waiting?.reason);
-        if (rt.state === 'starting') {
-          if (changed) this.#setPodStatus(p, { phase: 'Pending', waiting: 'ContainerCreating', ready: false });
-          return;
-        }
-        const ready = await this.#kubelet.ready(p).catch(() => false);
-        const cur = status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-        if (ready !== cur || changed) this.#setPodStatus(p, { phase: 'Running', ready });
-      }),
-    );
+  /** Pods (by uid) whose probe is under way. */
+  readonly #probing = new Set<string>();
+
+  /**
+   * Probes the pods, each on its own: a probe waits up to its timeout, and as with the kubelet,
+   * a node that is slow to answer holds neither the other pods' probes nor the controller.
+   */
+  #probe(pods: Obj[]): void {
+    for (const p of pods) {
+      const uid = p.metadata.uid!;
+      if (this.#probing.has(uid)) continue;
+      this.#probing.add(uid);
+      void this.#probeOne(p)
+        .catch(() => undefined)
+        .finally(() => this.#probing.delete(uid));
+    }
+  }
+
+  async #probeOne(p: Obj): Promise<void> {
+    const key = `${p.metadata.namespace}/${p.metadata.name}`;
+    const rt = this.#pods.get(key);
+    if (!rt || rt.uid !== p.metadata.uid || rt.state === 'failed') return;
+    const ready = rt.state === 'running' ? await this.#kubelet.ready(p).catch(() => false) : false;
+    if (this.#stopped || this.#pods.get(key) !== rt) return;
+    // (read again: the status may have changed while the probe waited)
+    const cur = this.#api.store.tryGet(this.#t.pod, p.metadata.namespace, p.metadata.name);
+    if (!cur || cur.metadata.uid !== rt.uid) return;
+    const status = cur['status'] as { conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount?: number; state?: { waiting?: { reason?: string } } }[] } | undefined;
+    // A restart or a back-off is reported whether or not the pod has started yet.
+    const report = this.#kubelet.container?.(cur);
+    const reported = status?.containerStatuses?.[0];
+    const waiting = report?.waiting ?? (rt.state === 'starting' ? 'ContainerCreating' : undefined);
+    const changed = report !== undefined && (report.restartCount !== (reported?.restartCount ?? 0) || waiting !== reported?.state?.waiting?.reason);
+    if (rt.state === 'starting') {
+      if (changed) this.#setPodStatus(cur, { phase: 'Pending', waiting: 'ContainerCreating', ready: false });
+      return;
+    }
+    const wasReady = status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    if (ready !== wasReady || changed) this.#setPodStatus(cur, { phase: 'Running', ready });
   }
 
   #setUnschedulable(pod: Obj, message: string): void {
