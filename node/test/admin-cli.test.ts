@@ -162,6 +162,9 @@ describe('svc admin client (real binary)', () => {
     const unknown = await svc(['pool', 'status', 'lab', '7', '--by-id']);
     expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/InvalidArgument: specified pool index "7" not found/);
+    const indexWithoutFlag = await svc(['pool', 'status', 'lab', '0']);
+    expect(indexWithoutFlag.code).toBe(1);
+    expect(indexWithoutFlag.err).toContain('next: name the pool as `svc pool list` shows it, or give its index with --by-id');
     const json = await svc(['pool', 'status', 'lab', '7', '--by-id', '--json']);
     expect(json.code).toBe(1);
     expect((JSON.parse(json.out) as { Code: string }).Code).toBe('InvalidArgument');

@@ -82,6 +82,9 @@ function nextStep(e: ServerError, alias: string): string | undefined {
       return 'the server may use another region: set SVC_REGION to the server\'s region';
     case 'ServiceUnavailable':
       return 'the server is starting or degraded: check `svc ready`, then retry';
+    case 'InvalidArgument':
+      // The pool routes name their parameter as the API takes it; here it is a flag.
+      return e.message.includes('by-id=true') ? 'name the pool as `svc pool list` shows it, or give its index with --by-id' : undefined;
     case 'XSvcAdminNoSuchRoute':
       return 'the server may run an older svc; check `svc admin info` for its version';
     default:
