@@ -152,7 +152,7 @@ describe('svc server start-up', () => {
     expect(r.err).toContain('has no ellipsis');
   });
 
-  it('a port in use logs "HTTP listener bind failed", says what to do and exits non-zero', async () => {
+  it('a port in use logs "HTTP listener bind failed", says what to do and exits non-zero before touching a drive', async () => {
     const base = drives(4);
     const holder = await runSvc(['server', `${base}/d{1...4}`]);
     expect(await holder.started).toBe(true);
@@ -162,6 +162,9 @@ describe('svc server start-up', () => {
     expect(code).not.toBe(0);
     expect(run.stdout()).toContain('HTTP listener bind failed');
     expect(run.logs().find((l) => l.event === 'http_listener_bind_failed')).toBeDefined();
+    // It stopped before touching a drive: the fresh pool it would have formatted is still empty.
+    for (let i = 1; i <= 4; i++) expect(readdirSync(join(other, `d${i}`))).toEqual([]);
+    expect(run.logs().some((l) => l.event === 'startup_local_disks' || l.event === 'startup_format_written')).toBe(false);
     // The last line says what to do: stop the other process or pick another port.
     expect(run.stderr()).toMatch(/^ERROR: ListenerBindFailed: HTTP listener bind failed on 127\.0\.0\.1:\d+: .*EADDRINUSE.*; another process listens on that port: stop it, or choose another with --address or SVC_ADDRESS/m);
     // The console's port likewise, naming its own flag.

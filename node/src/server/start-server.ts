@@ -19,7 +19,7 @@
  * when found by a background retry.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { type ConsoleApp, createConsoleApp } from '../api/console/console-handler.ts';
 import type { ConsoleOpenId } from '../api/console/sso.ts';
 import {
@@ -282,6 +282,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     else log.info(fields, 'node not ready yet');
   });
 
+  // 0. the listeners' ports are free: a node whose port is taken (a second start) stops before it touches a drive
+  await checkListenAddresses(config, log);
+
   // 1. storage class + layout: pure, before any disk is touched
   const storageClass = {
     standard: parseParity('SVC_STORAGE_CLASS_STANDARD', config.storageClass.standard),
@@ -435,21 +438,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     try {
       mainAddr = await listen(main, config.address);
     } catch (err) {
-      log.error({ event: 'http_listener_bind_failed', listener: 's3', address: config.address.raw, err: String(err) }, 'HTTP listener bind failed');
-      throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.address.raw}: ${(err as Error).message}${bindAdvice(err, '--address', 'SVC_ADDRESS')}`, undefined, { cause: err });
+      throw bindFailed(log, 's3', config.address, err);
     }
     if (consoleServer) {
       try {
         consoleAddr = await listen(consoleServer, config.consoleAddress);
       } catch (err) {
         await closeServer(main, 0);
-        log.error(
-          { event: 'http_listener_bind_failed', listener: 'console', address: config.consoleAddress.raw, err: String(err) },
-          'HTTP listener bind failed',
-        );
-        throw new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${config.consoleAddress.raw}: ${(err as Error).message}${bindAdvice(err, '--console-address', 'SVC_CONSOLE_ADDRESS')}`, undefined, {
-          cause: err,
-        });
+        throw bindFailed(log, 'console', config.consoleAddress, err);
       }
     }
     log.info(
@@ -674,17 +670,43 @@ function defaultFormatIO(pool: PoolLayout, local: readonly boolean[]): FormatIO 
   };
 }
 
-/** What to do about a listener that could not bind, for the start-up error line ('' when nothing useful is known). */
-function bindAdvice(err: unknown, flag: string, variable: string): string {
+const LISTENER_SETTINGS = {
+  s3: { flag: '--address', variable: 'SVC_ADDRESS' },
+  console: { flag: '--console-address', variable: 'SVC_CONSOLE_ADDRESS' },
+} as const;
+
+/** A listener that could not bind, logged, as the start-up error: what happened and what to do. */
+function bindFailed(log: Logger, listener: keyof typeof LISTENER_SETTINGS, addr: ListenAddress, err: unknown): SvcError {
+  log.error({ event: 'http_listener_bind_failed', listener, address: addr.raw, err: String(err) }, 'HTTP listener bind failed');
+  const { flag, variable } = LISTENER_SETTINGS[listener];
   const other = `choose another with ${flag} or ${variable} (e.g. ${flag} :9100)`;
-  switch ((err as NodeJS.ErrnoException).code) {
-    case 'EADDRINUSE':
-      return `; another process listens on that port: stop it, or ${other}`;
-    case 'EACCES':
-      return `; ports below 1024 need privileges: ${other}`;
-    case 'EADDRNOTAVAIL':
-      return `; no network interface of this machine has that address: ${other}`;
-    default:
-      return '';
+  const advice: Record<string, string> = {
+    EADDRINUSE: `; another process listens on that port: stop it, or ${other}`,
+    EACCES: `; ports below 1024 need privileges: ${other}`,
+    EADDRNOTAVAIL: `; no network interface of this machine has that address: ${other}`,
+  };
+  return new SvcError('ListenerBindFailed', `HTTP listener bind failed on ${addr.raw}: ${(err as Error).message}${advice[(err as NodeJS.ErrnoException).code ?? ''] ?? ''}`, undefined, { cause: err });
+}
+
+/**
+ * Binds each listener's address for a moment and lets it go. The listeners
+ * themselves bind once start-up is done (a port taken in between fails
+ * there, with the same message).
+ */
+async function checkListenAddresses(config: Config, log: Logger): Promise<void> {
+  const wanted = [['s3', config.address], ...(config.consoleEnable ? [['console', config.consoleAddress] as const] : [])] as const;
+  for (const [listener, addr] of wanted) {
+    if (addr.port === 0) continue;
+    const probe = createNetServer();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        probe.once('error', reject);
+        probe.listen({ host: addr.host === '' ? undefined : addr.host, port: addr.port }, resolve);
+      });
+    } catch (err) {
+      throw bindFailed(log, listener, addr, err);
+    } finally {
+      await new Promise<void>((resolve) => (probe.listening ? probe.close(() => resolve()) : resolve()));
+    }
   }
 }
