@@ -7,6 +7,8 @@
  *   serial file OpenSSL wrote into `CAs/` used to stop the start), ends back
  *   in the folder it started in (where `npx svc` finds the workspace's svc),
  *   and the block's own `svc ping` trusts the server through ~/.svc/certs/CAs.
+ * - README's Kubernetes steps: the image build it gives tags the images the
+ *   charts and the sample cluster name (the script's default tag did not).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
@@ -66,4 +68,21 @@ describe('docs/tls.md quick start, as written', () => {
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('alive');
   }, 60_000);
+});
+
+describe('README Kubernetes steps, as written', () => {
+  it('the image build tags what the charts and the sample cluster name', async () => {
+    const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+    const tag = /SVC_IMAGE_TAG=(\S+) e2e\/build-images\.sh/.exec(readme)?.[1];
+    expect(tag, 'README builds the images with an explicit SVC_IMAGE_TAG').toBeDefined();
+    for (const chart of ['svc-operator', 'svc-cluster']) {
+      const appVersion = /^appVersion: "?([^"\n]+)"?$/m.exec(await readFile(join(REPO, 'charts', chart, 'Chart.yaml'), 'utf8'))?.[1];
+      expect(appVersion, `charts/${chart} appVersion (its default image tag)`).toBe(tag);
+    }
+    for (const sample of ['cluster.yaml', 'cluster-tls.yaml']) {
+      const images = [...(await readFile(join(REPO, 'config', 'samples', sample), 'utf8')).matchAll(/^\s*image: (\S+)$/gm)].map((m) => m[1]);
+      expect(images.length, sample).toBeGreaterThan(0);
+      for (const image of images) expect(image, `config/samples/${sample}`).toBe(`svc-node:${tag}`);
+    }
+  });
 });
