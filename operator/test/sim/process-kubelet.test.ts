@@ -106,6 +106,21 @@ describe('process kubelet', () => {
     120_000,
   );
 
+  it.skipIf(!canUnshare)('a container that exits before it is live is restarted with a growing back-off and reported in CrashLoopBackOff; a stop meanwhile ends the start', async () => {
+    // an invalid setting: svc refuses to start
+    const p = pod('c-0', 'uid-c0', {}, { SVC_SHUTDOWN_TIMEOUT: 'soon' });
+    const starting = kubelet.start(p);
+    await expect.poll(() => kubelet.container(p)?.restartCount ?? 0, { timeout: 60_000, interval: 100 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => kubelet.container(p)?.waiting, { timeout: 30_000, interval: 50 }).toBe('CrashLoopBackOff');
+    expect(kubelet.container(p)!.lastTerminated).toMatchObject({ exitCode: expect.any(Number), reason: 'Error' });
+    expect(kubelet.container(p)!.lastTerminated!.exitCode).not.toBe(0);
+    expect(kubelet.exits.filter((e) => e.pod === 'c-0').length).toBeGreaterThanOrEqual(2);
+    expect(kubelet.exits.find((e) => e.pod === 'c-0')!.logTail).toContain('SVC_SHUTDOWN_TIMEOUT');
+    await kubelet.stop(p);
+    await starting;
+    expect(kubelet.running()).not.toContain('c-0');
+  }, 120_000);
+
   it.skipIf(!canUnshare)('readiness as the kubelet probes it: one slow answer does not make a ready pod unready, failureThreshold failures over that many periods do', async () => {
     const p = pod('rp-0', 'uid-rp0');
     (p['spec'] as { containers: Record<string, unknown>[] }).containers[0]!['readinessProbe'] = { httpGet: { path: '/health/ready', port: 9000 }, periodSeconds: 1, failureThreshold: 3, timeoutSeconds: 1 };

@@ -81,7 +81,7 @@ interface Running {
   uid: string | undefined;
   /** The container's current process (undefined while it waits to be restarted). */
   child: ChildProcess | undefined;
-  /** Settles when the current process exits. */
+  /** Settles when the current process's exit is recorded (before any restart's back-off). */
   exited: Promise<void>;
   ip: string;
   scheme: 'http' | 'https';
@@ -327,7 +327,7 @@ export class ProcessKubelet implements Kubelet {
       r.readiness = { ready: false, failures: 0, failingSince: 0 };
       r.exited = new Promise<void>((done) =>
         child.once('exit', (code, signal) => {
-          void this.#exited(name, r, child, code, signal, log, launch).finally(done);
+          void this.#exited(name, r, child, code, signal, log, launch, done).finally(done);
         }),
       );
       return child;
@@ -364,7 +364,16 @@ export class ProcessKubelet implements Kubelet {
    * A container's process ended: recorded and written into the pod's log; unless the kubelet
    * stopped the pod, started again after the back-off (restartPolicy Always).
    */
-  async #exited(name: string, r: Running, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, log: NodeJS.WritableStream, launch: () => ChildProcess): Promise<void> {
+  async #exited(
+    name: string,
+    r: Running,
+    child: ChildProcess,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+    log: NodeJS.WritableStream,
+    launch: () => ChildProcess,
+    recorded: () => void,
+  ): Promise<void> {
     if (r.child !== child) return;
     r.child = undefined;
     const tail = (await this.log(name)).split('\n').slice(-EXIT_LOG_LINES).join('\n');
@@ -375,6 +384,9 @@ export class ProcessKubelet implements Kubelet {
       r.stopRefresh();
       return;
     }
+    // The exit is recorded: whoever waits for it (a stop, the startup probe's kill) goes on
+    // without waiting out the back-off.
+    recorded();
     const wait = RESTART_BACKOFF_MS(r.restarts);
     log.write(`--- kubelet: container svc of ${name} exited (code ${code}, signal ${signal}) after ${Date.now() - r.startedAt} ms; restart ${r.restarts + 1} in ${wait} ms ---\n`);
     r.backingOff = true;
