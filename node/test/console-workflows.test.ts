@@ -406,6 +406,31 @@ describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () =
     await shot(page, FLOW, 'version-restored');
   });
 
+  it('turning versions on while the first listing is on its way shows the versions, not that listing when it lands', async () => {
+    await node.s3.send(new CreateBucketCommand({ Bucket: 'late' }));
+    await node.s3.send(new PutBucketVersioningCommand({ Bucket: 'late', VersioningConfiguration: { Status: 'Enabled' } }));
+    for (const body of ['one', 'two', 'three']) await node.s3.send(new PutObjectCommand({ Bucket: 'late', Key: 'doc.txt', Body: body }));
+    let held: (() => void) | undefined;
+    const landed = new Promise<void>((r) => (held = r));
+    // the page's first listing (objects, not versions) answers late, after the versions listing
+    await page.route('**/api/buckets/late/objects?*', async (route) => {
+      await new Promise((r) => setTimeout(r, 1500));
+      await route.continue();
+      held!();
+    });
+    try {
+      await page.goto(`${root}#/buckets/late`);
+      await page.check('#show-versions');
+      await page.locator('#objects-table .version-id').first().waitFor();
+      await landed;
+      await page.waitForLoadState('networkidle');
+      expect(await page.locator('#objects-table .version-id').count()).toBe(3);
+      expect(await page.locator('button.delete-version').count()).toBe(3);
+    } finally {
+      await page.unroute('**/api/buckets/late/objects?*');
+    }
+  });
+
   it("edits an object's tags, legal hold and retention (bypassing governance), previews it, and shares any version for any time", async () => {
     await node.s3.send(new CreateBucketCommand({ Bucket: 'objects', ObjectLockEnabledForBucket: true }));
     const v1 = await node.s3.send(new PutObjectCommand({ Bucket: 'objects', Key: 'notes.txt', Body: 'version one', ContentType: 'text/plain' }));

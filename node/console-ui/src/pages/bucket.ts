@@ -265,8 +265,13 @@ export function renderBucket(main: HTMLElement, route: Route): void {
     }),
   ];
 
+  // A listing answers in its own time: only the latest load may draw (turning versions on while
+  // the page's first listing is still on its way must not end with that older listing shown).
+  let loads = 0;
   const load = async () => {
+    const mine = ++loads;
     await permissions;
+    if (mine !== loads) return;
     selectAll.checked = false;
     try {
       let rows: Child[][];
@@ -275,12 +280,14 @@ export function renderBucket(main: HTMLElement, route: Route): void {
       if (showVersions.checked) {
         const marker = vtokens[page] ?? { key: '', version: '' };
         const r = await api<VersionsPage>('GET', `buckets/${encodeURIComponent(bucket)}/all-versions`, undefined, { prefix: `${prefix}${search}`, keyMarker: marker.key, versionIdMarker: marker.version, limit: pageSize });
+        if (mine !== loads) return;
         if (r.truncated) vtokens[page + 1] = { key: r.nextKeyMarker, version: r.nextVersionIdMarker };
         rows = versionRows(r);
         truncated = r.truncated;
         count = `${plural(r.prefixes.length, 'folder')}, ${plural(r.versions.length, 'version')} (delete markers included) on this page.`;
       } else {
         const r = await api<ObjectListing>('GET', `buckets/${encodeURIComponent(bucket)}/objects`, undefined, { prefix: `${prefix}${search}`, token: tokens[page], limit: pageSize });
+        if (mine !== loads) return;
         if (r.truncated) tokens[page + 1] = r.nextToken;
         rows = objectRows(r);
         truncated = r.truncated;
@@ -308,7 +315,7 @@ export function renderBucket(main: HTMLElement, route: Route): void {
         h('p', { class: 'muted' }, count),
       );
     } catch (err) {
-      replaceContent(listing, errorBox(err, () => void load()));
+      if (mine === loads) replaceContent(listing, errorBox(err, () => void load()));
     }
   };
   const turn = async (d: number) => {
