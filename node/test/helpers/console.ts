@@ -45,6 +45,15 @@ export async function startConsoleNode(pools = 1, env: Record<string, string> = 
   const run = await runSvc(['server', ...drives.map((_, p) => `${base}/p${p}/d{1...4}`)], { SVC_ACCESS_KEY: CONSOLE_ACCESS_KEY, SVC_SECRET_KEY: CONSOLE_SECRET_KEY, ...env });
   if (!(await run.started)) throw new Error(`svc did not start: ${run.stderr()}${run.stdout().slice(-2000)}`);
   const s3Url = `http://127.0.0.1:${run.port}`;
+  // listening is not ready: until the node is (format, IAM loaded), the console answers 503
+  const end = Date.now() + 60_000;
+  while (!(await fetch(`${s3Url}/health/ready`).then((r) => r.status === 200, () => false))) {
+    if (run.child.exitCode !== null || Date.now() > end) {
+      await run.stop();
+      throw new Error(`svc did not become ready: ${run.stderr()}${run.stdout().slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const s3 = new S3Client({ endpoint: s3Url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CONSOLE_ACCESS_KEY, secretAccessKey: CONSOLE_SECRET_KEY } });
   return {
     run,

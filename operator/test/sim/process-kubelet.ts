@@ -140,12 +140,16 @@ export class ProcessKubelet implements Kubelet {
   /** Adds a name to the DNS map (writes serialised; readers see whole files). */
   #publish(host: string, ip: string): Promise<void> {
     this.#dns[host] = ip;
-    this.#publishing = this.#publishing.then(async () => {
-      const tmp = `${this.dnsMap}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify(this.#dns));
-      await rename(tmp, this.dnsMap);
-    });
-    return this.#publishing;
+    // each write holds the whole map, so one that failed is made good by the next: it fails its own caller only
+    const write = this.#publishing
+      .catch(() => undefined)
+      .then(async () => {
+        const tmp = `${this.dnsMap}.${process.pid}.tmp`;
+        await writeFile(tmp, JSON.stringify(this.#dns));
+        await rename(tmp, this.dnsMap);
+      });
+    this.#publishing = write;
+    return write;
   }
 
   /** A Secret volume's files (path → bytes); a required Secret or key that is missing throws (the pod cannot start). */
