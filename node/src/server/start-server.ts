@@ -697,7 +697,8 @@ async function checkListenAddresses(config: Config, log: Logger): Promise<void> 
   const wanted = [['s3', config.address], ...(config.consoleEnable ? [['console', config.consoleAddress] as const] : [])] as const;
   for (const [listener, addr] of wanted) {
     if (addr.port === 0) continue;
-    const probe = createNetServer();
+    // (a peer that connects in that moment is refused at once rather than left waiting)
+    const probe = createNetServer((socket) => socket.destroy());
     try {
       await new Promise<void>((resolve, reject) => {
         probe.once('error', reject);
