@@ -17,6 +17,7 @@ import type { ServerPools } from '../src/object/server-pools.ts';
 import type { DataMovement } from '../src/background/movement/data-movement.ts';
 import { PoolRecords } from '../src/object/records/store.ts';
 import { bytes, put } from './engine-helpers.ts';
+import type { DriveHooks } from './helpers/faulty-drive.ts';
 import { codeOf } from './helpers/error-code.ts';
 import { adminOver, movementOver, objectJournals, snapshotBucket, uploadFiles, waitForEntry } from './helpers/movement.ts';
 import { makePoolsFixture, type PoolsFixture } from './helpers/pools-fixture.ts';
@@ -78,15 +79,15 @@ async function populate(layer: ServerPools, pools: number): Promise<{ uploadId: 
   return { uploadId: open.uploadId, partEtag: part.etag };
 }
 
-/** Two pools of two tmpfs drives (EC:1) and a bucket `b`. */
-async function twoSmallPools(driveBytes: number): Promise<PoolsFixture> {
+/** Two pools of two tmpfs drives (EC:1) and a bucket `b`; `driveHooks` on their drives if given. */
+async function twoSmallPools(driveBytes: number, driveHooks?: (pool: number) => DriveHooks | undefined): Promise<PoolsFixture> {
   const f = await makePoolsFixture(
     [
       { drives: 2, standardParity: 1 },
       { drives: 2, standardParity: 1 },
     ],
     2,
-    { tmpfsBytes: driveBytes },
+    { tmpfsBytes: driveBytes, ...(driveHooks ? { driveHooks } : {}) },
   );
   await f.layer.makeBucket('b');
   return f;
@@ -219,7 +220,14 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', { timeout: 
   });
 
   it('cancel stops the drain and keeps what moved; clear reopens the pool; a new start completes', async () => {
-    fx = await twoSmallPools(48 * MiB);
+    // The drain holds after 12 objects (each commits on pool 1's two drives) until the cancel is recorded,
+    // so the cancel always meets a drain under way (a quiet machine drained all 150 before it otherwise).
+    let armed = false;
+    let renames = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const hold: DriveHooks = { step: (s) => (armed && s === 'rename-data:start' && ++renames > 24 ? gate : undefined) };
+    fx = await twoSmallPools(48 * MiB, (pool) => (pool === 1 ? hold : undefined));
     const layer = fx.layer;
     layer.setPoolAdmission(1, false, 'setup');
     for (let i = 0; i < 150; i++) await put(layer, 'b', `k${String(i).padStart(3, '0')}`, bytes(3000, i));
@@ -228,10 +236,13 @@ describe.skipIf(!enabled)('decommission (in process, tmpfs drives)', { timeout: 
     const cmdlines = cmdlinesOf(fx);
     dm = movementOver(layer, cmdlines, { decommissionEntryConcurrency: 1, decommissionBucketConcurrency: 1 });
     await dm.start();
+    armed = true;
     await dm.decommission.start([0]);
-    await waitForEntry(layer, cmdlines[0]!, (e) => (e?.objectsDecommissioned ?? 0) >= 10);
-    await dm.decommission.cancel(0);
+    await expect.poll(() => renames, { timeout: 60_000 }).toBeGreaterThan(24);
+    const canceling = dm.decommission.cancel(0);
     const canceled = await waitForEntry(layer, cmdlines[0]!, (e) => e?.state === 'canceled');
+    release();
+    await canceling;
     expect(canceled!.endTime).toBeGreaterThan(0);
     const moved = (await objectJournals(fx.roots[1]![0]!)).length;
     expect(moved).toBeGreaterThan(0);
