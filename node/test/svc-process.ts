@@ -115,3 +115,14 @@ export function runSvcCommand(args: string[], env: Record<string, string>): Prom
     child.on('exit', (code) => resolve({ code, out, err }));
   });
 }
+
+/** Waits until `url`'s `/health/ready` answers 200 (the node formatted and loaded), failing if the process exits first or 60 s pass. */
+export async function waitReady(run: SvcRun, url: string): Promise<void> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    if (run.child.exitCode !== null) throw new Error(`svc server exited: ${run.stderr()}${run.stdout().slice(-3000)}`);
+    if (await fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false)) return;
+    if (Date.now() > end) throw new Error(`svc server not ready: ${run.stdout().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -14,7 +14,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { AdminClient } from '../../src/cli/admin/client.ts';
-import { runSvc, type SvcRun, tempDir } from '../svc-process.ts';
+import { runSvc, type SvcRun, tempDir, waitReady } from '../svc-process.ts';
 import { canMountTmpfs, mountTmpfs, unmountUnder } from './tmpfs.ts';
 
 export const CONSOLE_ACCESS_KEY = 'console-admin';
@@ -46,14 +46,10 @@ export async function startConsoleNode(pools = 1, env: Record<string, string> = 
   if (!(await run.started)) throw new Error(`svc did not start: ${run.stderr()}${run.stdout().slice(-2000)}`);
   const s3Url = `http://127.0.0.1:${run.port}`;
   // listening is not ready: until the node is (format, IAM loaded), the console answers 503
-  const end = Date.now() + 60_000;
-  while (!(await fetch(`${s3Url}/health/ready`).then((r) => r.status === 200, () => false))) {
-    if (run.child.exitCode !== null || Date.now() > end) {
-      await run.stop();
-      throw new Error(`svc did not become ready: ${run.stderr()}${run.stdout().slice(-2000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitReady(run, s3Url).catch(async (err: unknown) => {
+    await run.stop();
+    throw err;
+  });
   const s3 = new S3Client({ endpoint: s3Url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CONSOLE_ACCESS_KEY, secretAccessKey: CONSOLE_SECRET_KEY } });
   return {
     run,

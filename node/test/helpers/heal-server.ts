@@ -11,7 +11,7 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { decodeXlMeta } from '../../src/storage/xl-meta.ts';
 import { START_COUNT_FILE } from '../../src/server/start-counter.ts';
 import { spawn } from 'node:child_process';
-import { NODE, REPO, runSvc, SVC, type SvcRun, tempDir } from '../svc-process.ts';
+import { NODE, REPO, runSvc, SVC, type SvcRun, tempDir, waitReady } from '../svc-process.ts';
 import { admin, type Creds } from './admin.ts';
 
 export interface HealServer {
@@ -29,16 +29,6 @@ export interface HealServer {
 }
 
 const CREDS: Creds = { accessKey: 'healadmin', secretKey: 'heal-admin-secret' };
-
-async function waitReady(run: SvcRun, url: string): Promise<void> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    if (run.child.exitCode !== null) throw new Error(`svc server exited: ${run.stderr()}${run.stdout().slice(-3000)}`);
-    if (await fetch(`${url}/health/ready`).then((r) => r.status === 200, () => false)) return;
-    if (Date.now() > end) throw new Error(`svc server not ready: ${run.stdout().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A real `svc server` over `drives` temp-dir drives (one set), with a fast scanner. */
 export async function startHealServer(drives = 4, env: Record<string, string> = {}): Promise<HealServer> {

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { DecommissionStatusReport, RebalanceStatus } from '../../src/object/admin/types.ts';
-import { freePort, runSvc, type SvcRun, tempDir } from '../svc-process.ts';
+import { freePort, runSvc, type SvcRun, tempDir, waitReady } from '../svc-process.ts';
 import { admin, type AdminRequest, type Creds } from './admin.ts';
 import { mountTmpfs, unmountUnder } from './tmpfs.ts';
 
@@ -64,13 +64,7 @@ export class MovementServer {
     if (this.#run !== undefined) throw new Error('already running');
     const run = await runSvc(['server', ...volumes], { SVC_ACCESS_KEY: this.creds.accessKey, SVC_SECRET_KEY: this.creds.secretKey, SVC_CONSOLE_ENABLE: 'false', ...this.#env, ...env }, { port: this.#port });
     this.#run = run;
-    const end = Date.now() + 60_000;
-    for (;;) {
-      if (run.child.exitCode !== null) throw new Error(`svc server exited: ${run.stderr()}${run.stdout().slice(-3000)}`);
-      if (await fetch(`${this.url}/health/ready`).then((r) => r.status === 200, () => false)) return;
-      if (Date.now() > end) throw new Error(`svc server not ready: ${run.stdout().slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitReady(run, this.url);
   }
 
   /** SIGKILL: no shutdown path runs. */
