@@ -24,6 +24,7 @@ import { buildStatefulSet, type KubeObject } from '../operator/src/reconcile/ren
 import { podHost } from '../operator/src/topology/names.ts';
 import { launchConfig } from '../operator/src/topology/volumes.ts';
 import { imagesMissing, NODE_IMAGE, podContainer, type PodRun, podSubnet } from './images.ts';
+import { keepAliveHandler } from '../node/test/helpers/s3-client.ts';
 
 const missing = imagesMissing();
 if (missing) console.log(`skipped: ${missing}; the storage-node image tests did not run`);
@@ -51,7 +52,7 @@ function render(c: SvcCluster, ip: (k: number) => string): { sts: KubeObject; ho
 }
 
 const s3 = (pod: PodRun, creds = ROOT) =>
-  new S3Client({ endpoint: `http://${pod.ip}:9000`, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: creds.accessKey, secretAccessKey: creds.secretKey } });
+  new S3Client({ requestHandler: keepAliveHandler(), endpoint: `http://${pod.ip}:9000`, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: creds.accessKey, secretAccessKey: creds.secretKey } });
 const errorName = (p: Promise<unknown>) => p.then(() => 'ok', (e: { name?: string }) => e.name ?? 'error');
 
 async function waitReady(pod: PodRun, ms = 60_000): Promise<void> {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MetricsHistoryReport, PoolStatus } from '../src/object/admin/types.ts';
 import { startTwoPoolServer, type TwoPoolServer } from './helpers/admin.ts';
 import { type CommandRun, freePort, runSvcCommand } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 let s: TwoPoolServer;
 let home: string;
@@ -100,7 +101,7 @@ describe('svc admin client (real binary)', () => {
   });
 
   it('svc admin metrics prints the last minutes of S3 traffic as a table that adds up; --json is the server\'s points', async () => {
-    const s3 = new S3Client({ endpoint: s.url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: s.creds.accessKey, secretAccessKey: s.creds.secretKey } });
+    const s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: s.url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: s.creds.accessKey, secretAccessKey: s.creds.secretKey } });
     const body = randomBytes(300 * 1024);
     await s3.send(new CreateBucketCommand({ Bucket: 'metrics-cli' }));
     await s3.send(new PutObjectCommand({ Bucket: 'metrics-cli', Key: 'a.bin', Body: body }));

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin } from './helpers/admin.ts';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
 import { writeSecretVolume } from './helpers/secret-volume.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const supported = canUseMountNamespaces();
 const NODES = [1, 2, 3, 4];
@@ -27,7 +28,7 @@ describe.skipIf(!supported)('root credential rotation on a 4-node cluster (key f
   const volume = (k: number) => join(cluster.base, `secret-node${k}`);
   const clients: S3Client[] = [];
   const s3 = (k: number, c: typeof OLD) => {
-    const client = new S3Client({ endpoint: cluster.url(k), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: c.accessKey, secretAccessKey: c.secretKey }, maxAttempts: 1 });
+    const client = new S3Client({ requestHandler: keepAliveHandler(), endpoint: cluster.url(k), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: c.accessKey, secretAccessKey: c.secretKey }, maxAttempts: 1 });
     clients.push(client);
     return client;
   };

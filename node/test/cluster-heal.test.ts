@@ -17,6 +17,7 @@ import { bytes } from './engine-helpers.ts';
 import { admin } from './helpers/admin.ts';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
 import { flipByte, getBytes, holdings, shardFile, until, wipe } from './helpers/heal-server.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const enabled = canUseMountNamespaces();
 if (!enabled) console.log('skipped: no mount namespaces (needs root and unshare)');
@@ -27,7 +28,7 @@ const creds = () => ({ accessKey: c.accessKey, secretKey: c.secretKey });
 const s3 = (k: number): S3Client => {
   let cl = clients.get(k);
   if (!cl) {
-    cl = new S3Client({ endpoint: c.url(k), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: c.accessKey, secretAccessKey: c.secretKey }, maxAttempts: 1 });
+    cl = new S3Client({ requestHandler: keepAliveHandler(), endpoint: c.url(k), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: c.accessKey, secretAccessKey: c.secretKey }, maxAttempts: 1 });
     clients.set(k, cl);
   }
   return cl;

@@ -25,6 +25,7 @@ import { systemClock } from '../src/util/clock.ts';
 import { SvcError } from '../src/util/errors.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const supported = canUseMountNamespaces();
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -37,6 +38,7 @@ describe.skipIf(!supported)('4-node cluster: RPC authentication and lock expiry 
     await Promise.all([1, 2, 3, 4].map((k) => cluster.start(k)));
     await Promise.all([1, 2, 3, 4].map((k) => cluster.waitReady(k, 40_000)));
     client = new S3Client({
+      requestHandler: keepAliveHandler(),
       endpoint: cluster.url(1),
       region: 'us-east-1',
       forcePathStyle: true,
@@ -80,6 +82,7 @@ describe.skipIf(!supported)('4-node cluster: RPC authentication and lock expiry 
     // Nothing was touched: the bucket and its object are intact on every node.
     for (const k of [1, 2, 3, 4]) {
       const c = new S3Client({
+        requestHandler: keepAliveHandler(),
         endpoint: cluster.url(k),
         region: 'us-east-1',
         forcePathStyle: true,

@@ -18,6 +18,7 @@ import { METRIC } from '../src/telemetry/names.ts';
 import { admin } from './helpers/admin.ts';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const supported = canUseMountNamespaces();
 
@@ -50,6 +51,7 @@ describe.skipIf(!supported)('4-node cluster telemetry over OTLP (real processes)
     const traceId = randomBytes(16).toString('hex');
     const parentId = randomBytes(8).toString('hex');
     const s3 = new S3Client({
+      requestHandler: keepAliveHandler(),
       endpoint: cluster.url(1),
       region: 'us-east-1',
       forcePathStyle: true,

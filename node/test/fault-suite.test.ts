@@ -38,7 +38,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canUseMountNamespaces, skewedClockEnv, TestCluster } from './helpers/cluster.ts';
 import { canUseNetNamespaces, NetNamespaces } from './helpers/netns.ts';
@@ -256,7 +256,7 @@ describe.skipIf(!enabled)('fault suite: every acknowledged object survives', () 
           credentials: { accessKeyId: c.accessKey, secretAccessKey: c.secretKey },
           maxAttempts: 1,
           // A request hung longer than this fails (and is counted) rather than holding a worker.
-          requestHandler: new NodeHttpHandler({ connectionTimeout: 2_000, requestTimeout: 20_000, throwOnRequestTimeout: true }),
+          requestHandler: keepAliveHandler({ connectionTimeout: 2_000, requestTimeout: 20_000, throwOnRequestTimeout: true }),
         }),
       );
     }

@@ -27,6 +27,7 @@ import { admin } from './helpers/admin.ts';
 import { flipByte, getBytes, shardFile, until, wipe } from './helpers/heal-server.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const CREDS = { accessKey: 'healtelemetry', secretKey: 'heal-telemetry-secret' };
 const OBJECTS = 5;
@@ -57,7 +58,7 @@ beforeAll(async () => {
   expect(await run.started).toBe(true);
   url = `http://127.0.0.1:${run.port}`;
   await until('ready', async () => ((await fetch(`${url}/health/ready`)).status === 200 ? true : undefined), WAIT_MS);
-  s3 = new S3Client({ endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
+  s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
   await s3.send(new CreateBucketCommand({ Bucket: 'metrics' }));
   for (let i = 0; i < OBJECTS; i++) await s3.send(new PutObjectCommand({ Bucket: 'metrics', Key: `k${i}`, Body: bytes(2 * 1024 * 1024 + i, i) }));
 }, TEST_MS);

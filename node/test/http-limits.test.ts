@@ -21,6 +21,7 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, signHeaders } from './helpers/sigv4-signer.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 /** A temp dir with four drive folders. */
 function drives(prefix: string): string {
@@ -63,6 +64,7 @@ async function ready(port: number): Promise<number> {
 
 function client(port: number): S3Client {
   return new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: `http://127.0.0.1:${port}`,
     region: 'us-east-1',
     forcePathStyle: true,

@@ -9,6 +9,7 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from '../src/cli/admin/client.ts';
 import { canUseMountNamespaces, TestCluster } from './helpers/cluster.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const supported = canUseMountNamespaces();
 const NODES = [1, 2, 3, 4];
@@ -17,7 +18,7 @@ describe.skipIf(!supported)('identity store on a 4-node cluster', () => {
   let cluster: TestCluster;
   const clients: S3Client[] = [];
   const s3 = (k: number, ak: string, sk: string) => {
-    const c = new S3Client({ endpoint: cluster.url(k), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ak, secretAccessKey: sk } });
+    const c = new S3Client({ requestHandler: keepAliveHandler(), endpoint: cluster.url(k), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ak, secretAccessKey: sk } });
     clients.push(c);
     return c;
   };

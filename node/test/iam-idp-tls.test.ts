@@ -22,6 +22,7 @@ import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlap
 import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
 import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const ROOT = { accessKey: 'ldaptlsroot', secretKey: 'ldaptlsroot-secret' };
 let work: string;
@@ -63,7 +64,7 @@ beforeAll(async () => {
   expect(await srv.started).toBe(true);
   endpoint = `http://127.0.0.1:${srv.port}`;
   for (let i = 0; i < 200 && (await fetch(`${endpoint}/health/ready`).catch(() => undefined))?.status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
-  const root = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey } });
+  const root = new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey } });
   await root.send(new CreateBucketCommand({ Bucket: 'tls-data' }));
   await root.send(new PutObjectCommand({ Bucket: 'tls-data', Key: 'k', Body: 'data' }));
   await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'readonly', '--group', LDAP_GROUP]);
@@ -82,7 +83,7 @@ describe('AssumeRoleWithLDAPIdentity over TLS', () => {
     await svc(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(`127.0.0.1:${trusted.ldapsPort}`)]);
     const r = await signIn();
     expect(r.status, r.text).toBe(200);
-    const session = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: r.cred!.ak, secretAccessKey: r.cred!.sk, sessionToken: r.cred!.token } });
+    const session = new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: r.cred!.ak, secretAccessKey: r.cred!.sk, sessionToken: r.cred!.token } });
     expect(await (await session.send(new GetObjectCommand({ Bucket: 'tls-data', Key: 'k' }))).Body!.transformToString()).toBe('data');
 
     await svc(['admin', 'idp', 'ldap', 'update', `server_addr=ldap://127.0.0.1:${trusted.ldapPort}`, 'server_starttls=on']);
@@ -129,7 +130,7 @@ describe('AssumeRoleWithWebIdentity against a provider on HTTPS', () => {
     await svc(['admin', 'idp', 'openid', 'update', `config_url=${oidcTrusted.issuer}/.well-known/openid-configuration`]);
     const r = await webIdentity(oidcTrusted);
     expect(r.status, r.text).toBe(200);
-    const session = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: r.cred!.ak, secretAccessKey: r.cred!.sk, sessionToken: r.cred!.token } });
+    const session = new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: r.cred!.ak, secretAccessKey: r.cred!.sk, sessionToken: r.cred!.token } });
     expect(await (await session.send(new GetObjectCommand({ Bucket: 'tls-data', Key: 'k' }))).Body!.transformToString()).toBe('data');
   });
 });

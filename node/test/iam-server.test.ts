@@ -27,6 +27,7 @@ import * as Minio from 'minio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareCliHome, runCli } from './helpers/cli.ts';
 import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const ROOT = { accessKey: 'iamroot', secretKey: 'iamroot-secret-key' };
 let srv: SvcRun;
@@ -34,7 +35,7 @@ let work: string;
 let endpoint: string;
 
 const s3 = (ak: string, sk: string, token?: string) =>
-  new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ak, secretAccessKey: sk, ...(token ? { sessionToken: token } : {}) } });
+  new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ak, secretAccessKey: sk, ...(token ? { sessionToken: token } : {}) } });
 
 async function errorCode(p: Promise<unknown>): Promise<string> {
   try {
@@ -281,9 +282,9 @@ describe('STS AssumeRole', () => {
     // past the expiry the credentials fail: a client whose clock runs 900 s ahead (the edge of SigV4's
     // 15-minute skew) signs, a second after the session began, past its 900 s expiry
     await new Promise((r) => setTimeout(r, 1_200));
-    const later = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: 900_000, credentials: { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! } });
+    const later = new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: 900_000, credentials: { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! } });
     expect(await errorCode(later.send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('ExpiredToken');
-    const before = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: 880_000, credentials: { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! } });
+    const before = new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: 880_000, credentials: { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! } });
     expect(await errorCode(before.send(new GetObjectCommand({ Bucket: 'sts-data', Key: 'k' })))).toBe('OK');
     // without a session policy the session has frank's rights
     const full = (await sts.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 's2' }))).Credentials!;

@@ -17,6 +17,7 @@ import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts
 import { stsCall } from './helpers/sts.ts';
 import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
 import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const ROOT = { accessKey: 'idproot', secretKey: 'idproot-secret-key' };
 let srv: SvcRun;
@@ -24,7 +25,7 @@ let work: string;
 let endpoint: string;
 
 const s3 = (ak: string, sk: string, token?: string, offsetMs = 0) =>
-  new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: offsetMs, credentials: { accessKeyId: ak, secretAccessKey: sk, ...(token ? { sessionToken: token } : {}) } });
+  new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, systemClockOffset: offsetMs, credentials: { accessKeyId: ak, secretAccessKey: sk, ...(token ? { sessionToken: token } : {}) } });
 
 async function errorCode(p: Promise<unknown>): Promise<string> {
   try {

@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSvcCommand } from './svc-process.ts';
 import { ROOT, Site, until } from './helpers/replication.ts';
 import { type Rgw, startRgw } from './helpers/rgw.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 describe('replication to Ceph RGW', () => {
   let a: Site;
@@ -33,7 +34,7 @@ describe('replication to Ceph RGW', () => {
 
   beforeAll(async () => {
     [a, rgw] = await Promise.all([Site.start('a'), startRgw()]);
-    r3 = new S3Client({ endpoint: rgw.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: rgw.accessKey, secretAccessKey: rgw.secretKey }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+    r3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: rgw.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: rgw.accessKey, secretAccessKey: rgw.secretKey }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
   }, 180_000);
 
   afterAll(async () => {

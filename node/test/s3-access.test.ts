@@ -29,13 +29,14 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S3Server, start } from './helpers/s3-server.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 let srv: S3Server;
 let s3: S3Client;
 
 beforeAll(async () => {
   srv = await start();
-  s3 = new S3Client({ endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
+  s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
 });
 
 afterAll(async () => {
@@ -118,7 +119,7 @@ describe('anonymous requests on a private bucket', () => {
   });
 
   it('differently-authorised requests: unknown key, a presigned URL used for another operation', async () => {
-    const other = new S3Client({ endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'nobody', secretAccessKey: 'nothing' } });
+    const other = new S3Client({ requestHandler: keepAliveHandler(), endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'nobody', secretAccessKey: 'nothing' } });
     try {
       expect(await s3Error(other.send(new PutObjectCommand({ Bucket: 'acc-private', Key: 'x', Body: 'x' })))).toEqual({ code: 'InvalidAccessKeyId', status: 403 });
     } finally {

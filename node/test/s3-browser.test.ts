@@ -15,6 +15,7 @@ import { CreateBucketCommand, DeleteBucketCorsCommand, GetBucketCorsCommand, Get
 import * as Minio from 'minio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S3Server, start } from './helpers/s3-server.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -48,7 +49,7 @@ let pageOrigin: string;
 
 beforeAll(async () => {
   srv = await start();
-  s3 = new S3Client({ endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
+  s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
   // the web app's own origin (another port): a blank page the test scripts run in
   page = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
@@ -95,7 +96,7 @@ describe('CORS', () => {
     expect(any.headers.get('access-control-allow-origin')).toBe('*');
     // a real (signed) response carries the headers too, errors included
     await s3.send(new PutObjectCommand({ Bucket: 'cors', Key: 'k', Body: 'v' }));
-    const withOrigin = new S3Client({ endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
+    const withOrigin = new S3Client({ requestHandler: keepAliveHandler(), endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
     withOrigin.middlewareStack.add((next) => async (args) => {
       (args.request as { headers: Record<string, string> }).headers.origin = pageOrigin;
       return next(args);

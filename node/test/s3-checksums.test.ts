@@ -29,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf } from './helpers/s3-error.ts';
 import { fileData } from './helpers/cli.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 type Alg = 'CRC32' | 'CRC32C' | 'CRC64NVME' | 'SHA1' | 'SHA256';
 const HELPERS: Record<Alg, new () => { update(b: Uint8Array): void; digest(): Promise<Uint8Array> }> = {
@@ -54,6 +55,7 @@ beforeAll(async () => {
   srv = await start();
   // the client computes no checksum of its own: every value sent is the helpers' (or a deliberately wrong one)
   s3 = new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: srv.endpoint,
     region: srv.region,
     forcePathStyle: true,

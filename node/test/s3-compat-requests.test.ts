@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareCliHome, runCli } from './helpers/cli.ts';
 import { until } from './helpers/heal-server.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const CREDS = { accessKey: 'compat-admin', secretKey: 'compat-secret-key' };
 const REGION = 'dc1.example';
@@ -21,7 +22,7 @@ let run: SvcRun;
 let url: string;
 
 function client(region: string, expect?: string): S3Client {
-  const c = new S3Client({ endpoint: url, region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
+  const c = new S3Client({ requestHandler: keepAliveHandler(), endpoint: url, region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
   if (expect !== undefined) {
     c.middlewareStack.add(
       (next) => (args) => {

@@ -33,6 +33,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checksumBase64, compositeChecksum, fullObjectChecksum } from '../src/api/s3/checksum.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 let srv: S3Server;
 let s3: S3Client;
@@ -40,6 +41,7 @@ const MiB = 1024 * 1024;
 
 function client(secret = srv.secretKey, region = srv.region): S3Client {
   return new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: srv.endpoint,
     region,
     forcePathStyle: true,
@@ -440,7 +442,7 @@ describe('authentication details', () => {
     // the existing bucket is untouched
     expect((await s3.send(new HeadObjectCommand({ Bucket: 'details', Key: 'nm' }))).$metadata.httpStatusCode).toBe(200);
     const eu = await start({ region: 'eu-west-1' });
-    const c = new S3Client({ endpoint: eu.endpoint, region: 'eu-west-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: eu.accessKey, secretAccessKey: eu.secretKey } });
+    const c = new S3Client({ requestHandler: keepAliveHandler(), endpoint: eu.endpoint, region: 'eu-west-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: eu.accessKey, secretAccessKey: eu.secretKey } });
     try {
       await c.send(new CreateBucketCommand({ Bucket: 'mine', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
       const e = await s3Error(c.send(new CreateBucketCommand({ Bucket: 'mine', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } })));

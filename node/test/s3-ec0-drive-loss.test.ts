@@ -24,6 +24,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const base = tempDir('ec0');
 let run: SvcRun | undefined;
@@ -71,6 +72,7 @@ describe('EC:0 on 4 drives, one drive taken away', () => {
     expect(await run.started).toBe(true);
     const url = `http://127.0.0.1:${run.port}`;
     const s3 = new S3Client({
+      requestHandler: keepAliveHandler(),
       endpoint: url,
       region: 'us-east-1',
       forcePathStyle: true,

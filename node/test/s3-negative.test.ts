@@ -10,6 +10,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S3Server, start } from './helpers/s3-server.ts';
 import { errorCode, type RawRequest, rawRequest, signedRequest, signHeaders } from './helpers/sigv4-signer.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 let srv: S3Server;
 let s3: S3Client;
@@ -28,6 +29,7 @@ afterAll(async () => {
 
 function client(secret: string): S3Client {
   return new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: srv.endpoint,
     region: 'us-east-1',
     forcePathStyle: true,

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingKey } from '../src/api/s3/auth/sigv4.ts';
 import { checksumBase64 } from '../src/api/s3/checksum.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 let srv: S3Server;
 let s3: S3Client;
@@ -17,7 +18,7 @@ let mc: Minio.Client;
 
 beforeAll(async () => {
   srv = await start();
-  s3 = new S3Client({ endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
+  s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
   const u = new URL(srv.endpoint);
   mc = new Minio.Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: srv.accessKey, secretKey: srv.secretKey, region: 'us-east-1' });
   await s3.send(new CreateBucketCommand({ Bucket: 'post' }));

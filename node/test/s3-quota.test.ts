@@ -26,6 +26,7 @@ import { until } from './helpers/heal-server.ts';
 import { decodeStrict, loadMadminFixture } from './helpers/madmin-contract.ts';
 import { errorOf } from './helpers/s3-error.ts';
 import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const CREDS = { accessKey: 'quota-admin', secretKey: 'quota-admin-secret' };
 const KiB = 1024;
@@ -41,7 +42,7 @@ beforeAll(async () => {
   expect(await run.started).toBe(true);
   url = `http://127.0.0.1:${run.port}`;
   await until('ready', async () => ((await fetch(`${url}/health/ready`)).status === 200 ? true : undefined), 60_000);
-  s3 = new S3Client({ endpoint: url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
+  s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
 }, 90_000);
 
 afterAll(async () => {

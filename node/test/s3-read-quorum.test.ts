@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const CREDS = { accessKey: 'quorumadmin', secretKey: 'quorum-admin-secret' };
 
@@ -35,6 +36,7 @@ describe('GET below read quorum', () => {
     run = await runSvc(['server', `${base}/d{1...4}`], { SVC_ACCESS_KEY: CREDS.accessKey, SVC_SECRET_KEY: CREDS.secretKey, SVC_CONSOLE_ENABLE: 'false', SVC_SCANNER_INTERVAL: '1h', SVC_HEAL_SPEED: 'slowest' });
     expect(await run.started).toBe(true);
     s3 = new S3Client({
+      requestHandler: keepAliveHandler(),
       endpoint: `http://127.0.0.1:${run.port}`,
       region: 'us-east-1',
       forcePathStyle: true,

@@ -46,6 +46,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checksumBase64 } from '../src/api/s3/checksum.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 let srv: S3Server;
 let s3: S3Client;
@@ -53,6 +54,7 @@ let s3: S3Client;
 beforeAll(async () => {
   srv = await start();
   s3 = new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: srv.endpoint,
     region: srv.region,
     forcePathStyle: true,

@@ -19,6 +19,7 @@ import { until } from './helpers/heal-server.ts';
 import { errorCode, signedRequest } from './helpers/sigv4-signer.ts';
 import { canMountTmpfs, mountTmpfs, unmountUnder } from './helpers/tmpfs.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const CREDS = { accessKey: 'fulladmin', secretKey: 'full-admin-secret' };
 
@@ -38,7 +39,7 @@ describe.skipIf(!canMountTmpfs())('storage errors: unstorable names and full dri
     expect(await run.started).toBe(true);
     url = `http://127.0.0.1:${run.port}`;
     await until('ready', async () => (await fetch(`${url}/health/ready`)).status === 200);
-    s3 = new S3Client({ endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey }, maxAttempts: 1 });
+    s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey }, maxAttempts: 1 });
     await s3.send(new CreateBucketCommand({ Bucket: 'names' }));
     await s3.send(new CreateBucketCommand({ Bucket: 'fill' }));
   }, 60_000);

@@ -14,11 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startNotifyServer, startWebhookReceiver, until, type WebhookReceiver } from './helpers/notify.ts';
 import { signedRequest } from './helpers/sigv4-signer.ts';
 import { freePort, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const MiB = 1024 * 1024;
 
 function client(endpoint: string): S3Client {
   return new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_OLD_SPACE_MB } from '../src/util/heap.ts';
 import { DEFAULT_THREADPOOL_SIZE } from '../src/util/threadpool.ts';
 import { NODE, REPO, runSvc, SVC, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -57,6 +58,7 @@ describe('svc server start-up', () => {
 
     // the S3 API is wired to the erasure engine: a real client round trip
     const s3 = new S3Client({
+      requestHandler: keepAliveHandler(),
       endpoint: url,
       region: 'us-east-1',
       forcePathStyle: true,
@@ -260,14 +262,14 @@ describe('svc server start-up', () => {
       credentials,
       requestHandler: new NodeHttpHandler({ httpAgent: agent }),
     });
-    const path = new S3Client({ endpoint: `http://127.0.0.1:${run.port}`, region: 'eu-west-3', forcePathStyle: true, credentials });
+    const path = new S3Client({ requestHandler: keepAliveHandler(), endpoint: `http://127.0.0.1:${run.port}`, region: 'eu-west-3', forcePathStyle: true, credentials });
     try {
       await vhost.send(new CreateBucketCommand({ Bucket: 'vhost' }));
       await vhost.send(new PutObjectCommand({ Bucket: 'vhost', Key: 'k.txt', Body: 'by host name' }));
       const got = await path.send(new GetObjectCommand({ Bucket: 'vhost', Key: 'k.txt' }));
       expect(await got.Body!.transformToString()).toBe('by host name');
       // a client signing for another region is refused
-      const wrong = new S3Client({ endpoint: `http://127.0.0.1:${run.port}`, region: 'us-east-1', forcePathStyle: true, credentials });
+      const wrong = new S3Client({ requestHandler: keepAliveHandler(), endpoint: `http://127.0.0.1:${run.port}`, region: 'us-east-1', forcePathStyle: true, credentials });
       await expect(wrong.send(new GetObjectCommand({ Bucket: 'vhost', Key: 'k.txt' }))).rejects.toThrow();
       wrong.destroy();
     } finally {

@@ -26,6 +26,7 @@ import type { BucketGovernanceReport, KmsStatusReport } from '../src/object/admi
 import { admin } from './helpers/admin.ts';
 import { DAY_MS, kmsKeyLine, s3Error } from './helpers/governance.ts';
 import { type CommandRun, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 /** The real `svc` command (its admin client), with a private HOME. */
 function svcCli(args: string[], env: Record<string, string>): Promise<CommandRun> {
@@ -53,7 +54,7 @@ async function start(base: string, env: Record<string, string>): Promise<{ run: 
   runs.push(run);
   expect(await run.started).toBe(true);
   const url = `http://127.0.0.1:${run.port}`;
-  const s3 = new S3Client({ endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin' } });
+  const s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin' } });
   return { run, s3, url };
 }
 

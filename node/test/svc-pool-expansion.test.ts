@@ -30,6 +30,7 @@ import { canUseMountNamespaces } from './helpers/cluster.ts';
 import { MountNamespace } from './helpers/mount-ns.ts';
 import { bodyOf, keysOf } from './helpers/s3-read.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const supported = canUseMountNamespaces();
 const KEYS = { SVC_ACCESS_KEY: 'expandadmin', SVC_SECRET_KEY: 'expand-secret-1', SVC_CONSOLE_ENABLE: 'false' };
@@ -49,6 +50,7 @@ describe.skipIf(!supported)('svc grows from one pool to two (real process, @aws-
     run = await runSvc(['server', ...volumes], KEYS, { wrap: ns.wrap });
     expect(await run.started).toBe(true);
     s3 = new S3Client({
+      requestHandler: keepAliveHandler(),
       endpoint: `http://127.0.0.1:${run.port}`,
       region: 'us-east-1',
       forcePathStyle: true,

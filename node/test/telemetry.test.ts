@@ -21,6 +21,7 @@ import { EXPORT_TIMEOUT_MS, MAX_EXPORTS_IN_FLIGHT, MAX_QUEUED_LOG_RECORDS, MAX_Q
 import { ndjsonEndpoint } from './helpers/ndjson-endpoint.ts';
 import { OtlpReceiver } from './helpers/otlp-receiver.ts';
 import { runSvc, type SvcRun, tempDir } from './svc-process.ts';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const ACCESS = 'telemetryadmin';
 const SECRET = 'telemetry-secret-key';
@@ -35,6 +36,7 @@ function newTraceparent(): { header: string; traceId: string; parentId: string }
 /** An S3 client whose next requests carry `traceparent` (set through `state.header`). */
 function tracedClient(url: string, state: { header?: string }): S3Client {
   const s3 = new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: url,
     region: 'us-east-1',
     forcePathStyle: true,
@@ -251,6 +253,7 @@ describe('a collector that goes away', () => {
     try {
       expect(await run.started).toBe(true);
       const s3 = new S3Client({
+        requestHandler: keepAliveHandler(),
         endpoint: `http://127.0.0.1:${run.port}`,
         region: 'us-east-1',
         forcePathStyle: true,
@@ -345,6 +348,7 @@ describe('SVC_OBS_LOG_DIRECTORY with a remote endpoint', () => {
       // The endpoint goes away: buckets are still created (each logs a record), the records are dropped and counted.
       await logs.stop();
       const s3 = new S3Client({
+        requestHandler: keepAliveHandler(),
         endpoint: `http://127.0.0.1:${port}`,
         region: 'us-east-1',
         forcePathStyle: true,

@@ -8,12 +8,11 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { keepAliveHandler, keepAliveHttpsAgent } from './helpers/s3-client.ts';
 import * as Minio from 'minio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLeaf, makeCa, type TestCa } from './helpers/certs.ts';
@@ -38,12 +37,9 @@ function sdk(trust: string | undefined): S3Client {
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
-    // The SDK's own retries where the CA is trusted, as a user runs it: a keep-alive connection
-    // the server closes (idle 5 s) just as a loaded client reuses it hangs up once (seen in CI);
-    // untrusted, one attempt (a certificate error is no transient failure).
-    maxAttempts: trust ? 3 : 1,
+    maxAttempts: 1,
     credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET },
-    requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ keepAlive: true, ...(trust ? { ca: trust } : {}) }) }),
+    requestHandler: keepAliveHandler(trust ? { agent: { ca: trust } } : {}),
   });
 }
 
@@ -121,7 +117,7 @@ describe('minio-js over https', () => {
       region: 'us-east-1',
       pathStyle: true,
       partSize: 5 * 1024 * 1024,
-      transportAgent: new HttpsAgent({ keepAlive: true, ...(trust ? { ca: trust } : {}) }),
+      transportAgent: keepAliveHttpsAgent(trust ? { ca: trust } : {}),
     });
 
   it('with the CA: bucket, multipart stream, list, get, remove', async () => {

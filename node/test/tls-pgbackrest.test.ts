@@ -18,8 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { Agent as HttpsAgent } from 'node:https';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLeaf, makeCa, type TestCa } from './helpers/certs.ts';
 import { freePort, runSvc, type SvcRun, tempDir } from './svc-process.ts';
@@ -84,7 +83,7 @@ describe('pgBackRest backs PostgreSQL up to svc over verified TLS (real processe
       region: 'us-east-1',
       forcePathStyle: true,
       credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET },
-      requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ ca: ca.pem }) }),
+      requestHandler: keepAliveHandler({ agent: { ca: ca.pem } }),
     });
     await s3.send(new CreateBucketCommand({ Bucket: 'pgbackrest' }));
     s3.destroy();
@@ -173,7 +172,7 @@ describe('pgBackRest backs PostgreSQL up to svc over verified TLS (real processe
       region: 'us-east-1',
       forcePathStyle: true,
       credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET },
-      requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ ca: ca.pem }) }),
+      requestHandler: keepAliveHandler({ agent: { ca: ca.pem } }),
     });
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'pgbackrest', Prefix: 'demo-repo/' }));
     s3.destroy();

@@ -18,11 +18,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, GetObjectCommand, PutBucketPolicyCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { keepAliveHandler } from './helpers/s3-client.ts';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../src/telemetry/names.ts';
@@ -67,7 +66,7 @@ function s3Client(endpoint: string, trust?: string): S3Client {
     forcePathStyle: true,
     maxAttempts: 1,
     credentials: { accessKeyId: ACCESS, secretAccessKey: SECRET },
-    ...(trust ? { requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ ca: trust, keepAlive: true }) }) } : {}),
+    requestHandler: keepAliveHandler(trust ? { agent: { ca: trust } } : {}),
   });
 }
 

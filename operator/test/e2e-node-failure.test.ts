@@ -25,6 +25,7 @@ import type { Obj } from './fake-apiserver/store.ts';
 import { Clusters, CREDENTIALS, listOf, startApiWithCrd } from './harness.ts';
 import { ProcessKubelet } from './sim/process-kubelet.ts';
 import { FixedKubelet, StatefulSetSimulator } from './sim/statefulset-sim.ts';
+import { keepAliveHandler } from '../../node/test/helpers/s3-client.ts';
 
 const canUnshare = process.getuid?.() === 0;
 if (!canUnshare) console.log('skipped: the node-failure end-to-end test needs root for mount namespaces');
@@ -41,7 +42,7 @@ describe.skipIf(!canUnshare)('one Kubernetes node fails (real svc pods)', () => 
   const objects = new Map<string, string>();
   const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
   const s3 = (pod: string) =>
-    new S3Client({ endpoint: kubelet.url(pod), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey } });
+    new S3Client({ requestHandler: keepAliveHandler(), endpoint: kubelet.url(pod), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey } });
 
   beforeAll(async () => {
     if (!existsSync('/data')) mkdirSync('/data');

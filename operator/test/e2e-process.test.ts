@@ -29,6 +29,7 @@ import { Clusters, CREDENTIALS, listOf, NS, startApiWithCrd } from './harness.ts
 import { type OperatorProcess, operatorLog as readOperatorLog, startOperatorProcess } from './operator-process.ts';
 import { ProcessKubelet } from './sim/process-kubelet.ts';
 import { StatefulSetSimulator } from './sim/statefulset-sim.ts';
+import { keepAliveHandler } from '../../node/test/helpers/s3-client.ts';
 
 const canUnshare = process.getuid?.() === 0;
 if (!canUnshare) console.log('skipped: operator process end-to-end needs root for mount namespaces');
@@ -55,7 +56,7 @@ describe.skipIf(!canUnshare)('operator process end to end (real svc pods)', () =
   /** The root key S3 clients use (the credentials Secret's, as it changes). */
   let keys: { accessKey: string; secretKey: string } = CREDENTIALS;
   const s3 = (podName: string, k = keys) =>
-    new S3Client({ endpoint: kubelet.url(podName), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: k.accessKey, secretAccessKey: k.secretKey } });
+    new S3Client({ requestHandler: keepAliveHandler(), endpoint: kubelet.url(podName), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: k.accessKey, secretAccessKey: k.secretKey } });
   const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
   async function writeObjects(pod: string, prefix: string, n: number): Promise<void> {
     const client = s3(pod);

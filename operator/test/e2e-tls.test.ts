@@ -17,12 +17,11 @@
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent as HttpsAgent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { keepAliveHandler } from '../../node/test/helpers/s3-client.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SvcClusterSpec } from '../src/crd/svccluster.ts';
 import { getCondition } from '../src/reconcile/conditions.ts';
@@ -62,8 +61,8 @@ describe.skipIf(!canUnshare)('operator spec.tls end to end (real svc pods)', () 
       forcePathStyle: true,
       maxAttempts: 1,
       credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey },
-      requestHandler: new NodeHttpHandler({
-        httpsAgent: new HttpsAgent({
+      requestHandler: keepAliveHandler({
+        agent: {
           ca,
           // the pod's DNS name resolves to its address (the cluster DNS of this test)
           lookup: (_h, o, cb) => {
@@ -71,7 +70,7 @@ describe.skipIf(!canUnshare)('operator spec.tls end to end (real svc pods)', () 
             if ((o as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: ip, family: 4 }]);
             else (cb as (e: null, a: string, f: number) => void)(null, ip, 4);
           },
-        }),
+        },
       }),
     });
 

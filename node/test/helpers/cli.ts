@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
 import { type S3Server, start } from './s3-server.ts';
+import { keepAliveHandler } from './s3-client.ts';
 
 const exec = promisify(execFile);
 
@@ -118,6 +119,7 @@ export async function startCliFixture(prefix: string): Promise<CliFixture> {
   const work = await mkdtemp(join(tmpdir(), `svc-${prefix}-`));
   await prepareCliHome(work);
   const s3 = new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: srv.endpoint,
     region: 'us-east-1',
     forcePathStyle: true,

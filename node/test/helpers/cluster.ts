@@ -27,8 +27,7 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3Client } from '@aws-sdk/client-s3';
-import { Agent as HttpsAgent } from 'node:https';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { keepAliveHandler } from './s3-client.ts';
 import { Agent, request } from 'undici';
 import type { NetNamespaces } from './netns.ts';
 import { mountTmpfs, unmountUnder } from './tmpfs.ts';
@@ -390,7 +389,7 @@ export class TestCluster {
         forcePathStyle: true,
         credentials: { accessKeyId: this.accessKey, secretAccessKey: this.secretKey },
         maxAttempts: 1,
-        ...(this.#opts.tls ? { requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ ca: this.#opts.tls.ca, keepAlive: true }) }) } : {}),
+        requestHandler: keepAliveHandler(this.#opts.tls ? { agent: { ca: this.#opts.tls.ca } } : {}),
       });
       this.#clients.set(k, c);
     }

@@ -16,6 +16,7 @@ import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client
 import { AdminClient } from '../../src/cli/admin/client.ts';
 import { runSvc, type SvcRun, tempDir, waitReady } from '../svc-process.ts';
 import { canMountTmpfs, mountTmpfs, unmountUnder } from './tmpfs.ts';
+import { keepAliveHandler } from './s3-client.ts';
 
 export const CONSOLE_ACCESS_KEY = 'console-admin';
 /** Distinctive, so a test can look for it in everything the console sends. */
@@ -50,7 +51,7 @@ export async function startConsoleNode(pools = 1, env: Record<string, string> = 
     await run.stop();
     throw err;
   });
-  const s3 = new S3Client({ endpoint: s3Url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CONSOLE_ACCESS_KEY, secretAccessKey: CONSOLE_SECRET_KEY } });
+  const s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: s3Url, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CONSOLE_ACCESS_KEY, secretAccessKey: CONSOLE_SECRET_KEY } });
   return {
     run,
     drives,

@@ -4,6 +4,7 @@ import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { LocalKms } from '../../src/crypto/kms.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import type { S3Server } from './s3-server.ts';
+import { keepAliveHandler } from './s3-client.ts';
 
 /** The system clock moved by an adjustable offset: the server's own time, apart from the client's. */
 export class OffsetClock implements Clock {
@@ -26,6 +27,7 @@ export const DAY_MS = 86_400_000;
 
 export function clientOf(srv: S3Server, opts: { requestChecksumCalculation?: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED' } = {}): S3Client {
   return new S3Client({
+    requestHandler: keepAliveHandler(),
     endpoint: srv.endpoint,
     region: srv.region,
     forcePathStyle: true,

@@ -13,6 +13,7 @@ import { START_COUNT_FILE } from '../../src/server/start-counter.ts';
 import { spawn } from 'node:child_process';
 import { NODE, REPO, runSvc, SVC, type SvcRun, tempDir, waitReady } from '../svc-process.ts';
 import { admin, type Creds } from './admin.ts';
+import { keepAliveHandler } from './s3-client.ts';
 
 export interface HealServer {
   readonly base: string;
@@ -45,7 +46,7 @@ export async function startHealServer(drives = 4, env: Record<string, string> = 
   };
   const first = await make();
   const client = (url: string) =>
-    new S3Client({ endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
+    new S3Client({ requestHandler: keepAliveHandler(), endpoint: url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: CREDS.accessKey, secretAccessKey: CREDS.secretKey } });
   const s: HealServer = {
     base,
     roots,

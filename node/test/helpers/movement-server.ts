@@ -11,6 +11,7 @@ import type { DecommissionStatusReport, RebalanceStatus } from '../../src/object
 import { freePort, runSvc, type SvcRun, tempDir, waitReady } from '../svc-process.ts';
 import { admin, type AdminRequest, type Creds } from './admin.ts';
 import { mountTmpfs, unmountUnder } from './tmpfs.ts';
+import { keepAliveHandler } from './s3-client.ts';
 
 export interface PoolArg {
   /** Folder name of the pool's drives (`<base>/<name>/d1..dN`). */
@@ -90,6 +91,7 @@ export class MovementServer {
 
   s3(opts: { maxAttempts?: number } = {}): S3Client {
     return new S3Client({
+      requestHandler: keepAliveHandler(),
       endpoint: this.url,
       region: 'us-east-1',
       forcePathStyle: true,

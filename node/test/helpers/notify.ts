@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
 import { runSvc, type SvcRun } from '../svc-process.ts';
+import { keepAliveHandler } from './s3-client.ts';
 
 export const ROOT = { accessKey: 'notifyroot', secretKey: 'notifyroot-secret' };
 
@@ -136,7 +137,7 @@ export function expectRecord(rec: Record<string, unknown>, e: Expected): void {
 }
 
 export function s3Client(endpoint: string): S3Client {
-  return new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey } });
+  return new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey } });
 }
 
 /** A single-node `svc server` on four drive folders in `work`, ready; `env` carries the targets. */

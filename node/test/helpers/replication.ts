@@ -14,6 +14,7 @@ import type { ResyncRecord } from '../../src/replicator/resync.ts';
 import type { SvcRun } from '../svc-process.ts';
 import { admin } from './admin.ts';
 import { ROOT, startNotifyServer, until } from './notify.ts';
+import { keepAliveHandler } from './s3-client.ts';
 
 export { ROOT, until };
 
@@ -44,7 +45,7 @@ export class Site {
     this.srv = srv;
     this.endpoint = endpoint;
     this.port = srv.port;
-    this.s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey }, maxAttempts: 1 });
+    this.s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey }, maxAttempts: 1 });
   }
 
   /** `host:port` as a remote target names it. */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, CreateMultipartUploadCommand, S3Client } from '@aws-sdk/client-s3';
 import { describeAdminContract } from '../admin-contract.ts';
 import { startSvcServer } from '../svc-server.ts';
+import { keepAliveHandler } from '../../../node/test/helpers/s3-client.ts';
 
 /** Files below `dir` (none when it does not exist). */
 async function filesUnder(dir: string): Promise<number> {
@@ -24,7 +25,7 @@ describeAdminContract('real svc server', async () => {
     // An open multipart upload keeps its pool's drain active (existing uploads may finish), so
     // the cancel finds it running: the target is whichever pool the upload landed on.
     drainTarget: async () => {
-      const client = new S3Client({ endpoint: s.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s.accessKey, secretAccessKey: s.secretKey } });
+      const client = new S3Client({ requestHandler: keepAliveHandler(), endpoint: s.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s.accessKey, secretAccessKey: s.secretKey } });
       await client.send(new CreateBucketCommand({ Bucket: 'held' }));
       await client.send(new CreateMultipartUploadCommand({ Bucket: 'held', Key: 'open-upload' }));
       client.destroy();

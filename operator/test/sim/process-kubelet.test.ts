@@ -18,6 +18,7 @@ import type { Obj } from '../fake-apiserver/store.ts';
 import { CREDENTIALS, NS, startApiWithCrd } from '../harness.ts';
 import { ProcessKubelet } from './process-kubelet.ts';
 import { StatefulSetSimulator } from './statefulset-sim.ts';
+import { keepAliveHandler } from '../../../node/test/helpers/s3-client.ts';
 
 const canUnshare = process.getuid?.() === 0;
 
@@ -70,7 +71,7 @@ describe('process kubelet', () => {
       /** Starts the pod, holds a PUT in flight (its body stops after 1 MiB of 2), stops the pod; how the stop went. */
       const stopMidRequest = async (p: Obj) => {
         await kubelet.start(p);
-        const s3 = new S3Client({ endpoint: kubelet.url(p.metadata.name), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey } });
+        const s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: kubelet.url(p.metadata.name), region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: CREDENTIALS.accessKey, secretAccessKey: CREDENTIALS.secretKey } });
         await s3.send(new CreateBucketCommand({ Bucket: 'drain' }));
         let sent = 0;
         const body = new Readable({
