@@ -14,15 +14,16 @@
  * its target (≥ 3×; ≥ 3.5× for the 4 KiB PUT), beside ceilings of the same
  * run: one-stream MD5 + SHA-256, the same client against a plain node:http
  * process, and fsync'd 4 KiB creates. svc runs first, then Ceph starts (about
- * a minute), so neither pays for the other's background work. The drives and
- * OSD files live under `BENCH_DIR` (default: the OS temp dir).
+ * a minute), so neither pays for the other's background work. svc's four
+ * drives are four fresh XFS file systems and Ceph's four OSD files share a
+ * fifth (`lib/bench-volumes.ts`; `BENCH_FS=dir` for plain folders), all under
+ * `BENCH_DIR` (default: the OS temp dir); the create ceiling and the PUT
+ * accounting run on svc's first drive's file system.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { section, type SectionContext } from './harness.ts';
+import { benchVolumes, foldersIn } from './lib/bench-volumes.ts';
 import { hashCeilings, smallFileCreateRate } from './lib/ceilings.ts';
 import { CephPeer } from './lib/ceph-peer.ts';
 import { BIG, BIG_COUNT, rate, type Run, s3Client, SMALL, SMALL_COUNT, type Workload, workload } from './lib/s3-workload.ts';
@@ -39,11 +40,10 @@ interface Side {
   work: Workload;
 }
 
-async function runSvc(ctx: SectionContext, base: string, big: Buffer, small: Buffer): Promise<Workload> {
-  for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`), { recursive: true });
+async function runSvc(ctx: SectionContext, drives: string, big: Buffer, small: Buffer): Promise<Workload> {
   const consolePort = await freePort();
   // As a user runs it: the default log level and the console listener on (on a port of its own).
-  const svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS, {
+  const svc = await ServerProcess.svc([drives], CREDS, {
     SVC_OBS_LOGGER_LEVEL: 'info',
     SVC_CONSOLE_ENABLE: 'true',
     SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`,
@@ -51,7 +51,7 @@ async function runSvc(ctx: SectionContext, base: string, big: Buffer, small: Buf
   const s3 = s3Client(`http://127.0.0.1:${svc.port}`, CREDS);
   try {
     await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
-    ctx.info(`svc: pid ${svc.pid}, 4 drives EC:2 under ${base}`);
+    ctx.info(`svc: pid ${svc.pid}, 4 drives EC:2: ${drives}`);
     return await workload(svc, s3, big, small);
   } finally {
     s3.destroy();
@@ -108,7 +108,7 @@ function report(ctx: SectionContext, svc: Side, ceph: Side, http: Workload, hash
 
 section('peer: svc beside Ceph RGW 16.2 (EC 2+2), same client, per server CPU-second', async (ctx) => {
   if (!CephPeer.available()) throw new Error('Ceph is not installed: apt-get install ceph-mon ceph-mgr ceph-osd radosgw');
-  const base = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'svc-bench-peer-'));
+  const drives = await benchVolumes(ctx, 'svc-drive', 4);
   try {
     const hash = hashCeilings(ctx).md5Sha256;
     const big = randomBytes(BIG);
@@ -122,19 +122,25 @@ section('peer: svc beside Ceph RGW 16.2 (EC 2+2), same client, per server CPU-se
       hc.destroy();
       await http.stop();
     }
-    const svcWork = await runSvc(ctx, join(base, 'svc'), big, small);
-    const cephWork = await runCeph(ctx, join(base, 'ceph'), big, small);
-    const creates = await smallFileCreateRate(ctx, base);
+    const svcWork = await runSvc(ctx, (await foldersIn(drives, 'svc')).arg, big, small);
+    const osds = await benchVolumes(ctx, 'ceph-osds', 1);
+    let cephWork: Workload;
+    try {
+      cephWork = await runCeph(ctx, (await foldersIn(osds, 'ceph')).dirs[0]!, big, small);
+    } finally {
+      await osds.close();
+    }
+    const creates = await smallFileCreateRate(ctx, drives.roots[0]!);
     report(ctx, { name: 'svc', work: svcWork }, { name: 'Ceph RGW', work: cephWork }, httpWork, hash, creates);
     // Where the large PUT's CPU goes, step by step, against svc's measured total of this run.
     const total = 1000 / rate.bigCpu(svcWork.bigPut);
-    const steps = await putAccounting(1000 / rate.bigCpu(httpWork.bigPut), base);
+    const steps = await putAccounting(1000 / rate.bigCpu(httpWork.bigPut), drives.roots[0]!);
     const sum = steps.reduce((a, r) => a + r.msPerMb, 0);
     ctx.info('');
     ctx.info(`64 MiB PUT, CPU ms per MB of object data (svc ${total.toFixed(2)}, Ceph RGW ${(1000 / rate.bigCpu(cephWork.bigPut)).toFixed(2)}):`);
     for (const r of steps) ctx.info(`  ${r.step.padEnd(44)} ${r.msPerMb.toFixed(3).padStart(7)}  ${((100 * r.msPerMb) / total).toFixed(1).padStart(5)}%  ${r.how}`);
     ctx.info(`  ${'the rest: JavaScript around the steps, GC'.padEnd(44)} ${(total - sum).toFixed(3).padStart(7)}  ${((100 * (total - sum)) / total).toFixed(1).padStart(5)}%  svc's total less the steps`);
   } finally {
-    await rm(base, { recursive: true, force: true });
+    await drives.close();
   }
 });

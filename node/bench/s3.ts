@@ -1,5 +1,5 @@
 /**
- * S3 section: the real `svc server` (4 drive folders, EC:2) runs as its own
+ * S3 section: the real `svc server` (4 drives, EC:2) runs as its own
  * process; this process drives it with `@aws-sdk/client-s3` at its default
  * settings (signed payloads over http, a CRC32 checksum) and reads the
  * server's CPU time from /proc. Four rows, each in wall-clock and per
@@ -19,16 +19,16 @@
  * freshly started server (so the figure is that transfer's footprint, not
  * what earlier rows left in the heap) with the server's peak RSS. The targets
  * (about 3× Ceph RGW on this machine kind) are printed as notes (✓ / ✗)
- * next to the per-CPU-second figures.
+ * next to the per-CPU-second figures. The drives are fresh file systems of
+ * their own where the bench can make them (`lib/bench-volumes.ts`); the disk
+ * and create ceilings run on the first one.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Row, section, type SectionContext } from './harness.ts';
+import { benchVolumes, foldersIn } from './lib/bench-volumes.ts';
 import { diskCeilings, hashCeilings, multiBufferCeilings, smallFileCreateRate } from './lib/ceilings.ts';
 import { processStatusBytes, RssSampler } from './lib/proc.ts';
 import { BIG, BIG_COUNT, drain, MB, MiB, type Run, run, s3Client, SMALL, SMALL_COUNT, type Workload, workload } from './lib/s3-workload.ts';
@@ -147,7 +147,8 @@ async function streamed(ctx: SectionContext, start: () => Promise<ServerProcess>
 }
 
 section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives EC:2)', async (ctx) => {
-  const base = await mkdtemp(join(tmpdir(), 'svc-bench-s3-'));
+  const volumes = await benchVolumes(ctx, 'svc-drive', 4);
+  const base = volumes.roots[0]!;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   let svc: ServerProcess | undefined;
   let http: ServerProcess | undefined;
@@ -169,10 +170,10 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
     await http.stop();
     http = undefined;
 
-    for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`));
+    const drives = await foldersIn(volumes, 'svc');
     // The same key store for the restarts below: the identity store is sealed with it once it exists.
     const kms = { SVC_KMS_SECRET_KEY: `bench-key:${randomBytes(32).toString('base64')}` };
-    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS, kms);
+    svc = await ServerProcess.svc([drives.arg], CREDS, kms);
     const s3 = client(svc.port, agent);
     await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
     ctx.info(`server pid ${svc.pid}; figures per server CPU-second count every server thread; N = ${BIG_COUNT} large, ${SMALL_COUNT} small`);
@@ -191,12 +192,12 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
     s3.destroy();
     await svc.stop();
     svc = undefined;
-    await streamed(ctx, () => ServerProcess.svc([join(base, 'd{1...4}')], CREDS, kms), agent);
+    await streamed(ctx, () => ServerProcess.svc([drives.arg], CREDS, kms), agent);
   } finally {
     agent.destroy();
     await http?.stop();
     await svc?.stop();
-    await rm(base, { recursive: true, force: true });
+    await volumes.close();
   }
 });
 
@@ -204,18 +205,17 @@ section('s3: @aws-sdk/client-s3 against svc server in its own process (4 drives 
  * The 4 KiB PUT row alone (`npm run bench -- small-put`), for A/B runs of one
  * change to the small-object write path: no ceilings, no other rows. The same
  * server setup, client, warm-up, count (`BENCH_SCALE`) and concurrency as the
- * row in the `s3` section; drives under `BENCH_DIR` (default the OS temp
- * dir; see "Small PUTs and the file system" in docs/s3-api.md for why the
- * directory matters). `BENCH_SMALL_PUT_RUNS` repeats the timed row on the
- * same server (fresh keys each time) and prints each run.
+ * row in the `s3` section; drives as there (`lib/bench-volumes.ts`; see
+ * "Small PUTs and the file system" in docs/s3-api.md for why they matter).
+ * `BENCH_SMALL_PUT_RUNS` repeats the timed row on the same server (fresh keys
+ * each time) and prints each run.
  */
 section('small-put: the 4 KiB PUT row alone, svc server in its own process (4 drives EC:2)', async (ctx) => {
-  const base = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'svc-bench-small-put-'));
+  const volumes = await benchVolumes(ctx, 'svc-drive', 4);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   let svc: ServerProcess | undefined;
   try {
-    for (let i = 1; i <= 4; i++) await mkdir(join(base, `d${i}`));
-    svc = await ServerProcess.svc([join(base, 'd{1...4}')], CREDS);
+    svc = await ServerProcess.svc([(await foldersIn(volumes, 'svc')).arg], CREDS);
     const s3 = client(svc.port, agent);
     await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
     const small = randomBytes(SMALL);
@@ -232,6 +232,6 @@ section('small-put: the 4 KiB PUT row alone, svc server in its own process (4 dr
   } finally {
     agent.destroy();
     await svc?.stop();
-    await rm(base, { recursive: true, force: true });
+    await volumes.close();
   }
 });
