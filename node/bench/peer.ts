@@ -15,10 +15,10 @@
  * run: one-stream MD5 + SHA-256, the same client against a plain node:http
  * process, and fsync'd 4 KiB creates. svc runs first, then Ceph starts (about
  * a minute), so neither pays for the other's background work. svc's four
- * drives are four fresh XFS file systems and Ceph's four OSD files share a
- * fifth (`lib/bench-volumes.ts`; `BENCH_FS=dir` for plain folders), all under
- * `BENCH_DIR` (default: the OS temp dir); the create ceiling and the PUT
- * accounting run on svc's first drive's file system.
+ * drives and Ceph's OSD files live under `BENCH_DIR` (default: the OS temp
+ * dir); with `BENCH_FS=xfs` svc's drives are four fresh XFS file systems and
+ * Ceph's four OSD files share a fifth (`lib/bench-volumes.ts`). The create
+ * ceiling and the PUT accounting run beside svc's first drive.
  */
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';

@@ -19,9 +19,9 @@
  * freshly started server (so the figure is that transfer's footprint, not
  * what earlier rows left in the heap) with the server's peak RSS. The targets
  * (about 3× Ceph RGW on this machine kind) are printed as notes (✓ / ✗)
- * next to the per-CPU-second figures. The drives are fresh file systems of
- * their own where the bench can make them (`lib/bench-volumes.ts`); the disk
- * and create ceilings run on the first one.
+ * next to the per-CPU-second figures. The drives live under `BENCH_DIR`
+ * (folders, or fresh XFS file systems with `BENCH_FS=xfs`:
+ * `lib/bench-volumes.ts`); the disk and create ceilings run beside the first.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';

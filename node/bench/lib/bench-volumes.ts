@@ -1,15 +1,14 @@
 /**
- * Where a bench keeps drives and OSD files: each volume a file system of its
- * own, as deployments run (one XFS file system per drive is what MinIO's,
- * RustFS's and Ceph's guides ask for), made fresh for the run on a sparse
- * image and a loop device, so the rows measure the store rather than the
- * state of a shared, churned directory (docs/s3-api.md, "Small PUTs and the
- * file system").
+ * Where a bench keeps drives and OSD files. `BENCH_FS`:
  *
- * `BENCH_FS`: `xfs` insists on it (an error when it cannot be made), `dir`
- * uses plain folders under `BENCH_DIR` (default the OS temp dir) as before,
- * and unset takes `xfs` when this process can make one (root, `mkfs.xfs`,
- * loop devices) and folders otherwise, saying which.
+ * - `dir` (the default): plain folders under `BENCH_DIR` (default the OS temp
+ *   dir), on whatever file system holds it;
+ * - `xfs`: each volume a fresh XFS file system of its own on a sparse image
+ *   and a loop device (root and `mkfs.xfs` needed), as deployments run (one
+ *   file system per drive). The rows then no longer depend on the state of a
+ *   shared, churned directory (docs/s3-api.md, "Small PUTs and the file
+ *   system"), at the price of the loop layer's own work; see "Drives on file
+ *   systems of their own" there for what it changes.
  *
  * The images and mount points live under `BENCH_DIR`; an image only takes
  * the space that is written to it.
@@ -59,19 +58,19 @@ export async function benchVolumes(
   count: number,
   opts: { fs?: string; dir?: string } = {},
 ): Promise<BenchVolumes> {
-  const want = opts.fs ?? process.env.BENCH_FS ?? 'auto';
-  if (want !== 'auto' && want !== 'xfs' && want !== 'dir') throw new Error(`BENCH_FS=${want}: expected xfs or dir`);
+  const want = opts.fs ?? process.env.BENCH_FS ?? 'dir';
+  if (want !== 'xfs' && want !== 'dir') throw new Error(`BENCH_FS=${want}: expected xfs or dir`);
   const base = await mkdtemp(join(opts.dir ?? process.env.BENCH_DIR ?? tmpdir(), `svc-bench-${name}-`));
-  const why = want === 'dir' ? 'BENCH_FS=dir' : xfsUnavailable();
-  if (why !== undefined) {
-    if (want === 'xfs') {
-      await rm(base, { recursive: true, force: true });
-      throw new Error(`BENCH_FS=xfs: cannot make XFS volumes: ${why}`);
-    }
+  if (want === 'dir') {
     const dirs = Array.from({ length: count }, (_, i) => join(base, `${name}-${i + 1}`));
     for (const d of dirs) await mkdir(d);
-    ctx.info(`volumes: ${count} folders under ${base}, one file system shared with everything else there (${why})`);
+    ctx.info(`volumes: ${count} folders under ${base}, on the file system there (BENCH_FS=xfs for one of their own each)`);
     return { roots: dirs, pattern: join(base, `${name}-{1...${count}}`), kind: 'dir', close: () => rm(base, { recursive: true, force: true }) };
+  }
+  const why = xfsUnavailable();
+  if (why !== undefined) {
+    await rm(base, { recursive: true, force: true });
+    throw new Error(`BENCH_FS=xfs: cannot make XFS volumes: ${why}`);
   }
   const mounted: string[] = [];
   const close = async () => {
