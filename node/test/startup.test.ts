@@ -6,13 +6,13 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
  * start-up error of the spec, checked by exit status and message.
  */
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_OLD_SPACE_MB } from '../src/util/heap.ts';
 import { DEFAULT_THREADPOOL_SIZE } from '../src/util/threadpool.ts';
-import { NODE, REPO, runSvc, SVC, tempDir } from './svc-process.ts';
+import { freePort, NODE, REPO, runSvc, SVC, tempDir } from './svc-process.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const dirs: string[] = [];
@@ -208,7 +208,40 @@ describe('svc server start-up', () => {
     for (let i = 1; i <= 4; i++) expect(existsSync(join(base, 'data', `d${i}`, '.svc.sys', 'format.json'))).toBe(true);
     expect((await fetch(`http://127.0.0.1:${run.port}/health/ready`)).status).toBe(200);
     expect(run.logs().map((l) => l.event)).toContain('default_credentials');
+    // Piped output (a service manager, a container log) gets the JSON log alone.
+    expect(run.stderr()).not.toContain('is ready.');
     expect(await run.stop()).toBe(0);
+  });
+
+  it('at a terminal, npm start ends with plain lines: where S3 and the console are, the root user, the client command', async () => {
+    const base = tempDir('tty');
+    dirs.push(base);
+    const port = await freePort();
+    const consolePort = await freePort();
+    // `script` gives the server a terminal, as a person running `npm start` has.
+    const child = spawn('script', ['-qfec', `${NODE} ${SVC} local ${join(base, 'data')}`, '/dev/null'], {
+      cwd: REPO,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_ADDRESS: `127.0.0.1:${port}`, SVC_CONSOLE_ADDRESS: `127.0.0.1:${consolePort}`, npm_lifecycle_event: 'start' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((r) => child.on('exit', () => r()));
+    const end = Date.now() + 30_000;
+    while (!/Client .*\r?\n/.test(out) && Date.now() < end && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    const pid = Number(/"pid":(\d+)/.exec(out)?.[1]);
+    if (pid > 0) process.kill(pid, 'SIGTERM');
+    else child.kill();
+    await exited;
+    const lines = out.split(/\r?\n/);
+    const at = lines.findIndex((l) => /^svc \S+ is ready\.$/.test(l));
+    expect(at, out.slice(-2000)).toBeGreaterThanOrEqual(0);
+    expect(lines.slice(at + 1, at + 5)).toEqual([
+      `  S3 API    http://127.0.0.1:${port}`,
+      `  Console   http://127.0.0.1:${consolePort}`,
+      '  Root user svcadmin / svcadmin (the default: set SVC_ACCESS_KEY and SVC_SECRET_KEY for anything but a try-out)',
+      `  Client    npx svc alias set local http://127.0.0.1:${port} svcadmin svcadmin`,
+    ]);
   });
 
   it('SVC_OBS_LOG_DIRECTORY sends the JSON log to a file at the configured level', async () => {

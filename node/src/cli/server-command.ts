@@ -3,6 +3,7 @@
  * signals → graceful shutdown. Returns the process exit code.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { type RunningNode, startNode } from '../server/start-node.ts';
 import { systemClock } from '../util/clock.ts';
 import { type Config, type ConfigWarning, loadConfig } from '../util/config.ts';
@@ -29,6 +30,39 @@ function stderrLine(text: string): void {
 /** The message an operator sees on stderr for a start-up failure. */
 export function failureText(e: SvcError): string {
   return e.message.startsWith('ERROR: ') ? e.message : `ERROR: ${e.code}: ${e.message}`;
+}
+
+/** A listener's address as a person types it: `localhost` for a wildcard bind, IPv6 in brackets. */
+function hostOf(a: AddressInfo): string {
+  if (a.address === '::' || a.address === '0.0.0.0') return 'localhost';
+  return a.family === 'IPv6' ? `[${a.address}]` : a.address;
+}
+
+/**
+ * The lines a person starting `svc server` at a terminal reads once the node
+ * is ready (the JSON log says the same for machines): where S3 and the
+ * console are, which root user, and the client command that talks to it
+ * (`cli`: how this person runs the client, `npx svc` in a clone). The secret
+ * key is shown only when it is the well-known default.
+ */
+export function readyBanner(o: {
+  version: string;
+  cli: string;
+  scheme: 'http' | 'https';
+  address: AddressInfo;
+  console: AddressInfo | undefined;
+  credentials: { accessKey: string; secretKey: string; isDefault: boolean };
+}): string {
+  const url = `${o.scheme}://${hostOf(o.address)}:${o.address.port}`;
+  const c = o.credentials;
+  const secret = c.isDefault ? c.secretKey : '"$SVC_SECRET_KEY"';
+  return [
+    `svc ${o.version} is ready.`,
+    `  S3 API    ${url}`,
+    ...(o.console ? [`  Console   ${o.scheme}://${hostOf(o.console)}:${o.console.port}`] : []),
+    `  Root user ${c.accessKey}${c.isDefault ? ` / ${c.secretKey} (the default: set SVC_ACCESS_KEY and SVC_SECRET_KEY for anything but a try-out)` : ''}`,
+    `  Client    ${o.cli} alias set local ${url} ${c.accessKey} ${secret}`,
+  ].join('\n');
 }
 
 interface LogSetup {
@@ -160,6 +194,12 @@ export async function runServer(opts: ServerCommandOptions): Promise<number> {
     { event: 'startup_address', address: server.address.port, console: server.consoleAddress?.port, scheme: server.scheme },
     `S3 API on ${server.scheme}, port ${server.address.port}${server.consoleAddress ? `, console on port ${server.consoleAddress.port}` : ''}`,
   );
+  // A person at a terminal gets the essentials in a few plain lines after the JSON log
+  // (started by npm, as `npm start` in a clone, the client is `npx svc` there).
+  if (process.stderr.isTTY) {
+    const cli = opts.env.npm_lifecycle_event !== undefined ? 'npx svc' : 'svc';
+    stderrLine(readyBanner({ version: opts.version, cli, scheme: server.scheme, address: server.address, console: server.consoleAddress, credentials: config.credentials }));
+  }
   if (signalled) shutdown();
 
   const code = await exited;
