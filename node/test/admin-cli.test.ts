@@ -202,7 +202,14 @@ describe('svc admin client (real binary)', () => {
     const token = await svc(['heal', 'status', 'lab', '--client-token', 'abc']);
     expect(token.code).toBe(1);
     expect(token.err).toContain('XSvcHealInvalidClientToken');
-    await svc(['alias', 'set', 'badkey', s.url, s.creds.accessKey, 'wrong-secret']);
+    // A wrong secret is refused before it is saved; --no-verify saves it anyway.
+    const refused = await svc(['alias', 'set', 'badkey', s.url, s.creds.accessKey, 'wrong-secret']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('SignatureDoesNotMatch');
+    expect(refused.err).toContain('alias "badkey" not saved');
+    expect(refused.err).toContain('next: check the keys of alias "badkey"');
+    expect((await svc(['alias', 'list'])).out).not.toContain('badkey');
+    expect((await svc(['alias', 'set', 'badkey', s.url, s.creds.accessKey, 'wrong-secret', '--no-verify'])).code).toBe(0);
     const denied = await svc(['pool', 'list', 'badkey']);
     expect(denied.code).toBe(1);
     expect(denied.err).toContain('SignatureDoesNotMatch');
@@ -210,7 +217,9 @@ describe('svc admin client (real binary)', () => {
     // Keys that are right but not allowed: the next step is a permission, not new keys.
     expect((await svc(['admin', 'user', 'add', 'lab', 'reader', 'reader-secret-key'])).code).toBe(0);
     expect((await svc(['admin', 'policy', 'attach', 'lab', 'readonly', '--user', 'reader'])).code).toBe(0);
-    await svc(['alias', 'set', 'reader', s.url, 'reader', 'reader-secret-key']);
+    // Keys the server accepts are saved, whatever the identity may do.
+    const reader = await svc(['alias', 'set', 'reader', s.url, 'reader', 'reader-secret-key']);
+    expect(reader.code, reader.err).toBe(0);
     const notAllowed = await svc(['admin', 'info', 'reader']);
     expect(notAllowed.code).toBe(1);
     expect(notAllowed.err).toContain('AccessDenied');
@@ -267,7 +276,11 @@ describe('svc admin client (real binary)', () => {
     expect(noBucket.code).toBe(2);
     expect(noBucket.err).toContain('name the bucket too: lab/BUCKET');
     const port = await freePort();
-    await svc(['alias', 'set', 'gone', `http://127.0.0.1:${port}`, 'a', 'b']);
+    const unsaved = await svc(['alias', 'set', 'gone', `http://127.0.0.1:${port}`, 'a', 'b']);
+    expect(unsaved.code).toBe(3);
+    expect(unsaved.err).toMatch(/alias "gone" not saved: cannot reach .*connection refused/);
+    expect(unsaved.err).toContain('--no-verify saves the alias without asking the server');
+    expect((await svc(['alias', 'set', 'gone', `http://127.0.0.1:${port}`, 'a', 'b', '--no-verify'])).code).toBe(0);
     const gone = await svc(['admin', 'info', 'gone']);
     expect(gone.code).toBe(3);
     expect(gone.err).toContain('connection refused');

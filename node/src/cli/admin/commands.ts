@@ -32,7 +32,7 @@ import type {
 } from '../../object/admin/types.ts';
 import type { ClientTlsOptions } from '../client-tls.ts';
 import { AdminClient, DEFAULT_REGION, ServerError, UnreachableError } from './client.ts';
-import { envTarget, readAliases, removeAlias, setAlias, takeTarget, UsageError } from './config.ts';
+import { aliasTarget, envTarget, readAliases, removeAlias, setAlias, type Target, takeTarget, UsageError } from './config.ts';
 import { table } from './format.ts';
 import type { BucketGovernanceReport, KmsStatusReport } from '../../object/admin/governance-admin.ts';
 import { bucketGovernanceView, kmsView } from './governance-views.ts';
@@ -116,6 +116,26 @@ async function run(io: AdminIo, json: boolean, alias: () => string, body: () => 
   }
 }
 
+/**
+ * Whether the server at `t` accepts its keys, before the alias is saved: one
+ * signed ListBuckets. An answer of AccessDenied means the keys were accepted
+ * (the identity may not list buckets); a signature, key, clock or region
+ * problem and an unreachable server refuse the alias, which `--no-verify`
+ * saves anyway.
+ */
+async function verifyAlias(t: Target, io: AdminIo): Promise<void> {
+  try {
+    await new AdminClient(t, io.env['SVC_REGION'] || DEFAULT_REGION, io.tls?.()).s3('GET', '/');
+  } catch (err) {
+    if (err instanceof ServerError && err.code === 'AccessDenied') return;
+    if (err instanceof UnreachableError) {
+      throw new UnreachableError(`alias "${t.name}" not saved: ${err.message}`, `${err.next ?? 'check the URL and that the server runs'}; --no-verify saves the alias without asking the server`);
+    }
+    if (err instanceof ServerError) throw new ServerError(err.status, err.code, `alias "${t.name}" not saved: ${err.message}`, err.body);
+    throw err;
+  }
+}
+
 function clientFor(args: readonly string[], io: AdminIo): { client: AdminClient; rest: string[] } {
   const { target, rest } = takeTarget(args, io.env);
   return { client: new AdminClient(target, io.env['SVC_REGION'] || DEFAULT_REGION, io.tls?.()), rest };
@@ -182,9 +202,11 @@ export function registerAdminCommands(program: Command, io: AdminIo): void {
     .argument('<url>', 'e.g. http://127.0.0.1:9000')
     .argument('<access-key>')
     .argument('<secret-key>')
+    .option('--no-verify', 'save it without asking the server whether it accepts the keys')
     .option('--json', 'print JSON')
-    .action(async (name: string, url: string, ak: string, sk: string, o: JsonOpt) =>
-      run(io, !!o.json, aliasOf, async () => {
+    .action(async (name: string, url: string, ak: string, sk: string, o: JsonOpt & { verify: boolean }) =>
+      run(io, !!o.json, () => name, async () => {
+        if (o.verify) await verifyAlias(aliasTarget(name, url, ak, sk), io);
         setAlias(io.env, name, url, ak, sk);
         done(o, `Alias "${name}" set to ${readAliases(io.env).aliases[name]!.url}.`, { alias: name });
       }),

@@ -84,11 +84,17 @@ export function normaliseUrl(raw: string): string {
   return u.origin;
 }
 
-export function setAlias(env: NodeJS.ProcessEnv, name: string, url: string, accessKey: string, secretKey: string): void {
+/** The alias `name` would be, its name, URL and keys checked (nothing saved). */
+export function aliasTarget(name: string, url: string, accessKey: string, secretKey: string): Target {
   if (!ALIAS_NAME.test(name)) throw new UsageError(`alias name "${name}" must start with a letter and hold only letters, digits, "_" and "-"`);
   if (accessKey === '' || secretKey === '') throw new UsageError('the access key and secret key must not be empty');
+  return { name, url: normaliseUrl(url), accessKey, secretKey };
+}
+
+export function setAlias(env: NodeJS.ProcessEnv, name: string, url: string, accessKey: string, secretKey: string): void {
+  const t = aliasTarget(name, url, accessKey, secretKey);
   const cfg = readAliases(env);
-  cfg.aliases[name] = { url: normaliseUrl(url), accessKey, secretKey };
+  cfg.aliases[name] = { url: t.url, accessKey: t.accessKey, secretKey: t.secretKey };
   writeAliases(env, cfg);
 }
 
