@@ -36,7 +36,8 @@ function sizeOf(s: string | undefined): number {
 export function quotaView(q: BucketQuotaReport): string {
   return [
     `Bucket ${q.bucket}: hard quota ${formatBytes(q.size)}`,
-    `Counted now: ${formatBytes(q.usage)} (${formatPercent(q.size > 0 ? q.usage / q.size : 0)}), ${formatBytes(Math.max(0, q.size - q.usage))} left`,
+    `Counted against it: ${formatBytes(q.usage)} (${formatPercent(q.size > 0 ? q.usage / q.size : 0)}), ${formatBytes(Math.max(0, q.size - q.usage))} left`,
+    '  (the last usage scan plus the writes this node took since; writes through other nodes count from the next scan)',
     'Writes that would go over it are refused (PUT, copy, multipart complete).',
   ].join('\n');
 }
