@@ -10,7 +10,7 @@
  * `tls_skip_verify=on` is the explicit opt-out. An OpenID provider on HTTPS
  * (npm `oidc-provider`): its discovery document and keys are fetched
  * trusting the same CAs; one under an unknown CA is refused with the
- * reason. Configured with the client.
+ * reason when it is configured. Configured with the client.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,8 +36,10 @@ let oidcUntrusted: TestOidc;
 /** The test's own calls to the HTTPS providers (it trusts both CAs). */
 let testFetch: typeof fetch;
 
+const svcRun = (args: string[]) => runSvcCommand([...args, '--json'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
+
 async function svc(args: string[]): Promise<void> {
-  const r = await runSvcCommand([...args, '--json'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
+  const r = await svcRun(args);
   if (r.code !== 0) throw new Error(`svc ${args.join(' ')} exited ${r.code}: ${r.out}${r.err}`);
 }
 
@@ -123,11 +125,15 @@ describe('AssumeRoleWithWebIdentity against a provider on HTTPS', () => {
   const webIdentity = async (o: TestOidc) => stsCall(endpoint, { Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await o.token('tls-app', testFetch) });
 
   it("a provider whose certificate the node's CAs/ vouch for works; one under an unknown CA is refused with the reason", async () => {
-    await svc(['admin', 'idp', 'openid', 'add', `config_url=${oidcUntrusted.issuer}/.well-known/openid-configuration`, 'client_id=tls-app']);
-    const refused = await webIdentity(oidcUntrusted);
-    expect([refused.status, refused.code]).toEqual([400, 'IDPCommunicationError']);
-    expect(refused.message).toMatch(/discovery document .* failed the TLS check: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN)/);
-    await svc(['admin', 'idp', 'openid', 'update', `config_url=${oidcTrusted.issuer}/.well-known/openid-configuration`]);
+    // Refused when it is configured (the node fetches the discovery document then), with the reason and the remedy.
+    const refused = await svcRun(['admin', 'idp', 'openid', 'add', `config_url=${oidcUntrusted.issuer}/.well-known/openid-configuration`, 'client_id=tls-app']);
+    const err = JSON.parse(refused.out) as { Code: string; Message: string };
+    expect([refused.code, err.Code]).toEqual([1, 'IDPCommunicationError']);
+    expect(err.Message).toMatch(/discovery document .* failed the TLS check: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN)/);
+    expect(err.Message).toContain("adding it to the certificate directory's CAs/");
+    const none = await webIdentity(oidcUntrusted);
+    expect([none.status, none.code]).toEqual([400, 'XSvcStsNotConfigured']);
+    await svc(['admin', 'idp', 'openid', 'add', `config_url=${oidcTrusted.issuer}/.well-known/openid-configuration`, 'client_id=tls-app']);
     const r = await webIdentity(oidcTrusted);
     expect(r.status, r.text).toBe(200);
     const session = new S3Client({ requestHandler: keepAliveHandler(), endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: r.cred!.ak, secretAccessKey: r.cred!.sk, sessionToken: r.cred!.token } });

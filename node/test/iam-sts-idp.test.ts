@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
 import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
-import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { freePort, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const ROOT = { accessKey: 'idproot', secretKey: 'idproot-secret-key' };
@@ -89,12 +89,23 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
   it('configured with svc admin idp openid; a token from the provider yields credentials narrowed to its policy claim, that expire', async () => {
     const before = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app') });
     expect([before.status, before.code]).toEqual([400, 'XSvcStsNotConfigured']);
+    // A provider this node cannot use is refused when it is configured, and nothing is kept.
+    const closed = `http://127.0.0.1:${await freePort()}/.well-known/openid-configuration`;
+    const down = await svcRun(['admin', 'idp', 'openid', 'add', `config_url=${closed}`, 'client_id=svc-app']);
+    expect([down.code, JSON.parse(down.out).Code]).toEqual([1, 'IDPCommunicationError']);
+    expect(JSON.parse(down.out).Message).toContain(`discovery document ${closed} could not be reached`);
+    const notFound = await svcRun(['admin', 'idp', 'openid', 'add', `config_url=${issuer}/no-such-document`, 'client_id=svc-app']);
+    expect([notFound.code, JSON.parse(notFound.out).Code]).toEqual([1, 'IDPCommunicationError']);
+    expect(JSON.parse(notFound.out).Message).toContain('answered 404');
+    expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([]);
     // configured with the client (madmin's encrypted key=value text); the secret is kept, never shown
     expect(await svc(['admin', 'idp', 'openid', 'add', `config_url=${issuer}/.well-known/openid-configuration`, 'client_id=svc-app', 'client_secret=oidc-client-secret-xyz', 'claim_name=policy'])).toMatchObject({ status: 'success', type: 'openid', name: '_' });
     const again = await svcRun(['admin', 'idp', 'openid', 'add', `config_url=${issuer}/.well-known/openid-configuration`, 'client_id=svc-app']);
     expect([again.code, JSON.parse(again.out).Code]).toEqual([1, 'XSvcAdminIdpConfigExists']);
     const typo = await svcRun(['admin', 'idp', 'openid', 'update', 'claim_nmae=groups']);
     expect([typo.code, JSON.parse(typo.out).Code]).toEqual([1, 'InvalidArgument']);
+    const moved = await svcRun(['admin', 'idp', 'openid', 'update', `config_url=${closed}`]);
+    expect([moved.code, JSON.parse(moved.out).Code]).toEqual([1, 'IDPCommunicationError']);
     expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([{ type: 'openid', name: '_', enabled: true }]);
     const info = (await svc(['admin', 'idp', 'openid', 'info'])) as { info: { key: string; value: string }[] };
     expect(Object.fromEntries(info.info.map((l) => [l.key, l.value]))).toEqual({ config_url: `${issuer}/.well-known/openid-configuration`, client_id: 'svc-app', client_secret: '*redacted*', claim_name: 'policy', enable: 'on' });

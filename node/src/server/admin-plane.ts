@@ -108,6 +108,8 @@ export interface AdminPlaneOptions {
    * the root credential alone.
    */
   readonly iam?: IamService;
+  /** Refuses an OpenID provider this node cannot reach or trust, when it is configured. */
+  readonly checkOpenIdProvider?: (configUrl: string) => Promise<void>;
 }
 
 export interface AdminPlane {
@@ -514,6 +516,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
               return raw ? decodeAcl(raw).owner.id : root.current().accessKey;
             },
             now: () => clock.now(),
+            ...(o.checkOpenIdProvider ? { checkOpenIdProvider: o.checkOpenIdProvider } : {}),
           },
         }
       : {}),

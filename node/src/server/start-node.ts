@@ -30,7 +30,7 @@
 import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
 import { createStsHandler } from '../api/sts/index.ts';
-import { verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
+import { checkOpenIdProvider, verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
 import { staticTrust, trustedFetch } from '../tls/trust.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
@@ -171,6 +171,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     jobs: () => jobs.list(),
     rootCredential,
     iam,
+    checkOpenIdProvider: (configUrl) => checkOpenIdProvider(configUrl, tls?.trust ?? staticTrust([])),
     ...(deps.telemetry !== undefined ? { telemetry: deps.telemetry } : {}),
   });
   // The node's own peer methods, on its RPC server before any listener exists.

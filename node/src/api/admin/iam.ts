@@ -25,6 +25,7 @@ import {
   effectivePolicyNames,
   groupsOf,
   type IamDoc,
+  type OpenIdConfig,
   policyList,
   putPolicy,
   removeAccessKey,
@@ -72,6 +73,8 @@ export interface IamAdminDeps {
   /** The canonical id of a bucket's owner (undefined when unknown). */
   readonly bucketOwner?: (bucket: string) => Promise<string | undefined>;
   readonly now: () => number;
+  /** Refuses an OpenID provider this node cannot use (`checkOpenIdProvider`); default: not checked. */
+  readonly checkOpenIdProvider?: (configUrl: string) => Promise<void>;
 }
 
 export interface IamReply {
@@ -440,6 +443,12 @@ function idpConfig(kind: IdpKind, method: 'PUT' | 'POST' | 'GET' | 'DELETE'): Ha
     // PUT adds (refused over an existing one), POST updates (keys not sent keep their values)
     const kv = parseConfigText((await decryptData(c.secretKey, c.body)).toString('utf8'));
     const update = method === 'POST';
+    // A provider that would be in force with a new URL, or turned on again, must be reachable now.
+    // (Adding over an existing provider, or updating none, is refused below without asking anyone.)
+    if (kind === 'openid' && d.checkOpenIdProvider && (update ? current !== undefined && (kv.has('config_url') || kv.has('enable')) : current === undefined)) {
+      const proposed = openIdConfigFrom(kv, (s) => d.store.seal(s), current as OpenIdConfig | undefined);
+      if (proposed.disabled !== true) await d.checkOpenIdProvider(proposed.issuer);
+    }
     await d.store.mutate(`idp.${kind}.${update ? 'update' : 'add'}`, actor(c), { keys: [...kv.keys()] }, (doc) => {
       const prev = doc.idp[kind];
       if (update && prev === undefined) throw new SvcError('XSvcStsNotConfigured', `no ${kind} provider is configured: add one first`);

@@ -57,7 +57,12 @@ async function discover(configUrl: string, fetchImpl: typeof fetch): Promise<Dis
         throw providerUnreachable(`the OpenID provider's discovery document ${configUrl}`, err);
       }
       if (!res.ok) throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document answered ${res.status}`);
-      const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
+      let doc: { issuer?: unknown; jwks_uri?: unknown };
+      try {
+        doc = (await res.json()) as typeof doc;
+      } catch {
+        throw new SvcError('IDPCommunicationError', `the OpenID provider's discovery document ${configUrl} is not JSON`);
+      }
       if (typeof doc.issuer !== 'string' || typeof doc.jwks_uri !== 'string') throw new SvcError('IDPCommunicationError', 'the discovery document names no issuer or jwks_uri');
       const { createRemoteJWKSet, customFetch } = await import('jose');
       return { issuer: doc.issuer, jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 10_000, [customFetch]: fetchImpl }) };
@@ -66,6 +71,17 @@ async function discover(configUrl: string, fetchImpl: typeof fetch): Promise<Dis
     d.catch(() => discovery.delete(configUrl));
   }
   return d;
+}
+
+/**
+ * Whether `configUrl` is an OpenID provider this node can use: its discovery
+ * document reached (TLS verified against the node's trusted CAs), answering,
+ * naming an issuer and a key set. Checked when the provider is configured,
+ * so a mistyped URL or an untrusted certificate is refused there and then
+ * rather than at the first sign-in.
+ */
+export async function checkOpenIdProvider(configUrl: string, trust: ClientTrust): Promise<void> {
+  await discover(configUrl, trustedFetch(trust));
 }
 
 function strings(v: unknown): string[] {
