@@ -3,30 +3,19 @@
  * configured, with the real SDK (DNS for the test domain resolved to
  * 127.0.0.1 by the agent), next to path style on the same server.
  */
-import { Agent } from 'node:http';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keepAliveHandler, resolveAllTo } from './helpers/s3-client.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';
 
 const DOMAIN = 's3.svc.test';
 let srv: S3Server;
-let agent: Agent;
 
 beforeAll(async () => {
   srv = await start({ domains: [DOMAIN] });
-  agent = new Agent({
-    keepAlive: true,
-    // every name under the test domain is this host
-    lookup: (_host, opts, cb) => {
-      if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
-      else cb(null, '127.0.0.1', 4);
-    },
-  });
 });
 
 afterAll(async () => {
-  agent?.destroy();
   await srv?.stop();
 });
 
@@ -37,7 +26,8 @@ function client(pathStyle: boolean): S3Client {
     region: 'us-east-1',
     forcePathStyle: pathStyle,
     credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey },
-    requestHandler: new NodeHttpHandler({ httpAgent: agent }),
+    // every name under the test domain is this host
+    requestHandler: keepAliveHandler({ agent: { lookup: resolveAllTo(() => '127.0.0.1') } }),
   });
 }
 

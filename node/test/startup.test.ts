@@ -1,6 +1,4 @@
-import { Agent } from 'node:http';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 /**
  * Start-up of the real `svc server` process: fresh format, restart, and every
  * start-up error of the spec, checked by exit status and message.
@@ -13,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_OLD_SPACE_MB } from '../src/util/heap.ts';
 import { DEFAULT_THREADPOOL_SIZE } from '../src/util/threadpool.ts';
 import { freePort, NODE, REPO, runSvc, SVC, tempDir } from './svc-process.ts';
-import { keepAliveHandler } from './helpers/s3-client.ts';
+import { keepAliveHandler, resolveAllTo } from './helpers/s3-client.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -280,20 +278,13 @@ describe('svc server start-up', () => {
     const base = drives(4);
     const run = await runSvc(['server', `${base}/d{1...4}`], { SVC_DOMAIN: 's3.svc.test', SVC_REGION: 'eu-west-3' });
     expect(await run.started).toBe(true);
-    // every name under the test domain is this host
-    const agent = new Agent({
-      keepAlive: true,
-      lookup: (_host, opts, cb) => {
-        if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
-        else cb(null, '127.0.0.1', 4);
-      },
-    });
     const credentials = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin' };
     const vhost = new S3Client({
       endpoint: `http://s3.svc.test:${run.port}`,
       region: 'eu-west-3',
       credentials,
-      requestHandler: new NodeHttpHandler({ httpAgent: agent }),
+      // every name under the test domain is this host
+      requestHandler: keepAliveHandler({ agent: { lookup: resolveAllTo(() => '127.0.0.1') } }),
     });
     const path = new S3Client({ requestHandler: keepAliveHandler(), endpoint: `http://127.0.0.1:${run.port}`, region: 'eu-west-3', forcePathStyle: true, credentials });
     try {
@@ -308,7 +299,6 @@ describe('svc server start-up', () => {
     } finally {
       vhost.destroy();
       path.destroy();
-      agent.destroy();
       expect(await run.stop()).toBe(0);
     }
   });

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { keepAliveHandler } from '../../node/test/helpers/s3-client.ts';
+import { keepAliveHandler, resolveAllTo } from '../../node/test/helpers/s3-client.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SvcClusterSpec } from '../src/crd/svccluster.ts';
 import { getCondition } from '../src/reconcile/conditions.ts';
@@ -65,11 +65,7 @@ describe.skipIf(!canUnshare)('operator spec.tls end to end (real svc pods)', () 
         agent: {
           ca,
           // the pod's DNS name resolves to its address (the cluster DNS of this test)
-          lookup: (_h, o, cb) => {
-            const ip = kubelet.ipOf(pod);
-            if ((o as { all?: boolean }).all) (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: ip, family: 4 }]);
-            else (cb as (e: null, a: string, f: number) => void)(null, ip, 4);
-          },
+          lookup: resolveAllTo(() => kubelet.ipOf(pod)),
         },
       }),
     });

@@ -27,6 +27,14 @@ export function keepAliveHandler(opts: { agent?: HttpsAgentOptions } & Omit<Node
   return new NodeHttpHandler({ ...handler, httpAgent: new HttpAgent(agentOptions(agent)), httpsAgent: keepAliveHttpsAgent(agent) });
 }
 
+/** A `lookup` for the agents that resolves every host name to `address` (virtual-host and pod DNS names in tests). */
+export function resolveAllTo(address: () => string): NonNullable<HttpsAgentOptions['lookup']> {
+  return (_host, opts, cb) => {
+    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: address(), family: 4 }]);
+    else (cb as (e: null, a: string, f: number) => void)(null, address(), 4);
+  };
+}
+
 /** The same https agent for other clients (minio-js's `transportAgent`). */
 export function keepAliveHttpsAgent(agent: HttpsAgentOptions = {}): HttpsAgent {
   return new HttpsAgent(agentOptions(agent));
