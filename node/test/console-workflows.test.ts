@@ -410,16 +410,22 @@ describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () =
     await node.s3.send(new CreateBucketCommand({ Bucket: 'late' }));
     await node.s3.send(new PutBucketVersioningCommand({ Bucket: 'late', VersioningConfiguration: { Status: 'Enabled' } }));
     for (const body of ['one', 'two', 'three']) await node.s3.send(new PutObjectCommand({ Bucket: 'late', Key: 'doc.txt', Body: body }));
+    let asked: (() => void) | undefined;
     let held: (() => void) | undefined;
+    const onItsWay = new Promise<void>((r) => (asked = r));
     const landed = new Promise<void>((r) => (held = r));
     // the page's first listing (objects, not versions) answers late, after the versions listing
     await page.route('**/api/buckets/late/objects?*', async (route) => {
+      asked!();
       await new Promise((r) => setTimeout(r, 1500));
       await route.continue();
       held!();
     });
     try {
       await page.goto(`${root}#/buckets/late`);
+      // the box is turned on only once that listing has been asked for: turned on earlier (on a
+      // slow machine, before the page knows what the user may do), the page never asks for it
+      await onItsWay;
       await page.check('#show-versions');
       await page.locator('#objects-table .version-id').first().waitFor();
       await landed;
