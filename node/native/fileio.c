@@ -31,6 +31,17 @@
  *       into one directory share that fsync (local-fs.ts, DirSyncGroups).
  *   fileSyncDir(dir, callback(err))
  *       opens the directory `dir`, fsyncs and closes it.
+ *   fileReadCached(path) -> Buffer | null
+ *       not a job: the whole file at `path` read on the calling thread, but
+ *       only if that can be done without waiting for the device: the path is
+ *       resolved from the kernel's lookup cache alone (openat2 with
+ *       RESOLVE_CACHED), the data read from the page cache alone (preadv2
+ *       with RWF_NOWAIT), the file opened with O_NOATIME (so the read dirties
+ *       no inode) and at most CACHED_READ_MAX bytes long. Anything else (a
+ *       name not in the cache, a page not in memory, a kernel without these
+ *       calls, a file we may not open O_NOATIME, a larger file) answers null:
+ *       read it with a job. A definite answer the cache gives (ENOENT,
+ *       ENOTDIR, EISDIR) throws the Error the job would have called back with.
  *   fileWriteDurableBatch(items, callback(err, results))
  *       several publishes of one drive in one job: each item is
  *       [tmp, dst, data, parentSyncs, floor] and goes through the steps of
@@ -46,6 +57,7 @@
  * callers map errors the same way on both paths. `data` is referenced until
  * the callback and must not be changed meanwhile.
  */
+#define _GNU_SOURCE /* O_NOATIME, preadv2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -54,6 +66,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -659,6 +673,102 @@ static napi_value file_write_durable(napi_env env, napi_callback_info info) {
   return queue(env, j, argv[cb], "fileWriteDurable: could not queue the job");
 }
 
+/* The longest file fileReadCached reads on the calling thread (an event loop's turn stays short). */
+#define CACHED_READ_MAX (256 * 1024)
+
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT 0x00000008
+#endif
+
+/* As <linux/openat2.h>'s struct open_how (not in every libc's headers). */
+struct cached_open_how {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+
+/* Set once the kernel turned down openat2 or RESOLVE_CACHED as unknown (before Linux 5.12): every later call answers null at once. */
+static int cached_reads_unsupported = 0;
+
+/* The outcome of a cached read: done (the buffer made), not possible without waiting (null), or a definite error. */
+enum { CACHED_DONE, CACHED_MISS, CACHED_ERROR };
+
+static int read_cached(napi_env env, const char *path, napi_value *out, int *err, const char **syscall_name) {
+#ifdef SYS_openat2
+  struct cached_open_how how = {(uint64_t)(O_RDONLY | O_CLOEXEC | O_NOATIME), 0, RESOLVE_CACHED};
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+      *err = e;
+      *syscall_name = "open";
+      return CACHED_ERROR;
+    }
+    if (e == ENOSYS || e == EINVAL || e == E2BIG) cached_reads_unsupported = 1;
+    /* EAGAIN (not all in the lookup cache), EPERM (O_NOATIME on a file of another owner), anything else: the job decides. */
+    return CACHED_MISS;
+  }
+  struct stat st;
+  int outcome = CACHED_MISS;
+  if (fstat(fd, &st) != 0) goto out;
+  if (S_ISDIR(st.st_mode)) {
+    *err = EISDIR;
+    *syscall_name = "read";
+    outcome = CACHED_ERROR;
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size > CACHED_READ_MAX) goto out;
+  size_t size = (size_t)st.st_size;
+  void *data;
+  napi_value buf;
+  if (napi_create_buffer(env, size, &data, &buf) != napi_ok) goto out;
+  if (size > 0) {
+    struct iovec iov = {data, size};
+    ssize_t n;
+    do n = preadv2(fd, &iov, 1, 0, RWF_NOWAIT);
+    while (n < 0 && errno == EINTR);
+    /* Not (all) in the page cache, a file system without RWF_NOWAIT, or the file changed under us: the job reads it. */
+    if (n != (ssize_t)size) goto out;
+  }
+  *out = buf;
+  outcome = CACHED_DONE;
+out:
+  close(fd);
+  return outcome;
+#else
+  (void)env, (void)path, (void)out, (void)err, (void)syscall_name;
+  cached_reads_unsupported = 1;
+  return CACHED_MISS;
+#endif
+}
+
+static napi_value file_read_cached(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result = NULL;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  char *path = argc >= 1 ? string_arg(env, argv[0]) : NULL;
+  if (!path) {
+    napi_throw_type_error(env, NULL, "fileReadCached(path: string)");
+    return NULL;
+  }
+  int err = 0;
+  const char *syscall_name = NULL;
+  int outcome = cached_reads_unsupported ? CACHED_MISS : read_cached(env, path, &result, &err, &syscall_name);
+  if (outcome == CACHED_ERROR) {
+    napi_value e = fs_error(env, err, syscall_name, path);
+    free(path);
+    if (e) napi_throw(env, e);
+    else napi_throw_error(env, NULL, "fileReadCached: its error could not be built");
+    return NULL;
+  }
+  free(path);
+  if (outcome == CACHED_MISS && napi_get_null(env, &result) != napi_ok) return NULL;
+  return result;
+}
+
 static napi_value file_sync_dir(napi_env env, napi_callback_info info) {
   return path_job(env, info, JOB_SYNC_DIR, "fileSyncDir(dir: string, callback)", "fileSyncDir: could not queue the job");
 }
@@ -670,6 +780,7 @@ napi_status svc_fileio_register(napi_env env, napi_value exports) {
       {"fileWriteDurable", NULL, file_write_durable, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileSyncDir", NULL, file_sync_dir, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileWriteDurableBatch", NULL, file_write_durable_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fileReadCached", NULL, file_read_cached, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   return napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

@@ -48,6 +48,14 @@ export interface NativeAddon {
   gcmOpen(key: Uint8Array, nonce: Uint8Array, firstSeq: number, lastOfStream: number, cipher: Uint8Array, out: Uint8Array): number;
   /** The whole regular file at `path`, read in one libuv pool job (fileio.c); errors shaped like node:fs's. */
   fileRead(path: string, callback: (err: NodeJS.ErrnoException | null, data?: Buffer) => void): void;
+  /**
+   * The whole regular file at `path` read on this thread, only if the kernel
+   * can answer from its caches without waiting for the device (the path
+   * from the lookup cache, the data from the page cache, 256 KiB at most):
+   * the Buffer, or null (read it with a job). A definite answer from the
+   * cache (ENOENT, ENOTDIR, EISDIR) throws the Error the job would give.
+   */
+  fileReadCached(path: string): Buffer | null;
   /** Each whole file of `paths` (1 to 64) in one pool job, one after the other: each slot its Buffer or its Error. */
   fileReadBatch(paths: readonly string[], callback: (err: Error | null, results?: (Buffer | NodeJS.ErrnoException)[]) => void): void;
   /**

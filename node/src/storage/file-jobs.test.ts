@@ -3,7 +3,8 @@
  * read and publish, and errors shaped like node:fs's so LocalDrive maps
  * them the same way on both paths.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +46,61 @@ describe('fileRead', () => {
   it('refuses bad arguments at once', () => {
     expect(() => jobs.fileRead('', () => undefined)).toThrow(TypeError);
     expect(() => (jobs.fileRead as (p: unknown, cb: unknown) => void)(join(root, 'x'), undefined)).toThrow(TypeError);
+  });
+});
+
+describe('fileReadCached', () => {
+  /** Written back and dropped from the page cache (fsync, then POSIX_FADV_DONTNEED through dd). */
+  const evict = async (p: string) => {
+    const fh = await open(p, 'r+');
+    await fh.sync();
+    await fh.close();
+    execFileSync('dd', [`if=${p}`, 'iflag=nocache', 'count=0', 'status=none']);
+  };
+
+  it('reads a file whose name and pages the kernel holds, on the calling thread, at every size up to its limit', async () => {
+    for (const size of [0, 1, 4096, 70_000, 256 * 1024]) {
+      const data = Buffer.alloc(size, (size + 1) & 0xff);
+      const p = join(root, `c-${size}`);
+      await writeFile(p, data);
+      const got = jobs.fileReadCached(p);
+      expect(got?.length).toBe(size);
+      expect(got!.equals(data)).toBe(true);
+    }
+    await writeFile(join(root, 'c-big'), Buffer.alloc(256 * 1024 + 1));
+    expect(jobs.fileReadCached(join(root, 'c-big'))).toBeNull();
+  });
+
+  it('answers null rather than wait for the device: pages not in memory, a name never looked up', async () => {
+    const p = join(root, 'c-cold');
+    await writeFile(p, 'cold bytes');
+    await evict(p);
+    expect(jobs.fileReadCached(p)).toBeNull();
+    expect((await read(p)).toString()).toBe('cold bytes');
+    expect(jobs.fileReadCached(p)?.toString()).toBe('cold bytes');
+    expect(jobs.fileReadCached(join(root, `never-looked-up-${process.pid}-${Date.now()}`))).toBeNull();
+  });
+
+  it("throws what the job calls back with for the cache's definite answers: ENOENT (a name looked up before), EISDIR", async () => {
+    const missing = join(root, 'c-missing');
+    await expect(read(missing)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(() => jobs.fileReadCached(missing)).toThrow(expect.objectContaining({ code: 'ENOENT', errno: -2, syscall: 'open', path: missing }));
+    expect(() => jobs.fileReadCached(root)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+    // A file taken for a directory: the job's ENOTDIR, or null (this kernel's cached walk leaves it to the job); never bytes.
+    await writeFile(join(root, 'c-plain'), 'x');
+    await expect(read(join(root, 'c-plain', 'below'))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    let below: unknown;
+    try {
+      below = jobs.fileReadCached(join(root, 'c-plain', 'below'));
+    } catch (err) {
+      below = (err as NodeJS.ErrnoException).code;
+    }
+    expect([null, 'ENOTDIR']).toContain(below);
+  });
+
+  it('refuses bad arguments at once', () => {
+    expect(() => jobs.fileReadCached('')).toThrow(TypeError);
+    expect(() => (jobs.fileReadCached as (p: unknown) => unknown)(7)).toThrow(TypeError);
   });
 });
 

@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -65,6 +66,33 @@ describe('DriveFs.readWhole', () => {
       // A read asked for later (another turn) goes alone: a job of one file.
       expect((await fs.readWhole(join(dir, 'f0'))).toString()).toBe('f0f0f0');
       expect(calls.at(-1)).toEqual([join(dir, 'f0')]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a file the kernel holds in its caches is read without a pool job; one it would have to fetch goes to a job', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-drivefs-'));
+    try {
+      const hot = join(dir, 'hot');
+      const cold = join(dir, 'cold');
+      await writeFile(hot, 'hot bytes');
+      await writeFile(cold, 'cold bytes');
+      const fh = await open(cold, 'r+');
+      await fh.sync();
+      await fh.close();
+      execFileSync('dd', [`if=${cold}`, 'iflag=nocache', 'count=0', 'status=none']);
+      const { jobs, calls } = counted();
+      const fs = new DriveFs(dir, 'e', silentLogger, { ...jobs, fileReadCached: nativeAddon!.fileReadCached });
+      expect((await fs.readWhole(hot)).toString()).toBe('hot bytes');
+      expect(calls).toEqual([]);
+      await expect(fs.readWhole(join(dir, 'nope'))).rejects.toMatchObject({ code: 'ENOENT' });
+      expect((await fs.readWhole(cold)).toString()).toBe('cold bytes');
+      expect(calls).toEqual([[join(dir, 'nope')], [cold]]);
+      // The job's read brought it into memory: the next read needs none, and a name now known to be missing neither.
+      expect((await fs.readWhole(cold)).toString()).toBe('cold bytes');
+      await expect(fs.readWhole(join(dir, 'nope'))).rejects.toMatchObject({ code: 'ENOENT', syscall: 'open', path: join(dir, 'nope') });
+      expect(calls).toHaveLength(2);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

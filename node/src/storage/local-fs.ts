@@ -21,7 +21,7 @@ import { type DriveIssue, SYS_VOL, TMP_DIR, TRASH_DIR } from './drive.ts';
 
 /** The addon's whole-file jobs (`native/fileio.c`), when built (a build from before the batch read or the directory sync lacks it). */
 export type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'> &
-  Partial<Pick<NativeAddon, 'fileReadBatch' | 'fileSyncDir' | 'fileWriteDurableBatch'>>;
+  Partial<Pick<NativeAddon, 'fileReadBatch' | 'fileSyncDir' | 'fileWriteDurableBatch' | 'fileReadCached'>>;
 
 /** Most whole-file reads of one drive that share a pool job (see `DriveFs.readWhole`). */
 export const READ_BATCH_MAX = 8;
@@ -177,10 +177,25 @@ export class DriveFs {
    * small GET reads one per drive. Only this drive's reads are grouped, so a
    * drive that hangs holds its own reads and no other drive's; the cap
    * bounds how long one read waits behind others of its drive.
+   *
+   * Before any job, a file the kernel can hand over from its caches alone
+   * (the name in the lookup cache, the data in the page cache: a hot
+   * `xl.meta`) is read right here (`fileReadCached`): four system calls that
+   * cannot wait for the device cost less than the pool's hand-off both ways.
+   * Whatever would have to wait goes to the pool as before, so a slow or
+   * hung drive still never holds the event loop.
    */
   readWhole(path: string): Promise<Buffer> {
     const jobs = this.jobs;
     if (jobs === undefined) return fsp.readFile(path);
+    if (jobs.fileReadCached !== undefined) {
+      try {
+        const hit = jobs.fileReadCached(path);
+        if (hit !== null) return Promise.resolve(hit);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
     if (jobs.fileReadBatch === undefined) return readWithJob(jobs, path);
     return new Promise((resolve, reject) => {
       if (this.#reads.length === 0) setImmediate(this.#flushReads);
