@@ -5,14 +5,16 @@
  * node trusts through its certificate directory's `CAs/`; LDAPS, and
  * StartTLS on its plain port, which refuses everything in clear) and
  * slapd B (a CA the node does not know). LDAPS and StartTLS work with the
- * trusted CA; an untrusted CA or a host name the certificate does not
- * carry is a clear IDPCommunicationError and never a fall-back to plain;
- * `tls_skip_verify=on` is the explicit opt-out. An OpenID provider on HTTPS
+ * trusted CA; an untrusted CA, a host name the certificate does not carry
+ * or a bind in clear is a clear IDPCommunicationError when the server is
+ * configured (nothing is kept) and at sign-in (a CA taken out of `CAs/`
+ * later), never a fall-back to plain; `tls_skip_verify=on` is the explicit
+ * opt-out. An OpenID provider on HTTPS
  * (npm `oidc-provider`): its discovery document and keys are fetched
  * trusting the same CAs; one under an unknown CA is refused with the
  * reason when it is configured. Configured with the client.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -21,7 +23,7 @@ import { issueLeaf, makeCa, type TestCa } from './helpers/certs.ts';
 import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
 import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
-import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { refusedWith, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const ROOT = { accessKey: 'ldaptlsroot', secretKey: 'ldaptlsroot-secret' };
@@ -36,7 +38,8 @@ let oidcUntrusted: TestOidc;
 /** The test's own calls to the HTTPS providers (it trusts both CAs). */
 let testFetch: typeof fetch;
 
-const svcRun = (args: string[]) => runSvcCommand([...args, '--json'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
+const svcEnv = () => ({ SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
+const svcRun = (args: string[]) => runSvcCommand([...args, '--json'], svcEnv());
 
 async function svc(args: string[]): Promise<void> {
   const r = await svcRun(args);
@@ -81,7 +84,12 @@ afterAll(async () => {
 });
 
 describe('AssumeRoleWithLDAPIdentity over TLS', () => {
-  it('LDAPS (MinIO\'s host:port form) and StartTLS work against a server whose CA the node trusts', async () => {
+  /** An `svc admin idp ldap` call the node refuses after asking the server: its message. */
+  const refused = async (args: string[]) => refusedWith(await svcRun(['admin', 'idp', 'ldap', ...args]), 'IDPCommunicationError');
+  const info = async () => Object.fromEntries((JSON.parse((await svcRun(['admin', 'idp', 'ldap', 'info'])).out) as { info: { key: string; value: string }[] }).info.map((l) => [l.key, l.value]));
+  const untrustedCa = /failed the TLS check: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN)/;
+
+  it("LDAPS (MinIO's host:port form) and StartTLS work against a server whose CA the node trusts; a change to binding in clear is refused", async () => {
     await svc(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(`127.0.0.1:${trusted.ldapsPort}`)]);
     const r = await signIn();
     expect(r.status, r.text).toBe(200);
@@ -91,33 +99,49 @@ describe('AssumeRoleWithLDAPIdentity over TLS', () => {
     await svc(['admin', 'idp', 'ldap', 'update', `server_addr=ldap://127.0.0.1:${trusted.ldapPort}`, 'server_starttls=on']);
     const st = await signIn();
     expect(st.status, st.text).toBe(200);
-    // the same port in clear: this slapd refuses binds without TLS, so the StartTLS success above was encrypted
-    await svc(['admin', 'idp', 'ldap', 'update', 'server_starttls=off']);
-    const plain = await signIn();
-    expect([plain.status, plain.code]).toEqual([400, 'IDPCommunicationError']);
-    expect(plain.message).toMatch(/lookup bind failed/);
-  });
-
-  it('a host name the certificate does not carry is refused; tls_skip_verify=on is the explicit opt-out', async () => {
-    await svc(['admin', 'idp', 'ldap', 'update', `server_addr=ldaps://localhost:${trusted.ldapsPort}`]);
-    const r = await signIn();
-    expect([r.status, r.code]).toEqual([400, 'IDPCommunicationError']);
-    expect(r.message).toMatch(/failed the TLS check: ERR_TLS_CERT_ALTNAME_INVALID/);
-    await svc(['admin', 'idp', 'ldap', 'update', 'tls_skip_verify=on']);
+    // the same port in clear: this slapd refuses binds without TLS (so the StartTLS success above was
+    // encrypted); the node's lookup bind when it is configured meets that, and StartTLS stays
+    expect(await refused(['update', 'server_starttls=off'])).toMatch(/^the LDAP lookup bind failed: .* confidentiality required \(the server takes binds over TLS only/);
+    expect(await info()).toMatchObject({ server_addr: `ldap://127.0.0.1:${trusted.ldapPort}`, server_starttls: 'on' });
     expect((await signIn()).status).toBe(200);
   });
 
-  it('a server certificate of a CA the node does not trust is a clear error, over LDAPS and StartTLS, with no fall-back to plain', async () => {
-    await svc(['admin', 'idp', 'ldap', 'update', `server_addr=ldaps://127.0.0.1:${untrusted.ldapsPort}`, 'tls_skip_verify=off']);
-    const r = await signIn();
-    expect([r.status, r.code]).toEqual([400, 'IDPCommunicationError']);
-    expect(r.message).toMatch(/failed the TLS check: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN)/);
-    expect(r.message).toMatch(/CAs\//);
+  it('a host name the certificate does not carry is refused; tls_skip_verify=on is the explicit opt-out', async () => {
+    expect(await refused(['update', `server_addr=ldaps://localhost:${trusted.ldapsPort}`, 'server_starttls=off'])).toMatch(/failed the TLS check: ERR_TLS_CERT_ALTNAME_INVALID/);
+    expect(await info()).toMatchObject({ server_addr: `ldap://127.0.0.1:${trusted.ldapPort}`, server_starttls: 'on', tls_skip_verify: 'off' });
+    await svc(['admin', 'idp', 'ldap', 'update', `server_addr=ldaps://localhost:${trusted.ldapsPort}`, 'server_starttls=off', 'tls_skip_verify=on']);
+    expect((await signIn()).status).toBe(200);
+  });
+
+  it('a server certificate of a CA the node does not trust is refused when it is configured, over LDAPS and StartTLS, with no fall-back to plain', async () => {
+    expect(await refused(['update', `server_addr=ldaps://127.0.0.1:${untrusted.ldapsPort}`, 'tls_skip_verify=off'])).toMatch(untrustedCa);
+    await svc(['admin', 'idp', 'ldap', 'remove']);
+    const ldaps = await refused(['add', ...ldapConfigPairs(`ldaps://127.0.0.1:${untrusted.ldapsPort}`)]);
+    expect(ldaps).toMatch(new RegExp(`^the LDAP server ldaps://127\\.0\\.0\\.1:${untrusted.ldapsPort} ${untrustedCa.source}`));
+    expect(ldaps).toContain("trust its CA by adding it to the certificate directory's CAs/");
     // StartTLS on its plain port (which would accept a bind in clear): the failed upgrade ends the attempt
-    await svc(['admin', 'idp', 'ldap', 'update', `server_addr=ldap://127.0.0.1:${untrusted.ldapPort}`, 'server_starttls=on']);
-    const st = await signIn();
-    expect([st.status, st.code]).toEqual([400, 'IDPCommunicationError']);
-    expect(st.message).toMatch(/failed the TLS check \(StartTLS\)/);
+    expect(await refused(['add', ...ldapConfigPairs(`ldap://127.0.0.1:${untrusted.ldapPort}`), 'server_starttls=on'])).toMatch(/failed the TLS check \(StartTLS\)/);
+    expect(JSON.parse((await svcRun(['admin', 'idp', 'ldap', 'list'])).out)).toEqual([]);
+    expect((await signIn()).code).toBe('XSvcStsNotConfigured');
+    // as a person reads it: the reason
+    const text = await runSvcCommand(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(`ldaps://127.0.0.1:${untrusted.ldapsPort}`)], svcEnv());
+    expect(text.code).toBe(1);
+    expect(text.err).toMatch(new RegExp(`^svc: IDPCommunicationError: the LDAP server ldaps://\\S+ ${untrustedCa.source}`));
+  });
+
+  it('sign-in checks the certificate too: with its CA taken out of CAs/ after the server was configured, the sign-in is refused with the reason', async () => {
+    await svc(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(`ldaps://127.0.0.1:${trusted.ldapsPort}`)]);
+    expect((await signIn()).status).toBe(200);
+    const caFile = join(work, 'certs', 'CAs', 'ldap-ca.crt');
+    rmSync(caFile);
+    // the node follows its certificate directory (a watch, and a poll every 5 s)
+    let r = await signIn();
+    for (let i = 0; i < 100 && r.status === 200; i++) r = await new Promise((res) => setTimeout(res, 200)).then(signIn);
+    expect([r.status, r.code]).toEqual([400, 'IDPCommunicationError']);
+    expect(r.message).toMatch(untrustedCa);
+    writeFileSync(caFile, caA.pem);
+    for (let i = 0; i < 100 && r.status !== 200; i++) r = await new Promise((res) => setTimeout(res, 200)).then(signIn);
+    expect(r.status, r.text).toBe(200);
   });
 });
 

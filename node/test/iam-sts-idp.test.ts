@@ -15,8 +15,8 @@ import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
-import { LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
-import { freePort, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
+import { LDAP_BASE, LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
+import { freePort, refusedWith, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
 
 const ROOT = { accessKey: 'idproot', secretKey: 'idproot-secret-key' };
@@ -202,5 +202,47 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
     await svc(['admin', 'idp', 'ldap', 'remove']);
     const after = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password });
     expect([after.status, after.code]).toEqual([400, 'XSvcStsNotConfigured']);
+  });
+
+  it('a server this node cannot reach, or whose lookup bind fails, is refused when it is configured, and nothing changes', async () => {
+    /** An `svc admin idp ldap` call the node refuses after asking the server: its message. */
+    const refused = async (args: string[]) => refusedWith(await svcRun(['admin', 'idp', 'ldap', ...args]), 'IDPCommunicationError');
+    const infoOf = async () => Object.fromEntries(((await svc(['admin', 'idp', 'ldap', 'info'])) as { info: { key: string; value: string }[] }).info.map((l) => [l.key, l.value]));
+    const signIn = () => sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password });
+    const closed = `ldap://127.0.0.1:${await freePort()}`;
+    const good = ldapConfigPairs(`ldap://127.0.0.1:${slapd.ldapPort}`);
+    const withPassword = (pw: string) => good.map((p) => (p.startsWith('lookup_bind_password=') ? `lookup_bind_password=${pw}` : p));
+
+    // add: nothing listening, or a lookup bind the server refuses; nothing is stored
+    expect(await refused(['add', ...ldapConfigPairs(closed)])).toMatch(new RegExp(`^the LDAP server ${closed} could not be reached: .*ECONNREFUSED`));
+    expect(await refused(['add', ...withPassword('not-the-admin-pw')])).toMatch(/^the LDAP lookup bind failed: the server ldap:\/\/127\.0\.0\.1:\d+ refused cn=admin,dc=svc,dc=test: invalid credentials \(check lookup_bind_dn and lookup_bind_password\)/);
+    expect(await svc(['admin', 'idp', 'ldap', 'list'])).toEqual([]);
+    const none = await svcRun(['admin', 'idp', 'ldap', 'info']);
+    expect([none.code, JSON.parse(none.out).Code]).toEqual([1, 'XSvcStsNotConfigured']);
+    expect((await signIn()).code).toBe('XSvcStsNotConfigured');
+
+    await svc(['admin', 'idp', 'ldap', 'add', ...good]);
+    await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--group', LDAP_GROUP]);
+    const before = await infoOf();
+    // updates that would break it are refused; the configuration in force stays, its password included
+    expect(await refused(['update', 'lookup_bind_password=not-the-admin-pw'])).toMatch(/^the LDAP lookup bind failed: .*invalid credentials/);
+    expect(await refused(['update', `lookup_bind_dn=cn=nobody,${LDAP_BASE}`])).toMatch(/^the LDAP lookup bind failed: .* refused cn=nobody,dc=svc,dc=test/);
+    expect(await refused(['update', `server_addr=${closed}`])).toMatch(/could not be reached/);
+    expect(await infoOf()).toEqual(before);
+    expect((await signIn()).status).toBe(200);
+    // a key the connection does not depend on is not checked; the server is asked only about what can break it
+    await svc(['admin', 'idp', 'ldap', 'update', 'user_dn_search_filter=(&(objectClass=inetOrgPerson)(uid=%s))']);
+    expect((await signIn()).status).toBe(200);
+
+    // turned off, it is not asked (here: moved to where nothing listens); turned on again, it is
+    await svc(['admin', 'idp', 'ldap', 'update', 'enable=off', `server_addr=${closed}`]);
+    expect(await svc(['admin', 'idp', 'ldap', 'list'])).toEqual([{ type: 'ldap', name: '_', enabled: false }]);
+    expect(await refused(['enable'])).toMatch(/could not be reached/);
+    expect(await svc(['admin', 'idp', 'ldap', 'list'])).toEqual([{ type: 'ldap', name: '_', enabled: false }]);
+    await svc(['admin', 'idp', 'ldap', 'update', 'enable=on', `server_addr=ldap://127.0.0.1:${slapd.ldapPort}`]);
+    expect((await signIn()).status).toBe(200);
+
+    await svc(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--group', LDAP_GROUP]);
+    await svc(['admin', 'idp', 'ldap', 'remove']);
   });
 });

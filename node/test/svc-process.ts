@@ -116,6 +116,13 @@ export function runSvcCommand(args: string[], env: Record<string, string>): Prom
   });
 }
 
+/** The message of the admin error `code` a `svc ... --json` run was refused with (exit 1, the server's `{Code, Message}` on stdout); any other outcome throws. */
+export function refusedWith(r: CommandRun, code: string): string {
+  const e = r.code === 1 ? (JSON.parse(r.out) as { Code?: string; Message?: string }) : {};
+  if (e.Code !== code) throw new Error(`expected a refusal with ${code} (exit 1), got exit ${r.code}: ${r.out}${r.err}`);
+  return e.Message ?? '';
+}
+
 /** Waits until `url`'s `/health/ready` answers 200 (the node formatted and loaded), failing if the process exits first or 60 s pass. */
 export async function waitReady(run: SvcRun, url: string): Promise<void> {
   const end = Date.now() + 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../api/sts/providers.ts';
-import { configInfo, ldapConfigFrom, ldapConnection, openIdConfigFrom } from './idp-config.ts';
+import { changesReach, configInfo, ldapConfigFrom, ldapConnection, openIdConfigFrom } from './idp-config.ts';
 import type { Secret } from './state.ts';
 
 const seal = (s: string): Secret => ({ v: 'plain', s });
@@ -51,6 +51,14 @@ describe('configuration text', () => {
     const oidc = openIdConfigFrom(parseConfigText('config_url=https://idp/.well-known/openid-configuration client_id=a,b client_secret=s3cret'), seal);
     const oidc2 = openIdConfigFrom(parseConfigText('role_policy=readonly'), seal, oidc);
     expect(oidc2).toEqual({ issuer: 'https://idp/.well-known/openid-configuration', clientIds: ['a', 'b'], claimName: 'policy', rolePolicy: 'readonly', clientSecret: { v: 'plain', s: 's3cret' } });
+  });
+
+  it('an update is checked against the provider when it sets a key the connection depends on', () => {
+    for (const k of ['server_addr', 'lookup_bind_dn', 'lookup_bind_password', 'server_starttls', 'server_insecure', 'tls_skip_verify', 'enable']) expect(changesReach('ldap', new Map([[k, 'x']])), k).toBe(true);
+    expect(changesReach('ldap', parseConfigText('user_dn_search_filter=(uid=%s) group_search_base_dn='))).toBe(false);
+    expect(changesReach('openid', parseConfigText('config_url=https://idp/x'))).toBe(true);
+    expect(changesReach('openid', parseConfigText('enable=on'))).toBe(true);
+    expect(changesReach('openid', parseConfigText('client_id=a role_policy=readonly'))).toBe(false);
   });
 
   it('info shows every key but never a secret', () => {

@@ -11,23 +11,33 @@ import type { LdapConfig, OpenIdConfig, Secret } from './state.ts';
 
 export type IdpKind = 'openid' | 'ldap';
 
-/** The keys each kind takes; `secret` ones are sealed at rest and never shown. */
-const KEYS: Record<IdpKind, Record<string, { secret?: true }>> = {
-  openid: { config_url: {}, client_id: {}, client_secret: { secret: true }, claim_name: {}, role_policy: {}, scopes: {}, redirect_uri: {}, display_name: {}, enable: {} },
+/**
+ * The keys each kind takes; `secret` ones are sealed at rest and never shown,
+ * `reach` ones decide whether the node can use the provider (where it is,
+ * how it is trusted, the lookup bind, whether it is on): an update of one is
+ * checked against the provider before it is kept.
+ */
+const KEYS: Record<IdpKind, Record<string, { secret?: true; reach?: true }>> = {
+  openid: { config_url: { reach: true }, client_id: {}, client_secret: { secret: true }, claim_name: {}, role_policy: {}, scopes: {}, redirect_uri: {}, display_name: {}, enable: { reach: true } },
   ldap: {
-    server_addr: {},
-    lookup_bind_dn: {},
-    lookup_bind_password: { secret: true },
+    server_addr: { reach: true },
+    lookup_bind_dn: { reach: true },
+    lookup_bind_password: { secret: true, reach: true },
     user_dn_search_base_dn: {},
     user_dn_search_filter: {},
     group_search_base_dn: {},
     group_search_filter: {},
-    server_starttls: {},
-    server_insecure: {},
-    tls_skip_verify: {},
-    enable: {},
+    server_starttls: { reach: true },
+    server_insecure: { reach: true },
+    tls_skip_verify: { reach: true },
+    enable: { reach: true },
   },
 };
+
+/** Whether an update sets a key that decides whether the node can use the provider (see `KEYS`). */
+export function changesReach(kind: IdpKind, kv: ReadonlyMap<string, string>): boolean {
+  return [...kv.keys()].some((k) => KEYS[kind][k]?.reach === true);
+}
 
 /** What `info` shows in place of a secret that is set. */
 export const HIDDEN_SECRET = '*redacted*';

@@ -60,6 +60,7 @@ import { adminDiskOf, issueText, type DriveReport, probeDrives } from './admin-d
 import { type AdminHealDeps, backgroundHealStatus, erasureSets, replacementStatus, usageFields } from './admin-heal.ts';
 import { type MetricsHistory, mergeHistories, parseWindow } from '../telemetry/history.ts';
 import type { IamService } from './iam-service.ts';
+import type { LdapConfig } from '../iam/state.ts';
 import type { ReadinessReport } from './readiness.ts';
 
 /**
@@ -110,6 +111,8 @@ export interface AdminPlaneOptions {
   readonly iam?: IamService;
   /** Refuses an OpenID provider this node cannot reach or trust, when it is configured. */
   readonly checkOpenIdProvider?: (configUrl: string) => Promise<void>;
+  /** Refuses an LDAP server this node cannot reach or trust, or whose lookup bind fails, when it is configured. */
+  readonly checkLdapServer?: (cfg: LdapConfig, bindPassword: string) => Promise<void>;
 }
 
 export interface AdminPlane {
@@ -517,6 +520,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
             },
             now: () => clock.now(),
             ...(o.checkOpenIdProvider ? { checkOpenIdProvider: o.checkOpenIdProvider } : {}),
+            ...(o.checkLdapServer ? { checkLdapServer: o.checkLdapServer } : {}),
           },
         }
       : {}),

@@ -30,7 +30,7 @@
 import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
 import { createStsHandler } from '../api/sts/index.ts';
-import { checkOpenIdProvider, verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
+import { checkLdapServer, checkOpenIdProvider, verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
 import { staticTrust, trustedFetch } from '../tls/trust.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
@@ -172,6 +172,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     rootCredential,
     iam,
     checkOpenIdProvider: (configUrl) => checkOpenIdProvider(configUrl, tls?.trust ?? staticTrust([])),
+    checkLdapServer: (cfg, bindPassword) => checkLdapServer(cfg, bindPassword, tls?.trust ?? staticTrust([])),
     ...(deps.telemetry !== undefined ? { telemetry: deps.telemetry } : {}),
   });
   // The node's own peer methods, on its RPC server before any listener exists.

@@ -25,6 +25,7 @@ import {
   effectivePolicyNames,
   groupsOf,
   type IamDoc,
+  type LdapConfig,
   type OpenIdConfig,
   policyList,
   putPolicy,
@@ -41,7 +42,7 @@ import {
   updateGroupMembers,
   mapLdapPolicies,
 } from '../../iam/state.ts';
-import { configInfo, type IdpKind, ldapConfigFrom, openIdConfigFrom } from '../../iam/idp-config.ts';
+import { changesReach, configInfo, type IdpKind, ldapConfigFrom, openIdConfigFrom } from '../../iam/idp-config.ts';
 import { parseConfigText } from '../sts/providers.ts';
 import { SvcError } from '../../util/errors.ts';
 
@@ -75,6 +76,8 @@ export interface IamAdminDeps {
   readonly now: () => number;
   /** Refuses an OpenID provider this node cannot use (`checkOpenIdProvider`); default: not checked. */
   readonly checkOpenIdProvider?: (configUrl: string) => Promise<void>;
+  /** Refuses an LDAP server this node cannot use (`checkLdapServer`: reached, trusted, the lookup bind accepted); default: not checked. */
+  readonly checkLdapServer?: (cfg: LdapConfig, bindPassword: string) => Promise<void>;
 }
 
 export interface IamReply {
@@ -443,12 +446,9 @@ function idpConfig(kind: IdpKind, method: 'PUT' | 'POST' | 'GET' | 'DELETE'): Ha
     // PUT adds (refused over an existing one), POST updates (keys not sent keep their values)
     const kv = parseConfigText((await decryptData(c.secretKey, c.body)).toString('utf8'));
     const update = method === 'POST';
-    // A provider that would be in force with a new URL, or turned on again, must be reachable now.
+    // A provider that would be in force with a new address, trust or lookup bind, or turned on again, must be usable now.
     // (Adding over an existing provider, or updating none, is refused below without asking anyone.)
-    if (kind === 'openid' && d.checkOpenIdProvider && (update ? current !== undefined && (kv.has('config_url') || kv.has('enable')) : current === undefined)) {
-      const proposed = openIdConfigFrom(kv, (s) => d.store.seal(s), current as OpenIdConfig | undefined);
-      if (proposed.disabled !== true) await d.checkOpenIdProvider(proposed.issuer);
-    }
+    if (update ? current !== undefined && changesReach(kind, kv) : current === undefined) await checkProvider(kind, kv, current, d);
     await d.store.mutate(`idp.${kind}.${update ? 'update' : 'add'}`, actor(c), { keys: [...kv.keys()] }, (doc) => {
       const prev = doc.idp[kind];
       if (update && prev === undefined) throw new SvcError('XSvcStsNotConfigured', `no ${kind} provider is configured: add one first`);
@@ -458,6 +458,18 @@ function idpConfig(kind: IdpKind, method: 'PUT' | 'POST' | 'GET' | 'DELETE'): Ha
     });
     return APPLIED;
   };
+}
+
+/** Refuses the provider `kv` would put in force when this node cannot use it (the check throws the reason); one turned off is not asked. */
+async function checkProvider(kind: IdpKind, kv: ReadonlyMap<string, string>, current: OpenIdConfig | LdapConfig | undefined, d: IamAdminDeps): Promise<void> {
+  const seal = (s: string) => d.store.seal(s);
+  if (kind === 'openid' && d.checkOpenIdProvider) {
+    const proposed = openIdConfigFrom(kv, seal, current as OpenIdConfig | undefined);
+    if (proposed.disabled !== true) await d.checkOpenIdProvider(proposed.issuer);
+  } else if (kind === 'ldap' && d.checkLdapServer) {
+    const proposed = ldapConfigFrom(kv, seal, current as LdapConfig | undefined);
+    if (proposed.disabled !== true) await d.checkLdapServer(proposed, d.store.open(proposed.lookupBindPassword));
+  }
 }
 
 /** madmin's list: the one configuration of a kind, when there is one. */

@@ -156,20 +156,59 @@ function ldapTransportError(url: string, mode: string, err: unknown): SvcError {
   return new SvcError('IDPCommunicationError', `the LDAP server ${url} could not be reached${mode === 'starttls' ? ' with StartTLS' : ''}: ${(err as Error).message}`);
 }
 
+/**
+ * A connection bound as the configured lookup user. A server that cannot be
+ * reached or trusted, and one that answers the bind with an LDAP error (a
+ * wrong DN or password, TLS required), are IDPCommunicationError saying which.
+ */
+async function ldapLookupBind(cfg: LdapConfig, bindPassword: string, trust: ClientTrust): Promise<LdapClient> {
+  const { url, mode } = ldapConnection(cfg);
+  const lookup = await ldapConnect(cfg, trust);
+  try {
+    await lookup.bind(cfg.lookupBindDn, bindPassword);
+    return lookup;
+  } catch (err) {
+    await lookup.unbind().catch(() => undefined);
+    // an LDAP result is the server's answer; anything else (refused connection, timeout, TLS) is the way there
+    const { ResultCodeError } = await import('ldapts');
+    if (err instanceof ResultCodeError) throw new SvcError('IDPCommunicationError', `the LDAP lookup bind failed: the server ${url} refused ${cfg.lookupBindDn}: ${ldapResultText(err)}`);
+    throw ldapTransportError(url, mode, err);
+  }
+}
+
+/** What the results a lookup bind most often meets mean for the configuration. */
+const BIND_RESULTS: Record<number, string> = {
+  13: 'confidentiality required (the server takes binds over TLS only: use ldaps:// or server_starttls=on)',
+  49: 'invalid credentials (check lookup_bind_dn and lookup_bind_password)',
+};
+
+/** An LDAP result said plainly: what it means, or its name and code, and the server's own words when it gave any. */
+function ldapResultText(err: Error & { code: number }): string {
+  const said = err.message.replace(/\s*Code: 0x[0-9a-f]+$/i, '').trim();
+  const what = BIND_RESULTS[err.code] ?? `${err.name} (result code ${err.code})`;
+  return said === '' ? what : `${what}; the server said: ${said}`;
+}
+
+/**
+ * Whether the LDAP server `cfg` names is one this node can use: reached
+ * (LDAPS or StartTLS as configured, the certificate verified against the
+ * node's trusted CAs unless `tls_skip_verify=on`) and accepting the lookup
+ * bind, as sign-in does both. Checked when the server is configured, so a
+ * wrong address, an untrusted certificate or a wrong lookup password is
+ * refused there and then rather than at the first sign-in.
+ */
+export async function checkLdapServer(cfg: LdapConfig, bindPassword: string, trust: ClientTrust): Promise<void> {
+  const lookup = await ldapLookupBind(cfg, bindPassword, trust);
+  await lookup.unbind().catch(() => undefined);
+}
+
 /** Checks a user name and password against the configured LDAP server; returns the identity and the policies mapped to its DN and groups. */
 export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mappings: Readonly<Record<string, string[]>>, user: string, password: string, trust: ClientTrust): Promise<ExternalIdentity> {
   if (password === '') throw new SvcError('AccessDenied', 'an empty LDAP password is refused (it would be an anonymous bind)');
-  const { url, mode } = ldapConnection(cfg);
-  const lookup = await ldapConnect(cfg, trust);
+  const lookup = await ldapLookupBind(cfg, bindPassword, trust);
   let userDn: string;
   const groups: string[] = [];
   try {
-    try {
-      await lookup.bind(cfg.lookupBindDn, bindPassword);
-    } catch (err) {
-      const transport = ldapTransportError(url, mode, err);
-      throw tlsFailureReason(err) !== undefined ? transport : new SvcError('IDPCommunicationError', `the LDAP lookup bind failed: ${(err as Error).message}`);
-    }
     const found = await lookup.search(cfg.userDnSearchBaseDn, { scope: 'sub', filter: cfg.userDnSearchFilter.replaceAll('%s', ldapEscape(user)), attributes: ['dn'] });
     if (found.searchEntries.length !== 1) throw new SvcError('AccessDenied', `the LDAP user "${user}" was not found (or not uniquely)`);
     userDn = found.searchEntries[0]!.dn;
