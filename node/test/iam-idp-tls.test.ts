@@ -123,10 +123,11 @@ describe('AssumeRoleWithLDAPIdentity over TLS', () => {
     expect(await refused(['add', ...ldapConfigPairs(`ldap://127.0.0.1:${untrusted.ldapPort}`), 'server_starttls=on'])).toMatch(/failed the TLS check \(StartTLS\)/);
     expect(JSON.parse((await svcRun(['admin', 'idp', 'ldap', 'list'])).out)).toEqual([]);
     expect((await signIn()).code).toBe('XSvcStsNotConfigured');
-    // as a person reads it: the reason
+    // as a person reads it: the reason, and that nothing changed
     const text = await runSvcCommand(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(`ldaps://127.0.0.1:${untrusted.ldapsPort}`)], svcEnv());
     expect(text.code).toBe(1);
     expect(text.err).toMatch(new RegExp(`^svc: IDPCommunicationError: the LDAP server ldaps://\\S+ ${untrustedCa.source}`));
+    expect(text.err).toMatch(/\nnext: the identity provider configuration was left as it was/);
   });
 
   it('sign-in checks the certificate too: with its CA taken out of CAs/ after the server was configured, the sign-in is refused with the reason', async () => {

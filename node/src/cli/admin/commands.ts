@@ -85,6 +85,9 @@ function nextStep(e: ServerError, alias: string): string | undefined {
     case 'InvalidArgument':
       // The pool routes name their parameter as the API takes it; here it is a flag.
       return e.message.includes('by-id=true') ? 'name the pool as `svc pool list` shows it, or give its index with --by-id' : undefined;
+    case 'IDPCommunicationError':
+      // Only the idp add/update/enable commands meet it here: the server asked the provider before saving.
+      return 'the identity provider configuration was left as it was: correct what the message names (address, TLS keys, lookup bind) and run the command again';
     case 'XSvcAdminNoSuchRoute':
       return 'the server may run an older svc; check `svc admin info` for its version';
     default:
