@@ -27,4 +27,10 @@ export interface PolicyDocument {
   version: string;
   id?: string;
   statements: Statement[];
+  /**
+   * Only in a document read back from storage (`parsePolicy`'s `stored`):
+   * action entries that name no action of their service (a policy stored
+   * before svc checked action names). They match nothing.
+   */
+  unknownActions?: string[];
 }

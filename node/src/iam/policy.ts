@@ -12,9 +12,15 @@
  * `Resource` (svc's admin actions apply to the whole deployment, as MinIO's
  * do). Policy variables (`${aws:username}`) are substituted only in
  * documents of version 2012-10-17; older documents read them literally.
+ *
+ * Every `Action` / `NotAction` entry must name at least one action of its
+ * service (`policy-actions.ts`), so a misspelled action is refused when the
+ * document is written; a document read back from storage is not refused
+ * for it (`ParseOptions.stored`).
  */
 import { SvcError } from '../util/errors.ts';
 import { type ConditionContext, conditionsHold, substituteVariables, validateConditions, wildcardMatch } from './conditions.ts';
+import { actionProblem, describeActionProblem, type PolicyService } from './policy-actions.ts';
 import type { PolicyDocument, PrincipalSpec, Statement } from './policy-document.ts';
 import { type Principal, principalIds } from './principal.ts';
 
@@ -55,13 +61,27 @@ function principalSpec(v: unknown): PrincipalSpec {
   return { any, ids };
 }
 
-const BUCKET_ACTION_RE = /^(\*|s3:[A-Za-z*?]+)$/;
-const IDENTITY_ACTION_RE = /^(\*|(s3|admin|sts|kms):[A-Za-z*?]+)$/i;
+/** The services whose actions each kind of document may name. */
+const SERVICES: { readonly [K in PolicyKind['kind']]: readonly PolicyService[] } = {
+  bucket: ['s3'],
+  identity: ['s3', 'admin', 'kms', 'sts'],
+};
 
-function actions(v: unknown, k: PolicyKind): string[] {
+/**
+ * An `Action` / `NotAction` list: each entry must name at least one action
+ * of a service the document may name. With `unknownActions` (a stored document),
+ * an entry of a known service that names no action is collected there
+ * instead of refused.
+ */
+function actions(v: unknown, k: PolicyKind, unknownActions: string[] | undefined): string[] {
   const list = strings(v, 'Action');
-  const re = k.kind === 'bucket' ? BUCKET_ACTION_RE : IDENTITY_ACTION_RE;
-  for (const a of list) if (!re.test(a)) throw bad(`Policy has invalid action '${a}'`);
+  const services = SERVICES[k.kind];
+  for (const a of list) {
+    const problem = actionProblem(a, services);
+    if (problem === undefined) continue;
+    if (unknownActions !== undefined && problem.kind === 'unknown') unknownActions.push(a);
+    else throw bad(`Policy has invalid action '${a}': ${describeActionProblem(problem, services)}`);
+  }
   return list;
 }
 
@@ -84,11 +104,23 @@ function deploymentWide(list: readonly string[] | undefined): boolean {
   return list !== undefined && list.every((a) => /^(admin|sts|kms):/i.test(a));
 }
 
+export interface ParseOptions {
+  /**
+   * The document was stored earlier and is being read back (a bucket's
+   * policy, a named or inline identity policy, a session's policy):
+   * validation happens when a document is written, and a document stored
+   * before svc checked action names must not stop working. An action entry
+   * that names no action is kept (it matches nothing) and listed in
+   * `unknownActions` for the caller to report; anything else still refuses.
+   */
+  readonly stored?: boolean;
+}
+
 /**
  * Parses and validates a policy document; MalformedPolicy on anything wrong,
  * never a 500. `bucket` (a string) is the old form of `{kind: 'bucket', bucket}`.
  */
-export function parsePolicy(text: string | Uint8Array, kind: string | PolicyKind): PolicyDocument {
+export function parsePolicy(text: string | Uint8Array, kind: string | PolicyKind, opts: ParseOptions = {}): PolicyDocument {
   const k: PolicyKind = typeof kind === 'string' ? { kind: 'bucket', bucket: kind } : kind;
   const raw = typeof text === 'string' ? text : Buffer.from(text).toString('utf8');
   const limit = k.kind === 'bucket' ? MAX_POLICY_BYTES : MAX_IDENTITY_POLICY_BYTES;
@@ -107,6 +139,7 @@ export function parsePolicy(text: string | Uint8Array, kind: string | PolicyKind
   if (d.Id !== undefined && typeof d.Id !== 'string') throw bad('Id must be a string.');
   const rawStatements = Array.isArray(d.Statement) ? d.Statement : d.Statement === undefined ? [] : [d.Statement];
   if (rawStatements.length === 0) throw bad('Missing required field Statement');
+  const unknownActions: string[] | undefined = opts.stored ? [] : undefined;
   const statements = rawStatements.map((st: unknown): Statement => {
     if (typeof st !== 'object' || st === null || Array.isArray(st)) throw bad('Statement must be an object.');
     const s = st as Record<string, unknown>;
@@ -125,8 +158,8 @@ export function parsePolicy(text: string | Uint8Array, kind: string | PolicyKind
     if (typeof s.Sid === 'string') out.sid = s.Sid;
     if (s.Principal !== undefined) out.principal = principalSpec(s.Principal);
     if (s.NotPrincipal !== undefined) out.notPrincipal = principalSpec(s.NotPrincipal);
-    if (s.Action !== undefined) out.action = actions(s.Action, k);
-    if (s.NotAction !== undefined) out.notAction = actions(s.NotAction, k);
+    if (s.Action !== undefined) out.action = actions(s.Action, k, unknownActions);
+    if (s.NotAction !== undefined) out.notAction = actions(s.NotAction, k, unknownActions);
     if (s.Resource !== undefined && s.NotResource !== undefined) throw bad('A statement names either Resource or NotResource, not both');
     if (s.Resource === undefined && s.NotResource === undefined) {
       if (!(k.kind === 'identity' && deploymentWide(out.action))) throw bad('Missing required field Resource');
@@ -137,12 +170,17 @@ export function parsePolicy(text: string | Uint8Array, kind: string | PolicyKind
     if (s.Condition !== undefined) out.condition = validateConditions(s.Condition);
     return out;
   });
-  return { version: version as string, ...(typeof d.Id === 'string' ? { id: d.Id } : {}), statements };
+  return {
+    version: version as string,
+    ...(typeof d.Id === 'string' ? { id: d.Id } : {}),
+    statements,
+    ...(unknownActions !== undefined && unknownActions.length > 0 ? { unknownActions: [...new Set(unknownActions)] } : {}),
+  };
 }
 
 /** Parses an identity policy (users, groups, access keys, sessions). */
-export function parseIdentityPolicy(text: string | Uint8Array): PolicyDocument {
-  return parsePolicy(text, { kind: 'identity' });
+export function parseIdentityPolicy(text: string | Uint8Array, opts: ParseOptions = {}): PolicyDocument {
+  return parsePolicy(text, { kind: 'identity' }, opts);
 }
 
 /** The document as JSON again (AWS's field names; a single value stays a list). */

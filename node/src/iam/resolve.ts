@@ -41,6 +41,8 @@ export interface IndexDeps {
 }
 
 const MAX_SESSIONS_CACHED = 4096;
+/** Policies here were validated when written; one stored before svc checked action names still loads (`ParseOptions.stored`). */
+const STORED = { stored: true } as const;
 
 export class IamIndex {
   readonly doc: IamDoc;
@@ -69,10 +71,37 @@ export class IamIndex {
     let p = this.#policies.get(name);
     if (p === undefined) {
       const rec = this.doc.policies[name];
-      p = rec === undefined ? null : parseIdentityPolicy(rec.text);
+      p = rec === undefined ? null : parseIdentityPolicy(rec.text, STORED);
       this.#policies.set(name, p);
     }
     return p ?? undefined;
+  }
+
+  /**
+   * The stored policies (named ones, access keys' own) that name actions
+   * no service has: written before svc checked action names. They load,
+   * and those actions match nothing; the node reports them at start-up.
+   */
+  unknownActions(): { policy?: string; accessKey?: string; actions: string[] }[] {
+    const out: { policy?: string; accessKey?: string; actions: string[] }[] = [];
+    // a document that does not parse at all is refused where it is used, as before; this only lists
+    const unknownIn = (parse: () => PolicyDocument | undefined) => {
+      try {
+        return parse()?.unknownActions;
+      } catch {
+        return undefined;
+      }
+    };
+    for (const name of Object.keys(this.doc.policies)) {
+      const actions = unknownIn(() => this.policy(name));
+      if (actions) out.push({ policy: name, actions });
+    }
+    for (const [accessKey, k] of Object.entries(this.doc.accessKeys)) {
+      const text = k.policy;
+      const actions = text !== undefined ? unknownIn(() => parseCached(this.#policies, `ak:${accessKey}`, text)) : undefined;
+      if (actions) out.push({ accessKey, actions });
+    }
+    return out;
   }
 
   #docs(names: readonly string[]): PolicyDocument[] {
@@ -164,7 +193,7 @@ export class IamIndex {
 function parseCached(cache: Map<string, PolicyDocument | null>, key: string, text: string): PolicyDocument {
   let p = cache.get(key);
   if (p === undefined || p === null) {
-    p = parseIdentityPolicy(text);
+    p = parseIdentityPolicy(text, STORED);
     // bounded: session policies add an entry per session; named ones are parsed again on demand
     if (cache.size >= MAX_SESSIONS_CACHED * 2) cache.clear();
     cache.set(key, p);

@@ -87,6 +87,27 @@ describe('identity store document', () => {
     expect(ix.lookup('root', token)).toBeUndefined();
   });
 
+  it('a policy naming an unknown action is refused when written; one stored before that check still loads and is listed', () => {
+    const d = fresh();
+    const typo = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject', 's3:ListBuckets'], Resource: '*' }] });
+    expect(code(() => putPolicy(d, ctx, 'typo', typo))).toBe('MalformedPolicy');
+    expect(d.policies['typo']).toBeUndefined();
+    setUser(d, ctx, 'alice', plain('alice-secret'), 'enabled');
+    expect(code(() => addAccessKey(d, ctx, { accessKey: 'AKALICE1', secret: plain('s'), parent: 'alice', policy: typo }))).toBe('MalformedPolicy');
+    expect(d.accessKeys['AKALICE1']).toBeUndefined();
+    // as an older version would have stored them
+    d.policies['typo'] = { text: typo, createdAt: ctx.now, updatedAt: ctx.now };
+    d.users['alice']!.policies = ['typo'];
+    d.accessKeys['AKALICE1'] = { secret: plain('ak-secret-1'), parent: 'alice', status: 'enabled', createdAt: ctx.now, updatedAt: ctx.now, policy: typo };
+    const ix = index(d);
+    expect(ix.lookup('alice')!.principal.policies![0]!.statements[0]!.action).toEqual(['s3:GetObject', 's3:ListBuckets']);
+    expect(ix.lookup('AKALICE1')).toMatchObject({ secretKey: 'ak-secret-1' });
+    expect(ix.unknownActions()).toEqual([
+      { policy: 'typo', actions: ['s3:ListBuckets'] },
+      { accessKey: 'AKALICE1', actions: ['s3:ListBuckets'] },
+    ]);
+  });
+
   it('a document of another version is refused, not guessed', () => {
     expect(code(() => decodeDoc(Buffer.from('{"version":2,"generation":1,"stsKey":{}}'), 'p'))).toBe('FileCorrupt');
     expect(code(() => decodeDoc(Buffer.from('not json'), 'p'))).toBe('FileCorrupt');

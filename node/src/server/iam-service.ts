@@ -154,8 +154,20 @@ export class IamService {
     } else {
       this.#install(decodeDoc(raw, IAM_DOC_PATH));
     }
+    this.#reportUnknownActions();
     const d = this.doc();
     return `identity store generation ${d.generation}: ${Object.keys(d.users).length} users, ${Object.keys(d.groups).length} groups, ${Object.keys(d.policies).length} custom policies, ${Object.keys(d.accessKeys).length} access keys`;
+  }
+
+  /** Stored policies that name actions no service has (written before svc checked them) load and grant nothing: said once, at start-up. */
+  #reportUnknownActions(): void {
+    for (const u of this.#index?.unknownActions() ?? []) {
+      const what = u.policy !== undefined ? `policy ${u.policy}` : `the policy of access key ${u.accessKey}`;
+      this.#o.logger.warn(
+        { event: 'iam_policy_unknown_actions', ...u },
+        `${what} names actions no service has (they grant and deny nothing); correct them and write the policy again`,
+      );
+    }
   }
 
   /** Re-reads the document and installs it when newer (peer notice, periodic refresh). */

@@ -35,21 +35,29 @@ export interface BucketSecurity {
 const parsedPolicies = new Map<string, PolicyDocument>();
 const MAX_PARSED_POLICIES = 512;
 
-/** The stored policy, parsed once per stored document. */
-export function storedPolicy(raw: Uint8Array | undefined, bucket: string): PolicyDocument | undefined {
+/** Told, once per parsed document, of the actions a stored bucket policy names that no service has. */
+export type UnknownActionsReport = (bucket: string, actions: readonly string[]) => void;
+
+/**
+ * The stored policy, parsed once per stored document. Action names were
+ * checked when it was written; a policy stored before that check keeps
+ * working (an unknown action matches nothing) and is reported.
+ */
+export function storedPolicy(raw: Uint8Array | undefined, bucket: string, report?: UnknownActionsReport): PolicyDocument | undefined {
   if (!raw) return undefined;
   const cacheKey = `${bucket}\0${Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8')}`;
   let doc = parsedPolicies.get(cacheKey);
   if (!doc) {
-    doc = parsePolicy(raw, bucket);
+    doc = parsePolicy(raw, bucket, { stored: true });
     if (parsedPolicies.size >= MAX_PARSED_POLICIES) parsedPolicies.clear();
     parsedPolicies.set(cacheKey, doc);
+    if (doc.unknownActions) report?.(bucket, doc.unknownActions);
   }
   return doc;
 }
 
 /** Everything access control knows about a bucket; a bucket without documents is private, ACLs enabled, nothing blocked. */
-export async function loadBucketSecurity(store: BucketConfigStore, bucket: string, root: Owner): Promise<BucketSecurity> {
+export async function loadBucketSecurity(store: BucketConfigStore, bucket: string, root: Owner, report?: UnknownActionsReport): Promise<BucketSecurity> {
   const [policy, acl, ownership, pab] = await Promise.all([
     store.getBucketConfig(bucket, 'policy'),
     store.getBucketConfig(bucket, 'acl'),
@@ -60,7 +68,7 @@ export async function loadBucketSecurity(store: BucketConfigStore, bucket: strin
   return {
     owner: bucketAcl.owner,
     acl: bucketAcl,
-    policy: storedPolicy(policy, bucket),
+    policy: storedPolicy(policy, bucket, report),
     ownership: decodeOwnership(ownership) ?? DEFAULT_OWNERSHIP,
     publicAccessBlock: decodePublicAccessBlock(pab) ?? NO_PUBLIC_ACCESS_BLOCK,
   };

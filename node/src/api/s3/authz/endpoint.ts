@@ -14,7 +14,7 @@ import { DEFAULT_OWNERSHIP, NO_PUBLIC_ACCESS_BLOCK } from './bucket-settings.ts'
 import { decide, NO_PUBLIC_ACCESS_SWITCHES } from '../../../iam/decide.ts';
 import { conditionContext, type RequestFacts } from './actions.ts';
 import { authorizeGovernance } from './governance.ts';
-import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity, storedPolicy } from './authorize.ts';
+import { authorize, type BucketConfigStore, type BucketSecurity, loadBucketSecurity, storedPolicy, type UnknownActionsReport } from './authorize.ts';
 
 /** The object layer's per-bucket configuration API (the documents this edge owns). */
 export function configStore(layer: ObjectLayer): BucketConfigStore {
@@ -37,10 +37,19 @@ export function requestFacts(ctx: S3Context, authType?: RequestFacts['authType']
   };
 }
 
+/** A stored bucket policy naming actions no service has (stored before svc checked them): logged once per document. */
+function reportUnknownActions(ctx: S3Context): UnknownActionsReport {
+  return (bucket, actions) =>
+    ctx.logger.warn(
+      { event: 'bucket_policy_unknown_actions', bucket, actions },
+      `the policy of bucket ${bucket} names actions no service has (they grant and deny nothing); correct them and put the policy again`,
+    );
+}
+
 /** The bucket's settings, loaded once per request. */
 export async function bucketSecurity(ctx: S3Context, bucket = ctx.ep.bucket): Promise<BucketSecurity> {
   if (bucket === ctx.ep.bucket && ctx.security) return ctx.security;
-  const sec = await loadBucketSecurity(configStore(ctx.layer), bucket, rootOwner(ctx));
+  const sec = await loadBucketSecurity(configStore(ctx.layer), bucket, rootOwner(ctx), reportUnknownActions(ctx));
   if (bucket === ctx.ep.bucket) ctx.security = sec;
   return sec;
 }
@@ -57,7 +66,7 @@ async function securityFor(ctx: S3Context, bucket: string): Promise<BucketSecuri
   return {
     owner,
     acl: cannedAcl('private', owner),
-    policy: storedPolicy(await configStore(ctx.layer).getBucketConfig(bucket, 'policy'), bucket),
+    policy: storedPolicy(await configStore(ctx.layer).getBucketConfig(bucket, 'policy'), bucket, reportUnknownActions(ctx)),
     ownership: DEFAULT_OWNERSHIP,
     publicAccessBlock: NO_PUBLIC_ACCESS_BLOCK,
   };
