@@ -28,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareCliHome, runCli } from './helpers/cli.ts';
 import { runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
+import { admin } from './helpers/admin.ts';
 
 const ROOT = { accessKey: 'iamroot', secretKey: 'iamroot-secret-key' };
 let srv: SvcRun;
@@ -307,5 +308,49 @@ describe('STS AssumeRole', () => {
       ['AssumeRole', 'frank'],
       ['AssumeRole', 'frank'],
     ]);
+  });
+});
+
+describe('policy documents and action names', () => {
+  const doc = (action: string | string[], resource = 'arn:aws:s3:::photos/*') => ({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: action, Resource: [resource] }] });
+  const file = (name: string, body: unknown) => {
+    const path = join(work, `${name}.json`);
+    writeFileSync(path, JSON.stringify(body));
+    return path;
+  };
+
+  it('svc admin policy create and the admin API refuse a misspelled action, naming it; nothing is stored', async () => {
+    const good = doc(['s3:GetObject']);
+    await ok(ROOT, ['admin', 'policy', 'create', 'pol-typo', file('pol-good', good)]);
+    const typo = file('pol-typo', doc(['s3:GetObject', 's3:GetObjcet']));
+    for (const name of ['pol-typo', 'pol-new']) {
+      const r = await svcAdmin(ROOT, ['admin', 'policy', 'create', name, typo]);
+      expect(r.code, name).not.toBe(0);
+      expect(r.out + r.err).toContain("Policy has invalid action 's3:GetObjcet': no s3 action has that name (did you mean s3:GetObject?)");
+    }
+    // the existing policy is as it was; the new one does not exist
+    expect(((await ok(ROOT, ['admin', 'policy', 'info', 'pol-typo'])) as { Policy: unknown }).Policy).toEqual(good);
+    expect(((await ok(ROOT, ['admin', 'policy', 'list'])) as { policy: string }[]).map((p) => p.policy)).not.toContain('pol-new');
+    // the admin API itself (AddCannedPolicy): 400 MalformedPolicy, the action named
+    const res = await admin(endpoint, ROOT, { method: 'PUT', path: 'v3/add-canned-policy', query: { name: 'pol-api' }, body: JSON.stringify(doc('admin:ServerInfos', '*')) });
+    expect([res.status, res.json()]).toEqual([400, expect.objectContaining({ Code: 'MalformedPolicy', Message: expect.stringContaining("Policy has invalid action 'admin:ServerInfos'") })]);
+    // an access key's own policy is checked the same way
+    const ak = await svcAdmin(ROOT, ['admin', 'accesskey', 'create', '--access-key', 'AKTYPO01', '--policy', file('ak-typo', doc('s3:Get*Objekt'))]);
+    expect(ak.code).not.toBe(0);
+    expect(ak.out + ak.err).toContain("Policy has invalid action 's3:Get*Objekt'");
+  });
+
+  it('policies written for AWS and MinIO that name actions svc does not implement are accepted as written', async () => {
+    const aws = {
+      Version: '2012-10-17',
+      Statement: [
+        { Effect: 'Allow', Action: ['s3:GetStorageLensConfiguration', 's3:PutAccessPointPolicy', 's3:ListAllMyBuckets', 'S3:getobject'], Resource: ['*'] },
+        { Effect: 'Allow', Action: ['kms:Decrypt', 'kms:GenerateDataKey'], Resource: ['*'] },
+        { Effect: 'Allow', Action: ['sts:AssumeRole'], Resource: ['*'] },
+        { Effect: 'Allow', Action: ['admin:SiteReplicationInfo', 'admin:ServerInfo'], Resource: ['arn:aws:s3:::*'] },
+      ],
+    };
+    await ok(ROOT, ['admin', 'policy', 'create', 'pol-aws', file('pol-aws', aws)]);
+    expect(((await ok(ROOT, ['admin', 'policy', 'info', 'pol-aws'])) as { Policy: unknown }).Policy).toEqual(aws);
   });
 });
