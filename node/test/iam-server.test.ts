@@ -298,6 +298,8 @@ describe('STS AssumeRole', () => {
     expect(await errorCode(fromSession.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 's3' })))).toBe('AccessDenied');
     expect(await errorCode(sts.send(new AssumeRoleCommand({ RoleArn: 'x', RoleSessionName: 's', DurationSeconds: 60 })))).toBe('InvalidParameterValue');
     expect(await errorCode(sts.send(new AssumeRoleCommand({ RoleArn: 'x', RoleSessionName: 's', Policy: '{"Statement":' })))).toBe('MalformedPolicyDocumentException');
+    const typo = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObjcet'], Resource: ['arn:aws:s3:::sts-data/*'] }] });
+    expect(await errorCode(sts.send(new AssumeRoleCommand({ RoleArn: 'x', RoleSessionName: 's', Policy: typo })))).toBe('MalformedPolicyDocumentException');
     const wrong = new STSClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: FRANK.accessKey, secretAccessKey: 'not-his-secret' } });
     expect(await errorCode(wrong.send(new AssumeRoleCommand({ RoleArn: 'x', RoleSessionName: 's' })))).toBe('SignatureDoesNotMatch');
     // disabling frank ends his sessions at once
