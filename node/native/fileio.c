@@ -44,7 +44,9 @@
  *       ENOTDIR, EISDIR) throws the Error the job would have called back with.
  *   fileWriteDurableBatch(items, callback(err, results))
  *       several publishes of one drive in one job: each item is
- *       [tmp, dst, data, parentSyncs, floor] and goes through the steps of
+ *       [tmp, dst, data, parentSyncs, floor, noReplace?] (noReplace: the
+ *       rename refuses to replace an existing dst, EEXIST, and nothing
+ *       changes but the temp file's removal) and goes through the steps of
  *       fileWriteDurable with leaveTop, one after the other; then every
  *       directory left (each distinct one once) is fsync'd in the same job,
  *       after the last item's rename, so that one fsync started after every
@@ -93,6 +95,7 @@ typedef struct io_job {
   size_t in_len;
   int parent_syncs;
   int leave_top; /* write: leave the topmost directory sync to the caller */
+  int no_replace; /* write: the rename fails with EEXIST when dst exists (renameat2 RENAME_NOREPLACE) */
   char *top;     /* write: that directory, when left */
   int top_synced; /* batch item: its left directory was fsync'd (or failed to be) */
   uint8_t *out;
@@ -346,7 +349,7 @@ static int rename_into_place(io_job *j, int *levels) {
   *levels = j->parent_syncs;
   /* A directory made here can be removed again by a neighbour's cleanup (an
      empty-directory prune) before the rename: make it again, a few times. */
-  for (int attempt = 0; rename(j->path, j->dst) != 0; attempt++) {
+  for (int attempt = 0; (j->no_replace ? renameat2(AT_FDCWD, j->path, AT_FDCWD, j->dst, RENAME_NOREPLACE) : rename(j->path, j->dst)) != 0; attempt++) {
     int made = errno == ENOENT && attempt < 3 ? mkdirs_below(j->dst, j->floor) : -1;
     if (made < 0) {
       fail(j, "rename", j->dst);
@@ -634,17 +637,20 @@ static int write_args(napi_env env, const napi_value *a, io_job *j) {
 }
 
 static napi_value file_write_durable_batch(napi_env env, napi_callback_info info) {
-  static const char usage[] = "fileWriteDurableBatch(items: [tmp, dst, data, parentSyncs, floor][] (1 to 64), callback)";
+  static const char usage[] = "fileWriteDurableBatch(items: [tmp, dst, data, parentSyncs, floor, noReplace?][] (1 to 64), callback)";
   napi_value argv[2];
   io_job *j = batch_job(env, info, argv, JOB_WRITE_BATCH, JOB_WRITE, WRITE_BATCH_MAX, usage);
   if (!j) return NULL;
   for (uint32_t i = 0; i < j->count; i++) {
-    napi_value item, a[5];
+    napi_value item, a[6];
     bool is_array = false;
     uint32_t len = 0;
     bool ok = napi_get_element(env, argv[0], i, &item) == napi_ok && napi_is_array(env, item, &is_array) == napi_ok && is_array &&
-              napi_get_array_length(env, item, &len) == napi_ok && len == 5;
-    for (uint32_t k = 0; ok && k < 5; k++) ok = napi_get_element(env, item, k, &a[k]) == napi_ok;
+              napi_get_array_length(env, item, &len) == napi_ok && (len == 5 || len == 6);
+    for (uint32_t k = 0; ok && k < len; k++) ok = napi_get_element(env, item, k, &a[k]) == napi_ok;
+    bool no_replace = false;
+    if (ok && len == 6) ok = napi_get_value_bool(env, a[5], &no_replace) == napi_ok;
+    j->items[i].no_replace = no_replace;
     if (!ok || write_args(env, a, &j->items[i]) != 0) {
       job_free(env, j);
       napi_throw_type_error(env, NULL, usage);
@@ -774,7 +780,12 @@ static napi_value file_sync_dir(napi_env env, napi_callback_info info) {
 }
 
 napi_status svc_fileio_register(napi_env env, napi_value exports) {
+  napi_value yes;
+  napi_status st = napi_get_boolean(env, true, &yes);
+  if (st != napi_ok) return st;
   napi_property_descriptor props[] = {
+      /* fileWriteDurableBatch takes an item's sixth element, noReplace (addons built before it refuse such items). */
+      {"fileWriteNoReplace", NULL, NULL, NULL, NULL, yes, napi_enumerable, NULL},
       {"fileRead", NULL, file_read, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileReadBatch", NULL, file_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fileWriteDurable", NULL, file_write_durable, NULL, NULL, NULL, napi_enumerable, NULL},

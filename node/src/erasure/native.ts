@@ -91,15 +91,19 @@ export interface NativeAddon {
   fileSyncDir?(dir: string, callback: (err: NodeJS.ErrnoException | null) => void): void;
   /**
    * Several publishes of one drive in one pool job (1 to 64 items of
-   * `[tmp, dst, data, parentSyncs, floor]`): each as `fileWriteDurable` with
-   * `leaveTop`, one after the other, then each distinct directory left
-   * fsync'd once, after the last rename. Each slot of `results` is null
-   * (that item is durable) or its Error (absent in addons built before it).
+   * `[tmp, dst, data, parentSyncs, floor, noReplace?]`): each as
+   * `fileWriteDurable` with `leaveTop`, one after the other, then each
+   * distinct directory left fsync'd once, after the last rename. Each slot of
+   * `results` is null (that item is durable) or its Error (absent in addons
+   * built before it). With `noReplace` (only when `fileWriteNoReplace`) an
+   * item whose dst exists fails with EEXIST and changes nothing.
    */
   fileWriteDurableBatch?(
-    items: readonly (readonly [tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string])[],
+    items: readonly (readonly [tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, noReplace?: boolean])[],
     callback: (err: Error | null, results?: (NodeJS.ErrnoException | null)[]) => void,
   ): void;
+  /** True when `fileWriteDurableBatch` takes an item's `noReplace` (absent in addons built before it). */
+  readonly fileWriteNoReplace?: boolean;
   /** Raises the soft RLIMIT_NOFILE to the hard limit; -1 stands for unlimited. */
   raiseFileLimit(): { soft: number; hard: number; raised: boolean };
   /** Bytes from the start of `view` to its first `alignment`-aligned address (absent in addons built before it). */

@@ -265,6 +265,24 @@ describe('fileWriteDurableBatch', () => {
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
   });
 
+  it('an item with noReplace publishes only where dst is absent: an existing dst fails EEXIST, unchanged, the temp file removed', async () => {
+    expect(jobs.fileWriteNoReplace).toBe(true);
+    const vol = join(root, 'nr-vol');
+    await mkdir(join(vol, 'old'), { recursive: true });
+    await writeFile(join(vol, 'old', 'xl.meta'), 'old journal');
+    const results = await batch([
+      [join(root, 'tmp', 'n1'), join(vol, 'old', 'xl.meta'), Buffer.from('new journal'), 2, vol, true] as unknown as Item,
+      [join(root, 'tmp', 'n2'), join(vol, 'fresh', 'xl.meta'), Buffer.from('fresh journal'), 2, vol, true] as unknown as Item,
+      [join(root, 'tmp', 'n3'), join(vol, 'old', 'xl.meta'), Buffer.from('replaced'), 1, vol, false] as unknown as Item,
+    ]);
+    expect(results[0]).toMatchObject({ code: 'EEXIST', syscall: 'rename', path: join(vol, 'old', 'xl.meta') });
+    expect(results.slice(1)).toEqual([null, null]);
+    expect(await readFile(join(vol, 'fresh', 'xl.meta'), 'utf8')).toBe('fresh journal');
+    // the item without noReplace replaced it as always
+    expect(await readFile(join(vol, 'old', 'xl.meta'), 'utf8')).toBe('replaced');
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
   it('refuses bad arguments at once', () => {
     const b = jobs.fileWriteDurableBatch as (...a: unknown[]) => void;
     const ok = [join(root, 'tmp', 'z'), join(root, 'z'), Buffer.from('z'), 1, root];
@@ -273,6 +291,8 @@ describe('fileWriteDurableBatch', () => {
     expect(() => b([ok.slice(0, 4)], () => undefined)).toThrow(TypeError);
     expect(() => b([[...ok.slice(0, 3), 3, root]], () => undefined)).toThrow(TypeError);
     expect(() => b([ok, [join(root, 'tmp', 'y'), join(root, 'y'), 'not bytes', 1, root]], () => undefined)).toThrow(TypeError);
+    expect(() => b([[...ok, 'yes']], () => undefined)).toThrow(TypeError);
+    expect(() => b([[...ok, true, true]], () => undefined)).toThrow(TypeError);
     expect(() => b([ok])).toThrow(TypeError);
   });
 });

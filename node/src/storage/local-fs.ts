@@ -21,7 +21,7 @@ import { type DriveIssue, SYS_VOL, TMP_DIR, TRASH_DIR } from './drive.ts';
 
 /** The addon's whole-file jobs (`native/fileio.c`), when built (a build from before the batch read or the directory sync lacks it). */
 export type FileJobs = Pick<NativeAddon, 'fileRead' | 'fileWriteDurable'> &
-  Partial<Pick<NativeAddon, 'fileReadBatch' | 'fileSyncDir' | 'fileWriteDurableBatch' | 'fileReadCached'>>;
+  Partial<Pick<NativeAddon, 'fileReadBatch' | 'fileSyncDir' | 'fileWriteDurableBatch' | 'fileReadCached' | 'fileWriteNoReplace'>>;
 
 /** Most whole-file reads of one drive that share a pool job (see `DriveFs.readWhole`). */
 export const READ_BATCH_MAX = 8;
@@ -42,7 +42,7 @@ interface PendingRead {
 }
 
 interface PendingWrite {
-  item: readonly [tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string];
+  item: readonly [tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, noReplace?: true];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -251,8 +251,13 @@ export class DriveFs {
    * made by another publish in flight (this one found it there) is waited
    * for (`NewDirs`, `dir-create.ts`). A caller that made directories itself
    * passes the `held` hold it took before making them (and settles it).
+   *
+   * With `ifAbsent` (only where `canPublishIfAbsent`) the rename refuses to
+   * replace an existing `dst`: the publish then fails with EEXIST and has
+   * changed nothing (its temp file removed).
    */
-  async atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs = 1, held?: DirHold): Promise<void> {
+  async atomicWrite(vol: string, dst: string, data: Uint8Array, parentSyncs = 1, held?: DirHold, ifAbsent = false): Promise<void> {
+    if (ifAbsent && !this.canPublishIfAbsent) throw new SvcError('InternalError', 'a publish only if absent needs the batched native publish');
     // The destination's directories are held while this publish may make them and
     // until its own directory fsyncs returned; then it waits for the other publishes
     // that hold a directory on its path (one of them may have made it: `NewDirs`).
@@ -260,14 +265,22 @@ export class DriveFs {
     // Once the publish knows which directories it made, its own hold keeps only those (a caller's hold stays whole).
     const made = held === undefined ? (levels: number) => own.keepOnly(levels) : () => undefined;
     try {
-      await (this.jobs ? this.#publishNative(vol, dst, data, parentSyncs, made) : this.#publishFs(vol, dst, data, parentSyncs, made));
+      await (this.jobs ? this.#publishNative(vol, dst, data, parentSyncs, made, ifAbsent) : this.#publishFs(vol, dst, data, parentSyncs, made));
     } finally {
       if (held === undefined) own.release();
     }
     if (held === undefined) await this.newDirs.settled(own);
   }
 
-  async #publishNative(vol: string, dst: string, data: Uint8Array, parentSyncs: number, made: (levels: number) => void): Promise<void> {
+  /** Whether `atomicWrite` can publish only if absent (`ifAbsent`): the native batched publish with `noReplace`, on a file system that has it. */
+  get canPublishIfAbsent(): boolean {
+    return this.jobs?.fileWriteDurableBatch !== undefined && this.jobs.fileWriteNoReplace === true && !this.noReplaceRefused;
+  }
+
+  /** Set when this drive's file system turned down a rename that refuses to replace (EINVAL): `canPublishIfAbsent` is false from then on. */
+  noReplaceRefused = false;
+
+  async #publishNative(vol: string, dst: string, data: Uint8Array, parentSyncs: number, made: (levels: number) => void, ifAbsent: boolean): Promise<void> {
     const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
     const tmp = join(tmpDir, `${randomUUID()}.tmp`);
     // Only a publish with another one into the same directory in flight leaves that
@@ -278,7 +291,7 @@ export class DriveFs {
     const batched = this.jobs!.fileWriteDurableBatch !== undefined;
     const publish = async () => {
       if (batched) {
-        await this.#publishBatched(tmp, dst, data, parentSyncs >= 2 ? 2 : 1, this.volPath(vol));
+        await this.#publishBatched(tmp, dst, data, parentSyncs >= 2 ? 2 : 1, this.volPath(vol), ifAbsent);
         // The batch job returned after fsyncing every level it made, its topmost included.
         made(0);
       } else {
@@ -373,9 +386,10 @@ export class DriveFs {
    * (`fileWriteDurableBatch`). A lone publish goes at the end of its event-loop
    * turn with the others of that turn.
    */
-  #publishBatched(tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string): Promise<void> {
+  #publishBatched(tmp: string, dst: string, data: Uint8Array, parentSyncs: 1 | 2, floor: string, ifAbsent: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#writes.push({ item: [tmp, dst, data, parentSyncs, floor], resolve, reject });
+      // The sixth element only when asked for (an addon built before it refuses it).
+      this.#writes.push({ item: ifAbsent ? [tmp, dst, data, parentSyncs, floor, true] : [tmp, dst, data, parentSyncs, floor], resolve, reject });
       if (this.#writeJobs < WRITE_JOBS_MAX && !this.#writeFlushQueued) {
         this.#writeFlushQueued = true;
         setImmediate(this.#flushWrites);

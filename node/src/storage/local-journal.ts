@@ -105,6 +105,10 @@ export class VersionJournal {
     }
     const stage = this.#fs.filePath(srcVol, srcPath);
     const dst = this.#fs.filePath(dstVol, dstPath);
+    if (version.dataDir === '' && this.#fs.canPublishIfAbsent && !dstPath.split('/').some((seg) => UUID_RE.test(seg))) {
+      const published = await this.#publishIfNew(dstVol, dst, version);
+      if (published) return {};
+    }
     try {
       const current = await this.#readVersions(dstVol, dstPath, !this.#fs.jobs);
       if (current.length === 0) await this.#refuseDataDirKey(dstVol, dstPath);
@@ -135,6 +139,38 @@ export class VersionJournal {
     } catch (err) {
       return this.#fs.mapErr(err, dstVol);
     }
+  }
+
+  /**
+   * The commit of an inline version to an object this drive has no journal
+   * for, without reading first: the journal such a commit writes is the
+   * version alone (`mergeVersion([], version)`), published by a rename that
+   * refuses to replace an existing `xl.meta` (the same steps as any publish,
+   * a new object directory's parent fsync'd too). True when published; false
+   * when the object has a journal here (EEXIST) or the file system cannot
+   * refuse (EINVAL, remembered): nothing changed, and the caller reads,
+   * merges and publishes as for any object. A new small object's commit thus
+   * costs one thread-pool crossing per drive, not two. Keys with a UUID
+   * segment never come here (`#refuseDataDirKey` reads their parents first).
+   */
+  async #publishIfNew(vol: string, dst: string, version: FileVersion): Promise<boolean> {
+    const held = this.#fs.newDirs.hold(dst, this.#fs.volPath(vol));
+    try {
+      await this.#fs.atomicWrite(vol, join(dst, XL_META), encodeXlMeta(mergeVersion([], version).versions), 2, held, true);
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'EEXIST') return false;
+      if (code === 'EINVAL' && (err as NodeJS.ErrnoException).syscall === 'rename') {
+        this.#fs.noReplaceRefused = true;
+        this.#fs.log.info({ event: 'drive_rename_noreplace_unsupported', endpoint: this.#fs.endpoint }, 'file system cannot refuse a replacing rename: new objects are read before their commit');
+        return false;
+      }
+      return this.#fs.mapErr(err, vol);
+    } finally {
+      held.release();
+    }
+    await this.#fs.newDirs.settled(held);
+    return true;
   }
 
   /**
