@@ -213,8 +213,10 @@ describe('controller against the in-process API server', () => {
     await clusters.waitFor('prod', 'g1 provisioning', (c) => c.status?.operation?.phase === 'ProvisioningNewPools');
     // Its claims never bind, so the scheduler never places its pods: the pool cannot have formed.
     const scheduled = (o: { [k: string]: unknown }) => (o['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((x) => x.type === 'PodScheduled')?.status;
-    await new Promise((r) => setTimeout(r, 500));
-    expect(listOf(api, '', 'v1', 'pods').filter((p) => p.metadata.name.startsWith('prod-g1-')).map(scheduled)).toEqual(['False', 'False']);
+    // (the simulated StatefulSet controller makes them in its own time: under load later than any fixed wait)
+    await expect
+      .poll(() => listOf(api, '', 'v1', 'pods').filter((p) => p.metadata.name.startsWith('prod-g1-')).map(scheduled), { timeout: 30_000, interval: 100 })
+      .toEqual(['False', 'False']);
     await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.filter((p) => p.name !== 'g1') }));
     await clusters.waitReady('prod');
     const end = Date.now() + 20_000;
