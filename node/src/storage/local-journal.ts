@@ -148,7 +148,7 @@ export class VersionJournal {
    * refuses to replace an existing `xl.meta` (the same steps as any publish,
    * a new object directory's parent fsync'd too). True when published; false
    * when the object has a journal here (EEXIST) or the file system cannot
-   * refuse (EINVAL, remembered): nothing changed, and the caller reads,
+   * refuse (EINVAL; ENOSYS or EPERM from a sandbox; remembered): nothing changed, and the caller reads,
    * merges and publishes as for any object. A new small object's commit thus
    * costs one thread-pool crossing per drive, not two. Keys with a UUID
    * segment never come here (`#refuseDataDirKey` reads their parents first).
@@ -160,7 +160,9 @@ export class VersionJournal {
     } catch (err) {
       const code = errno(err);
       if (code === 'EEXIST') return false;
-      if (code === 'EINVAL' && (err as NodeJS.ErrnoException).syscall === 'rename') {
+      // A file system without it (EINVAL), or a sandbox that lets rename through but not renameat2
+      // (ENOSYS, EPERM): nothing changed; a real permission problem fails the read-merge path as well.
+      if ((code === 'EINVAL' || code === 'ENOSYS' || code === 'EPERM') && (err as NodeJS.ErrnoException).syscall === 'rename') {
         this.#fs.noReplaceRefused = true;
         this.#fs.log.info({ event: 'drive_rename_noreplace_unsupported', endpoint: this.#fs.endpoint }, 'file system cannot refuse a replacing rename: new objects are read before their commit');
         return false;
