@@ -26,18 +26,23 @@ import { section, type SectionContext } from './harness.ts';
 import { benchVolumes, foldersIn } from './lib/bench-volumes.ts';
 import { hashCeilings, smallFileCreateRate } from './lib/ceilings.ts';
 import { CephPeer } from './lib/ceph-peer.ts';
-import { BIG, BIG_COUNT, rate, type Run, s3Client, SMALL, SMALL_COUNT, type Workload, workload } from './lib/s3-workload.ts';
+import { BIG, BIG_COUNT, rate, type Run, s3Client, SMALL, SMALL_COUNT, type RowKey, type Workload, workload } from './lib/s3-workload.ts';
 import { putAccounting } from './lib/put-accounting.ts';
 import { freePort, ServerProcess } from './lib/server-process.ts';
 
 const CREDS = { accessKey: 'bench', secretKey: 'bench-secret-key' };
 
 /** The goal per row, as svc ÷ Ceph per server CPU-second. */
-export const PEER_TARGET: Record<keyof Workload, number> = { bigPut: 3, bigGet: 3, smallPut: 3.5, smallGet: 3 };
+export const PEER_TARGET: Record<RowKey, number> = { bigPut: 3, bigGet: 3, smallPut: 3.5, smallGet: 3 };
 
 interface Side {
   name: string;
   work: Workload;
+}
+
+/** The warm-up rounds of a workload and their small GETs per CPU-second. */
+function warmNote(w: Workload): string {
+  return `${w.warmRounds} warm-up round(s) of ${Math.ceil(SMALL_COUNT / 2)} small PUTs + GETs (GETs per CPU-s: ${w.warmGets.map((g) => g.toFixed(0)).join(', ')})`;
 }
 
 async function runSvc(ctx: SectionContext, drives: string, big: Buffer, small: Buffer): Promise<Workload> {
@@ -52,7 +57,9 @@ async function runSvc(ctx: SectionContext, drives: string, big: Buffer, small: B
   try {
     await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
     ctx.info(`svc: pid ${svc.pid}, 4 drives EC:2: ${drives}`);
-    return await workload(svc, s3, big, small);
+    const work = await workload(svc, s3, big, small);
+    ctx.info(`svc: steady after ${warmNote(work)}`);
+    return work;
   } finally {
     s3.destroy();
     await svc.stop();
@@ -69,6 +76,7 @@ async function runCeph(ctx: SectionContext, dir: string, big: Buffer, small: Buf
     const ctl0 = ceph.controlCpuSeconds();
     const t1 = performance.now();
     const work = await workload(ceph, s3, big, small);
+    ctx.info(`Ceph RGW: steady after ${warmNote(work)}`);
     ctx.info(
       `Ceph monitor + manager (not counted): ${(ceph.controlCpuSeconds() - ctl0).toFixed(1)} CPU-s over the ${((performance.now() - t1) / 1000).toFixed(0)} s of the rows`,
     );
@@ -80,7 +88,7 @@ async function runCeph(ctx: SectionContext, dir: string, big: Buffer, small: Buf
 }
 
 function report(ctx: SectionContext, svc: Side, ceph: Side, http: Workload, hash: number, creates: number): void {
-  const rows: { key: keyof Workload; name: string; unit: string; cpu: (r: Run) => number; wall: (r: Run) => number; ceiling: string; ceilingValue: number }[] = [
+  const rows: { key: RowKey; name: string; unit: string; cpu: (r: Run) => number; wall: (r: Run) => number; ceiling: string; ceilingValue: number }[] = [
     { key: 'bigPut', name: `PUT 64 MiB ×${BIG_COUNT}, 4 conc.`, unit: 'MB', cpu: rate.bigCpu, wall: rate.bigWall, ceiling: 'loopback HTTP PUT', ceilingValue: rate.bigCpu(http.bigPut) },
     { key: 'bigGet', name: `GET 64 MiB ×${BIG_COUNT}, 4 conc.`, unit: 'MB', cpu: rate.bigCpu, wall: rate.bigWall, ceiling: 'loopback HTTP GET', ceilingValue: rate.bigCpu(http.bigGet) },
     { key: 'smallPut', name: `PUT 4 KiB ×${SMALL_COUNT}, 16 conc.`, unit: 'op', cpu: rate.smallCpu, wall: rate.smallWall, ceiling: 'loopback HTTP PUT', ceilingValue: rate.smallCpu(http.smallPut) },

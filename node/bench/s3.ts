@@ -31,7 +31,7 @@ import { type Row, section, type SectionContext } from './harness.ts';
 import { benchVolumes, foldersIn } from './lib/bench-volumes.ts';
 import { diskCeilings, hashCeilings, multiBufferCeilings, smallFileCreateRate } from './lib/ceilings.ts';
 import { processStatusBytes, RssSampler } from './lib/proc.ts';
-import { BIG, BIG_COUNT, drain, MB, MiB, type Run, run, s3Client, SMALL, SMALL_COUNT, type Workload, workload } from './lib/s3-workload.ts';
+import { BIG, BIG_COUNT, drain, MB, MiB, type Run, run, s3Client, SMALL, SMALL_COUNT, type RowKey, type Workload, workload } from './lib/s3-workload.ts';
 import { ServerProcess } from './lib/server-process.ts';
 
 const STREAM_BYTES = 1024 * MiB;
@@ -69,7 +69,7 @@ function rows(ctx: SectionContext, svc: Workload, http: Workload, extra: { hash:
   const ops = (r: Run) => SMALL_COUNT / r.wall;
   const opsCpu = (r: Run) => SMALL_COUNT / r.cpu;
   /** A per-server-CPU-second row against the loopback HTTP ceiling, with its target. */
-  const perCpu = (name: string, key: keyof Workload, unit: string, rate: (r: Run) => number, min: number, method: string): Row => ({
+  const perCpu = (name: string, key: RowKey, unit: string, rate: (r: Run) => number, min: number, method: string): Row => ({
     name: `${name}, per server CPU-s`,
     value: rate(svc[key]),
     unit,

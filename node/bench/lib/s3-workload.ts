@@ -15,8 +15,12 @@ export const SMALL = 4096;
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 export const BIG_COUNT = Math.max(4, Math.round(8 * scale));
 export const SMALL_COUNT = Math.max(100, Math.round(1000 * scale));
-/** Small PUTs and GETs before the rows (see `workload`). */
+/** Small PUTs and GETs of one warm-up round (see `workload`). */
 const WARM_COUNT = Math.ceil(SMALL_COUNT / 2);
+/** Most warm-up rounds (see `workload`). */
+const WARM_ROUNDS_MAX = 8;
+/** A warm-up round whose small GETs per CPU-second gained less than this on the round before ends the warm-up. */
+const WARM_STEADY = 0.05;
 
 /** Something whose CPU-seconds so far the bench can read (all its threads, all its processes). */
 export interface CpuSource {
@@ -64,15 +68,28 @@ export function s3Client(endpoint: string, creds: { accessKey: string; secretKey
   });
 }
 
+/** The four rows. */
+export type RowKey = 'bigPut' | 'bigGet' | 'smallPut' | 'smallGet';
+
 /** The four workloads against one endpoint. */
 export interface Workload {
   bigPut: Run;
   bigGet: Run;
   smallPut: Run;
   smallGet: Run;
+  /** Warm-up rounds the server took to reach its steady state (see `workload`). */
+  warmRounds: number;
+  /** Small GETs per server CPU-second in each warm-up round. */
+  warmGets: number[];
 }
 
-/** Warms up (JIT, connections, cached bucket metadata; half a row of each small operation), then runs the four rows in bucket `bucket`. */
+/**
+ * Warms up (JIT, connections, cached bucket metadata), then runs the four
+ * rows in bucket `bucket`. The warm-up runs rounds of half a row of each
+ * small operation at the row's concurrency until a round's small GETs per
+ * CPU-second gain less than `WARM_STEADY` on the round before (two rounds at
+ * least, `WARM_ROUNDS_MAX` at most), the same rule for every server.
+ */
 export async function workload(server: CpuSource, s3: S3Client, big: Buffer, small: Buffer, bucket = 'bench'): Promise<Workload> {
   const put = (key: string, body: Buffer) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
   const get = async (key: string, size: number) => {
@@ -82,17 +99,22 @@ export async function workload(server: CpuSource, s3: S3Client, big: Buffer, sma
   };
   await put('big/warm', big);
   await get('big/warm', BIG);
-  // Half a row of each small operation first, at the row's concurrency: the rows measure a server
-  // in its steady state (svc's request path compiled by V8's optimising tiers, as in a server that
-  // has run a while), not its first few hundred requests. 32 warm-up requests left svc's 4 KiB GET
-  // row 25-30 % below the same build after a longer warm-up.
-  await run(server, WARM_COUNT, 16, (i) => put(`small/warm-${i}`, small));
-  await run(server, WARM_COUNT, 16, (i) => get(`small/warm-${i}`, SMALL));
+  // The rows measure a server in its steady state (svc's request path compiled by V8's optimising
+  // tiers, as in a server that has run a while), not its first thousands of requests. 32 warm-up
+  // requests left svc's 4 KiB GET row 25-30 % below the same build after a longer warm-up; one
+  // fixed half row still left it 20-35 % below on a CPU where the tiers took longer.
+  const warmGets: number[] = [];
+  for (let round = 1; ; round++) {
+    await run(server, WARM_COUNT, 16, (i) => put(`small/warm-${round}-${i}`, small));
+    warmGets.push(rate.smallCpu(await run(server, WARM_COUNT, 16, (i) => get(`small/warm-${round}-${i}`, SMALL))) * (WARM_COUNT / SMALL_COUNT));
+    const gain = round >= 2 ? warmGets[round - 1]! / warmGets[round - 2]! - 1 : Infinity;
+    if (round >= WARM_ROUNDS_MAX || gain < WARM_STEADY) break;
+  }
   const bigPut = await run(server, BIG_COUNT, 4, (i) => put(`big/${i}`, big));
   const bigGet = await run(server, BIG_COUNT, 4, (i) => get(`big/${i}`, BIG));
   const smallPut = await run(server, SMALL_COUNT, 16, (i) => put(`small/${i}`, small));
   const smallGet = await run(server, SMALL_COUNT, 16, (i) => get(`small/${i}`, SMALL));
-  return { bigPut, bigGet, smallPut, smallGet };
+  return { bigPut, bigGet, smallPut, smallGet, warmRounds: warmGets.length, warmGets };
 }
 
 /** Per-CPU-second and wall rates of a workload's rows. */
