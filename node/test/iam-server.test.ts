@@ -173,7 +173,7 @@ describe('three identities, three real clients', () => {
     expect((add.json as { Code?: string }).Code).toBe('AccessDenied');
     // but her own user info is hers to read
     expect(await ok(ALICE, ['admin', 'user', 'info', 'alice'])).toMatchObject({ policyName: 'read-photos', status: 'enabled' });
-  });
+  }, 180_000);
 
   it("carol's access key (minio-js) may only upload under photos/uploads/", async () => {
     const mc = new Minio.Client({ endPoint: '127.0.0.1', port: srv.port, useSSL: false, accessKey: keyOfCarol.accessKey, secretKey: keyOfCarol.secretKey, region: 'us-east-1', pathStyle: true });

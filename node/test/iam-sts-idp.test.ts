@@ -149,7 +149,7 @@ describe('AssumeRoleWithWebIdentity against a running OpenID Connect provider', 
     expect(await svc(['admin', 'idp', 'openid', 'list'])).toEqual([]);
     const after = await sts({ Action: 'AssumeRoleWithWebIdentity', WebIdentityToken: await tokenFor('svc-app') });
     expect([after.status, after.code]).toEqual([400, 'XSvcStsNotConfigured']);
-  });
+  }, 180_000);
 });
 
 describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {

@@ -302,7 +302,7 @@ describe('a TLS node (real process)', () => {
     const listed = await runSvcCommand(['pool', 'list'], { ...env, SVC_ENDPOINT: plain });
     expect(listed.code).toBe(3);
     expect(listed.err).toContain(hint);
-  }, 60_000);
+  }, 180_000);
 
   it('the console reaches its node over TLS and signs https share links', async () => {
     const c = await consoleSession();
