@@ -9,6 +9,7 @@ import {
   emptyDoc,
   encodeDoc,
   type IamDoc,
+  ldapKindOf,
   mapLdapPolicies,
   putPolicy,
   removePolicy,
@@ -47,6 +48,23 @@ describe('identity store document', () => {
     expect(() => removePolicy(d, 'p2')).toThrow(/LDAP group cn=readers,dc=x/);
     mapLdapPolicies(d, 'cn=readers,dc=x', ['p2'], true);
     expect(d.ldapKinds).toEqual({});
+    // a mapping an earlier release stored without its kind: a group when it lies below the group search base only
+    d.ldapPolicies['cn=old-readers,ou=groups,dc=x'] = ['p2'];
+    d.ldapPolicies['uid=old-user,ou=people,dc=x'] = ['p2'];
+    expect(ldapKindOf(d, 'cn=old-readers,ou=groups,dc=x')).toBe('user'); // no LDAP configured: as before
+    d.idp.ldap = { serverAddr: 'ldap://x', lookupBindDn: 'cn=svc,dc=x', lookupBindPassword: plain('p'), userDnSearchBaseDn: 'ou=People,dc=x', userDnSearchFilter: '(uid=%s)', groupSearchBaseDn: 'ou=Groups,dc=x', groupSearchFilter: '(member=%d)' };
+    expect(ldapKindOf(d, 'cn=old-readers,ou=groups,dc=x')).toBe('group');
+    expect(ldapKindOf(d, 'uid=old-user,ou=people,dc=x')).toBe('user');
+    expect(() => removePolicy(d, 'p2')).toThrow(/LDAP group cn=old-readers,ou=groups,dc=x, LDAP user uid=old-user,ou=people,dc=x/);
+    d.idp.ldap = { ...d.idp.ldap, groupSearchBaseDn: 'dc=x', userDnSearchBaseDn: 'dc=x' };
+    expect(ldapKindOf(d, 'cn=old-readers,ou=groups,dc=x')).toBe('user'); // both bases the same: cannot tell, as before
+    // recorded kinds win
+    d.ldapKinds = { ...d.ldapKinds, 'cn=old-readers,ou=groups,dc=x': 'group' };
+    expect(ldapKindOf(d, 'cn=old-readers,ou=groups,dc=x')).toBe('group');
+    delete d.ldapPolicies['cn=old-readers,ou=groups,dc=x'];
+    delete d.ldapPolicies['uid=old-user,ou=people,dc=x'];
+    delete d.ldapKinds!['cn=old-readers,ou=groups,dc=x'];
+    delete d.idp.ldap;
     removePolicy(d, 'p2');
     updateGroupMembers(d, ctx, 'devs', ['alice'], false);
     expect(code(() => updateGroupMembers(d, ctx, 'devs', [], true))).toBe('XSvcAdminGroupNotEmpty');

@@ -124,6 +124,20 @@ export interface IamDoc {
   idp: { openid?: OpenIdConfig; ldap?: LdapConfig };
 }
 
+/**
+ * Whether a mapped DN is a user or a group: as attached, or, for a mapping
+ * an earlier release stored without its kind, where it lies: below the
+ * configured group search base and not below the user search base is a
+ * group; anything else (both bases the same, no LDAP configured) a user.
+ */
+export function ldapKindOf(d: IamDoc, dn: string): 'user' | 'group' {
+  const recorded = d.ldapKinds?.[dn];
+  if (recorded !== undefined) return recorded;
+  const below = (base: string | undefined) => base !== undefined && base !== '' && (dn === base.toLowerCase() || dn.endsWith(`,${base.toLowerCase()}`));
+  const cfg = d.idp.ldap;
+  return below(cfg?.groupSearchBaseDn) && !below(cfg?.userDnSearchBaseDn) ? 'group' : 'user';
+}
+
 export function emptyDoc(stsKey: Secret, now: number): IamDoc {
   return { version: IAM_DOC_VERSION, generation: 0, updatedAt: now, stsKey, users: {}, groups: {}, policies: {}, accessKeys: {}, ldapPolicies: {}, idp: {} };
 }
@@ -289,7 +303,7 @@ export function removePolicy(d: IamDoc, name: string): void {
   const groups = Object.entries(d.groups).filter(([, g]) => g.policies.includes(name)).map(([n]) => n);
   const dns = Object.entries(d.ldapPolicies).filter(([, p]) => p.includes(name)).map(([dn]) => dn);
   if (users.length > 0 || groups.length > 0 || dns.length > 0) {
-    const where = [...users.map((u) => `user ${u}`), ...groups.map((g) => `group ${g}`), ...dns.map((dn) => `LDAP ${d.ldapKinds?.[dn] ?? 'entry'} ${dn}`)];
+    const where = [...users.map((u) => `user ${u}`), ...groups.map((g) => `group ${g}`), ...dns.map((dn) => `LDAP ${ldapKindOf(d, dn)} ${dn}`)];
     throw new SvcError('XSvcAdminPolicyInUse', `the policy "${name}" is attached to ${where.join(', ')}; detach it first`);
   }
   delete d.policies[name];

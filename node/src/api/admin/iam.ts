@@ -26,6 +26,7 @@ import {
   groupsOf,
   type IamDoc,
   type LdapConfig,
+  ldapKindOf,
   type OpenIdConfig,
   policyList,
   putPolicy,
@@ -512,7 +513,7 @@ const ldapPolicyEntities: Handler = async (c, d) => {
   const policy = c.query.get('policy');
   const all = user === undefined && group === undefined && policy === undefined;
   const entries = Object.entries(doc.ldapPolicies).sort(([a], [b]) => a.localeCompare(b));
-  const kind = (dn: string) => doc.ldapKinds?.[dn] ?? 'user';
+  const kind = (dn: string) => ldapKindOf(doc, dn);
   const userMappings = entries.filter(([dn]) => kind(dn) === 'user' && (all || dn === user)).map(([dn, policies]) => ({ user: dn, policies }));
   const groupMappings = entries.filter(([dn]) => kind(dn) === 'group' && (all || dn === group)).map(([dn, policies]) => ({ group: dn, policies }));
   const names = [...new Set(entries.flatMap(([, p]) => p))].sort().filter((p) => all || p === policy);
