@@ -26,7 +26,7 @@ import { section, type SectionContext } from './harness.ts';
 import { benchVolumes, foldersIn } from './lib/bench-volumes.ts';
 import { hashCeilings, smallFileCreateRate } from './lib/ceilings.ts';
 import { CephPeer } from './lib/ceph-peer.ts';
-import { BIG, BIG_COUNT, rate, type Run, s3Client, SMALL, SMALL_COUNT, type RowKey, type Workload, workload } from './lib/s3-workload.ts';
+import { BIG, BIG_COUNT, rate, type Run, s3Client, SMALL, SMALL_COUNT, type RowKey, WARM_COUNT, type Workload, workload } from './lib/s3-workload.ts';
 import { putAccounting } from './lib/put-accounting.ts';
 import { freePort, ServerProcess } from './lib/server-process.ts';
 
@@ -42,7 +42,7 @@ interface Side {
 
 /** The warm-up rounds of a workload and their small GETs per CPU-second. */
 function warmNote(w: Workload): string {
-  return `${w.warmRounds} warm-up round(s) of ${Math.ceil(SMALL_COUNT / 2)} small PUTs + GETs (GETs per CPU-s: ${w.warmGets.map((g) => g.toFixed(0)).join(', ')})`;
+  return `${w.warmRounds} warm-up round(s) of ${WARM_COUNT} small PUTs + GETs (GETs per CPU-s: ${w.warmGets.map((g) => g.toFixed(0)).join(', ')})`;
 }
 
 async function runSvc(ctx: SectionContext, drives: string, big: Buffer, small: Buffer): Promise<Workload> {

@@ -16,7 +16,7 @@ const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 export const BIG_COUNT = Math.max(4, Math.round(8 * scale));
 export const SMALL_COUNT = Math.max(100, Math.round(1000 * scale));
 /** Small PUTs and GETs of one warm-up round (see `workload`). */
-const WARM_COUNT = Math.ceil(SMALL_COUNT / 2);
+export const WARM_COUNT = Math.ceil(SMALL_COUNT / 2);
 /** Most warm-up rounds (see `workload`). */
 const WARM_ROUNDS_MAX = 8;
 /** A warm-up round whose small GETs per CPU-second gained less than this on the round before ends the warm-up. */
@@ -106,7 +106,7 @@ export async function workload(server: CpuSource, s3: S3Client, big: Buffer, sma
   const warmGets: number[] = [];
   for (let round = 1; ; round++) {
     await run(server, WARM_COUNT, 16, (i) => put(`small/warm-${round}-${i}`, small));
-    warmGets.push(rate.smallCpu(await run(server, WARM_COUNT, 16, (i) => get(`small/warm-${round}-${i}`, SMALL))) * (WARM_COUNT / SMALL_COUNT));
+    warmGets.push(WARM_COUNT / (await run(server, WARM_COUNT, 16, (i) => get(`small/warm-${round}-${i}`, SMALL))).cpu);
     const gain = round >= 2 ? warmGets[round - 1]! / warmGets[round - 2]! - 1 : Infinity;
     if (round >= WARM_ROUNDS_MAX || gain < WARM_STEADY) break;
   }

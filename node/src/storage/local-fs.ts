@@ -277,7 +277,7 @@ export class DriveFs {
     return this.jobs?.fileWriteDurableBatch !== undefined && this.jobs.fileWriteNoReplace === true && !this.noReplaceRefused;
   }
 
-  /** Set when this drive's file system turned down a rename that refuses to replace (EINVAL): `canPublishIfAbsent` is false from then on. */
+  /** Set when this drive turned down a rename that refuses to replace (EINVAL, or ENOSYS/EPERM from a sandbox): `canPublishIfAbsent` is false from then on. */
   noReplaceRefused = false;
 
   async #publishNative(vol: string, dst: string, data: Uint8Array, parentSyncs: number, made: (levels: number) => void, ifAbsent: boolean): Promise<void> {

@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { version } from '../../test/drive-conformance.ts';
 import { nativeAddon } from '../erasure/native.ts';
 import { silentLogger } from '../util/logger.ts';
 import { type FileVersion, SYS_VOL, TMP_DIR, XL_META } from './drive.ts';
@@ -17,26 +18,8 @@ import { decodeXlMeta } from './xl-meta.ts';
 
 const real = nativeAddon!;
 
-function inline(over: Partial<FileVersion> = {}): FileVersion {
-  return {
-    versionId: randomUUID(),
-    modTime: 1_700_000_000_000,
-    type: 'object',
-    dataDir: '',
-    erasure: { data: 2, parity: 2, blockSize: 1 << 20, index: 1, distribution: [1, 2, 3, 4] },
-    size: 3,
-    parts: [{ number: 1, size: 3, etag: 'e1', modTime: 1_700_000_000_000 }],
-    etag: 'e1',
-    contentHeaders: {},
-    userMeta: {},
-    sysMeta: {},
-    storageClass: 'STANDARD',
-    tags: '',
-    inline: true,
-    inlineData: new Uint8Array([1, 2, 3]),
-    ...over,
-  };
-}
+/** An inline version (the conformance suite's version, its data in the journal). */
+const inline = (over: Partial<FileVersion> = {}): FileVersion => version({ dataDir: '', inline: true, inlineData: new Uint8Array([1, 2, 3]), size: 3, ...over });
 
 /** The real jobs, each read and each publish item (with its noReplace flag) recorded; `refuse` answers noReplace items EINVAL as a file system without it would. */
 function counted(opts: { noReplace: boolean; refuse?: boolean }) {

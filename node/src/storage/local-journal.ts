@@ -13,6 +13,9 @@ import { type DirHold, makeDirsBelow } from './dir-create.ts';
 import { type DriveFs, errno, UUID_RE } from './local-fs.ts';
 import { baseVersionId, decodeXlMeta, encodeXlMeta, mergeVersion, supersededId } from './xl-meta.ts';
 
+/** A path with a segment below its first that could be a data folder (a UUID): see `#refuseDataDirKey`. */
+const DATA_DIR_SEGMENT_RE = /\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:\/|$)/;
+
 export class VersionJournal {
   readonly #fs: DriveFs;
 
@@ -105,7 +108,7 @@ export class VersionJournal {
     }
     const stage = this.#fs.filePath(srcVol, srcPath);
     const dst = this.#fs.filePath(dstVol, dstPath);
-    if (version.dataDir === '' && this.#fs.canPublishIfAbsent && !dstPath.split('/').some((seg) => UUID_RE.test(seg))) {
+    if (version.dataDir === '' && this.#fs.canPublishIfAbsent && !DATA_DIR_SEGMENT_RE.test(dstPath)) {
       const published = await this.#publishIfNew(dstVol, dst, version);
       if (published) return {};
     }
@@ -151,7 +154,7 @@ export class VersionJournal {
    * refuse (EINVAL; ENOSYS or EPERM from a sandbox; remembered): nothing changed, and the caller reads,
    * merges and publishes as for any object. A new small object's commit thus
    * costs one thread-pool crossing per drive, not two. Keys with a UUID
-   * segment never come here (`#refuseDataDirKey` reads their parents first).
+   * segment below the first never come here (`#refuseDataDirKey` reads their parents first).
    */
   async #publishIfNew(vol: string, dst: string, version: FileVersion): Promise<boolean> {
     const held = this.#fs.newDirs.hold(dst, this.#fs.volPath(vol));
@@ -183,6 +186,7 @@ export class VersionJournal {
    * journal on this drive.
    */
   async #refuseDataDirKey(vol: string, path: string): Promise<void> {
+    if (!DATA_DIR_SEGMENT_RE.test(path)) return;
     const segs = path.split('/');
     for (let i = 1; i < segs.length; i++) {
       if (!UUID_RE.test(segs[i]!)) continue;
