@@ -234,7 +234,7 @@ export class Buckets {
   async getConfig(bucket: string, kind: string): Promise<Uint8Array | undefined> {
     checkKind(kind);
     const doc = (await this.#record(bucket)).configs[kind];
-    return doc === undefined ? undefined : Uint8Array.from(doc);
+    return doc === undefined ? undefined : new Uint8Array(doc);
   }
 
   /** Sets (or, with undefined, removes) a configuration document. */
@@ -243,7 +243,7 @@ export class Buckets {
     if (data !== undefined && data.length > MAX_BUCKET_CONFIG_BYTES) {
       throw new SvcError('InvalidArgument', `bucket ${kind} configuration over ${MAX_BUCKET_CONFIG_BYTES} bytes`);
     }
-    const copy = data === undefined ? undefined : Uint8Array.from(data);
+    const copy = data === undefined ? undefined : new Uint8Array(data);
     await this.#change(bucket, (rec) => {
       if (kind === 'object-lock') checkLockConfigChange(rec.versioning, rec.configs[kind], copy);
       if (copy === undefined) delete rec.configs[kind];

@@ -101,10 +101,13 @@ export class DriveFs {
 
   /** What `join(root, name)` puts before a plain file name (computed once: file paths are built per request). */
   readonly #prefix: string;
+  /** The drive's temp directory, where every publish writes its file first (computed once, like `#prefix`). */
+  readonly #tmpDir: string;
 
   constructor(root: string, endpoint: string, log: Logger, jobs: FileJobs | undefined) {
     this.root = root;
     this.#prefix = join(root, 'x').slice(0, -1);
+    this.#tmpDir = join(root, SYS_VOL, TMP_DIR);
     this.endpoint = endpoint;
     this.log = log;
     this.jobs = jobs;
@@ -281,8 +284,8 @@ export class DriveFs {
   noReplaceRefused = false;
 
   async #publishNative(vol: string, dst: string, data: Uint8Array, parentSyncs: number, made: (levels: number) => void, ifAbsent: boolean): Promise<void> {
-    const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
-    const tmp = join(tmpDir, `${randomUUID()}.tmp`);
+    const tmpDir = this.#tmpDir;
+    const tmp = `${tmpDir}/${randomUUID()}.tmp`;
     // Only a publish with another one into the same directory in flight leaves that
     // directory's fsync to the shared one: a lone writer has nobody to share it with,
     // and the job doing it costs one thread-pool crossing less. With the batch job,
@@ -338,8 +341,8 @@ export class DriveFs {
    * the same way), and at least `parentSyncs` levels.
    */
   async #publishFs(vol: string, dst: string, data: Uint8Array, parentSyncs: number, made: (levels: number) => void): Promise<void> {
-    const tmpDir = join(this.root, SYS_VOL, TMP_DIR);
-    const tmp = join(tmpDir, `${randomUUID()}.tmp`);
+    const tmpDir = this.#tmpDir;
+    const tmp = `${tmpDir}/${randomUUID()}.tmp`;
     await fsp.mkdir(tmpDir, { recursive: true });
     const fh = await fsp.open(tmp, 'w');
     try {

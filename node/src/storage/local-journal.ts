@@ -155,11 +155,13 @@ export class VersionJournal {
    * merges and publishes as for any object. A new small object's commit thus
    * costs one thread-pool crossing per drive, not two. Keys with a UUID
    * segment below the first never come here (`#refuseDataDirKey` reads their parents first).
+   * `dst` is the object's folder as `filePath` builds it (no empty, `.` or
+   * `..` segment), so the file name is appended without normalizing.
    */
   async #publishIfNew(vol: string, dst: string, version: FileVersion): Promise<boolean> {
     const held = this.#fs.newDirs.hold(dst, this.#fs.volPath(vol));
     try {
-      await this.#fs.atomicWrite(vol, join(dst, XL_META), encodeXlMeta(mergeVersion([], version).versions), 2, held, true);
+      await this.#fs.atomicWrite(vol, `${dst}/${XL_META}`, encodeXlMeta(mergeVersion([], version).versions), 2, held, true);
     } catch (err) {
       const code = errno(err);
       if (code === 'EEXIST') return false;
