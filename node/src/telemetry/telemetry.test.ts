@@ -170,6 +170,35 @@ describe('the SPEC metrics over OTLP/HTTP', () => {
     expect(receiver.contentTypes.get('application/x-protobuf')).toBeUndefined();
   });
 
+  it("the runtime's event loop, collections and heap arrive under OpenTelemetry's Node.js and V8 names", async () => {
+    const { receiver } = await setup({ SVC_OBS_TRACES_EXPORT_ENABLED: 'false', SVC_OBS_LOGS_EXPORT_ENABLED: 'false' });
+    // Garbage for the young generation (collections are observed as they happen) and a loop held for 250 ms,
+    // once the delay sampling has a first tick to measure from.
+    await new Promise((r) => setTimeout(r, 100));
+    let keep = 0;
+    for (let i = 0; i < 200_000; i++) keep += JSON.stringify({ i, pad: 'x'.repeat(64) }).length;
+    expect(keep).toBeGreaterThan(0);
+    const until = Date.now() + 250;
+    while (Date.now() < until) {
+      // the event loop is blocked on purpose: the delay gauges must see it
+    }
+    const gc = await receiver.waitFor(() => receiver.latest('v8js.gc.duration', { 'v8js.gc.type': 'minor' }), 10_000, 'collection durations');
+    expect(gc).toMatchObject({ type: 'histogram', unit: 's', temporality: 'CUMULATIVE' });
+    expect(gc.histogram!.count).toBeGreaterThan(0);
+    // Each export reports the delays since the one before: the held loop is in one of them.
+    const delayMax = await receiver.waitFor(() => receiver.points().find((p) => p.name === 'nodejs.eventloop.delay.max' && (p.value ?? 0) >= 0.15), 10_000, 'the held loop in the delay');
+    expect(delayMax).toMatchObject({ type: 'gauge', unit: 's' });
+    const utilization = await receiver.waitFor(() => receiver.latest('nodejs.eventloop.utilization'), 10_000, 'utilization');
+    expect(utilization.value).toBeGreaterThan(0);
+    expect(utilization.value).toBeLessThanOrEqual(1);
+    const oldSpace = await receiver.waitFor(() => receiver.latest('v8js.memory.heap.used', { 'v8js.heap.space.name': 'old_space' }), 10_000, 'heap spaces');
+    expect(oldSpace).toMatchObject({ type: 'gauge', unit: 'By' });
+    expect(oldSpace.value).toBeGreaterThan(0);
+    // The same resource as every other metric of the node.
+    expect(oldSpace.resource).toMatchObject({ 'service.name': 'svc-test', 'svc.node.endpoint': '127.0.0.9:9000' });
+
+  });
+
   it('after shutdown nothing listens: publishing costs nothing and reaches nobody', async () => {
     const { telemetry } = await setup();
     expect(scannerCycle.hasSubscribers).toBe(true);

@@ -28,6 +28,7 @@ import { envDetector, hostDetector, osDetector, processDetector, resourceFromAtt
 import { BatchLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler } from '@opentelemetry/sdk-trace';
 import type { ListenAddress, ObsConfig } from '../util/config.ts';
 import { type Signal, signalUrl } from './endpoints.ts';
@@ -39,6 +40,13 @@ import { OtlpLogStream } from './log-export.ts';
 import { METRIC } from './names.ts';
 
 export const DEFAULT_METER_INTERVAL_MS = 60_000;
+/**
+ * How often the event-loop delay is sampled, ms (a timer of that period runs
+ * while metrics are exported): delays that matter to S3 clients are tens of
+ * milliseconds and more; the library's 10 ms default wakes an idle node twice
+ * as often for nothing.
+ */
+export const RUNTIME_DELAY_RESOLUTION_MS = 20;
 /** Bounds of the span and log-record queues (records dropped beyond). */
 export const MAX_QUEUED_SPANS = 2048;
 export const MAX_QUEUED_LOG_RECORDS = 2048;
@@ -92,6 +100,10 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
   const spanBacklog = new ExportBacklog(MAX_QUEUED_SPANS);
   const logBacklog = new ExportBacklog(MAX_QUEUED_LOG_RECORDS);
 
+  // The runtime's own health, under OpenTelemetry's Node.js and V8 names: event-loop delay,
+  // utilization and time, collections by kind, heap spaces, active handles (docs/telemetry.md).
+  const runtime = signals.has('metrics') ? new RuntimeNodeInstrumentation({ monitoringPrecision: RUNTIME_DELAY_RESOLUTION_MS }) : undefined;
+
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({
       'service.name': obs.serviceName,
@@ -130,6 +142,7 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
               spanBacklog,
             ),
           ],
+    instrumentations: runtime ? [runtime] : [],
     // Roots are sampled by the bridge (SVC_OBS_TRACE_SAMPLE_RATIO) before any span exists, so an
     // unsampled request costs no span and no ids; a caller's traceparent decides for its request.
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
@@ -218,6 +231,8 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry | undefined {
       if (stopped) return;
       stopped = true;
       stopBridge();
+      // NodeSDK's shutdown leaves instrumentations running: the delay timer and the collection observer stop here.
+      runtime?.disable();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         sdk.shutdown().catch(() => undefined),
