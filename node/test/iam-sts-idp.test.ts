@@ -230,8 +230,9 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
     expect(await refused(['update', `server_addr=${closed}`])).toMatch(/could not be reached/);
     expect(await infoOf()).toEqual(before);
     expect((await signIn()).status).toBe(200);
-    // a key the connection does not depend on is not checked; the server is asked only about what can break it
+    // a search key is checked too: this filter is one the server takes, so the update is kept
     await svc(['admin', 'idp', 'ldap', 'update', 'user_dn_search_filter=(&(objectClass=inetOrgPerson)(uid=%s))']);
+    expect(await infoOf()).toEqual({ ...before, user_dn_search_filter: '(&(objectClass=inetOrgPerson)(uid=%s))' });
     expect((await signIn()).status).toBe(200);
 
     // turned off, it is not asked (here: moved to where nothing listens); turned on again, it is
@@ -241,6 +242,50 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
     expect(await svc(['admin', 'idp', 'ldap', 'list'])).toEqual([{ type: 'ldap', name: '_', enabled: false }]);
     await svc(['admin', 'idp', 'ldap', 'update', 'enable=on', `server_addr=ldap://127.0.0.1:${slapd.ldapPort}`]);
     expect((await signIn()).status).toBe(200);
+
+    await svc(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--group', LDAP_GROUP]);
+    await svc(['admin', 'idp', 'ldap', 'remove']);
+  });
+
+  it('search bases the server does not hold and filters no sign-in could run are refused when configured, and nothing changes', async () => {
+    const ldap = (args: string[]) => svcRun(['admin', 'idp', 'ldap', ...args]);
+    const infoOf = async () => Object.fromEntries(((await svc(['admin', 'idp', 'ldap', 'info'])) as { info: { key: string; value: string }[] }).info.map((l) => [l.key, l.value]));
+    const signIn = () => sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password });
+    const url = `ldap://127.0.0.1:${slapd.ldapPort}`;
+    const good = ldapConfigPairs(url);
+    const replacing = (key: string, value: string) => good.map((p) => (p.startsWith(`${key}=`) ? `${key}=${value}` : p));
+    const nothingStored = async () => {
+      expect(await svc(['admin', 'idp', 'ldap', 'list'])).toEqual([]);
+      expect((await signIn()).code).toBe('XSvcStsNotConfigured');
+    };
+
+    // add: a user base the server does not hold (a typo) is the server's answer; nothing is stored
+    const peple = `ou=peple,${LDAP_BASE}`;
+    expect(refusedWith(await ldap(['add', ...replacing('user_dn_search_base_dn', peple)]), 'IDPCommunicationError')).toBe(`the LDAP user_dn_search_base_dn "${peple}" does not exist on the server ${url} (or the lookup bind cannot see it)`);
+    expect(refusedWith(await ldap(['add', ...replacing('user_dn_search_base_dn', 'people')]), 'IDPCommunicationError')).toMatch(new RegExp(`^the LDAP user_dn_search_base_dn "people" is not a DN the server ${url} takes: InvalidDNSyntaxError \\(result code 34\\)`));
+    await nothingStored();
+    // add: searches no sign-in could run are refused before the server is asked, naming the key
+    expect(refusedWith(await ldap(['add', ...replacing('user_dn_search_filter', '(uid=lena)')]), 'InvalidArgument')).toMatch(/^user_dn_search_filter "\(uid=lena\)" has no %s/);
+    expect(refusedWith(await ldap(['add', ...replacing('user_dn_search_filter', '(uid=%s')]), 'InvalidArgument')).toMatch(/^user_dn_search_filter "\(uid=%s" is not an LDAP filter .*Unbalanced parens/);
+    expect(refusedWith(await ldap(['add', ...good.filter((p) => !p.startsWith('group_search_filter='))]), 'InvalidArgument')).toMatch(/^group_search_base_dn is set but group_search_filter is not: .*together/);
+    await nothingStored();
+
+    await svc(['admin', 'idp', 'ldap', 'add', ...good]);
+    await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--group', LDAP_GROUP]);
+    expect((await signIn()).status).toBe(200);
+    const before = await infoOf();
+    // update: a group base the server does not hold, the same checks; the configuration in force stays and sign-in works
+    const grups = `ou=grups,${LDAP_BASE}`;
+    expect(refusedWith(await ldap(['update', `group_search_base_dn=${grups}`]), 'IDPCommunicationError')).toBe(`the LDAP group_search_base_dn "${grups}" does not exist on the server ${url} (or the lookup bind cannot see it)`);
+    expect(refusedWith(await ldap(['update', 'user_dn_search_filter=(cn=lena)']), 'InvalidArgument')).toMatch(/^user_dn_search_filter .* has no %s/);
+    expect(refusedWith(await ldap(['update', 'group_search_filter=(&(objectClass=groupOfNames)(member=%d)']), 'InvalidArgument')).toMatch(/^group_search_filter .* is not an LDAP filter/);
+    expect(refusedWith(await ldap(['update', 'group_search_filter=']), 'InvalidArgument')).toMatch(/^group_search_base_dn is set but group_search_filter is not/);
+    expect(await infoOf()).toEqual(before);
+    expect((await signIn()).status).toBe(200);
+    // both group keys cleared together is taken: no group search
+    await svc(['admin', 'idp', 'ldap', 'update', 'group_search_base_dn=', 'group_search_filter=']);
+    const { group_search_base_dn: _base, group_search_filter: _filter, ...rest } = before;
+    expect(await infoOf()).toEqual(rest);
 
     await svc(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--group', LDAP_GROUP]);
     await svc(['admin', 'idp', 'ldap', 'remove']);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../api/sts/providers.ts';
 import { changesReach, configInfo, ldapConfigFrom, ldapConnection, openIdConfigFrom } from './idp-config.ts';
-import type { Secret } from './state.ts';
+import type { SvcError } from '../util/errors.ts';
+import type { LdapConfig, Secret } from './state.ts';
 
 const seal = (s: string): Secret => ({ v: 'plain', s });
 const LDAP = 'lookup_bind_dn="cn=admin,dc=x" lookup_bind_password=pw user_dn_search_base_dn="dc=x" user_dn_search_filter="(uid=%s)"';
@@ -45,9 +46,11 @@ describe('configuration text', () => {
 
   it('an update keeps the keys it does not name, secrets included; an empty value clears an optional key', () => {
     const prev = ldapConfigFrom(parseConfigText(`server_addr=ldaps://a group_search_base_dn=dc=g group_search_filter=(member=%d) ${LDAP}`), seal);
-    const next = ldapConfigFrom(parseConfigText('server_addr=ldap://b server_starttls=on group_search_base_dn='), seal, prev);
-    expect(next).toMatchObject({ serverAddr: 'ldap://b', startTls: true, lookupBindDn: 'cn=admin,dc=x', lookupBindPassword: { s: 'pw' }, groupSearchFilter: '(member=%d)' });
-    expect(next.groupSearchBaseDn).toBeUndefined();
+    const next = ldapConfigFrom(parseConfigText('server_addr=ldap://b server_starttls=on group_search_filter=(uniqueMember=%d)'), seal, prev);
+    expect(next).toMatchObject({ serverAddr: 'ldap://b', startTls: true, lookupBindDn: 'cn=admin,dc=x', lookupBindPassword: { s: 'pw' }, groupSearchBaseDn: 'dc=g', groupSearchFilter: '(uniqueMember=%d)' });
+    const noGroups = ldapConfigFrom(parseConfigText('group_search_base_dn= group_search_filter='), seal, next);
+    expect(noGroups.groupSearchBaseDn).toBeUndefined();
+    expect(noGroups.groupSearchFilter).toBeUndefined();
     const oidc = openIdConfigFrom(parseConfigText('config_url=https://idp/.well-known/openid-configuration client_id=a,b client_secret=s3cret'), seal);
     const oidc2 = openIdConfigFrom(parseConfigText('role_policy=readonly'), seal, oidc);
     expect(oidc2).toEqual({ issuer: 'https://idp/.well-known/openid-configuration', clientIds: ['a', 'b'], claimName: 'policy', rolePolicy: 'readonly', clientSecret: { v: 'plain', s: 's3cret' } });
@@ -55,10 +58,45 @@ describe('configuration text', () => {
 
   it('an update is checked against the provider when it sets a key the connection depends on', () => {
     for (const k of ['server_addr', 'lookup_bind_dn', 'lookup_bind_password', 'server_starttls', 'server_insecure', 'tls_skip_verify', 'enable']) expect(changesReach('ldap', new Map([[k, 'x']])), k).toBe(true);
-    expect(changesReach('ldap', parseConfigText('user_dn_search_filter=(uid=%s) group_search_base_dn='))).toBe(false);
+    // where and how users and groups are searched: the server says whether the bases exist and takes the user filter
+    for (const k of ['user_dn_search_base_dn', 'user_dn_search_filter', 'group_search_base_dn', 'group_search_filter']) expect(changesReach('ldap', new Map([[k, 'x']])), k).toBe(true);
     expect(changesReach('openid', parseConfigText('config_url=https://idp/x'))).toBe(true);
     expect(changesReach('openid', parseConfigText('enable=on'))).toBe(true);
     expect(changesReach('openid', parseConfigText('client_id=a role_policy=readonly'))).toBe(false);
+  });
+
+  it('LDAP searches no sign-in could run are refused, naming the key', () => {
+    const ldap = (text: string, prev?: LdapConfig) => ldapConfigFrom(parseConfigText(`server_addr=ldaps://a ${LDAP} ${text}`), seal, prev);
+    const refused = (text: string, prev?: LdapConfig) => {
+      try {
+        ldap(text, prev);
+      } catch (err) {
+        expect((err as SvcError).code).toBe('InvalidArgument');
+        return (err as Error).message;
+      }
+      throw new Error(`${text}: accepted`);
+    };
+    // a filter without its placeholder
+    expect(refused('user_dn_search_filter=(uid=lena)')).toMatch(/^user_dn_search_filter "\(uid=lena\)" has no %s/);
+    expect(refused('group_search_base_dn=dc=g group_search_filter=(objectClass=groupOfNames)')).toMatch(/^group_search_filter "\(objectClass=groupOfNames\)" has neither %d nor %s/);
+    // not a filter, by ldapts's own parser
+    expect(refused('user_dn_search_filter=(uid=%s')).toMatch(/^user_dn_search_filter "\(uid=%s" is not an LDAP filter .*Unbalanced parens/);
+    expect(refused('user_dn_search_filter="(uid=%s))"')).toMatch(/^user_dn_search_filter .* is not an LDAP filter/);
+    expect(refused('user_dn_search_filter="(uid=%s)(cn=%s)"')).toMatch(/^user_dn_search_filter .* is not an LDAP filter/);
+    // one ldapts would close itself: the text kept is the filter sent, so it is refused here
+    expect(refused('user_dn_search_filter="(&(objectClass=person)(uid=%s)"')).toMatch(/^user_dn_search_filter .* is not an LDAP filter .*unbalanced parentheses: 3 "\(" and 2 "\)"/);
+    expect(refused('group_search_base_dn=dc=g group_search_filter="(|(member=%d)(memberUid=%s)))"')).toMatch(/^group_search_filter .* is not an LDAP filter/);
+    // the group search takes both keys or neither, on an update too
+    expect(refused('group_search_base_dn=dc=g')).toMatch(/^group_search_base_dn is set but group_search_filter is not: .*together/);
+    expect(refused('group_search_filter=(member=%d)')).toMatch(/^group_search_filter is set but group_search_base_dn is not/);
+    const withGroups = ldap('group_search_base_dn=dc=g group_search_filter=(member=%d)');
+    expect(() => ldapConfigFrom(parseConfigText('group_search_filter='), seal, withGroups)).toThrow(/group_search_base_dn is set but group_search_filter is not/);
+    // what sign-in can run is taken, %s and %d anywhere in the filter
+    expect(ldap('user_dn_search_filter="(&(objectClass=inetOrgPerson)(|(uid=%s)(mail=%s)))" group_search_base_dn=dc=g group_search_filter="(|(member=%d)(memberUid=%s))"')).toMatchObject({
+      userDnSearchFilter: '(&(objectClass=inetOrgPerson)(|(uid=%s)(mail=%s)))',
+      groupSearchFilter: '(|(member=%d)(memberUid=%s))',
+    });
+    expect(ldap('user_dn_search_filter=uid=%s').userDnSearchFilter).toBe('uid=%s'); // ldapts puts the parentheses around a bare item
   });
 
   it('info shows every key but never a secret', () => {

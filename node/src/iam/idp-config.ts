@@ -6,6 +6,8 @@
  * of an update into the configuration in force, the `info` listing with
  * secrets hidden, and how an LDAP configuration connects. Pure.
  */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { SvcError } from '../util/errors.ts';
 import type { LdapConfig, OpenIdConfig, Secret } from './state.ts';
 
@@ -14,8 +16,9 @@ export type IdpKind = 'openid' | 'ldap';
 /**
  * The keys each kind takes; `secret` ones are sealed at rest and never shown,
  * `reach` ones decide whether the node can use the provider (where it is,
- * how it is trusted, the lookup bind, whether it is on): an update of one is
- * checked against the provider before it is kept.
+ * how it is trusted, the lookup bind, where and how LDAP users and groups are
+ * searched, whether it is on): an update of one is checked against the
+ * provider before it is kept.
  */
 const KEYS: Record<IdpKind, Record<string, { secret?: true; reach?: true }>> = {
   openid: { config_url: { reach: true }, client_id: {}, client_secret: { secret: true }, claim_name: {}, role_policy: {}, scopes: {}, redirect_uri: {}, display_name: {}, enable: { reach: true } },
@@ -23,10 +26,10 @@ const KEYS: Record<IdpKind, Record<string, { secret?: true; reach?: true }>> = {
     server_addr: { reach: true },
     lookup_bind_dn: { reach: true },
     lookup_bind_password: { secret: true, reach: true },
-    user_dn_search_base_dn: {},
-    user_dn_search_filter: {},
-    group_search_base_dn: {},
-    group_search_filter: {},
+    user_dn_search_base_dn: { reach: true },
+    user_dn_search_filter: { reach: true },
+    group_search_base_dn: { reach: true },
+    group_search_filter: { reach: true },
     server_starttls: { reach: true },
     server_insecure: { reach: true },
     tls_skip_verify: { reach: true },
@@ -162,7 +165,55 @@ export function ldapConfigFrom(kv: ReadonlyMap<string, string>, seal: (s: string
     ...(disabled(all) ? { disabled: true } : {}),
   };
   ldapConnection(cfg); // refuses contradictions now rather than at the first sign-in
+  checkLdapSearches(cfg);
   return cfg;
+}
+
+/**
+ * Refuses searches no sign-in could run: a user filter without the user name
+ * (`%s`), a group filter without the user's DN or name (`%d`, `%s`), a group
+ * base without a group filter or the other way round, and a filter that is
+ * not one (`ldapts`'s own parser, the one sign-in sends it with, given the
+ * filter with its placeholders filled in; its parentheses paired as well,
+ * where ldapts is lenient). Whether the bases exist is the server's to say
+ * (`checkLdapServer`).
+ */
+function checkLdapSearches(cfg: LdapConfig): void {
+  if (!cfg.userDnSearchFilter.includes('%s')) throw new SvcError('InvalidArgument', `user_dn_search_filter "${cfg.userDnSearchFilter}" has no %s: it must put the user name (%s) in the filter, as in (uid=%s)`);
+  checkLdapFilter('user_dn_search_filter', cfg.userDnSearchFilter);
+  if ((cfg.groupSearchBaseDn === undefined) !== (cfg.groupSearchFilter === undefined)) {
+    const [set, unset] = cfg.groupSearchBaseDn === undefined ? ['group_search_filter', 'group_search_base_dn'] : ['group_search_base_dn', 'group_search_filter'];
+    throw new SvcError('InvalidArgument', `${set} is set but ${unset} is not: group_search_base_dn and group_search_filter are set together (groups are searched for) or not at all`);
+  }
+  if (cfg.groupSearchFilter !== undefined) {
+    if (!/%[ds]/.test(cfg.groupSearchFilter)) throw new SvcError('InvalidArgument', `group_search_filter "${cfg.groupSearchFilter}" has neither %d nor %s: it must put the user's DN (%d) or name (%s) in the filter, as in (member=%d)`);
+    checkLdapFilter('group_search_filter', cfg.groupSearchFilter);
+  }
+}
+
+function checkLdapFilter(key: string, filter: string): void {
+  try {
+    ldapFilterParser().parseString(filter.replaceAll('%d', 'cn=x').replaceAll('%s', 'x'));
+    // ldapts closes an unclosed (& or (| itself; RFC 4515 escapes a parenthesis in a value (\28, \29), so the raw ones pair up
+    const opened = filter.split('(').length - 1;
+    const closed = filter.split(')').length - 1;
+    if (opened !== closed) throw new Error(`unbalanced parentheses: ${opened} "(" and ${closed} ")"`);
+  } catch (err) {
+    throw new SvcError('InvalidArgument', `${key} "${filter}" is not an LDAP filter (RFC 4515), checked with %s and %d filled in: ${(err as Error).message}`);
+  }
+}
+
+let filterParser: typeof import('ldapts').FilterParser | undefined;
+
+/**
+ * `ldapts`'s filter parser, loaded on the first LDAP configuration rather than
+ * with this module (a node without an identity provider never loads ldapts:
+ * node/test/lazy-libraries.test.ts). Required synchronously from the ES module
+ * build `import('ldapts')` loads too, so the process holds one copy.
+ */
+function ldapFilterParser(): typeof import('ldapts').FilterParser {
+  filterParser ??= (createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('ldapts'))) as typeof import('ldapts')).FilterParser;
+  return filterParser;
 }
 
 /** How an LDAP configuration connects. */

@@ -77,7 +77,7 @@ export interface IamAdminDeps {
   readonly now: () => number;
   /** Refuses an OpenID provider this node cannot use (`checkOpenIdProvider`); default: not checked. */
   readonly checkOpenIdProvider?: (configUrl: string) => Promise<void>;
-  /** Refuses an LDAP server this node cannot use (`checkLdapServer`: reached, trusted, the lookup bind accepted); default: not checked. */
+  /** Refuses an LDAP server this node cannot use (`checkLdapServer`: reached, trusted, the lookup bind accepted, the search bases there, the user filter taken); default: not checked. */
   readonly checkLdapServer?: (cfg: LdapConfig, bindPassword: string) => Promise<void>;
 }
 
@@ -447,7 +447,7 @@ function idpConfig(kind: IdpKind, method: 'PUT' | 'POST' | 'GET' | 'DELETE'): Ha
     // PUT adds (refused over an existing one), POST updates (keys not sent keep their values)
     const kv = parseConfigText((await decryptData(c.secretKey, c.body)).toString('utf8'));
     const update = method === 'POST';
-    // A provider that would be in force with a new address, trust or lookup bind, or turned on again, must be usable now.
+    // A provider that would be in force with a new address, trust, lookup bind or (LDAP) search, or turned on again, must be usable now.
     // (Adding over an existing provider, or updating none, is refused below without asking anyone.)
     if (update ? current !== undefined && changesReach(kind, kv) : current === undefined) await checkProvider(kind, kv, current, d);
     await d.store.mutate(`idp.${kind}.${update ? 'update' : 'add'}`, actor(c), { keys: [...kv.keys()] }, (doc) => {

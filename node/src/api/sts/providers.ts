@@ -192,15 +192,47 @@ function ldapResultText(err: Error & { code: number }): string {
 /**
  * Whether the LDAP server `cfg` names is one this node can use: reached
  * (LDAPS or StartTLS as configured, the certificate verified against the
- * node's trusted CAs unless `tls_skip_verify=on`) and accepting the lookup
- * bind, as sign-in does both. Checked when the server is configured, so a
- * wrong address, an untrusted certificate or a wrong lookup password is
- * refused there and then rather than at the first sign-in.
+ * node's trusted CAs unless `tls_skip_verify=on`), accepting the lookup
+ * bind, holding the user and group search bases (seen by the lookup bind)
+ * and taking the user search filter, as sign-in needs all of these. Checked
+ * when the server is configured, so a wrong address, an untrusted
+ * certificate, a wrong lookup password or a mistyped base is refused there
+ * and then rather than at every sign-in after.
  */
 export async function checkLdapServer(cfg: LdapConfig, bindPassword: string, trust: ClientTrust): Promise<void> {
+  const { url, mode } = ldapConnection(cfg);
   const lookup = await ldapLookupBind(cfg, bindPassword, trust);
-  await lookup.unbind().catch(() => undefined);
+  const { NoSuchObjectError, InvalidDNSyntaxError, ResultCodeError } = await import('ldapts');
+  let step = '';
+  try {
+    const bases: [string, string | undefined][] = [['user_dn_search_base_dn', cfg.userDnSearchBaseDn], ['group_search_base_dn', cfg.groupSearchBaseDn]];
+    for (const [key, base] of bases) {
+      if (base === undefined) continue;
+      step = `the LDAP ${key} "${base}"`;
+      const missing = `${step} does not exist on the server ${url} (or the lookup bind cannot see it)`;
+      try {
+        const found = await lookup.search(base, { scope: 'base', filter: '(objectClass=*)', attributes: ['1.1'] });
+        if (found.searchEntries.length === 0) throw new SvcError('IDPCommunicationError', missing);
+      } catch (err) {
+        if (err instanceof NoSuchObjectError) throw new SvcError('IDPCommunicationError', missing);
+        if (err instanceof InvalidDNSyntaxError) throw new SvcError('IDPCommunicationError', `${step} is not a DN the server ${url} takes: ${ldapResultText(err)}`);
+        throw err;
+      }
+    }
+    // the user search once, for a name no one has: the server refusing the filter is said now; finding no one is fine
+    step = `the LDAP user_dn_search_filter "${cfg.userDnSearchFilter}" (searched under "${cfg.userDnSearchBaseDn}")`;
+    await lookup.search(cfg.userDnSearchBaseDn, { scope: 'sub', filter: cfg.userDnSearchFilter.replaceAll('%s', ldapEscape(LDAP_PROBE_USER)), sizeLimit: 1, attributes: ['1.1'] });
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    if (err instanceof ResultCodeError) throw new SvcError('IDPCommunicationError', `${step} was refused by the server ${url}: ${ldapResultText(err)}`);
+    throw ldapTransportError(url, mode, err);
+  } finally {
+    await lookup.unbind().catch(() => undefined);
+  }
 }
+
+/** The user name `checkLdapServer` searches for: one no directory is expected to hold, with characters the filter must escape. */
+const LDAP_PROBE_USER = 'svc-configuration-check*()';
 
 /** Checks a user name and password against the configured LDAP server; returns the identity and the policies mapped to its DN and groups. */
 export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mappings: Readonly<Record<string, string[]>>, user: string, password: string, trust: ClientTrust): Promise<ExternalIdentity> {
