@@ -125,6 +125,7 @@ describe('a node lists every background job from its supervisor (admin API over 
       replication: { after: [], workers: ['replication-refresh', 'replication-metrics'] },
       'bucket-sync': { after: [], workers: ['bucket-sync'] },
       'iam-refresh': { after: [], workers: ['iam-refresh'] },
+      'ldap-key-recheck': { after: [], workers: ['ldap-key-recheck'] },
       'cluster-health': { after: [], workers: ['cluster-health'] },
       'capacity-sampling': { after: [], workers: ['capacity-sampling'] },
     };

@@ -8,16 +8,20 @@
  * credentials that work, are narrowed to the mapped policies, and fail past
  * their expiry; forged or wrong inputs are refused.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
-import { LDAP_BASE, LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
+import { LDAP_ADMIN, LDAP_BASE, LDAP_GROUP, LDAP_USER, ldapConfigPairs, populate, type Slapd, startSlapd } from './helpers/slapd.ts';
 import { freePort, refusedWith, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
+import { signHeaders } from './helpers/sigv4-signer.ts';
+import { decryptData, encryptData } from '../src/iam/madmin-crypto.ts';
 
 const ROOT = { accessKey: 'idproot', secretKey: 'idproot-secret-key' };
 let srv: SvcRun;
@@ -51,10 +55,36 @@ function svcRun(args: string[]) {
   return runSvcCommand([...args, '--json'], { SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, HOME: join(work, 'home') });
 }
 
+/**
+ * An admin request (MinIO's prefix) signed with a credential, a session's
+ * token included, its body encrypted with the credential's secret as madmin
+ * does; the status and the answer (decrypted when it is encrypted).
+ */
+async function adminAs(c: { ak: string; sk: string; token?: string }, method: 'GET' | 'PUT', path: string, query: Record<string, string> = {}, body?: unknown): Promise<{ status: number; value: unknown }> {
+  const payload = body === undefined ? Buffer.alloc(0) : await encryptData(c.sk, Buffer.from(JSON.stringify(body)));
+  const raw = { method, path: `/minio/admin/${path}`, query, headers: { 'x-amz-content-sha256': createHash('sha256').update(payload).digest('hex'), ...(c.token ? { 'x-amz-security-token': c.token } : {}) } };
+  const headers = await signHeaders(endpoint, { accessKey: c.ak, secretKey: c.sk }, raw);
+  const qs = new URLSearchParams(query).toString();
+  const u = new URL(endpoint);
+  const res = await new Promise<{ status: number; type: string; data: Buffer }>((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, method, path: qs ? `${raw.path}?${qs}` : raw.path, headers, agent: false }, (r) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (d: Buffer) => chunks.push(d));
+      r.on('end', () => resolve({ status: r.statusCode ?? 0, type: String(r.headers['content-type'] ?? ''), data: Buffer.concat(chunks) }));
+      r.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+  if (res.status === 200 && res.type === 'application/octet-stream') return { status: 200, value: JSON.parse((await decryptData(c.sk, res.data)).toString('utf8')) };
+  return { status: res.status, value: res.data.length === 0 ? undefined : JSON.parse(res.data.toString('utf8')) };
+}
+
 beforeAll(async () => {
   work = tempDir('idp');
   for (let i = 1; i <= 4; i++) mkdirSync(join(work, `d${i}`));
-  srv = await runSvc(['server', join(work, 'd{1...4}')], { SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey });
+  // LDAP users' access keys are re-checked against the directory every second (default 5 min)
+  srv = await runSvc(['server', join(work, 'd{1...4}')], { SVC_ACCESS_KEY: ROOT.accessKey, SVC_SECRET_KEY: ROOT.secretKey, SVC_LDAP_KEY_RECHECK_INTERVAL: '1s' });
   expect(await srv.started).toBe(true);
   endpoint = `http://127.0.0.1:${srv.port}`;
   for (let i = 0; i < 200 && (await fetch(`${endpoint}/health/ready`).catch(() => undefined))?.status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
@@ -203,6 +233,143 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
     const after = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password });
     expect([after.status, after.code]).toEqual([400, 'XSvcStsNotConfigured']);
   });
+
+  it("access keys of LDAP users: created by an admin (by name or DN) or by the user's own LDAP session, with the policies mapped to its DN and groups at request time", async () => {
+    const url = `ldap://127.0.0.1:${slapd.ldapPort}`;
+    const OTTO_DN = `uid=otto,ou=people,${LDAP_BASE}`;
+    const { Client } = await import('ldapts');
+    const dir = new Client({ url });
+    await dir.bind(LDAP_ADMIN.dn, LDAP_ADMIN.password);
+    await dir.add(OTTO_DN, { objectClass: ['inetOrgPerson'], uid: 'otto', cn: 'Otto', sn: 'O', userPassword: 'otto-pw' });
+    await dir.unbind();
+    const create = (args: string[]) => svcRun(['admin', 'idp', 'ldap', 'accesskey', 'create', ...args]);
+    const list = async (user?: string) => (await svc(['admin', 'idp', 'ldap', 'accesskey', 'list', ...(user ? ['--ldap-user', user] : [])])) as { serviceAccounts: { accessKey: string; parentUser: string; name: string; accountStatus: string }[]; stsKeys: unknown[] };
+    const get = (ak: string, sk: string, bucket = 'idp-data', token?: string) => errorCode(s3(ak, sk, token).send(new GetObjectCommand({ Bucket: bucket, Key: 'k' })));
+
+    // the sign-in test leaves read-idp-data mapped to lena's own DN: start from no mapping (when run alone there is none to detach)
+    await svcRun(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--user', LDAP_USER.dn]);
+    // no LDAP provider: refused
+    expect(refusedWith(await create(['--ldap-user', LDAP_USER.name]), 'XSvcStsNotConfigured')).toMatch(/no LDAP provider/);
+    await svc(['admin', 'idp', 'ldap', 'add', ...ldapConfigPairs(url)]);
+    try {
+      // an unknown user, by name or DN, and a user no policy is mapped to (by DN or group): refused, nothing stored
+      expect(refusedWith(await create(['--ldap-user', 'nobody']), 'XSvcAdminNoSuchUser')).toContain('the LDAP user "nobody" was not found');
+      expect(refusedWith(await create(['--ldap-user', `uid=nobody,ou=people,${LDAP_BASE}`]), 'XSvcAdminNoSuchUser')).toContain('was not found');
+      expect(refusedWith(await create(['--ldap-user', LDAP_USER.name]), 'XSvcAdminLdapUserNoPolicy')).toContain(LDAP_USER.dn);
+      expect(await list()).toEqual({ serviceAccounts: [], stsKeys: [] });
+
+      await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--group', LDAP_GROUP]);
+      const key = (await svc(['admin', 'idp', 'ldap', 'accesskey', 'create', '--ldap-user', LDAP_USER.name, '--name', 'lena-app'])) as { accessKey: string; secretKey: string };
+      // its group's policy: GET on idp-data, nothing on idp-other, no PUT
+      expect(await get(key.accessKey, key.secretKey)).toBe('OK');
+      expect(await get(key.accessKey, key.secretKey, 'idp-other')).toBe('AccessDenied');
+      expect(await errorCode(s3(key.accessKey, key.secretKey).send(new PutObjectCommand({ Bucket: 'idp-data', Key: 'w', Body: 'w' })))).toBe('AccessDenied');
+      const info = (await svc(['admin', 'accesskey', 'info', key.accessKey])) as { parentUser: string; accountStatus: string; impliedPolicy: boolean; policy: string; name: string };
+      expect(info).toMatchObject({ parentUser: LDAP_USER.dn, accountStatus: 'on', impliedPolicy: true, name: 'lena-app' });
+      expect(info.policy).toContain('arn:aws:s3:::idp-data/*');
+      expect(await list(LDAP_USER.dn)).toEqual({ serviceAccounts: [expect.objectContaining({ accessKey: key.accessKey, parentUser: LDAP_USER.dn, name: 'lena-app', accountStatus: 'on' })], stsKeys: [] });
+      expect((await list(LDAP_USER.name)).serviceAccounts.map((a) => a.accessKey)).toEqual([key.accessKey]);
+      expect((await list(OTTO_DN)).serviceAccounts).toEqual([]);
+
+      // the group's policy detached: the key is denied, without being created again; mapped to the user's own DN: allowed again
+      await svc(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--group', LDAP_GROUP]);
+      expect(await get(key.accessKey, key.secretKey)).toBe('AccessDenied');
+      await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--user', LDAP_USER.dn]);
+      expect(await get(key.accessKey, key.secretKey)).toBe('OK');
+      await svc(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--user', LDAP_USER.dn]);
+      await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--group', LDAP_GROUP]);
+      // disabled and enabled as any access key
+      await svc(['admin', 'accesskey', 'disable', key.accessKey]);
+      expect(await get(key.accessKey, key.secretKey)).toBe('InvalidAccessKeyId');
+      await svc(['admin', 'accesskey', 'enable', key.accessKey]);
+      expect(await get(key.accessKey, key.secretKey)).toBe('OK');
+      // an inline policy narrows it
+      const narrowFile = join(work, 'narrow.json');
+      writeFileSync(narrowFile, JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::idp-data/none/*'] }] }));
+      const narrow = (await svc(['admin', 'idp', 'ldap', 'accesskey', 'create', '--ldap-user', LDAP_USER.dn, '--policy', narrowFile])) as { accessKey: string; secretKey: string };
+      expect(await get(narrow.accessKey, narrow.secretKey)).toBe('AccessDenied');
+
+      // lena's own LDAP session creates a key for its user with no targetUser, and no admin permission
+      const signIn = await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password });
+      const session = signIn.cred!;
+      const own = await adminAs(session, 'PUT', 'v3/idp/ldap/add-service-account', {}, { name: 'own' });
+      expect(own.status, JSON.stringify(own.value)).toBe(200);
+      const ownKey = (own.value as { credentials: { accessKey: string; secretKey: string } }).credentials;
+      expect(await get(ownKey.accessKey, ownKey.secretKey)).toBe('OK');
+      expect(await get(ownKey.accessKey, ownKey.secretKey, 'idp-other')).toBe('AccessDenied');
+      // ... but none for another LDAP user, by name or DN (otto holds a policy, so only the permission is missing)
+      await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--user', OTTO_DN]);
+      for (const targetUser of ['otto', OTTO_DN]) {
+        const other = await adminAs(session, 'PUT', 'v3/idp/ldap/add-service-account', {}, { targetUser });
+        expect([other.status, (other.value as { Code?: string }).Code]).toEqual([403, 'AccessDenied']);
+      }
+      expect((await list(OTTO_DN)).serviceAccounts).toEqual([]);
+      // nor through the built-in route, where an LDAP identity is no svc user
+      const builtin = await adminAs(session, 'PUT', 'v3/add-service-account', {}, {});
+      expect([builtin.status, (builtin.value as { Code?: string }).Code]).toEqual([400, 'InvalidArgument']);
+      // an access key of lena's cannot create further keys
+      const fromKey = await adminAs({ ak: ownKey.accessKey, sk: ownKey.secretKey }, 'PUT', 'v3/idp/ldap/add-service-account', {}, {});
+      expect([fromKey.status, (fromKey.value as { Code?: string }).Code]).toEqual([403, 'AccessDenied']);
+      // the admin can, for otto by DN
+      const ottoKey = (await svc(['admin', 'idp', 'ldap', 'accesskey', 'create', '--ldap-user', OTTO_DN])) as { accessKey: string; secretKey: string };
+      expect(await get(ottoKey.accessKey, ottoKey.secretKey)).toBe('OK');
+      // the session lists its own user's keys, not otto's; an admin lists every LDAP user's
+      const mine = await adminAs(session, 'GET', 'v3/idp/ldap/list-access-keys', { listType: 'all' });
+      expect(mine.status).toBe(200);
+      expect((mine.value as { serviceAccounts: { accessKey: string }[] }).serviceAccounts.map((a) => a.accessKey).sort()).toEqual([key.accessKey, narrow.accessKey, ownKey.accessKey].sort());
+      const others = await adminAs(session, 'GET', 'v3/idp/ldap/list-access-keys', { userDN: OTTO_DN, listType: 'all' });
+      expect([others.status, (others.value as { Code?: string }).Code]).toEqual([403, 'AccessDenied']);
+      expect((await list()).serviceAccounts.map((a) => a.accessKey).sort()).toEqual([key.accessKey, narrow.accessKey, ownKey.accessKey, ottoKey.accessKey].sort());
+
+      // removed with svc admin accesskey remove: refused from then on, and no longer listed
+      await svc(['admin', 'accesskey', 'remove', key.accessKey]);
+      expect(await get(key.accessKey, key.secretKey)).toBe('InvalidAccessKeyId');
+      expect((await list(LDAP_USER.dn)).serviceAccounts.map((a) => a.accessKey).sort()).toEqual([narrow.accessKey, ownKey.accessKey].sort());
+      // the LDAP provider turned off: its users' keys are refused until it is on again
+      await svc(['admin', 'idp', 'ldap', 'disable']);
+      expect(await get(ownKey.accessKey, ownKey.secretKey)).toBe('InvalidAccessKeyId');
+      await svc(['admin', 'idp', 'ldap', 'enable']);
+      expect(await get(ownKey.accessKey, ownKey.secretKey)).toBe('OK');
+
+      // the periodic re-check (every second here): lena taken out of her group loses its policy on her keys; back in, has it again
+      const { Attribute, Change } = await import('ldapts');
+      const member = (operation: 'add' | 'delete', dn: string) => new Change({ operation, modification: new Attribute({ type: 'member', values: [dn] }) });
+      const until = async (what: string, check: () => Promise<boolean>) => {
+        for (let i = 0; i < 150; i++) {
+          if (await check()) return;
+          await new Promise((res) => setTimeout(res, 100));
+        }
+        throw new Error(`not within 15 s: ${what}`);
+      };
+      await dir.bind(LDAP_ADMIN.dn, LDAP_ADMIN.password);
+      try {
+        // (a groupOfNames keeps at least one member: otto joins before lena leaves)
+        await dir.modify(LDAP_GROUP, [member('add', OTTO_DN)]);
+        await dir.modify(LDAP_GROUP, [member('delete', LDAP_USER.dn)]);
+        await until('lena out of her group denies her key', async () => (await get(ownKey.accessKey, ownKey.secretKey)) === 'AccessDenied');
+        expect((await svc(['admin', 'accesskey', 'info', ownKey.accessKey])) as { accountStatus: string }).toMatchObject({ accountStatus: 'on' });
+      } finally {
+        await dir.modify(LDAP_GROUP, [member('add', LDAP_USER.dn)]);
+      }
+      await until('lena back in her group allows her key', async () => (await get(ownKey.accessKey, ownKey.secretKey)) === 'OK');
+      // otto removed from the directory: his key is disabled (not removed), the reason shown by info
+      await dir.modify(LDAP_GROUP, [member('delete', OTTO_DN)]);
+      await dir.del(OTTO_DN);
+      await dir.unbind();
+      await until("otto's key disabled", async () => ((await svc(['admin', 'accesskey', 'info', ottoKey.accessKey])) as { accountStatus: string }).accountStatus === 'off');
+      expect(await svc(['admin', 'accesskey', 'info', ottoKey.accessKey])).toMatchObject({ accountStatus: 'off', disabledReason: expect.stringContaining(`the LDAP user ${OTTO_DN} was no longer found`) });
+      expect(await get(ottoKey.accessKey, ottoKey.secretKey)).toBe('InvalidAccessKeyId');
+      expect((await list(OTTO_DN)).serviceAccounts).toEqual([expect.objectContaining({ accessKey: ottoKey.accessKey, accountStatus: 'off' })]);
+      // lena's keys, still found, stay enabled
+      expect(await get(ownKey.accessKey, ownKey.secretKey)).toBe('OK');
+
+      for (const k of [narrow.accessKey, ownKey.accessKey, ottoKey.accessKey]) await svc(['admin', 'accesskey', 'remove', k]);
+    } finally {
+      // the next tests configure the server afresh, with no mapping: leave none, whatever failed above
+      for (const [flag, dn] of [['--user', OTTO_DN], ['--group', LDAP_GROUP]]) await svcRun(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', flag!, dn!]);
+      await svcRun(['admin', 'idp', 'ldap', 'remove']);
+    }
+  }, 120_000);
 
   it('a server this node cannot reach, or whose lookup bind fails, is refused when it is configured, and nothing changes', async () => {
     /** An `svc admin idp ldap` call the node refuses after asking the server: its message. */

@@ -17,7 +17,7 @@ import { cannedPolicy } from './canned.ts';
 import { type PolicyDocument, parseIdentityPolicy } from './policy.ts';
 import type { SignedPrincipal } from './principal.ts';
 import { openSessionToken, type SessionClaims } from './session-token.ts';
-import { effectivePolicyNames, type IamDoc, type Secret } from './state.ts';
+import { type AccessKeyRecord, effectivePolicyNames, type IamDoc, ldapPolicyNames, type Secret } from './state.ts';
 
 /** Structurally the S3 API's `Credential`. */
 export interface ResolvedCredential {
@@ -140,7 +140,7 @@ export class IamIndex {
     }
     const k = this.doc.accessKeys[accessKey];
     if (k === undefined || k.status !== 'enabled') return undefined;
-    const parent = k.parent === null ? this.#rootPrincipal(accessKey, root.accessKey) : this.userPrincipal(k.parent, accessKey);
+    const parent = k.ldap !== undefined ? this.#ldapKeyPrincipal(accessKey, k) : k.parent === null ? this.#rootPrincipal(accessKey, root.accessKey) : this.userPrincipal(k.parent, accessKey);
     if (parent === undefined) return undefined;
     const restrictions = k.policy !== undefined ? [parseCached(this.#policies, `ak:${accessKey}`, k.policy)] : [];
     return {
@@ -148,6 +148,27 @@ export class IamIndex {
       secretKey: this.#secret(`k:${accessKey}`, k.secret),
       ...(k.expiresAt !== undefined ? { expiresAt: k.expiresAt } : {}),
       principal: { ...parent, accessKey, credential: 'accesskey', restrictions },
+    };
+  }
+
+  /**
+   * An LDAP user's access key: the policies mapped now to its DN and the
+   * groups stored with it, with the claims an LDAP session carries; none
+   * while the LDAP provider is removed or turned off.
+   */
+  #ldapKeyPrincipal(accessKey: string, k: AccessKeyRecord): SignedPrincipal | undefined {
+    const o = k.ldap!;
+    const cfg = this.doc.idp.ldap;
+    if (cfg === undefined || cfg.disabled === true) return undefined;
+    return {
+      kind: 'user',
+      accessKey,
+      // as an LDAP session's: the provider named, so it never owns an svc user's buckets
+      canonicalId: `ldap:${o.username}`,
+      root: false,
+      userName: o.username,
+      policies: this.#docs(ldapPolicyNames(this.doc, o.dn, o.groups)),
+      claims: { 'ldap:username': [o.username], 'ldap:user': [o.dn], 'ldap:groups': [...o.groups] },
     };
   }
 

@@ -33,6 +33,38 @@ function fresh(): IamDoc {
 const index = (d: IamDoc) => new IamIndex({ doc: decodeDoc(encodeDoc(d), 'test'), open: (s) => s.s, root: () => ROOT });
 
 describe('identity store document', () => {
+  it("an LDAP user's access key: needs a mapped policy when created, takes the mappings in force at each request, outlives svc users of the same name", () => {
+    const d = fresh();
+    d.idp.ldap = { serverAddr: 'ldap://x', lookupBindDn: 'cn=svc,dc=x', lookupBindPassword: plain('p'), userDnSearchBaseDn: 'ou=people,dc=x', userDnSearchFilter: '(uid=%s)' };
+    const dn = 'uid=lena,ou=people,dc=x';
+    const owner = { dn, username: 'lena', groups: ['cn=Readers,ou=groups,dc=x'] };
+    expect(code(() => addAccessKey(d, ctx, { accessKey: 'AKLENA1', secret: plain('lena-key-secret'), parent: dn, ldap: owner }))).toBe('XSvcAdminLdapUserNoPolicy');
+    expect(code(() => addAccessKey(d, ctx, { accessKey: 'AKLENA1', secret: plain('lena-key-secret'), parent: 'lena', ldap: owner }))).toBe('InvalidArgument');
+    expect(d.accessKeys).toEqual({});
+    mapLdapPolicies(d, 'cn=readers,ou=groups,dc=x', ['readonly'], false, 'group');
+    addAccessKey(d, ctx, { accessKey: 'AKLENA1', secret: plain('lena-key-secret'), parent: dn, ldap: owner });
+    expect(index(d).lookup('AKLENA1')).toMatchObject({ secretKey: 'lena-key-secret', principal: { canonicalId: 'ldap:lena', userName: 'lena', credential: 'accesskey', claims: { 'ldap:user': [dn] } } });
+    expect(index(d).lookup('AKLENA1')!.principal.policies).toHaveLength(1);
+    // detached from the group: no policy, without the key changing; mapped to the user's DN: back
+    mapLdapPolicies(d, 'cn=readers,ou=groups,dc=x', ['readonly'], true);
+    expect(index(d).lookup('AKLENA1')!.principal.policies).toHaveLength(0);
+    mapLdapPolicies(d, dn, ['readonly', 'writeonly'], false, 'user');
+    expect(index(d).lookup('AKLENA1')!.principal.policies).toHaveLength(2);
+    // an svc user removed takes its keys, never an LDAP user's key whose DN is spelled like its name
+    setUser(d, ctx, dn, plain('same-name-secret'), 'enabled');
+    removeUser(d, dn);
+    expect(Object.keys(d.accessKeys)).toEqual(['AKLENA1']);
+    // the LDAP provider off or removed: the key does not resolve
+    d.idp.ldap = { ...d.idp.ldap, disabled: true };
+    expect(index(d).lookup('AKLENA1')).toBeUndefined();
+    delete d.idp.ldap;
+    expect(index(d).lookup('AKLENA1')).toBeUndefined();
+    // a stored owner that is not whole is refused as corrupt
+    const bad = JSON.parse(Buffer.from(encodeDoc(d)).toString()) as IamDoc;
+    bad.accessKeys['AKLENA1']!.ldap = { dn: 'uid=other,dc=x', username: 'lena', groups: [] };
+    expect(code(() => decodeDoc(Buffer.from(JSON.stringify(bad)), 'test'))).toBe('FileCorrupt');
+  });
+
   it('mutations refuse what would break it and change nothing then', () => {
     const d = fresh();
     putPolicy(d, ctx, 'p1', JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*' }] }));

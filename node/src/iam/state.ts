@@ -46,11 +46,28 @@ export interface PolicyRecord {
   updatedAt: number;
 }
 
+/** The LDAP user an access key belongs to, as resolved by the lookup bind when the key was created. */
+export interface LdapKeyOwner {
+  /** The user's DN as the server gave it (the key's `parent`). */
+  dn: string;
+  /** The name the user search found the DN by (`ldap:username`, `aws:username`). */
+  username: string;
+  /** The DNs of the user's groups at creation. */
+  groups: string[];
+}
+
 export interface AccessKeyRecord {
   secret: Secret;
-  /** The owning user's name; null for an access key of the root credential. */
+  /** The owning user's name (an LDAP user's DN when `ldap` is set); null for an access key of the root credential. */
   parent: string | null;
+  /**
+   * Set for an access key of an LDAP user: its rights are the policies mapped
+   * (`ldapPolicies`, at request time) to this DN and these groups.
+   */
+  ldap?: LdapKeyOwner;
   status: Status;
+  /** Why the node disabled it (an LDAP user no longer found); cleared when its status is set again. */
+  disabledReason?: string;
   /** Inline policy narrowing the parent's rights (JSON text), if any. */
   policy?: string;
   name?: string;
@@ -167,11 +184,25 @@ export function decodeDoc(raw: Uint8Array, path: string): IamDoc {
     users: d.users ?? {},
     groups: d.groups ?? {},
     policies: d.policies ?? {},
-    accessKeys: d.accessKeys ?? {},
+    accessKeys: checkAccessKeys(d.accessKeys ?? {}, path),
     ldapPolicies: d.ldapPolicies ?? {},
     ...(d.ldapKinds ? { ldapKinds: d.ldapKinds } : {}),
     idp: d.idp ?? {},
   };
+}
+
+/** Access keys as stored; an LDAP owner must be whole (its DN the key's parent), or the record is refused as corrupt. */
+function checkAccessKeys(keys: Record<string, AccessKeyRecord>, path: string): Record<string, AccessKeyRecord> {
+  const isStrings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  for (const [ak, k] of Object.entries(keys)) {
+    if (k.disabledReason !== undefined && typeof k.disabledReason !== 'string') throw new SvcError('FileCorrupt', `IAM record ${path}: the access key ${ak} has a malformed disabledReason`, { path });
+    if (k.ldap === undefined) continue;
+    const o = k.ldap as Partial<LdapKeyOwner> | null;
+    if (o === null || typeof o.dn !== 'string' || typeof o.username !== 'string' || !isStrings(o.groups) || k.parent !== o.dn) {
+      throw new SvcError('FileCorrupt', `IAM record ${path}: the access key ${ak} has a malformed LDAP owner`, { path });
+    }
+  }
+  return keys;
 }
 
 // ---- validation
@@ -252,7 +283,7 @@ export function removeUser(d: IamDoc, name: string): void {
   delete d.users[name];
   for (const g of Object.values(d.groups)) g.members = g.members.filter((m) => m !== name);
   // its access keys go with it
-  for (const [ak, k] of Object.entries(d.accessKeys)) if (k.parent === name) delete d.accessKeys[ak];
+  for (const [ak, k] of Object.entries(d.accessKeys)) if (k.parent === name && k.ldap === undefined) delete d.accessKeys[ak];
 }
 
 export function setUserStatus(d: IamDoc, c: Ctx, name: string, status: Status): void {
@@ -341,6 +372,8 @@ export interface NewAccessKey {
   accessKey: string;
   secret: Secret;
   parent: string | null;
+  /** An LDAP user's key: `parent` must be its DN; the user is not one of the store's. */
+  ldap?: LdapKeyOwner;
   policy?: string;
   name?: string;
   description?: string;
@@ -350,7 +383,10 @@ export interface NewAccessKey {
 export function addAccessKey(d: IamDoc, c: Ctx, k: NewAccessKey): void {
   checkAccessKey(k.accessKey);
   if (keyInUse(d, k.accessKey, c.rootAccessKey)) throw new SvcError('XSvcAdminAccessKeyExists');
-  if (k.parent !== null) user(d, k.parent);
+  if (k.ldap !== undefined) {
+    if (k.parent !== k.ldap.dn) throw new SvcError('InvalidArgument', "an LDAP user's access key has the user's DN as its parent");
+    if (ldapPolicyNames(d, k.ldap.dn, k.ldap.groups).length === 0) throw new SvcError('XSvcAdminLdapUserNoPolicy', `no policy is attached to the LDAP user ${k.ldap.dn} or its groups: attach one first (svc admin idp ldap policy attach)`);
+  } else if (k.parent !== null) user(d, k.parent);
   if (k.policy !== undefined) parseIdentityPolicy(k.policy);
   if (k.expiresAt !== undefined && k.expiresAt <= c.now) throw new SvcError('InvalidArgument', 'the expiry must be in the future');
   if (k.name !== undefined && k.name.length > 32) throw new SvcError('InvalidArgument', 'an access key name is at most 32 characters');
@@ -358,6 +394,7 @@ export function addAccessKey(d: IamDoc, c: Ctx, k: NewAccessKey): void {
   d.accessKeys[k.accessKey] = {
     secret: k.secret,
     parent: k.parent,
+    ...(k.ldap !== undefined ? { ldap: { dn: k.ldap.dn, username: k.ldap.username, groups: [...k.ldap.groups] } } : {}),
     status: 'enabled',
     ...(k.policy !== undefined ? { policy: k.policy } : {}),
     ...(k.name !== undefined ? { name: k.name } : {}),
@@ -390,7 +427,10 @@ export function updateAccessKey(d: IamDoc, c: Ctx, ak: string, u: AccessKeyUpdat
   if (u.policy !== undefined && u.policy !== '') parseIdentityPolicy(u.policy);
   if (u.expiresAt !== undefined && u.expiresAt !== 0 && u.expiresAt <= c.now) throw new SvcError('InvalidArgument', 'the expiry must be in the future');
   if (u.secret) k.secret = u.secret;
-  if (u.status) k.status = u.status;
+  if (u.status) {
+    k.status = u.status;
+    delete k.disabledReason;
+  }
   if (u.policy !== undefined) {
     if (u.policy === '') delete k.policy;
     else k.policy = u.policy;
@@ -444,4 +484,38 @@ export function effectivePolicyNames(d: IamDoc, name: string): string[] {
   const out = [...u.policies];
   for (const g of Object.values(d.groups)) if (g.status === 'enabled' && g.members.includes(name)) out.push(...g.policies);
   return uniq(out);
+}
+
+/** The policy names mapped (now) to an LDAP user's DN and its groups' DNs. */
+export function ldapPolicyNames(d: IamDoc, dn: string, groups: readonly string[]): string[] {
+  return uniq([dn, ...groups].flatMap((x) => d.ldapPolicies[x.toLowerCase()] ?? []));
+}
+
+/** What a re-check of an LDAP key's user found: the user with its groups now, or no user (and why). */
+export type LdapOwnerCheck = { readonly groups: readonly string[] } | { readonly gone: string };
+
+/**
+ * Applies re-checks (by lower-cased DN) to the LDAP users' access keys: a
+ * user gone disables its enabled keys, never removes them, keeping the
+ * reason; a user found has its keys' groups replaced by the ones found.
+ * Returns the keys disabled and the keys whose groups changed.
+ */
+export function applyLdapOwnerChecks(d: IamDoc, c: Ctx, checks: ReadonlyMap<string, LdapOwnerCheck>): { disabled: string[]; regrouped: string[] } {
+  const out = { disabled: [] as string[], regrouped: [] as string[] };
+  for (const [ak, k] of Object.entries(d.accessKeys)) {
+    const r = k.ldap === undefined ? undefined : checks.get(k.ldap.dn.toLowerCase());
+    if (r === undefined) continue;
+    if ('gone' in r) {
+      if (k.status !== 'enabled') continue;
+      k.status = 'disabled';
+      k.disabledReason = r.gone;
+    } else {
+      const now = [...r.groups].sort();
+      if (JSON.stringify(now) === JSON.stringify([...k.ldap!.groups].sort())) continue;
+      k.ldap!.groups = now;
+    }
+    k.updatedAt = c.now;
+    ('gone' in r ? out.disabled : out.regrouped).push(ak);
+  }
+  return out;
 }

@@ -61,6 +61,7 @@ import { type AdminHealDeps, backgroundHealStatus, erasureSets, replacementStatu
 import { type MetricsHistory, mergeHistories, parseWindow } from '../telemetry/history.ts';
 import type { IamService } from './iam-service.ts';
 import type { LdapConfig } from '../iam/state.ts';
+import type { LdapUser } from '../api/sts/providers.ts';
 import type { ReadinessReport } from './readiness.ts';
 
 /**
@@ -113,6 +114,8 @@ export interface AdminPlaneOptions {
   readonly checkOpenIdProvider?: (configUrl: string) => Promise<void>;
   /** Refuses an LDAP server this node cannot reach or trust, or whose lookup bind fails, when it is configured. */
   readonly checkLdapServer?: (cfg: LdapConfig, bindPassword: string) => Promise<void>;
+  /** Finds an LDAP user (DN, groups) with the lookup bind, for the access keys of LDAP users. */
+  readonly lookupLdapUser?: (cfg: LdapConfig, bindPassword: string, user: string) => Promise<LdapUser>;
 }
 
 export interface AdminPlane {
@@ -521,6 +524,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
             now: () => clock.now(),
             ...(o.checkOpenIdProvider ? { checkOpenIdProvider: o.checkOpenIdProvider } : {}),
             ...(o.checkLdapServer ? { checkLdapServer: o.checkLdapServer } : {}),
+            ...(o.lookupLdapUser ? { lookupLdapUser: o.lookupLdapUser } : {}),
           },
         }
       : {}),

@@ -55,6 +55,11 @@ export function iamRefreshJob(iam: IamService): Job {
   return workerJob('iam-refresh', 'identity store: re-reads users, groups, policies and keys another node changed', iam.refresher);
 }
 
+/** LDAP users' access keys re-checked against the directory (a user gone: its keys disabled), from the moment the store loaded. */
+export function ldapKeyRecheckJob(worker: Worker<PeriodicProgress>): Job {
+  return workerJob('ldap-key-recheck', "LDAP users' access keys: looks their users up again; a user gone has its keys disabled (never removed), groups are refreshed", worker);
+}
+
 /** Used raw capacity of this node's drives, sampled while the metrics listen. */
 export function capacityJob(sampler: Worker<PeriodicProgress>): Job {
   return workerJob('capacity-sampling', 'samples the used raw capacity of this node\'s drives for the metrics', sampler);

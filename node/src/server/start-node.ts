@@ -30,7 +30,7 @@
 import { readFile } from 'node:fs/promises';
 import { createS3Handler } from '../api/s3/index.ts';
 import { createStsHandler } from '../api/sts/index.ts';
-import { checkLdapServer, checkOpenIdProvider, verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
+import { checkLdapServer, checkOpenIdProvider, lookupLdapUser, verifyLdapUser, verifyWebIdentity } from '../api/sts/providers.ts';
 import { staticTrust, trustedFetch } from '../tls/trust.ts';
 import { createClusterNode } from '../cluster/cluster-node.ts';
 import { movementPeerService } from '../cluster/movement-peer.ts';
@@ -63,7 +63,9 @@ import { loadIamState } from './iam-bootstrap.ts';
 import { IAM_NOTIFY_TIMEOUT_MS, IAM_RELOAD_METHOD, iamPeerService, IamService } from './iam-service.ts';
 import { createKms, kmsWatchJob } from './kms.ts';
 import { NOTIFY_RELOAD_METHOD, NotifyPlane, startAuditLog } from './notify-plane.ts';
-import { bucketSyncJob, capacityJob, clusterHealthJob, clusterJobs, driveProbeJob, plumbingJobs, iamRefreshJob, movementJob, notifyJob, replicationJob } from './node-jobs.ts';
+import { bucketSyncJob, capacityJob, clusterHealthJob, clusterJobs, driveProbeJob, plumbingJobs, iamRefreshJob, ldapKeyRecheckJob, movementJob, notifyJob, replicationJob } from './node-jobs.ts';
+import { ldapKeyRecheckWorker } from './ldap-key-recheck.ts';
+import type { LdapConfig } from '../iam/state.ts';
 import { Readiness } from './readiness.ts';
 import { ReplicationPlane } from './replication-plane.ts';
 import { type RunningServer, type ServiceBundle, type StorageContext, startServer } from './start-server.ts';
@@ -173,6 +175,7 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     iam,
     checkOpenIdProvider: (configUrl) => checkOpenIdProvider(configUrl, tls?.trust ?? staticTrust([])),
     checkLdapServer: (cfg, bindPassword) => checkLdapServer(cfg, bindPassword, tls?.trust ?? staticTrust([])),
+    lookupLdapUser: (cfg, bindPassword, user) => lookupLdapUser(cfg, bindPassword, user, tls?.trust ?? staticTrust([])),
     ...(deps.telemetry !== undefined ? { telemetry: deps.telemetry } : {}),
   });
   // The node's own peer methods, on its RPC server before any listener exists.
@@ -386,6 +389,10 @@ async function buildObjectPhase(ctx: StorageContext, d: ObjectPhaseDeps): Promis
       const loaded = await iam.load({ read: (p) => built.sysRecords.read(p), update: (p, fn) => built.sysRecords.update(p, fn) });
       // The periodic re-read runs once the store loaded (a retried load registers it once).
       if (!jobs.list().some((j) => j.name === 'iam-refresh')) jobs.register(iamRefreshJob(iam));
+      if (!jobs.list().some((j) => j.name === 'ldap-key-recheck')) {
+        const lookup = (cfg: LdapConfig, bindPassword: string, user: string) => lookupLdapUser(cfg, bindPassword, user, tls?.trust ?? staticTrust([]));
+        jobs.register(ldapKeyRecheckJob(ldapKeyRecheckWorker({ iam, lookup, everyMs: config.ldapKeyRecheckMs, clock, logger: log })));
+      }
       await jobs.start();
       return loaded;
     },

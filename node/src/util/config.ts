@@ -119,6 +119,8 @@ export interface Config {
    * their connections are cut (docs/architecture.md "Shutdown").
    */
   readonly shutdownTimeoutMs: number;
+  /** `SVC_LDAP_KEY_RECHECK_INTERVAL` (default 5 min): how often LDAP users' access keys are re-checked against the directory (`server/ldap-key-recheck.ts`). */
+  readonly ldapKeyRecheckMs: number;
   readonly credentials: Credentials;
   /** Domains for virtual-host-style S3 requests (`<bucket>.<domain>`); path style always works. */
   readonly domains: readonly string[];
@@ -231,6 +233,7 @@ export const CONFIG_VARIABLES: readonly (readonly [string, string])[] = [
   ['SVC_OBS_LOG_ROTATION_SIZE_MB', 'file-log rotation size in MB'],
   ['SVC_OBS_LOG_ROTATION_TIME', 'file-log rotation period: hourly, daily, or 30m/6h/1d'],
   ['SVC_OBS_LOG_KEEP_FILES', 'rotated log files to keep'],
+  ['SVC_LDAP_KEY_RECHECK_INTERVAL', "how often the users of LDAP users' access keys are looked up again: gone, their keys are disabled; groups refreshed (1s to 1h, default 5m)"],
   ['SVC_SHUTDOWN_TIMEOUT', 'on SIGTERM/SIGINT, how long requests in flight may take to finish after the listeners stop accepting: 0, 500ms, 30s, 2m (default 30s); keep it below the pod\'s terminationGracePeriodSeconds'],
   ...HEAL_CONFIG_VARIABLES,
   ...NET_CONFIG_VARIABLES,
@@ -495,6 +498,7 @@ export function loadConfig(input: ConfigInput): { config: Config; warnings: Conf
     listObjectsQuorum,
     startupReadinessMaxWaitSecs: parseInteger('SVC_STARTUP_READINESS_MAX_WAIT_SECS', env.SVC_STARTUP_READINESS_MAX_WAIT_SECS, 0) ?? 120,
     shutdownTimeoutMs: parseTimeout('SVC_SHUTDOWN_TIMEOUT', env.SVC_SHUTDOWN_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT_MS, 0),
+    ldapKeyRecheckMs: parseTimeout('SVC_LDAP_KEY_RECHECK_INTERVAL', env.SVC_LDAP_KEY_RECHECK_INTERVAL, 5 * 60_000, 1_000),
     credentials: Object.freeze(loadCredentials(env, input.readFile, warnings)),
     obs: Object.freeze(obs),
     heal: Object.freeze(parseHealConfig(env)),

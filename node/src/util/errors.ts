@@ -164,6 +164,7 @@ export const ERRORS = {
   XSvcAdminInvalidAccessKey: { status: 400, message: 'The access key is invalid: 3 to 128 characters of letters, digits and =,.@_-' },
   XSvcAdminInvalidSecretKey: { status: 400, message: 'The secret key is invalid: 8 to 40 characters.' },
   XSvcAdminAccessKeyExists: { status: 409, message: 'The access key is already in use.' },
+  XSvcAdminLdapUserNoPolicy: { status: 400, message: 'No policy is attached to the LDAP user or its groups.' },
   XSvcAdminIdpConfigExists: { status: 409, message: 'An identity provider of this kind is configured already; update it, or remove it first.' },
   XSvcAdminConfigBadJson: { status: 400, message: 'The request body could not be decrypted or is not the JSON expected.' },
   XSvcIamLimitExceeded: { status: 400, message: 'The identity store is at its size limit.' },

@@ -27,6 +27,7 @@ import {
   type IamDoc,
   type LdapConfig,
   ldapKindOf,
+  ldapPolicyNames,
   type OpenIdConfig,
   policyList,
   putPolicy,
@@ -44,7 +45,7 @@ import {
   mapLdapPolicies,
 } from '../../iam/state.ts';
 import { changesReach, configInfo, type IdpKind, ldapConfigFrom, openIdConfigFrom } from '../../iam/idp-config.ts';
-import { parseConfigText } from '../sts/providers.ts';
+import { type LdapUser, parseConfigText } from '../sts/providers.ts';
 import { SvcError } from '../../util/errors.ts';
 
 /** What the routes need of the identity store (`server/iam-service.ts`). */
@@ -79,6 +80,8 @@ export interface IamAdminDeps {
   readonly checkOpenIdProvider?: (configUrl: string) => Promise<void>;
   /** Refuses an LDAP server this node cannot use (`checkLdapServer`: reached, trusted, the lookup bind accepted, the search bases there, the user filter taken); default: not checked. */
   readonly checkLdapServer?: (cfg: LdapConfig, bindPassword: string) => Promise<void>;
+  /** Finds an LDAP user by name or DN with the lookup bind (`lookupLdapUser`: its DN and groups); without it, LDAP users' access keys cannot be created. */
+  readonly lookupLdapUser?: (cfg: LdapConfig, bindPassword: string, user: string) => Promise<LdapUser>;
 }
 
 export interface IamReply {
@@ -143,6 +146,22 @@ function need(c: IamCall, d: IamAdminDeps, action: string): void {
 /** The user the caller acts as (its own name; access keys and sessions act as their parent). */
 const selfUser = (p: SignedPrincipal) => (p.root ? undefined : (p.userName ?? p.canonicalId));
 
+/** An identity of an external provider (an LDAP or OpenID session, an LDAP user's access key): its canonical id names the provider. */
+const external = (p: SignedPrincipal) => /^(ldap|oidc):/.test(p.canonicalId);
+
+/** The svc user the caller acts as: none for the root and for external identities (an LDAP "lena" is not the svc user "lena"). */
+const builtinSelf = (p: SignedPrincipal) => (external(p) ? undefined : selfUser(p));
+
+/** The LDAP user (DN and name) the caller acts as: an LDAP session's or an LDAP user's access key's. */
+function ldapSelf(p: SignedPrincipal): { dn: string; username: string } | undefined {
+  const dn = p.claims?.['ldap:user']?.[0];
+  const username = p.claims?.['ldap:username']?.[0];
+  return p.canonicalId.startsWith('ldap:') && dn !== undefined && username !== undefined ? { dn, username } : undefined;
+}
+
+/** Whether `name` (a user name or a DN) is the LDAP user `self`. */
+const sameLdapUser = (self: { dn: string; username: string }, name: string) => name === self.username || name.toLowerCase() === self.dn.toLowerCase();
+
 const actor = (c: IamCall) => ({ accessKey: c.principal.accessKey, requestId: c.requestId, clientAddress: c.clientAddress });
 
 function userInfo(doc: IamDoc, name: string) {
@@ -186,10 +205,15 @@ function accessKeyView(doc: IamDoc, ak: string) {
   };
 }
 
-/** Access-key routes: admins, or a user for its own keys. */
-function ownsOrMay(c: IamCall, d: IamAdminDeps, parent: string | null, action: string): void {
-  const self = selfUser(c.principal);
-  if (self !== undefined && parent === self && c.principal.credential !== 'accesskey') return;
+/**
+ * Access-key routes: admins, or a user for its own keys (an svc user's by
+ * name, an LDAP user's by DN), though never through an access key.
+ */
+function ownsOrMay(c: IamCall, d: IamAdminDeps, parent: string | null, action: string, ldapKey = false): void {
+  if (c.principal.credential !== 'accesskey' && parent !== null) {
+    const ldap = ldapSelf(c.principal);
+    if (ldapKey ? ldap !== undefined && parent.toLowerCase() === ldap.dn.toLowerCase() : builtinSelf(c.principal) === parent) return;
+  }
   need(c, d, action);
 }
 
@@ -226,7 +250,7 @@ const listUsers: Handler = async (c, d) => {
 
 const userInfoH: Handler = async (c, d) => {
   const name = q(c, 'accessKey');
-  if (selfUser(c.principal) !== name) need(c, d, 'admin:GetUser');
+  if (builtinSelf(c.principal) !== name) need(c, d, 'admin:GetUser');
   const doc = d.store.doc();
   if (doc.users[name] === undefined) throw new SvcError('XSvcAdminNoSuchUser', `the user "${name}" does not exist`);
   return json(userInfo(doc, name));
@@ -341,7 +365,10 @@ function attach(detach: boolean): Handler {
 
 const addServiceAccount: Handler = async (c, d) => {
   const body = await decryptedJson<{ policy?: unknown; targetUser?: unknown; accessKey?: unknown; secretKey?: unknown; name?: unknown; description?: unknown; expiration?: unknown }>(c, 'access key');
-  const self = selfUser(c.principal);
+  if (external(c.principal) && (typeof body.targetUser !== 'string' || body.targetUser === '')) {
+    throw new SvcError('InvalidArgument', 'an LDAP or OpenID identity is no svc user: an LDAP user creates its access keys through idp/ldap/add-service-account (svc admin idp ldap accesskey create)');
+  }
+  const self = builtinSelf(c.principal);
   const targetUser = typeof body.targetUser === 'string' && body.targetUser !== '' ? body.targetUser : (self ?? null);
   ownsOrMay(c, d, targetUser, 'admin:CreateServiceAccount');
   const gen = generateKeys();
@@ -367,7 +394,7 @@ const addServiceAccount: Handler = async (c, d) => {
 };
 
 const listServiceAccounts: Handler = async (c, d) => {
-  const self = selfUser(c.principal);
+  const self = builtinSelf(c.principal);
   const userParam = c.query.get('user');
   const user = userParam !== undefined && userParam !== '' ? userParam : (self ?? null);
   ownsOrMay(c, d, user, 'admin:ListServiceAccounts');
@@ -383,16 +410,17 @@ const infoServiceAccount: Handler = async (c, d) => {
   const ak = q(c, 'accessKey');
   const doc = d.store.doc();
   const k = accessKeyRecord(doc, ak);
-  ownsOrMay(c, d, k.parent, 'admin:ListServiceAccounts');
+  ownsOrMay(c, d, k.parent, 'admin:ListServiceAccounts', k.ldap !== undefined);
   const v = accessKeyView(doc, ak);
-  const implied = k.parent === null ? '' : JSON.stringify({ Version: '2012-10-17', Statement: effectivePolicyNames(doc, k.parent).flatMap((n) => (JSON.parse(policyEntry(doc, n)?.text ?? '{"Statement":[]}') as { Statement: unknown[] }).Statement) });
-  return encrypted(c, { parentUser: v.parentUser, accountStatus: v.accountStatus, impliedPolicy: v.impliedPolicy, policy: k.policy ?? implied, name: v.name, description: v.description, expiration: v.expiration });
+  const names = k.ldap !== undefined ? ldapPolicyNames(doc, k.ldap.dn, k.ldap.groups) : k.parent === null ? [] : effectivePolicyNames(doc, k.parent);
+  const implied = k.parent === null ? '' : JSON.stringify({ Version: '2012-10-17', Statement: names.flatMap((n) => (JSON.parse(policyEntry(doc, n)?.text ?? '{"Statement":[]}') as { Statement: unknown[] }).Statement) });
+  return encrypted(c, { parentUser: v.parentUser, accountStatus: v.accountStatus, impliedPolicy: v.impliedPolicy, policy: k.policy ?? implied, name: v.name, description: v.description, expiration: v.expiration, ...(k.disabledReason !== undefined ? { disabledReason: k.disabledReason } : {}) });
 };
 
 const updateServiceAccount: Handler = async (c, d) => {
   const ak = q(c, 'accessKey');
   const k = accessKeyRecord(d.store.doc(), ak);
-  ownsOrMay(c, d, k.parent, 'admin:UpdateServiceAccount');
+  ownsOrMay(c, d, k.parent, 'admin:UpdateServiceAccount', k.ldap !== undefined);
   const body = await decryptedJson<{ newPolicy?: unknown; newSecretKey?: unknown; newStatus?: unknown; newName?: unknown; newDescription?: unknown; newExpiration?: unknown }>(c, 'access key update');
   let secret: Secret | undefined;
   if (typeof body.newSecretKey === 'string' && body.newSecretKey !== '') {
@@ -419,9 +447,91 @@ const updateServiceAccount: Handler = async (c, d) => {
 const deleteServiceAccount: Handler = async (c, d) => {
   const ak = q(c, 'accessKey');
   const k = accessKeyRecord(d.store.doc(), ak);
-  ownsOrMay(c, d, k.parent, 'admin:RemoveServiceAccount');
+  ownsOrMay(c, d, k.parent, 'admin:RemoveServiceAccount', k.ldap !== undefined);
   await d.store.mutate('accesskey.remove', actor(c), { accessKeyId: ak }, (doc) => removeAccessKey(doc, ak));
   return { status: 204, body: Buffer.alloc(0) };
+};
+
+// ---- access keys of LDAP users
+
+/** The LDAP provider in force, with its lookup password; refused when none is, or it is turned off. */
+function ldapInForce(d: IamAdminDeps): { cfg: LdapConfig; bindPassword: string; lookup: NonNullable<IamAdminDeps['lookupLdapUser']> } {
+  const cfg = d.store.doc().idp.ldap;
+  if (cfg === undefined || cfg.disabled === true || d.lookupLdapUser === undefined) throw new SvcError('XSvcStsNotConfigured', 'no LDAP provider is configured (or it is turned off)');
+  return { cfg, bindPassword: d.store.open(cfg.lookupBindPassword), lookup: d.lookupLdapUser };
+}
+
+/**
+ * madmin's `AddServiceAccountLDAP`: an access key for an LDAP user (`targetUser`,
+ * a user name or DN; none: the caller's own LDAP user). The user is resolved
+ * with the lookup bind now (DN, groups); it must hold a policy through its DN
+ * or a group. An LDAP session may create one for its own user without
+ * `admin:CreateServiceAccount`; for anyone else, and through an access key,
+ * the permission is needed.
+ */
+const addLdapServiceAccount: Handler = async (c, d) => {
+  const body = await decryptedJson<{ policy?: unknown; targetUser?: unknown; accessKey?: unknown; secretKey?: unknown; name?: unknown; description?: unknown; expiration?: unknown }>(c, 'access key');
+  const requested = typeof body.targetUser === 'string' ? body.targetUser.trim() : '';
+  const self = ldapSelf(c.principal);
+  const name = requested !== '' ? requested : self?.dn;
+  if (name === undefined) throw new SvcError('InvalidArgument', 'name the LDAP user (targetUser: a user name or DN)');
+  const own = self !== undefined && c.principal.credential !== 'accesskey' && sameLdapUser(self, name);
+  if (!own) need(c, d, 'admin:CreateServiceAccount');
+  const gen = generateKeys();
+  const ak = typeof body.accessKey === 'string' && body.accessKey !== '' ? body.accessKey : gen.accessKey;
+  const sk = typeof body.secretKey === 'string' && body.secretKey !== '' ? body.secretKey : gen.secretKey;
+  checkAccessKey(ak);
+  checkSecretKey(sk);
+  const policy = policyText(body.policy);
+  const expiresAt = expiryOf(body.expiration, d.now());
+  const ldap = ldapInForce(d);
+  const user = await ldap.lookup(ldap.cfg, ldap.bindPassword, name);
+  // a session's own user is the DN it signed in as: a user renamed or moved since is refused rather than guessed
+  if (own && user.dn.toLowerCase() !== self.dn.toLowerCase()) throw new SvcError('XSvcAdminNoSuchUser', `the LDAP user ${self.dn} is no longer found by the user search`);
+  const secret = d.store.seal(sk);
+  await d.store.mutate('accesskey.create', actor(c), { accessKeyId: ak, parent: user.dn, ldap: true }, (doc, ctx) =>
+    addAccessKey(doc, ctx, {
+      accessKey: ak,
+      secret,
+      parent: user.dn,
+      ldap: { dn: user.dn, username: user.username, groups: [...user.groups] },
+      ...(policy !== undefined ? { policy } : {}),
+      ...(typeof body.name === 'string' && body.name !== '' ? { name: body.name } : {}),
+      ...(typeof body.description === 'string' && body.description !== '' ? { description: body.description } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    }),
+  );
+  return encrypted(c, { credentials: { accessKey: ak, secretKey: sk, expiration: expiresAt === undefined ? ZERO_TIME : iso(expiresAt) } });
+};
+
+const LDAP_LIST_TYPES = ['sts-only', 'svcacc-only', 'all'] as const;
+
+/**
+ * madmin's `ListAccessKeysLDAP`: `{serviceAccounts, stsKeys}` of one LDAP user
+ * (`userDN`, a DN or user name; none: the caller's own, or, for an admin that
+ * is no LDAP user, every LDAP user's). Temporary credentials are sealed
+ * tokens svc does not keep, so `stsKeys` is always empty.
+ */
+const listLdapAccessKeys: Handler = async (c, d) => {
+  const listType = c.query.get('listType') || 'all';
+  if (!(LDAP_LIST_TYPES as readonly string[]).includes(listType)) throw new SvcError('InvalidArgument', `listType is one of ${LDAP_LIST_TYPES.join(', ')}, not "${listType}"`);
+  const requested = c.query.get('userDN') ?? '';
+  const self = ldapSelf(c.principal);
+  const who = requested !== '' ? requested : self?.dn;
+  if (!(self !== undefined && who !== undefined && c.principal.credential !== 'accesskey' && sameLdapUser(self, who))) need(c, d, 'admin:ListServiceAccounts');
+  const doc = d.store.doc();
+  const matches = (dn: string, username: string) => who === undefined || who.toLowerCase() === dn.toLowerCase() || who === username;
+  const serviceAccounts =
+    listType === 'sts-only'
+      ? []
+      : Object.keys(doc.accessKeys)
+          .filter((ak) => {
+            const o = doc.accessKeys[ak]!.ldap;
+            return o !== undefined && matches(o.dn, o.username);
+          })
+          .sort()
+          .map((ak) => accessKeyView(doc, ak));
+  return encrypted(c, { serviceAccounts, stsKeys: [] });
 };
 
 // ---- identity providers (STS)
@@ -597,6 +707,8 @@ export const IAM_ADMIN_ROUTES: readonly IamRoute[] = [
   { op: 'LdapPolicyEntities', method: 'GET', path: 'v3/idp/ldap/policy-entities', summary: 'which LDAP DNs hold which policies (encrypted answer; `user`, `group`, `policy` narrow it)', handler: ldapPolicyEntities },
   { op: 'LdapPolicyAttach', method: 'POST', path: 'v3/idp/ldap/policy/attach', summary: 'attach policies to an LDAP user or group DN (encrypted both ways)', handler: ldapAttach(false) },
   { op: 'LdapPolicyDetach', method: 'POST', path: 'v3/idp/ldap/policy/detach', summary: 'detach policies from an LDAP DN (encrypted both ways)', handler: ldapAttach(true) },
+  { op: 'AddServiceAccountLDAP', method: 'PUT', path: 'v3/idp/ldap/add-service-account', summary: "create an access key for an LDAP user, by name or DN (encrypted both ways; an LDAP session may create its own user's)", handler: addLdapServiceAccount },
+  { op: 'ListAccessKeysLDAP', method: 'GET', path: 'v3/idp/ldap/list-access-keys', summary: "an LDAP user's access keys (`userDN`, `listType`; encrypted `{serviceAccounts, stsKeys}`)", handler: listLdapAccessKeys },
   { op: 'AddUser', method: 'PUT', path: 'v3/add-user', summary: 'create or update a user (encrypted body {secretKey, status})', handler: addUser },
   { op: 'RemoveUser', method: 'DELETE', path: 'v3/remove-user', summary: 'delete a user and its access keys', handler: removeUserH },
   { op: 'ListUsers', method: 'GET', path: 'v3/list-users', summary: 'every user (encrypted answer)', handler: listUsers },

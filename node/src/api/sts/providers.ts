@@ -234,24 +234,95 @@ export async function checkLdapServer(cfg: LdapConfig, bindPassword: string, tru
 /** The user name `checkLdapServer` searches for: one no directory is expected to hold, with characters the filter must escape. */
 const LDAP_PROBE_USER = 'svc-configuration-check*()';
 
+/** An LDAP user as the lookup bind finds it: its DN, the name the user search found it by, and its groups' DNs. */
+export interface LdapUser {
+  readonly dn: string;
+  readonly username: string;
+  readonly groups: readonly string[];
+}
+
+/**
+ * The user search and the group search, as the lookup bind `lookup` sees
+ * them: the one entry the user filter finds for `user` (undefined when none,
+ * or more than one), and the groups the group filter finds for it. The one
+ * resolution behind LDAP sign-in and LDAP users' access keys.
+ */
+async function findLdapUser(lookup: LdapClient, cfg: LdapConfig, user: string): Promise<LdapUser | undefined> {
+  const found = await lookup.search(cfg.userDnSearchBaseDn, { scope: 'sub', filter: cfg.userDnSearchFilter.replaceAll('%s', ldapEscape(user)), attributes: ['dn'] });
+  if (found.searchEntries.length !== 1) return undefined;
+  const dn = found.searchEntries[0]!.dn;
+  const groups: string[] = [];
+  if (cfg.groupSearchBaseDn && cfg.groupSearchFilter) {
+    const filter = cfg.groupSearchFilter.replaceAll('%d', ldapEscape(dn)).replaceAll('%s', ldapEscape(user));
+    const g = await lookup.search(cfg.groupSearchBaseDn, { scope: 'sub', filter, attributes: ['dn'] });
+    groups.push(...g.searchEntries.map((e) => e.dn));
+  }
+  return { dn, username: user, groups };
+}
+
+/** Whether a name given for an LDAP user is a DN (`uid=lena,ou=people,...`) rather than a user name. */
+const looksLikeDn = (s: string) => /^[A-Za-z][A-Za-z0-9-]*=[^,]+(,|$)/.test(s);
+
+/**
+ * The user name behind a DN: the attribute the user filter matches `%s`
+ * against (`(uid=%s)` reads `uid`) read from the entry, else the DN's first
+ * value; undefined when the server holds no entry at the DN.
+ */
+async function usernameOfDn(lookup: LdapClient, cfg: LdapConfig, dn: string): Promise<string | undefined> {
+  const { NoSuchObjectError, InvalidDNSyntaxError } = await import('ldapts');
+  const attr = /\(([A-Za-z][A-Za-z0-9-]*)=%s\)/.exec(cfg.userDnSearchFilter)?.[1];
+  try {
+    const r = await lookup.search(dn, { scope: 'base', filter: '(objectClass=*)', attributes: attr ? [attr] : ['1.1'] });
+    const entry = r.searchEntries[0];
+    if (entry === undefined) return undefined;
+    const v = attr === undefined ? undefined : Object.entries(entry).find(([k]) => k.toLowerCase() === attr.toLowerCase())?.[1];
+    const first = Array.isArray(v) ? v[0] : v;
+    if (typeof first === 'string' && first !== '') return first;
+    return /^[^=]+=([^,]+)/.exec(dn)?.[1];
+  } catch (err) {
+    if (err instanceof NoSuchObjectError || err instanceof InvalidDNSyntaxError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Resolves an LDAP user by name or DN with the lookup bind, without its
+ * password (for an access key created for it): the user search must find
+ * exactly one entry, the same DN when a DN was given. An unknown user is
+ * XSvcAdminNoSuchUser; a server that cannot be asked, IDPCommunicationError.
+ */
+export async function lookupLdapUser(cfg: LdapConfig, bindPassword: string, user: string, trust: ClientTrust): Promise<LdapUser> {
+  const { url, mode } = ldapConnection(cfg);
+  const lookup = await ldapLookupBind(cfg, bindPassword, trust);
+  try {
+    const name = looksLikeDn(user) ? await usernameOfDn(lookup, cfg, user) : user;
+    const found = name === undefined ? undefined : await findLdapUser(lookup, cfg, name);
+    if (found === undefined || (looksLikeDn(user) && found.dn.toLowerCase() !== user.toLowerCase())) {
+      throw new SvcError('XSvcAdminNoSuchUser', `the LDAP user "${user}" was not found (or not uniquely) by the user search under "${cfg.userDnSearchBaseDn}"`);
+    }
+    return found;
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    const { ResultCodeError } = await import('ldapts');
+    if (err instanceof ResultCodeError) throw new SvcError('IDPCommunicationError', `the LDAP search for "${user}" was refused by the server ${url}: ${ldapResultText(err)}`);
+    throw ldapTransportError(url, mode, err);
+  } finally {
+    await lookup.unbind().catch(() => undefined);
+  }
+}
+
 /** Checks a user name and password against the configured LDAP server; returns the identity and the policies mapped to its DN and groups. */
 export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mappings: Readonly<Record<string, string[]>>, user: string, password: string, trust: ClientTrust): Promise<ExternalIdentity> {
   if (password === '') throw new SvcError('AccessDenied', 'an empty LDAP password is refused (it would be an anonymous bind)');
   const lookup = await ldapLookupBind(cfg, bindPassword, trust);
-  let userDn: string;
-  const groups: string[] = [];
+  let found: LdapUser | undefined;
   try {
-    const found = await lookup.search(cfg.userDnSearchBaseDn, { scope: 'sub', filter: cfg.userDnSearchFilter.replaceAll('%s', ldapEscape(user)), attributes: ['dn'] });
-    if (found.searchEntries.length !== 1) throw new SvcError('AccessDenied', `the LDAP user "${user}" was not found (or not uniquely)`);
-    userDn = found.searchEntries[0]!.dn;
-    if (cfg.groupSearchBaseDn && cfg.groupSearchFilter) {
-      const filter = cfg.groupSearchFilter.replaceAll('%d', ldapEscape(userDn)).replaceAll('%s', ldapEscape(user));
-      const g = await lookup.search(cfg.groupSearchBaseDn, { scope: 'sub', filter, attributes: ['dn'] });
-      groups.push(...g.searchEntries.map((e) => e.dn));
-    }
+    found = await findLdapUser(lookup, cfg, user);
   } finally {
     await lookup.unbind().catch(() => undefined);
   }
+  if (found === undefined) throw new SvcError('AccessDenied', `the LDAP user "${user}" was not found (or not uniquely)`);
+  const { dn: userDn, groups } = found;
   const asUser = await ldapConnect(cfg, trust);
   try {
     await asUser.bind(userDn, password);
@@ -262,7 +333,7 @@ export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mapp
   }
   const policies = [...new Set([userDn, ...groups].flatMap((dn) => mappings[dn.toLowerCase()] ?? []))];
   if (policies.length === 0) throw new SvcError('AccessDenied', `no policy is attached to the LDAP user ${userDn} or its groups`);
-  return { subject: user, policies, claims: { 'ldap:username': [user], 'ldap:user': [userDn], 'ldap:groups': groups } };
+  return { subject: user, policies, claims: { 'ldap:username': [user], 'ldap:user': [userDn], 'ldap:groups': [...groups] } };
 }
 
 /** Parses madmin's configuration text: `key=value key="quoted value" ...`. */

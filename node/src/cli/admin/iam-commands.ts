@@ -10,6 +10,8 @@
  *   svc admin accesskey list ALIAS [USER]   accesskey info|remove|enable|disable ALIAS ACCESSKEY
  *   svc admin idp openid|ldap add|update ALIAS [CFG_NAME] KEY=VALUE...   idp openid|ldap remove|info|enable|disable ALIAS [CFG_NAME]   idp openid|ldap list ALIAS
  *   svc admin idp ldap policy attach|detach ALIAS POLICY [POLICY...] --user DN | --group DN   idp ldap policy entities ALIAS
+ *   svc admin idp ldap accesskey create ALIAS [--ldap-user NAME|DN] [--policy FILE --name N --description D --expiry 24h|DATE]
+ *   svc admin idp ldap accesskey list ALIAS [--ldap-user NAME|DN]   (info|remove|enable|disable: svc admin accesskey ...)
  *
  * They call the identity routes with madmin's bodies (secrets encrypted
  * with the alias's secret key). ALIAS may be left out when SVC_ENDPOINT,
@@ -86,6 +88,8 @@ interface AccessKeyInfo {
   expiration: string | null;
   impliedPolicy: boolean;
   policy?: string;
+  /** Why the node disabled it (an LDAP user no longer found). */
+  disabledReason?: string;
 }
 
 export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
@@ -231,7 +235,7 @@ export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
   cmd(ak, 'info', 'one access key', 'ALIAS ACCESSKEY', async (c, rest, o) => {
     const [key] = exactly(rest, 1, 'svc admin accesskey info ALIAS ACCESSKEY');
     const r = await c.encryptedAnswer<AccessKeyInfo>('v3/info-service-account', { accessKey: key! });
-    json(o, r.value, `AccessKey: ${key}\nParentUser: ${r.value.parentUser || '(root)'}\nStatus: ${r.value.accountStatus}\nExpiration: ${r.value.expiration ?? 'no expiry'}\nPolicy: ${r.value.impliedPolicy ? "implied (the user's)" : r.value.policy}`);
+    json(o, r.value, `AccessKey: ${key}\nParentUser: ${r.value.parentUser || '(root)'}\nStatus: ${r.value.accountStatus}${r.value.disabledReason ? ` (${r.value.disabledReason})` : ''}\nExpiration: ${r.value.expiration ?? 'no expiry'}\nPolicy: ${r.value.impliedPolicy ? "implied (the user's)" : r.value.policy}`);
   });
   cmd(ak, 'remove', 'remove an access key (its next request is refused)', 'ALIAS ACCESSKEY', async (c, rest, o) => {
     const [key] = exactly(rest, 1, 'svc admin accesskey remove ALIAS ACCESSKEY');
@@ -339,6 +343,40 @@ function registerIdpCommands(admin: Command, cmd: Cmd, json: (o: JsonOpt, value:
     .option('--user <dn>', "one LDAP user's mapping")
     .option('--group <dn>', "one LDAP group's mapping")
     .option('--policy <policy>', 'who holds one policy');
+
+  // access keys of LDAP users (info, remove, enable, disable: `svc admin accesskey`, as for any access key)
+  const ldapKeys = idp.commands.find((g) => g.name() === 'ldap')!.command('accesskey').description("access keys of LDAP users: the policies mapped to the user's DN and groups, optionally narrowed by a policy, with an expiry");
+  type LdapCreateOpt = JsonOpt & { ldapUser?: string; accessKey?: string; secretKey?: string; policy?: string; name?: string; description?: string; expiry?: string };
+  cmd<LdapCreateOpt>(ldapKeys, 'create', 'create an access key for an LDAP user; the secret key is shown once', 'ALIAS', async (c, rest, o) => {
+    exactly(rest, 0, 'svc admin idp ldap accesskey create ALIAS [--ldap-user NAME|DN] [--policy FILE] [--expiry 24h]');
+    const body = {
+      ...(o.ldapUser !== undefined ? { targetUser: o.ldapUser } : {}),
+      ...(o.accessKey !== undefined ? { accessKey: o.accessKey } : {}),
+      ...(o.secretKey !== undefined ? { secretKey: o.secretKey } : {}),
+      ...(o.policy !== undefined ? { policy: JSON.parse(readPolicyFile(o.policy)) as unknown } : {}),
+      ...(o.name !== undefined ? { name: o.name } : {}),
+      ...(o.description !== undefined ? { description: o.description } : {}),
+      ...(o.expiry !== undefined ? { expiration: parseExpiry(o.expiry) } : {}),
+    };
+    const r = await c.encrypted('PUT', 'v3/idp/ldap/add-service-account', {}, body, true);
+    const cred = (r.value as { credentials: { accessKey: string; secretKey: string; expiration: string } }).credentials;
+    json(o, cred, `Access Key: ${cred.accessKey}\nSecret Key: ${cred.secretKey}\nExpiration: ${cred.expiration.startsWith('0001') ? 'no expiry' : cred.expiration}\n(the secret key is not shown again)`);
+  })
+    .option('--ldap-user <user>', "the LDAP user: a user name or DN (needed unless the caller is an LDAP user's STS session, which gets its own)")
+    .option('--access-key <key>', 'choose the access key (default: generated)')
+    .option('--secret-key <key>', 'choose the secret key (default: generated)')
+    .option('--policy <file>', 'a policy narrowing the access key to less than its user may do')
+    .option('--name <name>', 'a name for it')
+    .option('--description <text>', 'a description')
+    .option('--expiry <when>', 'expires after a duration (90m, 24h, 30d) or at an RFC 3339 time');
+  type LdapListOpt = JsonOpt & { ldapUser?: string };
+  cmd<LdapListOpt>(ldapKeys, 'list', "an LDAP user's access keys (default: every LDAP user's; an LDAP user's STS session: its own)", 'ALIAS', async (c, rest, o) => {
+    exactly(rest, 0, 'svc admin idp ldap accesskey list ALIAS [--ldap-user NAME|DN]');
+    const r = await c.encryptedAnswer<{ serviceAccounts?: AccessKeyInfo[]; stsKeys?: AccessKeyInfo[] }>('v3/idp/ldap/list-access-keys', { listType: 'all', ...(o.ldapUser !== undefined ? { userDN: o.ldapUser } : {}) });
+    const keys = r.value.serviceAccounts ?? [];
+    const rows = keys.map((a) => [a.accessKey, a.parentUser, a.accountStatus, a.expiration ?? 'no expiry', a.name] as const);
+    json(o, r.value, rows.length === 0 ? `No access keys${o.ldapUser !== undefined ? ` of ${o.ldapUser}` : ''}.` : table(['ACCESS KEY', 'LDAP USER', 'STATUS', 'EXPIRES', 'NAME'], rows));
+  }).option('--ldap-user <user>', 'the LDAP user: a user name or DN');
 }
 
 /**
