@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { AssumeRoleCommand, AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts';
 import { stsCall } from './helpers/sts.ts';
@@ -307,6 +307,10 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
       // nor through the built-in route, where an LDAP identity is no svc user
       const builtin = await adminAs(session, 'PUT', 'v3/add-service-account', {}, {});
       expect([builtin.status, (builtin.value as { Code?: string }).Code]).toEqual([400, 'InvalidArgument']);
+      // a session narrowed by a session policy cannot make itself a key with the user's whole rights
+      const narrowed = (await sts({ Action: 'AssumeRoleWithLDAPIdentity', LDAPUsername: LDAP_USER.name, LDAPPassword: LDAP_USER.password, Policy: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::idp-data/none/*' }] }) })).cred!;
+      const fromNarrowed = await adminAs(narrowed, 'PUT', 'v3/idp/ldap/add-service-account', {}, {});
+      expect([fromNarrowed.status, (fromNarrowed.value as { Code?: string }).Code]).toEqual([403, 'AccessDenied']);
       // an access key of lena's cannot create further keys
       const fromKey = await adminAs({ ak: ownKey.accessKey, sk: ownKey.secretKey }, 'PUT', 'v3/idp/ldap/add-service-account', {}, {});
       expect([fromKey.status, (fromKey.value as { Code?: string }).Code]).toEqual([403, 'AccessDenied']);
@@ -456,5 +460,25 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
 
     await svc(['admin', 'idp', 'ldap', 'policy', 'detach', 'read-idp-data', '--group', LDAP_GROUP]);
     await svc(['admin', 'idp', 'ldap', 'remove']);
+  });
+
+  it("a built-in user's session narrowed by a session policy cannot make its user an access key; a session without one can", async () => {
+    const NINA = { ak: 'nina', sk: 'nina-secret-123' };
+    await svc(['admin', 'user', 'add', NINA.ak, NINA.sk]);
+    await svc(['admin', 'policy', 'attach', 'readwrite', '--user', NINA.ak]);
+    const stsNina = new STSClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: NINA.ak, secretAccessKey: NINA.sk } });
+    const assume = async (Policy?: string) => {
+      const c = (await stsNina.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/any', RoleSessionName: 'nina', ...(Policy ? { Policy } : {}) }))).Credentials!;
+      return { ak: c.AccessKeyId!, sk: c.SecretAccessKey!, token: c.SessionToken! };
+    };
+    const narrowed = await assume(JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::idp-data/none/*' }] }));
+    const refused = await adminAs(narrowed, 'PUT', 'v3/add-service-account', {}, {});
+    expect([refused.status, (refused.value as { Code?: string }).Code]).toEqual([403, 'AccessDenied']);
+    expect(await svc(['admin', 'accesskey', 'list', NINA.ak])).toEqual([]);
+    const made = await adminAs(await assume(), 'PUT', 'v3/add-service-account', {}, {});
+    expect(made.status, JSON.stringify(made.value)).toBe(200);
+    const key = (made.value as { credentials: { accessKey: string } }).credentials;
+    expect(await svc(['admin', 'accesskey', 'info', key.accessKey])).toMatchObject({ parentUser: NINA.ak });
+    await svc(['admin', 'user', 'remove', NINA.ak]);
   });
 });

@@ -206,11 +206,19 @@ function accessKeyView(doc: IamDoc, ak: string) {
 }
 
 /**
+ * Whether the caller may manage its own access keys without an admin
+ * permission: not through an access key (an access key cannot make further
+ * keys), and not from a session narrowed by a session policy (a key made there
+ * would carry the user's whole rights, more than the session has).
+ */
+const selfServe = (c: IamCall) => c.principal.credential !== 'accesskey' && (c.principal.restrictions ?? []).length === 0;
+
+/**
  * Access-key routes: admins, or a user for its own keys (an svc user's by
- * name, an LDAP user's by DN), though never through an access key.
+ * name, an LDAP user's by DN) when `selfServe`.
  */
 function ownsOrMay(c: IamCall, d: IamAdminDeps, parent: string | null, action: string, ldapKey = false): void {
-  if (c.principal.credential !== 'accesskey' && parent !== null) {
+  if (selfServe(c) && parent !== null) {
     const ldap = ldapSelf(c.principal);
     if (ldapKey ? ldap !== undefined && parent.toLowerCase() === ldap.dn.toLowerCase() : builtinSelf(c.principal) === parent) return;
   }
@@ -475,7 +483,7 @@ const addLdapServiceAccount: Handler = async (c, d) => {
   const self = ldapSelf(c.principal);
   const name = requested !== '' ? requested : self?.dn;
   if (name === undefined) throw new SvcError('InvalidArgument', 'name the LDAP user (targetUser: a user name or DN)');
-  const own = self !== undefined && c.principal.credential !== 'accesskey' && sameLdapUser(self, name);
+  const own = self !== undefined && selfServe(c) && sameLdapUser(self, name);
   if (!own) need(c, d, 'admin:CreateServiceAccount');
   const gen = generateKeys();
   const ak = typeof body.accessKey === 'string' && body.accessKey !== '' ? body.accessKey : gen.accessKey;
