@@ -25,6 +25,9 @@ import { startClientCredentialsProvider, type TestOidc } from './helpers/oidc.ts
 import { stsCall } from './helpers/sts.ts';
 import { refusedWith, runSvc, runSvcCommand, type SvcRun, tempDir } from './svc-process.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
+import { verifyLdapUser } from '../src/api/sts/providers.ts';
+import { ldapConfigFrom } from '../src/iam/idp-config.ts';
+import { staticTrust } from '../src/tls/trust.ts';
 
 const ROOT = { accessKey: 'ldaptlsroot', secretKey: 'ldaptlsroot-secret' };
 let work: string;
@@ -143,6 +146,27 @@ describe('AssumeRoleWithLDAPIdentity over TLS', () => {
     writeFileSync(caFile, caA.pem);
     for (let i = 0; i < 100 && r.status !== 200; i++) r = await new Promise((res) => setTimeout(res, 200)).then(signIn);
     expect(r.status, r.text).toBe(200);
+  });
+});
+
+describe("an LDAP sign-in's own bind", () => {
+  it('a connection that fails after the lookup (here: its CA no longer trusted) is said as the way there, never as a wrong password', async () => {
+    const kv = new Map(ldapConfigPairs(`ldaps://127.0.0.1:${trusted.ldapsPort}`).map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)] as const));
+    const cfg = ldapConfigFrom(kv, (s) => ({ v: 'plain', s }));
+    const password = kv.get('lookup_bind_password')!;
+    const good = staticTrust([caA.pem]);
+    const none = staticTrust([]);
+    const mappings = { [LDAP_GROUP.toLowerCase()]: ['readonly'] };
+    // trusted throughout: signed in; a wrong password: refused as such
+    expect(await verifyLdapUser(cfg, password, mappings, LDAP_USER.name, LDAP_USER.password, good)).toMatchObject({ subject: LDAP_USER.name, policies: ['readonly'] });
+    await expect(verifyLdapUser(cfg, password, mappings, LDAP_USER.name, 'not-her-password', good)).rejects.toMatchObject({ code: 'AccessDenied', message: 'the LDAP user name or password is wrong' });
+    // the lookup connects with the CA trusted, the user's own bind after it was taken out
+    let connections = 0;
+    const revoked = { version: 0, insecure: false, connectOptions: () => (connections++ === 0 ? good : none).connectOptions() };
+    const err = await verifyLdapUser(cfg, password, mappings, LDAP_USER.name, LDAP_USER.password, revoked).catch((e: unknown) => e);
+    expect(connections).toBe(2);
+    expect(err).toMatchObject({ code: 'IDPCommunicationError' });
+    expect((err as Error).message).toMatch(/^the LDAP server ldaps:\/\/127\.0\.0\.1:\d+ failed the TLS check: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN)/);
   });
 });
 

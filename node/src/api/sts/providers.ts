@@ -326,8 +326,13 @@ export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mapp
   const asUser = await ldapConnect(cfg, trust);
   try {
     await asUser.bind(userDn, password);
-  } catch {
-    throw new SvcError('AccessDenied', 'the LDAP user name or password is wrong');
+  } catch (err) {
+    // the server's answer to the bind is a refusal of the user; a connection that failed (the
+    // server gone, a certificate no longer trusted since the lookup) is the way there, said as such
+    const { ResultCodeError } = await import('ldapts');
+    if (err instanceof ResultCodeError) throw new SvcError('AccessDenied', 'the LDAP user name or password is wrong');
+    const { url, mode } = ldapConnection(cfg);
+    throw ldapTransportError(url, mode, err);
   } finally {
     await asUser.unbind().catch(() => undefined);
   }
