@@ -441,9 +441,26 @@ describe.skipIf(!HAVE_CHROMIUM)('console workflows (issue 29) in Chromium', () =
     await node.s3.send(new CreateBucketCommand({ Bucket: 'objects', ObjectLockEnabledForBucket: true }));
     const v1 = await node.s3.send(new PutObjectCommand({ Bucket: 'objects', Key: 'notes.txt', Body: 'version one', ContentType: 'text/plain' }));
     await node.s3.send(new PutObjectCommand({ Bucket: 'objects', Key: 'notes.txt', Body: 'version two <b>not markup</b>', ContentType: 'text/plain' }));
-    await page.goto(`${root}#/buckets/objects/object?key=notes.txt`);
-    // text preview: shown as text
-    await expect.poll(() => page.locator('#preview-text').innerText()).toBe('version two <b>not markup</b>');
+    // the current tags are held back a while: until they are in, the editor is off (an edit typed
+    // earlier would be replaced by them when they arrive, and saved so)
+    let releaseTags!: () => void;
+    const tagsHeld = new Promise<void>((r) => (releaseTags = r));
+    await page.route('**/api/buckets/objects/object/tags?*', async (route) => {
+      if (route.request().method() === 'GET') await tagsHeld;
+      await route.continue();
+    });
+    try {
+      await page.goto(`${root}#/buckets/objects/object?key=notes.txt`);
+      // text preview: shown as text
+      await expect.poll(() => page.locator('#preview-text').innerText()).toBe('version two <b>not markup</b>');
+      expect(await page.locator('#object-tags').isDisabled()).toBe(true);
+      expect(await page.locator('#object-tags-save').isDisabled()).toBe(true);
+      releaseTags();
+      await expect.poll(() => page.locator('#object-tags').isEnabled()).toBe(true);
+    } finally {
+      releaseTags();
+      await page.unroute('**/api/buckets/objects/object/tags?*');
+    }
     // tags
     await page.fill('#object-tags', 'owner=ops\nstage=draft');
     await page.click('#object-tags-save');

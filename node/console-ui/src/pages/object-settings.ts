@@ -14,7 +14,10 @@ import { confirmDialog, errorBox, showDone } from '../ui.js';
 
 export function tagsEditor(bucket: string, key: string): HTMLElement {
   const b = encodeURIComponent(bucket);
-  const lines = h('textarea', { id: 'object-tags', rows: 3, spellcheck: 'false', 'aria-describedby': 'object-tags-hint' });
+  // Off until the current tags are in: typed earlier, an edit would be replaced by them when they
+  // arrive, and saving would then write the old tags (or none) while the user meant theirs.
+  const lines = h('textarea', { id: 'object-tags', rows: 3, spellcheck: 'false', 'aria-describedby': 'object-tags-hint', disabled: true });
+  const save = h('button', { type: 'submit', class: 'button', id: 'object-tags-save', disabled: true }, 'Save tags');
   const out = h('div', { class: 'action-result', id: 'object-tags-result' });
   const form = h(
     'form',
@@ -22,13 +25,21 @@ export function tagsEditor(bucket: string, key: string): HTMLElement {
     h('label', { for: 'object-tags' }, 'Tags of the current version, one key=value a line'),
     lines,
     h('p', { class: 'hint', id: 'object-tags-hint' }, 'Up to 10 tags. Lifecycle rules and policies can select objects by tag.'),
-    h('button', { type: 'submit', class: 'button', id: 'object-tags-save' }, 'Save tags'),
+    save,
     out,
   );
   const show = (tags: readonly ObjectTag[]) => {
     lines.value = tags.map((t) => `${t.key}=${t.value}`).join('\n');
   };
-  void api<ObjectTag[]>('GET', `buckets/${b}/object/tags`, undefined, { key }).then(show, (err: unknown) => out.replaceChildren(errorBox(err)));
+  // A load that failed leaves the editor off: saving replaces the whole tag set, unseen tags included.
+  void api<ObjectTag[]>('GET', `buckets/${b}/object/tags`, undefined, { key }).then(
+    (tags) => {
+      show(tags);
+      lines.disabled = false;
+      save.disabled = false;
+    },
+    (err: unknown) => out.replaceChildren(errorBox(err)),
+  );
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const tags = keyValueLines(lines.value);
