@@ -297,6 +297,15 @@ describe('AssumeRoleWithLDAPIdentity against a running slapd', () => {
       const ownKey = (own.value as { credentials: { accessKey: string; secretKey: string } }).credentials;
       expect(await get(ownKey.accessKey, ownKey.secretKey)).toBe('OK');
       expect(await get(ownKey.accessKey, ownKey.secretKey, 'idp-other')).toBe('AccessDenied');
+      // the same through the client, signed with the session's token (SVC_SESSION_TOKEN); without it the session's keys are no credential
+      const asSession = (token?: string) => ({ SVC_ENDPOINT: endpoint, SVC_ACCESS_KEY: session.ak, SVC_SECRET_KEY: session.sk, ...(token ? { SVC_SESSION_TOKEN: token } : {}), HOME: join(work, 'home') });
+      const viaClient = await runSvcCommand(['admin', 'idp', 'ldap', 'accesskey', 'create', '--name', 'client', '--json'], asSession(session.token));
+      expect(viaClient.code, viaClient.out + viaClient.err).toBe(0);
+      const clientKey = JSON.parse(viaClient.out) as { accessKey: string; secretKey: string };
+      expect(await get(clientKey.accessKey, clientKey.secretKey)).toBe('OK');
+      await svc(['admin', 'accesskey', 'remove', clientKey.accessKey]);
+      const noToken = await runSvcCommand(['admin', 'idp', 'ldap', 'accesskey', 'create', '--json'], asSession());
+      expect([noToken.code, (JSON.parse(noToken.out) as { Code: string }).Code]).toEqual([1, 'InvalidAccessKeyId']);
       // ... but none for another LDAP user, by name or DN (otto holds a policy, so only the permission is missing)
       await svc(['admin', 'idp', 'ldap', 'policy', 'attach', 'read-idp-data', '--user', OTTO_DN]);
       for (const targetUser of ['otto', OTTO_DN]) {

@@ -64,7 +64,7 @@ export class AdminClient {
     this.target = target;
     this.#tls = tls;
     this.#signer = new SignatureV4({
-      credentials: { accessKeyId: target.accessKey, secretAccessKey: target.secretKey },
+      credentials: { accessKeyId: target.accessKey, secretAccessKey: target.secretKey, ...(target.sessionToken !== undefined ? { sessionToken: target.sessionToken } : {}) },
       region,
       service: 's3',
       sha256: Sha256,

@@ -1,7 +1,8 @@
 /**
  * The admin client's targets: aliases in `~/.svc/config.json` (directory
  * 0700, file 0600, written atomically), or the environment (`SVC_ENDPOINT`,
- * `SVC_ACCESS_KEY`, `SVC_SECRET_KEY`).
+ * `SVC_ACCESS_KEY`, `SVC_SECRET_KEY`, and `SVC_SESSION_TOKEN` for an STS
+ * session's keys).
  *
  * How a command finds its server: when its first argument looks like an
  * alias name (a letter, then letters, digits, `_` or `-`) it names an
@@ -20,6 +21,8 @@ export interface Target {
   readonly url: string;
   readonly accessKey: string;
   readonly secretKey: string;
+  /** Temporary credentials (an STS session's keys): their session token (`SVC_SESSION_TOKEN`). */
+  readonly sessionToken?: string;
 }
 
 export interface AliasConfig {
@@ -112,7 +115,9 @@ export function envTarget(env: NodeJS.ProcessEnv): Target | undefined {
   const accessKey = env['SVC_ACCESS_KEY'];
   const secretKey = env['SVC_SECRET_KEY'];
   if (!accessKey || !secretKey) throw new UsageError('SVC_ENDPOINT is set but SVC_ACCESS_KEY or SVC_SECRET_KEY is missing; set all three, or use an alias');
-  return { name: 'env', url: normaliseUrl(url), accessKey, secretKey };
+  // an STS session's keys sign with their token (as AWS_SESSION_TOKEN does for the AWS CLI)
+  const sessionToken = env['SVC_SESSION_TOKEN'];
+  return { name: 'env', url: normaliseUrl(url), accessKey, secretKey, ...(sessionToken ? { sessionToken } : {}) };
 }
 
 const NO_TARGET =

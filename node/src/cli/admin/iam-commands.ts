@@ -362,7 +362,7 @@ function registerIdpCommands(admin: Command, cmd: Cmd, json: (o: JsonOpt, value:
     const cred = (r.value as { credentials: { accessKey: string; secretKey: string; expiration: string } }).credentials;
     json(o, cred, `Access Key: ${cred.accessKey}\nSecret Key: ${cred.secretKey}\nExpiration: ${cred.expiration.startsWith('0001') ? 'no expiry' : cred.expiration}\n(the secret key is not shown again)`);
   })
-    .option('--ldap-user <user>', "the LDAP user: a user name or DN (needed unless the caller is an LDAP user's STS session, which gets its own)")
+    .option('--ldap-user <user>', "the LDAP user: a user name or DN (none: the caller's own, when it is an LDAP user's STS session: SVC_ACCESS_KEY, SVC_SECRET_KEY and SVC_SESSION_TOKEN from AssumeRoleWithLDAPIdentity)")
     .option('--access-key <key>', 'choose the access key (default: generated)')
     .option('--secret-key <key>', 'choose the secret key (default: generated)')
     .option('--policy <file>', 'a policy narrowing the access key to less than its user may do')
