@@ -167,7 +167,7 @@ export class IamIndex {
       canonicalId: `ldap:${o.username}`,
       root: false,
       userName: o.username,
-      policies: this.#docs(ldapPolicyNames(this.doc, o.dn, o.groups)),
+      policies: this.#docs(ldapPolicyNames(this.doc.ldapPolicies, o.dn, o.groups)),
       claims: { 'ldap:username': [o.username], 'ldap:user': [o.dn], 'ldap:groups': [...o.groups] },
     };
   }

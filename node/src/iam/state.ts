@@ -385,7 +385,7 @@ export function addAccessKey(d: IamDoc, c: Ctx, k: NewAccessKey): void {
   if (keyInUse(d, k.accessKey, c.rootAccessKey)) throw new SvcError('XSvcAdminAccessKeyExists');
   if (k.ldap !== undefined) {
     if (k.parent !== k.ldap.dn) throw new SvcError('InvalidArgument', "an LDAP user's access key has the user's DN as its parent");
-    if (ldapPolicyNames(d, k.ldap.dn, k.ldap.groups).length === 0) throw new SvcError('XSvcAdminLdapUserNoPolicy', `no policy is attached to the LDAP user ${k.ldap.dn} or its groups: attach one first (svc admin idp ldap policy attach)`);
+    if (ldapPolicyNames(d.ldapPolicies, k.ldap.dn, k.ldap.groups).length === 0) throw new SvcError('XSvcAdminLdapUserNoPolicy', `no policy is attached to the LDAP user ${k.ldap.dn} or its groups: attach one first (svc admin idp ldap policy attach)`);
   } else if (k.parent !== null) user(d, k.parent);
   if (k.policy !== undefined) parseIdentityPolicy(k.policy);
   if (k.expiresAt !== undefined && k.expiresAt <= c.now) throw new SvcError('InvalidArgument', 'the expiry must be in the future');
@@ -486,9 +486,9 @@ export function effectivePolicyNames(d: IamDoc, name: string): string[] {
   return uniq(out);
 }
 
-/** The policy names mapped (now) to an LDAP user's DN and its groups' DNs. */
-export function ldapPolicyNames(d: IamDoc, dn: string, groups: readonly string[]): string[] {
-  return uniq([dn, ...groups].flatMap((x) => d.ldapPolicies[x.toLowerCase()] ?? []));
+/** The policy names `mappings` (the store's `ldapPolicies`) give an LDAP user's DN and its groups' DNs: the one rule for sign-in and access keys. */
+export function ldapPolicyNames(mappings: Readonly<Record<string, readonly string[]>>, dn: string, groups: readonly string[]): string[] {
+  return uniq([dn, ...groups].flatMap((x) => mappings[x.toLowerCase()] ?? []));
 }
 
 /** What a re-check of an LDAP key's user found: the user with its groups now, or no user (and why). */

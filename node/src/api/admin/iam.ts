@@ -28,6 +28,7 @@ import {
   type LdapConfig,
   ldapKindOf,
   ldapPolicyNames,
+  type NewAccessKey,
   type OpenIdConfig,
   policyList,
   putPolicy,
@@ -371,34 +372,63 @@ function attach(detach: boolean): Handler {
   };
 }
 
+/** What `add-service-account` (and its LDAP form) is sent. */
+interface AccessKeyBody {
+  policy?: unknown;
+  targetUser?: unknown;
+  accessKey?: unknown;
+  secretKey?: unknown;
+  name?: unknown;
+  description?: unknown;
+  expiration?: unknown;
+}
+
+/** The new key a body asks for: its pair (given, else generated; checked), the secret sealed for the store, and the optional fields of its record. */
+function newAccessKey(body: AccessKeyBody, d: IamAdminDeps): { accessKey: string; secretKey: string; secret: Secret; expiresAt: number | undefined; optional: Pick<NewAccessKey, 'policy' | 'name' | 'description' | 'expiresAt'> } {
+  const gen = generateKeys();
+  const accessKey = typeof body.accessKey === 'string' && body.accessKey !== '' ? body.accessKey : gen.accessKey;
+  const secretKey = typeof body.secretKey === 'string' && body.secretKey !== '' ? body.secretKey : gen.secretKey;
+  checkAccessKey(accessKey);
+  checkSecretKey(secretKey);
+  const policy = policyText(body.policy);
+  const expiresAt = expiryOf(body.expiration, d.now());
+  return {
+    accessKey,
+    secretKey,
+    secret: d.store.seal(secretKey),
+    expiresAt,
+    optional: {
+      ...(policy !== undefined ? { policy } : {}),
+      ...(typeof body.name === 'string' && body.name !== '' ? { name: body.name } : {}),
+      ...(typeof body.description === 'string' && body.description !== '' ? { description: body.description } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    },
+  };
+}
+
+/** madmin's answer to a created key: its pair (the secret shown this once) and expiry. */
+function keyCreated(c: IamCall, key: { accessKey: string; secretKey: string; expiresAt: number | undefined }): Promise<IamReply> {
+  return encrypted(c, { credentials: { accessKey: key.accessKey, secretKey: key.secretKey, expiration: key.expiresAt === undefined ? ZERO_TIME : iso(key.expiresAt) } });
+}
+
 const addServiceAccount: Handler = async (c, d) => {
-  const body = await decryptedJson<{ policy?: unknown; targetUser?: unknown; accessKey?: unknown; secretKey?: unknown; name?: unknown; description?: unknown; expiration?: unknown }>(c, 'access key');
+  const body = await decryptedJson<AccessKeyBody>(c, 'access key');
   if (external(c.principal) && (typeof body.targetUser !== 'string' || body.targetUser === '')) {
     throw new SvcError('InvalidArgument', 'an LDAP or OpenID identity is no svc user: an LDAP user creates its access keys through idp/ldap/add-service-account (svc admin idp ldap accesskey create)');
   }
   const self = builtinSelf(c.principal);
   const targetUser = typeof body.targetUser === 'string' && body.targetUser !== '' ? body.targetUser : (self ?? null);
   ownsOrMay(c, d, targetUser, 'admin:CreateServiceAccount');
-  const gen = generateKeys();
-  const ak = typeof body.accessKey === 'string' && body.accessKey !== '' ? body.accessKey : gen.accessKey;
-  const sk = typeof body.secretKey === 'string' && body.secretKey !== '' ? body.secretKey : gen.secretKey;
-  checkAccessKey(ak);
-  checkSecretKey(sk);
-  const policy = policyText(body.policy);
-  const expiresAt = expiryOf(body.expiration, d.now());
-  const secret = d.store.seal(sk);
-  await d.store.mutate('accesskey.create', actor(c), { accessKeyId: ak, parent: targetUser ?? 'root' }, (doc, ctx) =>
+  const key = newAccessKey(body, d);
+  await d.store.mutate('accesskey.create', actor(c), { accessKeyId: key.accessKey, parent: targetUser ?? 'root' }, (doc, ctx) =>
     addAccessKey(doc, ctx, {
-      accessKey: ak,
-      secret,
+      accessKey: key.accessKey,
+      secret: key.secret,
       parent: targetUser,
-      ...(policy !== undefined ? { policy } : {}),
-      ...(typeof body.name === 'string' && body.name !== '' ? { name: body.name } : {}),
-      ...(typeof body.description === 'string' && body.description !== '' ? { description: body.description } : {}),
-      ...(expiresAt !== undefined ? { expiresAt } : {}),
+      ...key.optional,
     }),
   );
-  return encrypted(c, { credentials: { accessKey: ak, secretKey: sk, expiration: expiresAt === undefined ? ZERO_TIME : iso(expiresAt) } });
+  return keyCreated(c, key);
 };
 
 const listServiceAccounts: Handler = async (c, d) => {
@@ -420,7 +450,7 @@ const infoServiceAccount: Handler = async (c, d) => {
   const k = accessKeyRecord(doc, ak);
   ownsOrMay(c, d, k.parent, 'admin:ListServiceAccounts', k.ldap !== undefined);
   const v = accessKeyView(doc, ak);
-  const names = k.ldap !== undefined ? ldapPolicyNames(doc, k.ldap.dn, k.ldap.groups) : k.parent === null ? [] : effectivePolicyNames(doc, k.parent);
+  const names = k.ldap !== undefined ? ldapPolicyNames(doc.ldapPolicies, k.ldap.dn, k.ldap.groups) : k.parent === null ? [] : effectivePolicyNames(doc, k.parent);
   const implied = k.parent === null ? '' : JSON.stringify({ Version: '2012-10-17', Statement: names.flatMap((n) => (JSON.parse(policyEntry(doc, n)?.text ?? '{"Statement":[]}') as { Statement: unknown[] }).Statement) });
   return encrypted(c, { parentUser: v.parentUser, accountStatus: v.accountStatus, impliedPolicy: v.impliedPolicy, policy: k.policy ?? implied, name: v.name, description: v.description, expiration: v.expiration, ...(k.disabledReason !== undefined ? { disabledReason: k.disabledReason } : {}) });
 };
@@ -478,38 +508,28 @@ function ldapInForce(d: IamAdminDeps): { cfg: LdapConfig; bindPassword: string; 
  * the permission is needed.
  */
 const addLdapServiceAccount: Handler = async (c, d) => {
-  const body = await decryptedJson<{ policy?: unknown; targetUser?: unknown; accessKey?: unknown; secretKey?: unknown; name?: unknown; description?: unknown; expiration?: unknown }>(c, 'access key');
+  const body = await decryptedJson<AccessKeyBody>(c, 'access key');
   const requested = typeof body.targetUser === 'string' ? body.targetUser.trim() : '';
   const self = ldapSelf(c.principal);
   const name = requested !== '' ? requested : self?.dn;
   if (name === undefined) throw new SvcError('InvalidArgument', 'name the LDAP user (targetUser: a user name or DN)');
   const own = self !== undefined && selfServe(c) && sameLdapUser(self, name);
   if (!own) need(c, d, 'admin:CreateServiceAccount');
-  const gen = generateKeys();
-  const ak = typeof body.accessKey === 'string' && body.accessKey !== '' ? body.accessKey : gen.accessKey;
-  const sk = typeof body.secretKey === 'string' && body.secretKey !== '' ? body.secretKey : gen.secretKey;
-  checkAccessKey(ak);
-  checkSecretKey(sk);
-  const policy = policyText(body.policy);
-  const expiresAt = expiryOf(body.expiration, d.now());
+  const key = newAccessKey(body, d);
   const ldap = ldapInForce(d);
   const user = await ldap.lookup(ldap.cfg, ldap.bindPassword, name);
   // a session's own user is the DN it signed in as: a user renamed or moved since is refused rather than guessed
   if (own && user.dn.toLowerCase() !== self.dn.toLowerCase()) throw new SvcError('XSvcAdminNoSuchUser', `the LDAP user ${self.dn} is no longer found by the user search`);
-  const secret = d.store.seal(sk);
-  await d.store.mutate('accesskey.create', actor(c), { accessKeyId: ak, parent: user.dn, ldap: true }, (doc, ctx) =>
+  await d.store.mutate('accesskey.create', actor(c), { accessKeyId: key.accessKey, parent: user.dn, ldap: true }, (doc, ctx) =>
     addAccessKey(doc, ctx, {
-      accessKey: ak,
-      secret,
+      accessKey: key.accessKey,
+      secret: key.secret,
       parent: user.dn,
       ldap: { dn: user.dn, username: user.username, groups: [...user.groups] },
-      ...(policy !== undefined ? { policy } : {}),
-      ...(typeof body.name === 'string' && body.name !== '' ? { name: body.name } : {}),
-      ...(typeof body.description === 'string' && body.description !== '' ? { description: body.description } : {}),
-      ...(expiresAt !== undefined ? { expiresAt } : {}),
+      ...key.optional,
     }),
   );
-  return encrypted(c, { credentials: { accessKey: ak, secretKey: sk, expiration: expiresAt === undefined ? ZERO_TIME : iso(expiresAt) } });
+  return keyCreated(c, key);
 };
 
 const LDAP_LIST_TYPES = ['sts-only', 'svcacc-only', 'all'] as const;
@@ -526,7 +546,7 @@ const listLdapAccessKeys: Handler = async (c, d) => {
   const requested = c.query.get('userDN') ?? '';
   const self = ldapSelf(c.principal);
   const who = requested !== '' ? requested : self?.dn;
-  if (!(self !== undefined && who !== undefined && c.principal.credential !== 'accesskey' && sameLdapUser(self, who))) need(c, d, 'admin:ListServiceAccounts');
+  if (!(self !== undefined && who !== undefined && selfServe(c) && sameLdapUser(self, who))) need(c, d, 'admin:ListServiceAccounts');
   const doc = d.store.doc();
   const matches = (dn: string, username: string) => who === undefined || who.toLowerCase() === dn.toLowerCase() || who === username;
   const serviceAccounts =

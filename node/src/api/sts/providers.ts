@@ -16,7 +16,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import { ldapConnection } from '../../iam/idp-config.ts';
-import type { LdapConfig, OpenIdConfig } from '../../iam/state.ts';
+import { type LdapConfig, ldapPolicyNames, type OpenIdConfig } from '../../iam/state.ts';
 import { type ClientTrust, tlsFailureReason, trustedFetch } from '../../tls/trust.ts';
 import { SvcError } from '../../util/errors.ts';
 
@@ -336,7 +336,7 @@ export async function verifyLdapUser(cfg: LdapConfig, bindPassword: string, mapp
   } finally {
     await asUser.unbind().catch(() => undefined);
   }
-  const policies = [...new Set([userDn, ...groups].flatMap((dn) => mappings[dn.toLowerCase()] ?? []))];
+  const policies = ldapPolicyNames(mappings, userDn, groups);
   if (policies.length === 0) throw new SvcError('AccessDenied', `no policy is attached to the LDAP user ${userDn} or its groups`);
   return { subject: user, policies, claims: { 'ldap:username': [user], 'ldap:user': [userDn], 'ldap:groups': [...groups] } };
 }

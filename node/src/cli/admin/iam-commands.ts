@@ -65,6 +65,34 @@ export function parseExpiry(s: string, now = Date.now()): string {
   return new Date(t).toISOString();
 }
 
+/** The options of the commands that create an access key (for a user, for an LDAP user). */
+type CreateKeyOpt = JsonOpt & { accessKey?: string; secretKey?: string; policy?: string; name?: string; description?: string; expiry?: string };
+
+function keyOptions(c: Command): void {
+  c.option('--access-key <key>', 'choose the access key (default: generated)')
+    .option('--secret-key <key>', 'choose the secret key (default: generated)')
+    .option('--policy <file>', 'a policy narrowing the access key to less than its user may do')
+    .option('--name <name>', 'a name for it')
+    .option('--description <text>', 'a description')
+    .option('--expiry <when>', 'expires after a duration (90m, 24h, 30d) or at an RFC 3339 time');
+}
+
+/** Creates an access key through `route` (madmin's encrypted add-service-account body) and prints it; the secret is shown this once. */
+async function createAccessKey(c: AdminClient, json: (o: JsonOpt, value: unknown, text: string) => void, route: string, targetUser: string | undefined, o: CreateKeyOpt): Promise<void> {
+  const body = {
+    ...(targetUser !== undefined ? { targetUser } : {}),
+    ...(o.accessKey !== undefined ? { accessKey: o.accessKey } : {}),
+    ...(o.secretKey !== undefined ? { secretKey: o.secretKey } : {}),
+    ...(o.policy !== undefined ? { policy: JSON.parse(readPolicyFile(o.policy)) as unknown } : {}),
+    ...(o.name !== undefined ? { name: o.name } : {}),
+    ...(o.description !== undefined ? { description: o.description } : {}),
+    ...(o.expiry !== undefined ? { expiration: parseExpiry(o.expiry) } : {}),
+  };
+  const r = await c.encrypted('PUT', route, {}, body, true);
+  const cred = (r.value as { credentials: { accessKey: string; secretKey: string; expiration: string } }).credentials;
+  json(o, cred, `Access Key: ${cred.accessKey}\nSecret Key: ${cred.secretKey}\nExpiration: ${cred.expiration.startsWith('0001') ? 'no expiry' : cred.expiration}\n(the secret key is not shown again)`);
+}
+
 function readPolicyFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
@@ -204,28 +232,11 @@ export function registerIamCommands(admin: Command, d: IamCommandDeps): void {
 
   // ---- access keys
   const ak = admin.command('accesskey').description("access keys (service accounts) of a user: its rights, optionally narrowed by a policy, with an expiry");
-  type CreateOpt = JsonOpt & { accessKey?: string; secretKey?: string; policy?: string; name?: string; description?: string; expiry?: string };
-  cmd<CreateOpt>(ak, 'create', 'create an access key for USER (default: yourself); the secret key is shown once', 'ALIAS [USER]', async (c, rest, o) => {
+  const akCreate = cmd<CreateKeyOpt>(ak, 'create', 'create an access key for USER (default: yourself); the secret key is shown once', 'ALIAS [USER]', async (c, rest, o) => {
     if (rest.length > 1) throw new UsageError('usage: svc admin accesskey create ALIAS [USER] [--policy FILE] [--expiry 24h]');
-    const body = {
-      ...(rest[0] !== undefined ? { targetUser: rest[0] } : {}),
-      ...(o.accessKey !== undefined ? { accessKey: o.accessKey } : {}),
-      ...(o.secretKey !== undefined ? { secretKey: o.secretKey } : {}),
-      ...(o.policy !== undefined ? { policy: JSON.parse(readPolicyFile(o.policy)) as unknown } : {}),
-      ...(o.name !== undefined ? { name: o.name } : {}),
-      ...(o.description !== undefined ? { description: o.description } : {}),
-      ...(o.expiry !== undefined ? { expiration: parseExpiry(o.expiry) } : {}),
-    };
-    const r = await c.encrypted('PUT', 'v3/add-service-account', {}, body, true);
-    const cred = (r.value as { credentials: { accessKey: string; secretKey: string; expiration: string } }).credentials;
-    json(o, cred, `Access Key: ${cred.accessKey}\nSecret Key: ${cred.secretKey}\nExpiration: ${cred.expiration.startsWith('0001') ? 'no expiry' : cred.expiration}\n(the secret key is not shown again)`);
-  })
-    .option('--access-key <key>', 'choose the access key (default: generated)')
-    .option('--secret-key <key>', 'choose the secret key (default: generated)')
-    .option('--policy <file>', 'a policy narrowing the access key to less than its user may do')
-    .option('--name <name>', 'a name for it')
-    .option('--description <text>', 'a description')
-    .option('--expiry <when>', 'expires after a duration (90m, 24h, 30d) or at an RFC 3339 time');
+    await createAccessKey(c, json, 'v3/add-service-account', rest[0], o);
+  });
+  keyOptions(akCreate);
   cmd(ak, 'list', "a user's access keys (default: your own)", 'ALIAS [USER]', async (c, rest, o) => {
     if (rest.length > 1) throw new UsageError('usage: svc admin accesskey list ALIAS [USER]');
     const r = await c.encryptedAnswer<{ accounts: AccessKeyInfo[] }>('v3/list-service-accounts', rest[0] !== undefined ? { user: rest[0] } : {});
@@ -346,29 +357,12 @@ function registerIdpCommands(admin: Command, cmd: Cmd, json: (o: JsonOpt, value:
 
   // access keys of LDAP users (info, remove, enable, disable: `svc admin accesskey`, as for any access key)
   const ldapKeys = idp.commands.find((g) => g.name() === 'ldap')!.command('accesskey').description("access keys of LDAP users: the policies mapped to the user's DN and groups, optionally narrowed by a policy, with an expiry");
-  type LdapCreateOpt = JsonOpt & { ldapUser?: string; accessKey?: string; secretKey?: string; policy?: string; name?: string; description?: string; expiry?: string };
-  cmd<LdapCreateOpt>(ldapKeys, 'create', 'create an access key for an LDAP user; the secret key is shown once', 'ALIAS', async (c, rest, o) => {
+  type LdapCreateOpt = CreateKeyOpt & { ldapUser?: string };
+  const ldapCreate = cmd<LdapCreateOpt>(ldapKeys, 'create', 'create an access key for an LDAP user; the secret key is shown once', 'ALIAS', async (c, rest, o) => {
     exactly(rest, 0, 'svc admin idp ldap accesskey create ALIAS [--ldap-user NAME|DN] [--policy FILE] [--expiry 24h]');
-    const body = {
-      ...(o.ldapUser !== undefined ? { targetUser: o.ldapUser } : {}),
-      ...(o.accessKey !== undefined ? { accessKey: o.accessKey } : {}),
-      ...(o.secretKey !== undefined ? { secretKey: o.secretKey } : {}),
-      ...(o.policy !== undefined ? { policy: JSON.parse(readPolicyFile(o.policy)) as unknown } : {}),
-      ...(o.name !== undefined ? { name: o.name } : {}),
-      ...(o.description !== undefined ? { description: o.description } : {}),
-      ...(o.expiry !== undefined ? { expiration: parseExpiry(o.expiry) } : {}),
-    };
-    const r = await c.encrypted('PUT', 'v3/idp/ldap/add-service-account', {}, body, true);
-    const cred = (r.value as { credentials: { accessKey: string; secretKey: string; expiration: string } }).credentials;
-    json(o, cred, `Access Key: ${cred.accessKey}\nSecret Key: ${cred.secretKey}\nExpiration: ${cred.expiration.startsWith('0001') ? 'no expiry' : cred.expiration}\n(the secret key is not shown again)`);
-  })
-    .option('--ldap-user <user>', "the LDAP user: a user name or DN (none: the caller's own, when it is an LDAP user's STS session: SVC_ACCESS_KEY, SVC_SECRET_KEY and SVC_SESSION_TOKEN from AssumeRoleWithLDAPIdentity)")
-    .option('--access-key <key>', 'choose the access key (default: generated)')
-    .option('--secret-key <key>', 'choose the secret key (default: generated)')
-    .option('--policy <file>', 'a policy narrowing the access key to less than its user may do')
-    .option('--name <name>', 'a name for it')
-    .option('--description <text>', 'a description')
-    .option('--expiry <when>', 'expires after a duration (90m, 24h, 30d) or at an RFC 3339 time');
+    await createAccessKey(c, json, 'v3/idp/ldap/add-service-account', o.ldapUser, o);
+  }).option('--ldap-user <user>', "the LDAP user: a user name or DN (none: the caller's own, when it is an LDAP user's STS session: SVC_ACCESS_KEY, SVC_SECRET_KEY and SVC_SESSION_TOKEN from AssumeRoleWithLDAPIdentity)");
+  keyOptions(ldapCreate);
   type LdapListOpt = JsonOpt & { ldapUser?: string };
   cmd<LdapListOpt>(ldapKeys, 'list', "an LDAP user's access keys (default: every LDAP user's; an LDAP user's STS session: its own)", 'ALIAS', async (c, rest, o) => {
     exactly(rest, 0, 'svc admin idp ldap accesskey list ALIAS [--ldap-user NAME|DN]');
