@@ -291,6 +291,47 @@ describe('controller against the in-process API server', () => {
     });
   });
 
+  it('a template edit rolls one pod at a time through graceful termination: the next goes only when the last is back and Ready', async () => {
+    // Pods stay Terminating while their containers stop (as on a real cluster, where the API
+    // server keeps a bound pod until its kubelet confirms); while one does, every other pod must
+    // be there, not terminating and Ready when the operator deletes the next.
+    kubelet.stopDelayMs = 400;
+    // Image changes roll (the default restarts every pod together, as a version change needs).
+    await clusters.editSpec('prod', (s) => ({ ...s, restartPolicy: { imageChange: 'Rolling' } }));
+    await clusters.waitReady('prod');
+    const podType = api.store.find('', 'v1', 'pods')!;
+    const ours = () => api.store.list(podType, NS).filter((p) => p.metadata.name.startsWith('prod-'));
+    const ready = (p: Obj) => (p['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true;
+    const before = ours().map((p) => p.metadata.name).sort();
+    const terminated: string[] = [];
+    const violations: string[] = [];
+    let sawTerminating = false;
+    const unsubscribe = api.store.onEvent((e) => {
+      if (e.typeKey !== '/pods' || e.type !== 'MODIFIED' || !e.object.metadata.deletionTimestamp || !e.object.metadata.name.startsWith('prod-')) return;
+      if (terminated.includes(e.object.metadata.uid!)) return;
+      terminated.push(e.object.metadata.uid!);
+      sawTerminating = true;
+      const others = ours().filter((p) => p.metadata.name !== e.object.metadata.name);
+      const missing = before.filter((n) => n !== e.object.metadata.name && !others.some((p) => p.metadata.name === n));
+      const busy = others.filter((p) => p.metadata.deletionTimestamp || !ready(p)).map((p) => p.metadata.name);
+      if (missing.length > 0 || busy.length > 0) violations.push(`${e.object.metadata.name} deleted while ${[...missing.map((m) => `${m} absent`), ...busy.map((b) => `${b} terminating or not Ready`)].join(', ')}`);
+    });
+    try {
+      await clusters.editSpec('prod', (s) => ({ ...s, image: 'svc-node:test-rolled' }));
+      const image = (p: Obj) => (p['spec'] as { containers: { image: string }[] }).containers[0]!.image;
+      const end = Date.now() + 60_000;
+      while (Date.now() < end && !(ours().length === before.length && ours().every((p) => image(p) === 'svc-node:test-rolled' && ready(p) && !p.metadata.deletionTimestamp))) await new Promise((r) => setTimeout(r, 100));
+      expect(ours().map((p) => [p.metadata.name, image(p), ready(p)]).sort()).toEqual(before.map((n) => [n, 'svc-node:test-rolled', true]));
+      await eventReasons(api, ['RollingRestartCompleted']);
+    } finally {
+      unsubscribe();
+      kubelet.stopDelayMs = 0;
+    }
+    expect(sawTerminating).toBe(true);
+    expect(terminated).toHaveLength(before.length);
+    expect(violations).toEqual([]);
+  });
+
   it('deleting the SvcCluster: nothing waits for the operator; children are garbage-collected; PVCs are kept', async () => {
     await clusters.delete('prod');
     const end = Date.now() + 20_000;

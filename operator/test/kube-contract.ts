@@ -283,6 +283,40 @@ export function describeKubeContract(name: string, open: () => Promise<ContractT
       );
     });
 
+    it('a pod bound to a node is deleted gracefully: Terminating until a delete with grace 0; an unbound pod goes at once', async () => {
+      const pod = (name: string, nodeName?: string) => ({
+        metadata: { name },
+        spec: { ...(nodeName ? { nodeName } : {}), terminationGracePeriodSeconds: 45, containers: [{ name: 'c', image: 'registry.invalid/none:1' }] },
+      });
+      // No kubelet serves this node, so nothing ends the pod's termination but the last delete.
+      const created = await core.createNamespacedPod({ namespace: ns, body: pod('p-grace', 'contract-no-such-node') });
+      await core.deleteNamespacedPod({ namespace: ns, name: 'p-grace' });
+      const terminating = await core.readNamespacedPod({ namespace: ns, name: 'p-grace' });
+      expect(terminating.metadata?.uid).toBe(created.metadata?.uid);
+      expect(terminating.metadata?.deletionGracePeriodSeconds).toBe(45);
+      // deletionTimestamp: the delete's time plus the grace period (whole seconds)
+      const after = (new Date(terminating.metadata!.deletionTimestamp!).getTime() - new Date(created.metadata!.creationTimestamp!).getTime()) / 1000;
+      expect(after).toBeGreaterThanOrEqual(44);
+      expect(after).toBeLessThan(60);
+      // A later delete may shorten the period, not lengthen it.
+      await core.deleteNamespacedPod({ namespace: ns, name: 'p-grace', gracePeriodSeconds: 10 });
+      expect((await core.readNamespacedPod({ namespace: ns, name: 'p-grace' })).metadata?.deletionGracePeriodSeconds).toBe(10);
+      await core.deleteNamespacedPod({ namespace: ns, name: 'p-grace', gracePeriodSeconds: 30 });
+      expect((await core.readNamespacedPod({ namespace: ns, name: 'p-grace' })).metadata?.deletionGracePeriodSeconds).toBe(10);
+      await core.deleteNamespacedPod({ namespace: ns, name: 'p-grace', gracePeriodSeconds: 0 });
+      await eventually(
+        () =>
+          core.readNamespacedPod({ namespace: ns, name: 'p-grace' }).then(
+            () => undefined,
+            (e) => (code(e) === 404 ? true : undefined),
+          ),
+        'the pod to be gone after a delete with grace 0',
+      );
+      await core.createNamespacedPod({ namespace: ns, body: pod('p-unbound') });
+      await core.deleteNamespacedPod({ namespace: ns, name: 'p-unbound' });
+      expect(await core.readNamespacedPod({ namespace: ns, name: 'p-unbound' }).then(() => 200, (e: unknown) => code(e))).toBe(404);
+    });
+
     it('owner references: deleting the owner garbage-collects dependents in the background', async () => {
       const owner = await objects.create(cm('c-owner'));
       await objects.create(dependent('c-dependent', 'c-owner', owner.metadata!.uid!));

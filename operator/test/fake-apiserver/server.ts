@@ -339,8 +339,10 @@ export class FakeApiServer {
       }
       case 'DELETE': {
         if (name === undefined) throw new ApiError(405, 'MethodNotAllowed', 'collection delete is not served');
-        const opts = body ? (parseJson(body) as { propagationPolicy?: string; preconditions?: { uid?: string } }) : {};
-        const gone = this.store.delete(t, ns, name, { propagationPolicy: q.get('propagationPolicy') ?? opts.propagationPolicy, preconditionUid: opts.preconditions?.uid });
+        const opts = body ? (parseJson(body) as { propagationPolicy?: string; preconditions?: { uid?: string }; gracePeriodSeconds?: number }) : {};
+        const graceParam = q.get('gracePeriodSeconds');
+        const grace = graceParam !== null ? Number(graceParam) : opts.gracePeriodSeconds;
+        const gone = this.store.delete(t, ns, name, { propagationPolicy: q.get('propagationPolicy') ?? opts.propagationPolicy, preconditionUid: opts.preconditions?.uid, gracePeriodSeconds: grace });
         if (t.kind === 'CustomResourceDefinition' && !gone.metadata.deletionTimestamp) this.#unregisterCrd(gone);
         return sendJson(res, 200, gone);
       }

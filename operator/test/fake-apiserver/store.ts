@@ -413,11 +413,21 @@ export class Store {
     return Object.fromEntries([...(m ?? [])].map(([k, v]) => [k, [...v.paths].sort()]));
   }
 
-  delete(t: ResourceType, ns: string | undefined, name: string, opts: { propagationPolicy?: string | undefined; preconditionUid?: string | undefined } = {}): Obj {
+  delete(
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    opts: { propagationPolicy?: string | undefined; preconditionUid?: string | undefined; gracePeriodSeconds?: number | undefined } = {},
+  ): Obj {
     const key = this.#key(t, ns, name);
     const cur = this.#objects.get(key);
     if (!cur) throw new ApiError(404, 'NotFound', `${t.plural} "${name}" not found`);
     if (opts.preconditionUid && opts.preconditionUid !== cur.metadata.uid) throw new ApiError(409, 'Conflict', 'Precondition failed: UID in precondition does not match the object');
+    if (opts.gracePeriodSeconds !== undefined && (!Number.isInteger(opts.gracePeriodSeconds) || opts.gracePeriodSeconds < 0)) {
+      throw new ApiError(422, 'Invalid', `DeleteOptions.gracePeriodSeconds: Invalid value: ${opts.gracePeriodSeconds}: must be greater than or equal to 0`);
+    }
+    const graceful = this.#graceful(t, key, cur, opts.gracePeriodSeconds);
+    if (graceful) return graceful;
     if ((cur.metadata.finalizers ?? []).length > 0) {
       if (cur.metadata.deletionTimestamp) return clone(cur);
       const next = clone(cur);
@@ -430,6 +440,37 @@ export class Store {
       return clone(next);
     }
     return this.#remove(t, key, cur, opts.propagationPolicy ?? 'Background');
+  }
+
+  /**
+   * Graceful deletion, as the API server does it for a pod bound to a node
+   * (`spec.nodeName`): the pod stays, with `deletionTimestamp` (now plus the
+   * grace period) and `deletionGracePeriodSeconds`, until its kubelet has
+   * stopped the containers and deletes it again with a grace period of 0.
+   * The period is the request's `gracePeriodSeconds`, else the pod's
+   * `terminationGracePeriodSeconds` (default 30); a later delete may only
+   * shorten it. An unbound pod (no kubelet to wait for), one that has
+   * finished (Succeeded, Failed) and a delete with grace 0 go at once. Returns undefined when the delete is not graceful.
+   */
+  #graceful(t: ResourceType, key: string, cur: Obj, requested: number | undefined): Obj | undefined {
+    if (t.group !== '' || t.plural !== 'pods') return undefined;
+    const spec = (cur['spec'] ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
+    if (!spec.nodeName) return undefined;
+    // A pod whose containers all ended has nothing left to stop.
+    const phase = (cur['status'] as { phase?: string } | undefined)?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') return undefined;
+    const grace = requested ?? spec.terminationGracePeriodSeconds ?? 30;
+    if (grace === 0) return undefined;
+    const was = cur.metadata.deletionGracePeriodSeconds;
+    if (cur.metadata.deletionTimestamp && was !== undefined && was <= grace) return clone(cur);
+    const next = clone(cur);
+    next.metadata.deletionTimestamp = new Date(this.now().getTime() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    next.metadata.deletionGracePeriodSeconds = grace;
+    next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+    next.metadata.resourceVersion = this.#nextRv();
+    this.#objects.set(key, next);
+    this.#emit(t, 'MODIFIED', next);
+    return clone(next);
   }
 
   #remove(t: ResourceType, key: string, cur: Obj, policy: string): Obj {

@@ -44,7 +44,10 @@ export class FixedKubelet implements Kubelet {
     if (this.badImages.has(image)) throw Object.assign(new Error('pull failed'), { reason: 'ImagePullBackOff' });
     this.started.push(pod.metadata.name);
   }
+  /** How long a container takes to stop (its graceful shutdown). */
+  stopDelayMs = 0;
   async stop(pod: Obj): Promise<void> {
+    if (this.stopDelayMs > 0) await new Promise((r) => setTimeout(r, this.stopDelayMs));
     this.stopped.push(pod.metadata.name);
   }
   async ready(pod: Obj): Promise<boolean> {
@@ -75,14 +78,15 @@ export class StatefulSetSimulator {
   readonly #t: { sts: ResourceType; pod: ResourceType; pvc: ResourceType };
 
   /**
-   * Kubernetes nodes pods are scheduled onto (`spec.nodeName`); none: pods get
-   * no node. A pod whose template spreads over `kubernetes.io/hostname`
+   * Kubernetes nodes pods are scheduled onto (`spec.nodeName`); by default
+   * one, as a single-node cluster (kind, k3s) has. A bound pod is deleted
+   * gracefully (Terminating until its container stopped). A pod whose template spreads over `kubernetes.io/hostname`
    * (topologySpreadConstraints or pod anti-affinity) goes to the node with
    * the fewest pods its selector matches; one without any goes where most
    * pods already run (bin-packing, the worst case nothing in the template
    * rules out).
    */
-  nodes: readonly string[] = [];
+  nodes: readonly string[] = ['node-1'];
 
   constructor(api: FakeApiServer, kubelet: Kubelet, opts: { probeMs?: number } = {}) {
     this.#api = api;
@@ -104,22 +108,48 @@ export class StatefulSetSimulator {
   }
 
   #onEvent(e: StoredEvent): void {
+    const uid = e.object.metadata.uid!;
+    if (e.typeKey === '/pods' && e.type === 'MODIFIED' && e.object.metadata.deletionTimestamp && !this.#terminating.has(uid)) {
+      // Graceful deletion of a bound pod: the kubelet stops the container (the probes stop with
+      // it), then deletes the pod for good with a grace period of 0; until then the pod is there,
+      // Terminating, and no replacement of that name can be made.
+      this.#terminating.add(uid);
+      const ns = e.object.metadata.namespace;
+      const podName = e.object.metadata.name;
+      this.#stopPod(e.object, () => {
+        try {
+          this.#api.store.delete(this.#t.pod, ns, podName, { gracePeriodSeconds: 0, preconditionUid: uid });
+        } catch {
+          // already gone (a forced delete, or the namespace)
+        }
+      });
+    }
     if (e.typeKey === '/pods' && e.type === 'DELETED') {
-      const name = `${e.object.metadata.namespace}/${e.object.metadata.name}`;
-      const rt = this.#pods.get(name);
-      if (rt?.uid === e.object.metadata.uid) this.#pods.delete(name);
-      if (this.#unscheduled.get(name) === e.object.metadata.uid) this.#unscheduled.delete(name);
-      const prev = this.#stopping.get(name) ?? Promise.resolve();
-      const done = prev
-        .then(() => this.#kubelet.stop(e.object))
-        .catch(() => undefined)
-        .finally(() => {
-          if (this.#stopping.get(name) === done) this.#stopping.delete(name);
-          this.kick();
-        });
-      this.#stopping.set(name, done);
+      // A pod that terminated gracefully was stopped already; an unbound or force-deleted one stops now.
+      if (!this.#terminating.delete(uid)) this.#stopPod(e.object);
     }
     if (e.typeKey === 'apps/statefulsets' || e.typeKey === '/pods') this.kick();
+  }
+
+  /** Pods (by uid) whose graceful termination began. */
+  readonly #terminating = new Set<string>();
+
+  /** Stops a pod's container (after any earlier stop of that name), then `after`; a recreate of the name waits for both. */
+  #stopPod(pod: Obj, after?: () => void): void {
+    const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const rt = this.#pods.get(name);
+    if (rt?.uid === pod.metadata.uid) this.#pods.delete(name);
+    if (this.#unscheduled.get(name) === pod.metadata.uid) this.#unscheduled.delete(name);
+    const prev = this.#stopping.get(name) ?? Promise.resolve();
+    const done = prev
+      .then(() => this.#kubelet.stop(pod))
+      .catch(() => undefined)
+      .finally(() => {
+        after?.();
+        if (this.#stopping.get(name) === done) this.#stopping.delete(name);
+        this.kick();
+      });
+    this.#stopping.set(name, done);
   }
 
   /** Runs a sync pass soon (coalesced). */
