@@ -3,8 +3,8 @@
  * while its start is under way leaves no process behind (the operator can re-apply a
  * StatefulSet just after its SvcCluster is deleted; the collector then deletes the pods the
  * StatefulSet controller has only begun to start); a stop gives svc the pod's
- * terminationGracePeriodSeconds to drain; a container that exits is restarted and the pod's
- * status counts it, as the kubelet's does.
+ * terminationGracePeriodSeconds to drain; a container that exits, or hangs past its liveness
+ * probe, is restarted and the pod's status counts it, as the kubelet's does.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -147,6 +147,34 @@ describe('process kubelet', () => {
     } finally {
       const running = kubelet.pid('rp-0');
       if (running !== undefined) process.kill(running, 'SIGCONT');
+      await kubelet.stop(p);
+    }
+  }, 120_000);
+
+  it.skipIf(!canUnshare)('liveness as the kubelet probes it: passing probes leave the container alone; a hung one is killed after failureThreshold failures and restarted in its pod', async () => {
+    const p = pod('lv-0', 'uid-lv0', { terminationGracePeriodSeconds: 2 });
+    (p['spec'] as { containers: Record<string, unknown>[] }).containers[0]!['livenessProbe'] = { httpGet: { path: '/health', port: 9000 }, periodSeconds: 1, failureThreshold: 3, timeoutSeconds: 1 };
+    await kubelet.start(p);
+    const pid = kubelet.pid('lv-0')!;
+    try {
+      // a healthy container over several periods: probed, never killed
+      await new Promise((r) => setTimeout(r, 4_000));
+      expect(kubelet.pid('lv-0')).toBe(pid);
+      expect(kubelet.livenessKills.filter((k) => k.pod === 'lv-0')).toEqual([]);
+      // it hangs: three failed probes (a second apart, each waiting out its 1 s timeout), then
+      // SIGTERM, which a stopped process cannot act on, then SIGKILL after the 2 s grace period
+      process.kill(pid, 'SIGSTOP');
+      const hung = Date.now();
+      await expect.poll(() => kubelet.livenessKills.find((k) => k.pod === 'lv-0' && k.pid === pid), { timeout: 30_000, interval: 100 }).toBeDefined();
+      expect(kubelet.livenessKills.find((k) => k.pod === 'lv-0')!.at - hung).toBeGreaterThanOrEqual(3_000);
+      await expect.poll(() => kubelet.exits.find((e) => e.pod === 'lv-0' && e.pid === pid), { timeout: 30_000, interval: 100 }).toMatchObject({ signal: 'SIGKILL' });
+      // started again in the same pod, and live
+      await expect.poll(() => kubelet.pid('lv-0') !== undefined && kubelet.pid('lv-0') !== pid, { timeout: 30_000, interval: 100 }).toBe(true);
+      expect(kubelet.container(p)!.restartCount).toBe(1);
+      await expect.poll(() => fetch(`${kubelet.url('lv-0')}/health`).then((r) => r.status, () => 0), { timeout: 60_000, interval: 200 }).toBe(200);
+    } finally {
+      // (the hung process, if the kubelet has not killed it)
+      if (kubelet.exits.every((e) => e.pid !== pid)) process.kill(pid, 'SIGCONT');
       await kubelet.stop(p);
     }
   }, 120_000);

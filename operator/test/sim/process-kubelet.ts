@@ -24,7 +24,8 @@
  * status carries them as the kubelet's does (`restartCount`, `lastState`,
  * `CrashLoopBackOff` during a back-off: `container`). A container that does
  * not answer `/health` within its startup probe's window (period x failure
- * threshold) is killed and restarted; a stop is SIGTERM, then SIGKILL after
+ * threshold), or later fails its liveness probe `failureThreshold` times in a
+ * row, is killed and restarted; a stop is SIGTERM, then SIGKILL after
  * the pod's `terminationGracePeriodSeconds` (30 s unless set), as svc's drain
  * (`SVC_SHUTDOWN_TIMEOUT`) counts on.
  */
@@ -45,7 +46,7 @@ import type { ContainerReport, Kubelet } from './statefulset-sim.ts';
 export const DNS_SHIM = join(REPO, 'operator/test/dns-shim.mjs');
 
 interface Probe {
-  httpGet?: { scheme?: string };
+  httpGet?: { scheme?: string; path?: string; port?: number | string };
   periodSeconds?: number;
   failureThreshold?: number;
   timeoutSeconds?: number;
@@ -95,6 +96,8 @@ interface Running {
   backingOff: boolean;
   /** The readiness probe's state for the current process: ready, and the failures in a row since. */
   readiness: { ready: boolean; failures: number; failingSince: number };
+  /** Set once a process of the container has passed its startup probe (the pod has started). */
+  live: boolean;
 }
 
 /** Back-off before the n-th restart of a container (a real kubelet: 10 s doubling to 5 min). */
@@ -117,6 +120,8 @@ export class ProcessKubelet implements Kubelet {
   readonly history: string[] = [];
   /** Every container exit, in order, stops included. */
   readonly exits: (ContainerExit & { pod: string; pid: number | undefined })[] = [];
+  /** Processes the liveness probe had killed. */
+  readonly livenessKills: { pod: string; pid: number | undefined; at: number }[] = [];
   /** How long a changed Secret takes to reach one pod's volume (drawn per pod and change). */
   secretSyncDelayMs: () => number = () => 0;
   /** Pod name → when a Secret volume of it last changed. */
@@ -319,7 +324,7 @@ export class ProcessKubelet implements Kubelet {
     }
     // From here on a stop finds the pod: no await between the check above and the registration.
     const log = createWriteStream(join(podDir, 'svc.log'), { flags: 'a' });
-    const r: Running = { uid: pod.metadata.uid, child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now(), backingOff: false, readiness: { ready: false, failures: 0, failingSince: 0 } };
+    const r: Running = { uid: pod.metadata.uid, child: undefined, exited: Promise.resolve(), ip, scheme, stopRefresh: () => clearInterval(refresh), stopping: false, restarts: 0, startedAt: Date.now(), backingOff: false, readiness: { ready: false, failures: 0, failingSince: 0 }, live: false };
     this.#procs.set(name, r);
     const launch = (): ChildProcess => {
       const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -338,29 +343,69 @@ export class ProcessKubelet implements Kubelet {
     };
     launch();
     this.history.push(`${name}@${ip}`);
-    // The startup probe: a container not live within its window is killed and restarted, as is one
-    // that exits first (restartPolicy Always, with the back-off); the pod counts as started once live.
+    void this.#probe(name, r, pod, c, log);
+    // The pod counts as started once a process of it passed its startup probe.
+    while (!r.live && !r.stopping) await new Promise((res) => setTimeout(res, 100));
+  }
+
+  /**
+   * The kubelet's probes of one pod's container, for each of its processes in turn: the startup
+   * probe (a process not live within the window is killed and restarted, as is one that exits
+   * first: restartPolicy Always, with the back-off), then the liveness probe every
+   * `periodSeconds` within `timeoutSeconds` (a process that fails it `failureThreshold` times in
+   * a row is killed, SIGTERM then SIGKILL after the grace period, and restarted the same way).
+   * Ends when the pod is stopped.
+   */
+  async #probe(name: string, r: Running, pod: Obj, c: Container, log: NodeJS.WritableStream): Promise<void> {
     const windowMs = startupWindowMs(c);
+    const liveness = c.livenessProbe;
+    const periodMs = (liveness?.periodSeconds ?? 10) * 1000;
+    let child: ChildProcess | undefined;
+    let started = false;
+    let failures = 0;
     for (;;) {
-      // Deleted while it came up: the kubelet's stop already ended the process.
-      if (r.stopping) return;
-      const child = r.child;
-      if (child === undefined || child.exitCode !== null || child.signalCode !== null) {
+      if (r.stopping || this.#procs.get(name) !== r) return;
+      const cur = r.child;
+      if (cur === undefined || cur.exitCode !== null || cur.signalCode !== null) {
         // exited: #exited records it and starts the container again after the back-off
-        await new Promise((res) => setTimeout(res, 100));
+        await sleep(100);
         continue;
       }
-      const live = await fetch(`${scheme}://${ip}:9000/health`, { signal: AbortSignal.timeout(2_000), dispatcher: unverified }).then(
-        (res) => res.status === 200,
-        () => false,
-      );
-      if (live && r.child === child) return;
-      if (!live && windowMs !== undefined && Date.now() - r.startedAt > windowMs && r.child === child) {
-        log.write(`--- kubelet: startup probe of ${name} failed for ${windowMs} ms; killing the container ---\n`);
-        await terminate(child, graceMs(pod), r.exited);
+      if (cur !== child) {
+        child = cur;
+        started = false;
+        failures = 0;
+      }
+      if (!started) {
+        const ok = await httpOk(`${r.scheme}://${r.ip}:9000/health`, 2_000);
+        if (r.child !== child) continue;
+        if (ok) {
+          started = true;
+          r.live = true;
+          continue;
+        }
+        if (windowMs !== undefined && Date.now() - r.startedAt > windowMs) {
+          log.write(`--- kubelet: startup probe of ${name} failed for ${windowMs} ms; killing the container ---\n`);
+          await terminate(child, graceMs(pod), r.exited);
+          continue;
+        }
+        await sleep(100);
         continue;
       }
-      await new Promise((res) => setTimeout(res, 100));
+      await sleep(liveness ? periodMs : 200);
+      if (!liveness || r.stopping || r.child !== child) continue;
+      const port = typeof liveness.httpGet?.port === 'number' ? liveness.httpGet.port : 9000;
+      const ok = await httpOk(`${r.scheme}://${r.ip}:${port}${liveness.httpGet?.path ?? '/health'}`, (liveness.timeoutSeconds ?? 1) * 1000);
+      if (r.stopping || r.child !== child) continue;
+      if (ok) {
+        failures = 0;
+        continue;
+      }
+      const threshold = liveness.failureThreshold ?? 3;
+      if (++failures < threshold) continue;
+      log.write(`--- kubelet: liveness probe of ${name} failed ${failures} times in a row; killing the container ---\n`);
+      this.livenessKills.push({ pod: name, pid: child.pid, at: Date.now() });
+      await terminate(child, graceMs(pod), r.exited);
     }
   }
 
@@ -546,6 +591,21 @@ async function terminate(child: ChildProcess, grace: number, exited: Promise<voi
   const t = setTimeout(() => child.kill('SIGKILL'), grace);
   await exited;
   clearTimeout(t);
+}
+
+/** A probe's HTTP GET: a status from 200 to 399 within `timeoutMs` succeeds (as the kubelet counts it). */
+function httpOk(url: string, timeoutMs: number): Promise<boolean> {
+  return fetch(url, { signal: AbortSignal.timeout(timeoutMs), dispatcher: unverified }).then(
+    (res) => {
+      void res.body?.cancel();
+      return res.status >= 200 && res.status < 400;
+    },
+    () => false,
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((res) => setTimeout(res, ms).unref());
 }
 
 /** Runs a command; rejects with its stderr. */
