@@ -450,7 +450,8 @@ export class Store {
    * The period is the request's `gracePeriodSeconds`, else the pod's
    * `terminationGracePeriodSeconds` (default 30); a later delete may only
    * shorten it. An unbound pod (no kubelet to wait for), one that has
-   * finished (Succeeded, Failed) and a delete with grace 0 go at once. Returns undefined when the delete is not graceful.
+   * finished (Succeeded, Failed) and a delete with grace 0 go at once.
+   * Returns undefined when the delete is not graceful.
    */
   #graceful(t: ResourceType, key: string, cur: Obj, requested: number | undefined): Obj | undefined {
     if (t.group !== '' || t.plural !== 'pods') return undefined;

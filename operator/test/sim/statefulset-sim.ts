@@ -80,7 +80,8 @@ export class StatefulSetSimulator {
   /**
    * Kubernetes nodes pods are scheduled onto (`spec.nodeName`); by default
    * one, as a single-node cluster (kind, k3s) has. A bound pod is deleted
-   * gracefully (Terminating until its container stopped). A pod whose template spreads over `kubernetes.io/hostname`
+   * gracefully (Terminating until its container stopped). A pod whose
+   * template spreads over `kubernetes.io/hostname`
    * (topologySpreadConstraints or pod anti-affinity) goes to the node with
    * the fewest pods its selector matches; one without any goes where most
    * pods already run (bin-packing, the worst case nothing in the template
