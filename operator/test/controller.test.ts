@@ -217,6 +217,8 @@ describe('controller against the in-process API server', () => {
     await expect
       .poll(() => listOf(api, '', 'v1', 'pods').filter((p) => p.metadata.name.startsWith('prod-g1-')).map(scheduled), { timeout: 30_000, interval: 100 })
       .toEqual(['False', 'False']);
+    // ... and they have no node, so deleting them needs no kubelet (no Terminating phase)
+    expect(listOf(api, '', 'v1', 'pods').filter((p) => p.metadata.name.startsWith('prod-g1-')).map((p) => (p['spec'] as { nodeName?: string }).nodeName)).toEqual([undefined, undefined]);
     await clusters.editSpec('prod', (s) => ({ ...s, pools: s.pools.filter((p) => p.name !== 'g1') }));
     await clusters.waitReady('prod');
     const end = Date.now() + 20_000;

@@ -209,8 +209,11 @@ export class StatefulSetSimulator {
         if (existing) {
           // Scheduled once its claims bind, as the scheduler does.
           if (this.#unscheduled.has(`${ns}/${name}`) && unbound.length === 0 && this.#unscheduled.get(`${ns}/${name}`) === existing.metadata.uid) {
-            this.#unscheduled.delete(`${ns}/${name}`);
-            this.#launch(existing);
+            const bound = this.#bind(existing, spec.template.spec);
+            if (bound !== undefined) {
+              this.#unscheduled.delete(`${ns}/${name}`);
+              this.#launch(bound);
+            }
           }
           continue;
         }
@@ -229,7 +232,8 @@ export class StatefulSetSimulator {
               ...structuredClone(spec.template.spec),
               hostname: name,
               subdomain: (sts['spec'] as { serviceName: string }).serviceName,
-              ...(this.nodes.length > 0 ? { nodeName: this.#schedule(ns, spec.template.spec) } : {}),
+              // (a pod whose claims are not bound yet is not scheduled: no node until they are)
+              ...(this.nodes.length > 0 && unbound.length === 0 ? { nodeName: this.#schedule(ns, spec.template.spec) } : {}),
             },
           },
           'kube-controller-manager',
@@ -253,6 +257,18 @@ export class StatefulSetSimulator {
       }
       this.#probe(pods);
       this.#writeStsStatus(sts, revision);
+    }
+  }
+
+  /** The scheduler's binding of a pod that waited for its claims: its node set (`pods/binding`); undefined when it raced with another write (the next pass tries again). */
+  #bind(pod: Obj, podSpec: Record<string, unknown>): Obj | undefined {
+    if (this.nodes.length === 0) return pod;
+    const next = structuredClone(pod);
+    (next['spec'] as { nodeName?: string }).nodeName = this.#schedule(pod.metadata.namespace!, podSpec);
+    try {
+      return this.#api.store.update(this.#t.pod, pod.metadata.namespace, next, { manager: 'kube-scheduler' });
+    } catch {
+      return undefined;
     }
   }
 
