@@ -167,6 +167,11 @@ describe('SIGTERM with requests in flight', () => {
     // Not ready before the listeners closed; the layer and the jobs after the drain.
     expect(events.indexOf('readiness_changed', events.indexOf('shutdown_signal'))).toBeLessThan(events.indexOf('shutdown_drained'));
     expect(events.indexOf('shutdown_drained')).toBeLessThan(events.indexOf('shutdown_complete'));
+    // "shut down" is the last word: every background job stopped before it (it used to be logged
+    // before the node's own jobs, the lock sweep and the audit flush among them, were stopped).
+    expect(events.lastIndexOf('worker_ended')).toBeGreaterThan(-1);
+    expect(events.lastIndexOf('worker_ended')).toBeLessThan(events.indexOf('shutdown_complete'));
+    expect(events.filter((e) => e === 'shutdown_complete')).toHaveLength(1);
   }, 180_000);
 
   it('past SVC_SHUTDOWN_TIMEOUT the PUT left is cut cleanly: exit 0, nothing of it visible after a restart', async () => {

@@ -241,13 +241,14 @@ export async function startNode(config: Config, deps: StartNodeDeps): Promise<Ru
     close: async (graceMs) => {
       // Not ready, listeners closed, requests in flight drained (SVC_SHUTDOWN_TIMEOUT), then the
       // object phase's jobs and the layer (the services' close): docs/architecture.md "Shutdown".
-      await server.close(graceMs);
+      await server.close(graceMs, true);
       stopHistory();
       // Every job not stopped with the services (all of them when no object layer came up):
       // the cluster's loops, the root credential and certificate reloads, and the audit log
       // last (it flushes the records of the drained requests to its queues).
       await jobs.stop();
       await cluster.close();
+      log.info({ event: 'shutdown_complete' }, 'shut down');
     },
   };
 }

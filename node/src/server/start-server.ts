@@ -143,8 +143,10 @@ export interface RunningServer {
    * Graceful stop: not ready, listeners stop accepting, requests in flight
    * get `graceMs` (default `SVC_SHUTDOWN_TIMEOUT`) to finish before their
    * connections are cut, then the services (their jobs, the object layer).
+   * `shutdown_complete` is logged at the end unless `more` says the caller
+   * has more to stop (the node's own jobs) and logs it itself.
    */
-  close(graceMs?: number): Promise<void>;
+  close(graceMs?: number, more?: boolean): Promise<void>;
 }
 
 const geometry = (p: PoolLayout): PoolGeometry => ({ cmdline: p.cmdline, setCount: p.setCount, setDriveCount: p.setDriveCount });
@@ -596,7 +598,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     guard,
     recheckStorage,
     deploymentId: () => deploymentId,
-    async close(graceMs = config.shutdownTimeoutMs) {
+    async close(graceMs = config.shutdownTimeoutMs, more = false) {
       stopping.abort();
       stopMonitor?.();
       // 1. Not ready at once (load balancers and Kubernetes stop routing here), then the
@@ -621,7 +623,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         log.error({ event: 'shutdown_services_failed', err: String(err) }, 'stopping services failed');
       }
       await consoleApp?.close();
-      log.info({ event: 'shutdown_complete' }, 'shut down');
+      if (!more) log.info({ event: 'shutdown_complete' }, 'shut down');
     },
   };
 }
