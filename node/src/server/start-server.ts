@@ -280,6 +280,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   readiness.onChange((r, prev) => {
     const fields = { event: 'readiness_changed', ready: r.ready, pending: r.pending, degradedReasons: r.degradedReasons, wasReady: prev.ready };
     if (r.ready) log.info(fields, 'node is ready');
+    // a stop asked for (SIGTERM) is no fault: not ready on purpose, at info
+    else if (r.details['shutdown'] !== undefined) log.info({ ...fields, shutdown: true }, 'node not ready: shutting down');
     else if (prev.ready) log.warn(fields, 'node lost readiness');
     else log.info(fields, 'node not ready yet');
   });
