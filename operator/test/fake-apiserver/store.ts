@@ -430,14 +430,7 @@ export class Store {
     if (graceful) return graceful;
     if ((cur.metadata.finalizers ?? []).length > 0) {
       if (cur.metadata.deletionTimestamp) return clone(cur);
-      const next = clone(cur);
-      next.metadata.deletionTimestamp = this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
-      next.metadata.deletionGracePeriodSeconds = 0;
-      next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
-      next.metadata.resourceVersion = this.#nextRv();
-      this.#objects.set(key, next);
-      this.#emit(t, 'MODIFIED', next);
-      return clone(next);
+      return this.#markDeleting(t, key, cur, 0);
     }
     return this.#remove(t, key, cur, opts.propagationPolicy ?? 'Background');
   }
@@ -464,6 +457,11 @@ export class Store {
     if (grace === 0) return undefined;
     const was = cur.metadata.deletionGracePeriodSeconds;
     if (cur.metadata.deletionTimestamp && was !== undefined && was <= grace) return clone(cur);
+    return this.#markDeleting(t, key, cur, grace);
+  }
+
+  /** An object that stays while it is being deleted: `deletionTimestamp` (now plus `grace` seconds), a new generation, MODIFIED. */
+  #markDeleting(t: ResourceType, key: string, cur: Obj, grace: number): Obj {
     const next = clone(cur);
     next.metadata.deletionTimestamp = new Date(this.now().getTime() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     next.metadata.deletionGracePeriodSeconds = grace;

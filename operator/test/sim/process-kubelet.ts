@@ -345,7 +345,7 @@ export class ProcessKubelet implements Kubelet {
     this.history.push(`${name}@${ip}`);
     void this.#probe(name, r, pod, c, log);
     // The pod counts as started once a process of it passed its startup probe.
-    while (!r.live && !r.stopping) await new Promise((res) => setTimeout(res, 100));
+    while (!r.live && !r.stopping) await sleep(100);
   }
 
   /**
