@@ -121,6 +121,8 @@ class Workload {
   targets: number[] = [1, 2, 3, 4];
   #running = false;
   #loops: Promise<void>[] = [];
+  /** Requests in flight per node. */
+  readonly #inflight = new Map<number, number>();
   #seq = 0;
   readonly #clients: Map<number, S3Client>;
 
@@ -128,9 +130,31 @@ class Workload {
     this.#clients = clients;
   }
 
-  #client(): S3Client {
+  /** Sends through one of the current targets, counting the request in flight on that node. */
+  async #send<T>(send: (c: S3Client) => Promise<T>): Promise<T> {
     const t = this.targets;
-    return this.#clients.get(t[Math.floor(Math.random() * t.length)]!)!;
+    const k = t[Math.floor(Math.random() * t.length)]!;
+    this.#inflight.set(k, (this.#inflight.get(k) ?? 0) + 1);
+    try {
+      return await send(this.#clients.get(k)!);
+    } finally {
+      this.#inflight.set(k, this.#inflight.get(k)! - 1);
+    }
+  }
+
+  /**
+   * Until no request is in flight to a node outside the targets (a load balancer draining it),
+   * so a fault applied next meets only the requests it is meant to meet. Without it, a reader
+   * whose GET had just gone to the node about to be frozen hung there for its whole timeout, and
+   * with both readers caught so the frozen phase measured no read at all.
+   */
+  async drain(timeoutMs = 30_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    const busy = () => [...this.#inflight].filter(([k, n]) => n > 0 && !this.targets.includes(k));
+    while (busy().length > 0) {
+      if (Date.now() > end) throw new Error(`requests still in flight to node(s) ${busy().map(([k]) => k).join(', ')} after ${timeoutMs} ms`);
+      await sleep(20);
+    }
   }
 
   start(writers: number, readers: number): void {
@@ -152,7 +176,7 @@ class Workload {
       const body = randomBytes(sizes[n % sizes.length]!);
       const p = this.phase;
       try {
-        await this.#client().send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+        await this.#send((c) => c.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body })));
         this.acked.set(key, { md5: md5(body), size: body.length });
         p.putOk++;
       } catch (err) {
@@ -174,8 +198,10 @@ class Workload {
       const p = this.phase;
       const t0 = performance.now();
       try {
-        const got = await this.#client().send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-        const bytes = await got.Body!.transformToByteArray();
+        const bytes = await this.#send(async (c) => {
+          const got = await c.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+          return got.Body!.transformToByteArray();
+        });
         p.latencies.push(performance.now() - t0);
         p.startedAt.push(t0 - p.began);
         p.getOk++;
@@ -295,6 +321,7 @@ describe.skipIf(!enabled)('fault suite: every acknowledged object survives', () 
   async function phase(name: string, fault: string, ms: number, apply: () => Promise<string | void> | string | void, undo: () => Promise<void> | void, targets = [1, 2, 3, 4]): Promise<PhaseStats> {
     const p = newPhase(name, fault, ms / 1000);
     w.targets = targets;
+    await w.drain();
     w.phase = p;
     const stalls = monitorEventLoopDelay({ resolution: 10 });
     stalls.enable();

@@ -62,6 +62,12 @@ describe('GET below read quorum', () => {
     expect(res.headers.get('content-type')).toBe('application/xml');
     // The SDK sees the error code, not a network failure it would retry blindly.
     await expect(s3.send(new GetObjectCommand({ Bucket: 'quorum', Key: 'gone' }))).rejects.toMatchObject({ name: 'ErasureReadQuorum', $metadata: { httpStatusCode: 503 } });
+    // An operator learns of it from the log: one warning naming the request, not one per request
+    // (the second answer within ten seconds is only counted).
+    await expect.poll(() => run.logs().filter((l) => l.event === 's3_server_error').length, { timeout: 5_000 }).toBe(1);
+    const warned = run.logs().find((l) => l.event === 's3_server_error')!;
+    expect(warned).toMatchObject({ level: 'warn', code: 'ErasureReadQuorum', status: 503, method: 'GET', resource: '/quorum/gone' });
+    expect(warned.requestId).toBe(res.headers.get('x-amz-request-id'));
   }, 30_000);
 
   it('cuts the response off, and logs it, when a later block fails', async () => {

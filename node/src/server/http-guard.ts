@@ -32,6 +32,7 @@ import type { Server as TlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Clock } from '../util/clock.ts';
 import { ERRORS } from '../util/errors.ts';
+import { LogLimiter } from '../util/log-limiter.ts';
 import type { Logger } from '../util/logger.ts';
 import { type HttpLimits, normaliseAddress } from '../util/net-config.ts';
 
@@ -83,30 +84,6 @@ interface Watched {
   fired: boolean;
 }
 
-/** Logs one record per event and period; the next one carries how many were suppressed. */
-class LogLimiter {
-  readonly #last = new Map<string, { at: number; suppressed: number }>();
-  readonly logger: Logger;
-  readonly clock: Clock;
-  readonly periodMs: number;
-  constructor(logger: Logger, clock: Clock, periodMs = 10_000) {
-    this.logger = logger;
-    this.clock = clock;
-    this.periodMs = periodMs;
-  }
-  warn(event: string, fields: Record<string, unknown>, message: string): void {
-    const now = this.clock.now();
-    const key = `${event}:${String(fields['reason'] ?? '')}`;
-    const s = this.#last.get(key);
-    if (s !== undefined && now - s.at < this.periodMs) {
-      s.suppressed++;
-      return;
-    }
-    this.#last.set(key, { at: now, suppressed: 0 });
-    this.logger.warn({ event, ...fields, ...(s !== undefined && s.suppressed > 0 ? { suppressed: s.suppressed } : {}) }, message);
-  }
-}
-
 const RAW_503 = 'HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
 
 function xml(code: 'RequestTimeout' | 'SlowDown', message: string, resource: string): string {
@@ -135,6 +112,11 @@ export class HttpGuard {
     this.#stopSweep = opts.clock.every(opts.sweepMs ?? 1_000, () => this.#sweep());
   }
 
+  /** One warning per event (and reason) every ten seconds. */
+  #warn(event: string, fields: Record<string, unknown>, message: string): void {
+    this.#log.warn(`${event}:${String(fields['reason'] ?? '')}`, { event, ...fields }, message);
+  }
+
   get limits(): HttpLimits {
     return this.#o.limits;
   }
@@ -149,7 +131,7 @@ export class HttpGuard {
     server.on('error', (err: NodeJS.ErrnoException) => {
       if (err.syscall === 'listen' || err.syscall === 'bind') return; // the listener reports bind failures
       this.#stats.acceptErrors++;
-      this.#log.warn(
+      this.#warn(
         'http_accept_failed',
         { listener: opts.listener, code: err.code, err: err.message },
         err.code === 'EMFILE' || err.code === 'ENFILE' ? 'out of file descriptors accepting a connection; it was dropped' : 'accepting a connection failed',
@@ -185,7 +167,7 @@ export class HttpGuard {
     }
     if (kind === 'client' && this.#descriptorsHigh) {
       this.#stats.shed++;
-      this.#log.warn('http_request_shed', { listener: this.#o.listener, remote: normaliseAddress(socket.remoteAddress) }, 'near the file descriptor limit: new requests get 503 SlowDown');
+      this.#warn('http_request_shed', { listener: this.#o.listener, remote: normaliseAddress(socket.remoteAddress) }, 'near the file descriptor limit: new requests get 503 SlowDown');
       const body = xml('SlowDown', 'The server is short of file descriptors; retry later.', (req.url ?? '/').split('?')[0]!);
       res.writeHead(ERRORS.SlowDown.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), 'retry-after': '5', connection: 'close' });
       res.end(req.method === 'HEAD' ? undefined : body);
@@ -219,7 +201,7 @@ export class HttpGuard {
       if (refused === 'global') this.#stats.refusedGlobal++;
       else this.#stats.refusedAddress++;
       this.#refusedSockets.add(socket);
-      this.#log.warn(
+      this.#warn(
         'http_connection_refused',
         { listener: this.#o.listener, reason: refused, remote: addr, cap: refused === 'global' ? this.#o.caps.global : this.#o.caps.perAddress },
         refused === 'global' ? 'connection cap reached: connection answered 503 and closed' : 'per-address connection cap reached: connection answered 503 and closed',
@@ -258,7 +240,7 @@ export class HttpGuard {
     if (socket.writableLength > 0 || res.writableNeedDrain) {
       // The response waits for a client that stopped reading.
       this.#stats.reader++;
-      this.#log.warn('http_client_stopped_reading', this.#fields(w), 'client stopped reading its response; connection closed');
+      this.#warn('http_client_stopped_reading', this.#fields(w), 'client stopped reading its response; connection closed');
       socket.destroy();
       return;
     }
@@ -309,7 +291,7 @@ export class HttpGuard {
   #timeout(w: Watched, why: 'body' | 'idle'): void {
     w.fired = true;
     const { req, res, socket } = w;
-    this.#log.warn(
+    this.#warn(
       'http_request_timeout',
       { ...this.#fields(w), reason: why === 'body' ? `body delivered less than ${this.#o.limits.bodyMinBytes} bytes in ${this.#o.limits.bodyTimeoutMs} ms` : `nothing received for ${this.#o.limits.idleTimeoutMs} ms` },
       'request body stalled: answered RequestTimeout and closed the connection',

@@ -2,9 +2,13 @@
  * S3 error responses: the XML body (`Code`, `Message`, `Resource`,
  * `RequestId`, `HostId`) with the registry's status; HEAD answers carry no
  * body. Anything not an SvcError is an InternalError (logged, never leaked).
+ * Other server-side failures (5xx: quorum lost, a drive full) are warnings,
+ * at most one per code every ten seconds when a limiter is given; client
+ * errors (4xx) are debug records.
  */
 import type { ServerResponse } from 'node:http';
 import { SvcError, toSvcError } from '../../util/errors.ts';
+import type { LogLimiter } from '../../util/log-limiter.ts';
 import type { Logger } from '../../util/logger.ts';
 import { toXml } from './xml.ts';
 
@@ -18,6 +22,8 @@ export interface ErrorContext {
   bodyPending: boolean;
   /** Extra response headers (the readiness gate's `x-svc-readiness-pending`). */
   headers?: Record<string, string>;
+  /** Where 5xx answers other than InternalError are warned about (without it: debug records). */
+  serverErrors?: LogLimiter;
 }
 
 export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext): void {
@@ -38,7 +44,9 @@ export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext):
   if (e.code === 'InternalError') {
     ctx.logger.error({ event: 's3_internal_error', err: (e.cause as Error | undefined) ?? e, requestId: ctx.requestId, resource: ctx.resource }, 'S3 request failed');
   } else {
-    ctx.logger.debug({ event: 's3_request_error', code: e.code, requestId: ctx.requestId, resource: ctx.resource, ...(e.details !== undefined ? { details: e.details } : {}), ...(e.code.startsWith('Erasure') ? { stack: e.stack } : {}) }, e.message);
+    const fields = { code: e.code, requestId: ctx.requestId, method: ctx.method, resource: ctx.resource, ...(e.details !== undefined ? { details: e.details } : {}), ...(e.code.startsWith('Erasure') ? { stack: e.stack } : {}) };
+    if (e.status >= 500 && ctx.serverErrors !== undefined) ctx.serverErrors.warn(`s3_server_error:${e.code}`, { event: 's3_server_error', status: e.status, ...fields }, `S3 request answered ${e.status} ${e.code}: ${e.message}`);
+    else ctx.logger.debug({ event: 's3_request_error', ...fields }, e.message);
   }
   const body =
     ctx.method === 'HEAD' || e.status === 304

@@ -12,6 +12,7 @@ import type { BucketQuotas } from '../../object/quota.ts';
 import type { ObjectLayer } from '../../object/types.ts';
 import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
 import type { Clock } from '../../util/clock.ts';
+import { LogLimiter } from '../../util/log-limiter.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AuthContext, Credential, CredentialLookup, VerifyOptions } from './auth/sigv4.ts';
 import { authenticateRequest } from './auth/verify.ts';
@@ -228,6 +229,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
     },
   };
   const logger = opts.logger;
+  const serverErrors = new LogLimiter(logger, opts.clock);
 
   return (req, res) => {
     const requestId = newRequestId();
@@ -303,7 +305,7 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
       const pending = !req.complete;
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
       const closeAfter = pending && !(declared <= MAX_DRAIN_BYTES);
-      sendError(res, err, { method, resource, requestId, hostId, logger, bodyPending: closeAfter });
+      sendError(res, err, { method, resource, requestId, hostId, logger, bodyPending: closeAfter, serverErrors });
       if (pending && !closeAfter) req.resume();
       if (closeAfter) res.once('finish', () => req.destroy());
     });
