@@ -21,6 +21,8 @@ let layer: ServerPools;
 let records: PoolRecords;
 let admin: DataMovementAdmin;
 let cmdlines: string[];
+/** What reached the workers (a checked mutation is handed to them; a refusal never is). */
+const calls: string[] = [];
 
 beforeAll(async () => {
   fx = await makePoolsFixture([
@@ -31,7 +33,24 @@ beforeAll(async () => {
   cmdlines = fx.roots.map((_, i) => `${fx.base}/p${i}/d{0...3}`);
   records = new PoolRecords(layer.sysRecords);
   const pools: PoolDescriptor[] = cmdlines.map((cmdline, id) => ({ id, cmdline, ellipsis: true, setCount: 1, setDriveCount: 4, standardParity: 2, rrsParity: 1, leader: 'local' }));
-  admin = new DataMovementAdmin({ pools, records, capacity: () => layer.capacity(), clock: systemClock });
+  admin = new DataMovementAdmin({
+    pools,
+    records,
+    capacity: () => layer.capacity(),
+    clock: systemClock,
+    decommissionWorker: {
+      start: async (p) => void calls.push(`decommission start ${p.join(',')}`),
+      cancel: async (p) => void calls.push(`decommission cancel ${p}`),
+      cleared: async (p) => void calls.push(`decommission cleared ${p}`),
+    },
+    rebalanceWorker: {
+      start: async () => {
+        calls.push('rebalance start');
+        return { id: 'r1' };
+      },
+      stop: async () => void calls.push('rebalance stop'),
+    },
+  });
 });
 afterAll(async () => {
   await fx?.cleanup();
@@ -55,6 +74,7 @@ describe('pool.bin and rebalance.bin behind the admin services', () => {
   });
 
   it('reports a persisted canceled entry, refuses a start without a clear, clears it for real', async () => {
+    calls.length = 0;
     const now = Date.now();
     await records.updatePoolMeta(() => ({
       pools: [{ cmdline: cmdlines[1]!, id: 1, lastUpdate: now, decommission: { ...queuedEntry(now - 5000, 1000, 800, ['photos']), state: 'canceled', startTime: now - 4000, objectsDecommissioned: 7, bytesDecommissioned: 700 } }],
@@ -65,21 +85,27 @@ describe('pool.bin and rebalance.bin behind the admin services', () => {
     const before = await records.readPoolMeta();
     expect(await code(admin.startDecommission([1]))).toBe('XSvcDecommissionNotAllowed');
     expect(await code(admin.cancelDecommission(1))).toBe('XSvcDecommissionNotAllowed');
-    expect(await code(rebalanceAdminOf(admin).start())).toBe('NotImplemented');
+    expect(calls).toEqual([]);
+    // the canceled entry does not block a rebalance: the worker is asked
+    expect(await rebalanceAdminOf(admin).start()).toMatchObject({ id: 'r1' });
+    expect(calls).toEqual(['rebalance start']);
     expect(await records.readPoolMeta()).toEqual(before);
     await admin.clearDecommission(1);
+    expect(calls).toEqual(['rebalance start', 'decommission cleared 1']);
     const after = await records.readPoolMeta();
     expect(after?.pools.find((p) => p.cmdline === cmdlines[1])?.decommission).toBeNull();
     expect((await admin.status(1)).decommissionStatus).toBe('none');
   });
 
-  it('a queued entry blocks rebalance and a second start; cancel reaches the (missing) worker', async () => {
+  it('a queued entry blocks rebalance and a second start; cancel reaches the worker', async () => {
+    calls.length = 0;
     await records.updatePoolMeta((m) => ({ pools: [...(m?.pools ?? []).filter((p) => p.cmdline !== cmdlines[1]), { cmdline: cmdlines[1]!, id: 1, lastUpdate: 1, decommission: queuedEntry(1, 1000, 800, []) }] }));
     expect((await admin.decommissionStatus(1)).pools[0]).toMatchObject({ status: 'queued', poolStatus: 'decommissioning', decommissionInfo: { queued: true, waitingReason: 'queued' } });
     expect(await code(admin.startDecommission([1]))).toBe('XSvcDecommissionNotAllowed');
     expect(await code(rebalanceAdminOf(admin).start())).toBe('XSvcRebalanceNotAllowed');
-    expect(await code(admin.cancelDecommission(1))).toBe('NotImplemented');
+    expect(await code(admin.cancelDecommission(1))).toBeUndefined();
     expect(await code(admin.clearDecommission(1))).toBe('XSvcDecommissionNotAllowed');
+    expect(calls).toEqual(['decommission cancel 1']);
     await records.updatePoolMeta(() => null);
     expect(await records.readPoolMeta()).toBeUndefined();
   });
@@ -104,8 +130,12 @@ describe('pool.bin and rebalance.bin behind the admin services', () => {
     expect((await admin.list()).map((p) => p.status)).toEqual(['rebalancing', 'active']);
     expect(await code(admin.startDecommission([1]))).toBe('XSvcAdminRebalanceAlreadyStarted');
     expect(await code(rebalanceAdminOf(admin).start())).toBe('XSvcAdminRebalanceAlreadyStarted');
-    expect(await code(rebalanceAdminOf(admin).stop())).toBe('NotImplemented');
-    await records.updateRebalanceMeta(() => null);
+    calls.length = 0;
     expect(await code(rebalanceAdminOf(admin).stop())).toBeUndefined();
+    expect(calls).toEqual(['rebalance stop']);
+    await records.updateRebalanceMeta(() => null);
+    // nothing running: a stop is answered at once and never reaches the worker
+    expect(await code(rebalanceAdminOf(admin).stop())).toBeUndefined();
+    expect(calls).toEqual(['rebalance stop']);
   });
 });

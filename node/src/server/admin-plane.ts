@@ -28,7 +28,6 @@ import { adminPeerService, AdminPeers } from '../cluster/admin-peer.ts';
 import type { ClusterNode } from '../cluster/cluster-node.ts';
 import type { RpcService } from '../cluster/rpc-server.ts';
 import { DataMovementAdmin, type PoolDescriptor, rebalanceAdminOf, usableUsed } from '../object/admin/data-movement-admin.ts';
-import { healAdmin } from '../object/admin/heal-admin.ts';
 import type { AdminServices, DecommissionWorker, HealingDrives, HealWorker, NotifyAdmin, RebalanceWorker, ReplicationAdmin } from '../object/admin/services.ts';
 import {
   type BackgroundJobReport,
@@ -423,12 +422,7 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
       start: () => rebalanceAdminOf(movement()).start(),
       stop: () => rebalanceAdminOf(movement()).stop(),
     },
-    heal: {
-      heal: (call) => {
-        movement();
-        return healAdmin(() => now()?.heal).heal(call);
-      },
-    },
+    heal: { heal: (call) => up().heal.heal(call) },
     backgroundHeal: { status: () => backgroundHealStatus(healDeps) },
     replacement: { status: () => replacementStatus(healDeps, clock.now(), firstSeen) },
     cluster: {
@@ -502,8 +496,8 @@ export function createAdminPlane(o: AdminPlaneOptions): AdminPlane {
         return pools.map((p) => (u.perSet.filter((s) => s.pool === p.index).length >= p.setCount ? u.pools.find((x) => x.pool === p.index)?.size : undefined));
       },
       clock,
-      decommissionWorker: () => l.decommission,
-      rebalanceWorker: () => l.rebalance,
+      decommissionWorker: l.decommission,
+      rebalanceWorker: l.rebalance,
     });
   }
 

@@ -128,8 +128,8 @@ export function adminOver(layer: ServerPools, cmdlines: readonly string[], m: Da
     records: new PoolRecords(layer.sysRecords),
     capacity: () => layer.capacity(),
     clock: systemClock,
-    decommissionWorker: () => m.decommission,
-    rebalanceWorker: () => m.rebalance,
+    decommissionWorker: m.decommission,
+    rebalanceWorker: m.rebalance,
   });
 }
 

@@ -2,9 +2,8 @@
  * The pool, decommission and rebalance services of the admin API: status
  * from `pool.bin` / `rebalance.bin` (absent = idle) and capacity measured
  * from the drives on every call; mutations checked completely by
- * `data-movement-rules.ts`, then handed to the worker ports. A build without
- * a worker answers a valid start `NotImplemented` naming it; a refusal is a
- * refusal either way, and changes nothing.
+ * `data-movement-rules.ts`, then handed to the worker ports; a refusal
+ * changes nothing.
  */
 import type { Clock } from '../../util/clock.ts';
 import { SvcError } from '../../util/errors.ts';
@@ -61,9 +60,9 @@ export interface DataMovementAdminOptions {
    */
   readonly storedBytes?: () => Promise<readonly (number | undefined)[]>;
   readonly clock: Clock;
-  /** The workers, once built; absent → a valid start answers NotImplemented. */
-  readonly decommissionWorker?: () => DecommissionWorker | undefined;
-  readonly rebalanceWorker?: () => RebalanceWorker | undefined;
+  /** The workers a checked mutation is handed to. */
+  readonly decommissionWorker: DecommissionWorker;
+  readonly rebalanceWorker: RebalanceWorker;
 }
 
 // ---- projections (pure)
@@ -98,7 +97,7 @@ export function poolRebalanceName(e: RebalancePoolEntry | undefined): PoolRebala
 }
 
 /** `decommissionInfo`, always an object; sizes are the live measurement (as MinIO's Status fills them). */
-export function decommissionInfoOf(d: DecommissionEntry | null, cap: { usableTotal: number; usableFree: number }, workerAvailable: boolean, now = 0): DecommissionInfo {
+export function decommissionInfoOf(d: DecommissionEntry | null, cap: { usableTotal: number; usableFree: number }, now = 0): DecommissionInfo {
   const stage = decommissionStatusName(d);
   return {
     startTime: d === null ? ZERO_TIME : rfc3339(d.startTime),
@@ -119,7 +118,7 @@ export function decommissionInfoOf(d: DecommissionEntry | null, cap: { usableTot
     prefix: d?.prefix ?? '',
     object: d?.object ?? '',
     stage,
-    waitingReason: d?.state === 'queued' ? 'queued' : d?.state === 'active' && !workerAvailable ? 'waiting_for_worker' : null,
+    waitingReason: d?.state === 'queued' ? 'queued' : null,
     lastError: d?.lastError ?? null,
     elapsedSeconds: d === null || d.startTime <= 0 ? 0 : Math.max(0, Math.round(((d.endTime > 0 ? d.endTime : now) - d.startTime) / 1000)),
   };
@@ -167,7 +166,6 @@ export function poolStatusOf(
   meta: ConfiguredPoolMeta,
   cap: PoolCapacity | undefined,
   rebalance: RebalancePoolEntry | undefined,
-  workerAvailable: boolean,
   now = 0,
 ): PoolStatus {
   const usableTotal = cap?.usableTotal ?? 0;
@@ -177,7 +175,7 @@ export function poolStatusOf(
     id: desc.id,
     cmdline: desc.cmdline,
     lastUpdate: rfc3339(meta.lastUpdate),
-    decommissionInfo: decommissionInfoOf(meta.decommission, { usableTotal, usableFree }, workerAvailable, now),
+    decommissionInfo: decommissionInfoOf(meta.decommission, { usableTotal, usableFree }, now),
     totalSize: usableTotal,
     currentSize: usableFree,
     usedSize: used,
@@ -290,23 +288,11 @@ export function rebalanceStatusOf(meta: RebalanceMeta | undefined, pools: readon
 
 // ---- the services
 
-function missing(capability: string): SvcError {
-  return new SvcError('NotImplemented', `the request is valid, but ${capability} is not built in this release; nothing was changed`);
-}
-
 export class DataMovementAdmin implements PoolAdmin {
   readonly #o: DataMovementAdminOptions;
 
   constructor(o: DataMovementAdminOptions) {
     this.#o = o;
-  }
-
-  get #decommissionWorker(): DecommissionWorker | undefined {
-    return this.#o.decommissionWorker?.();
-  }
-
-  get #rebalanceWorker(): RebalanceWorker | undefined {
-    return this.#o.rebalanceWorker?.();
   }
 
   /** Records and capacity read at once. */
@@ -320,17 +306,7 @@ export class DataMovementAdmin implements PoolAdmin {
   }
 
   #statuses(s: { meta: ConfiguredPoolMeta[]; rebalance: RebalanceMeta | undefined; caps: PoolCapacity[] }): PoolStatus[] {
-    const worker = this.#decommissionWorker !== undefined;
-    return this.#o.pools.map((p) =>
-      poolStatusOf(
-        p,
-        s.meta[p.id]!,
-        s.caps[p.id],
-        s.rebalance?.pools.find((r) => r.cmdline === p.cmdline),
-        worker,
-        this.#o.clock.now(),
-      ),
-    );
+    return this.#o.pools.map((p) => poolStatusOf(p, s.meta[p.id]!, s.caps[p.id], s.rebalance?.pools.find((r) => r.cmdline === p.cmdline), this.#o.clock.now()));
   }
 
   async list(): Promise<PoolStatus[]> {
@@ -355,16 +331,12 @@ export class DataMovementAdmin implements PoolAdmin {
   async startDecommission(pools: readonly number[]): Promise<void> {
     const [state, stored] = await Promise.all([this.#state(), this.#o.storedBytes?.() ?? Promise.resolve([])]);
     checkDecommissionStart(this.#facts(state, stored), pools);
-    const worker = this.#decommissionWorker;
-    if (worker === undefined) throw missing('the decommission worker (draining a pool)');
-    await worker.start(pools, stored);
+    await this.#o.decommissionWorker.start(pools, stored);
   }
 
   async cancelDecommission(pool: number): Promise<void> {
     checkDecommissionCancel(this.#facts(await this.#state()), pool);
-    const worker = this.#decommissionWorker;
-    if (worker === undefined) throw missing('the decommission worker (canceling a drain)');
-    await worker.cancel(pool);
+    await this.#o.decommissionWorker.cancel(pool);
   }
 
   async clearDecommission(pool: number): Promise<void> {
@@ -377,21 +349,17 @@ export class DataMovementAdmin implements PoolAdmin {
       if (checkDecommissionClear(this.#facts({ meta, rebalance: undefined, caps }), pool) === 'none') return undefined;
       return withPoolEntries(current, [{ id: desc.id, cmdline: desc.cmdline, lastUpdate: this.#o.clock.now(), decommission: null }]);
     });
-    await this.#decommissionWorker?.cleared?.(pool);
+    await this.#o.decommissionWorker.cleared?.(pool);
   }
 
   async startRebalance(): Promise<{ id: string }> {
     checkRebalanceStart(this.#facts(await this.#state()));
-    const worker = this.#rebalanceWorker;
-    if (worker === undefined) throw missing('the rebalance worker (moving objects between pools)');
-    return worker.start();
+    return this.#o.rebalanceWorker.start();
   }
 
   async stopRebalance(): Promise<void> {
     if (checkRebalanceStop(this.#facts(await this.#state())) === 'none') return;
-    const worker = this.#rebalanceWorker;
-    if (worker === undefined) throw missing('the rebalance worker (stopping a rebalance)');
-    await worker.stop();
+    await this.#o.rebalanceWorker.stop();
   }
 
   async rebalanceStatus(): Promise<RebalanceStatus> {

@@ -62,7 +62,7 @@ export interface DecommissionInfo {
   prefix: string;
   object: string;
   stage: DecommissionStatusName;
-  waitingReason: 'queued' | 'waiting_for_worker' | null;
+  waitingReason: 'queued' | null;
   // svc
   lastError: string | null;
   /** Seconds the drain has been moving data (to its end once terminal); 0 before it starts (madmin v4's `elapsedSeconds`). */
