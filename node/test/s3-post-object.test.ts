@@ -3,12 +3,13 @@
  * minio-js `presignedPostPolicy` and by hand, sent as multipart/form-data
  * with fetch, as a browser sends them.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { CreateBucketCommand, GetObjectCommand, GetObjectTaggingCommand, HeadObjectCommand, PutBucketAclCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import * as Minio from 'minio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingKey } from '../src/api/s3/auth/sigv4.ts';
 import { checksumBase64 } from '../src/api/s3/checksum.ts';
+import { kmsKeyLine, s3Error, testKms } from './helpers/governance.ts';
 import { type S3Server, start } from './helpers/s3-server.ts';
 import { keepAliveHandler } from './helpers/s3-client.ts';
 
@@ -17,7 +18,7 @@ let s3: S3Client;
 let mc: Minio.Client;
 
 beforeAll(async () => {
-  srv = await start();
+  srv = await start({ kms: testKms(kmsKeyLine('cluster-key'), kmsKeyLine('second')) });
   s3 = new S3Client({ requestHandler: keepAliveHandler(), endpoint: srv.endpoint, region: srv.region, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: srv.accessKey, secretAccessKey: srv.secretKey } });
   const u = new URL(srv.endpoint);
   mc = new Minio.Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: srv.accessKey, secretKey: srv.secretKey, region: 'us-east-1' });
@@ -135,6 +136,43 @@ describe('POST Object', () => {
     expect([junk.status, /<Code>([^<]+)</.exec(await junk.text())?.[1]]).toEqual([400, 'MalformedPOSTRequest']);
     const noBoundary = await fetch(`${srv.endpoint}/post`, { method: 'POST', headers: { 'content-type': 'multipart/form-data' }, body: 'x' });
     expect(noBoundary.status).toBe(400);
+  });
+
+  it('a form asks for SSE-S3, SSE-KMS or SSE-C by the PUT header names, as S3 forms do', async () => {
+    const base = (extra: unknown[]) => ({ expiration: future(), conditions: [{ bucket: 'post' }, ['starts-with', '$key', 'enc/'], ...extra] });
+    const s3Form = await post(signedForm(base([{ 'x-amz-server-side-encryption': 'AES256' }]), { key: 'enc/s3', 'x-amz-server-side-encryption': 'AES256' }), 'sealed by the cluster key');
+    expect(s3Form.status).toBe(204);
+    expect(s3Form.headers.get('x-amz-server-side-encryption')).toBe('AES256');
+    expect(await s3.send(new HeadObjectCommand({ Bucket: 'post', Key: 'enc/s3' }))).toMatchObject({ ServerSideEncryption: 'AES256' });
+
+    const kmsFields = { 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': 'second' };
+    const kmsForm = await post(signedForm(base(Object.entries(kmsFields).map(([k, v]) => ({ [k]: v }))), { key: 'enc/kms', ...kmsFields }), 'sealed by a named key');
+    expect(kmsForm.status).toBe(204);
+    expect(await s3.send(new HeadObjectCommand({ Bucket: 'post', Key: 'enc/kms' }))).toMatchObject({ ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'second' });
+    const body = await s3.send(new GetObjectCommand({ Bucket: 'post', Key: 'enc/kms' }));
+    expect(await body.Body!.transformToString()).toBe('sealed by a named key');
+
+    const key = randomBytes(32);
+    const cFields = {
+      'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+      'x-amz-server-side-encryption-customer-key': key.toString('base64'),
+      'x-amz-server-side-encryption-customer-key-md5': createHash('md5').update(key).digest('base64'),
+    };
+    const cForm = await post(signedForm(base(Object.entries(cFields).map(([k, v]) => ({ [k]: v }))), { key: 'enc/c', ...cFields }), 'sealed by my own key');
+    expect(cForm.status).toBe(204);
+    expect(cForm.headers.get('x-amz-server-side-encryption-customer-key-md5')).toBe(cFields['x-amz-server-side-encryption-customer-key-md5']);
+    // without its key the object is not readable; with it, it is
+    expect(await s3Error(s3.send(new GetObjectCommand({ Bucket: 'post', Key: 'enc/c' })))).toMatchObject({ code: 'InvalidRequest', status: 400 });
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'post', Key: 'enc/c', SSECustomerAlgorithm: 'AES256', SSECustomerKey: key.toString('base64') }));
+    expect(await got.Body!.transformToString()).toBe('sealed by my own key');
+
+    // a wrong key MD5 or an unknown method is refused, and nothing is stored
+    const bad = await post(signedForm(base(Object.entries({ ...cFields, 'x-amz-server-side-encryption-customer-key-md5': 'AAAA' }).map(([k, v]) => ({ [k]: v }))), { key: 'enc/bad', ...cFields, 'x-amz-server-side-encryption-customer-key-md5': 'AAAA' }), 'x');
+    expect([bad.status, bad.code]).toEqual([400, 'InvalidArgument']);
+    const odd = await post(signedForm(base([{ 'x-amz-server-side-encryption': 'rot13' }]), { key: 'enc/odd', 'x-amz-server-side-encryption': 'rot13' }), 'x');
+    expect([odd.status, odd.code]).toEqual([400, 'InvalidArgument']);
+    expect(await exists('enc/bad')).toBe(false);
+    expect(await exists('enc/odd')).toBe(false);
   });
 
   it('an anonymous form may write where the bucket ACL allows it', async () => {

@@ -4,7 +4,8 @@
  * optional key id and encryption context, SSE-C with the
  * `x-amz-server-side-encryption-customer-*` triple, whose key MD5 is
  * checked), the copy source's SSE-C key, and the headers responses carry.
- * Pure.
+ * The same names arrive as form fields in a POST Object upload: the parsers
+ * take a getter, with request-header wrappers. Pure.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -34,10 +35,17 @@ export interface CustomerKey {
  */
 export function customerKey(req: IncomingMessage, copySource = false): CustomerKey | undefined {
   // x-amz-server-side-encryption-customer-* → x-amz-copy-source-server-side-encryption-customer-*
-  const name = (h: string) => (copySource ? COPY_PREFIX + h.slice('x-amz-'.length) : h);
-  const alg = hdr(req, name(C_ALG));
-  const key = hdr(req, name(C_KEY));
-  const md5 = hdr(req, name(C_MD5));
+  return customerKeyOf((h) => hdr(req, copySource ? COPY_PREFIX + h.slice('x-amz-'.length) : h));
+}
+
+/** A value by its lower-case header name (or POST form field name). */
+export type SseFields = (name: string) => string | undefined;
+
+/** The SSE-C key named by `get`'s three customer fields, or undefined when none is given. */
+export function customerKeyOf(get: SseFields): CustomerKey | undefined {
+  const alg = get(C_ALG);
+  const key = get(C_KEY);
+  const md5 = get(C_MD5);
   if (alg === undefined && key === undefined && md5 === undefined) return undefined;
   if (alg === undefined || key === undefined || md5 === undefined) {
     throw new SvcError('InvalidArgument', 'Requests specifying Server Side Encryption with Customer provided keys must provide the encryption algorithm, the key and the MD5 of the key.');
@@ -55,10 +63,15 @@ export function customerKey(req: IncomingMessage, copySource = false): CustomerK
 
 /** The encryption a write asks for (PUT, copy destination, CreateMultipartUpload); undefined: the bucket's default. */
 export function requestedSse(req: IncomingMessage): SseRequest | undefined {
-  const c = customerKey(req);
-  const sse = hdr(req, SSE);
-  const keyId = hdr(req, KMS_KEY);
-  const context = hdr(req, KMS_CONTEXT);
+  return requestedSseOf((h) => hdr(req, h));
+}
+
+/** The encryption `get`'s fields ask for; undefined: the bucket's default. */
+export function requestedSseOf(get: SseFields): SseRequest | undefined {
+  const c = customerKeyOf(get);
+  const sse = get(SSE);
+  const keyId = get(KMS_KEY);
+  const context = get(KMS_CONTEXT);
   if (c) {
     if (sse !== undefined) throw new SvcError('InvalidArgument', 'Server side encryption specified with both SSE-C and SSE-S3/SSE-KMS headers.');
     return { type: 'SSE-C', key: c.key };

@@ -27,6 +27,7 @@ import { checkPostPolicy, parsePostPolicy } from '../post-policy.ts';
 import { MAX_KEY_BYTES } from '../router.ts';
 import { encodeTags, MAX_USER_META_BYTES } from '../validate.ts';
 import { parseXml, xmlList, xmlRawText } from '../xml.ts';
+import { customerKeyOf, requestedSseOf, sseResponseHeaders } from '../sse-headers.ts';
 import { checkAclAllowed } from './acl.ts';
 import { MAX_OBJECT_TAGS } from './tagging.ts';
 
@@ -155,9 +156,9 @@ function formOptions(ctx: S3Context, f: Map<string, string>): PutObjectOptions {
       set && typeof set === 'object' ? xmlList(set as Record<string, unknown>, 'Tag').map((t) => [xmlRawText(t, 'Key') ?? '', xmlRawText(t, 'Value') ?? '']) : [];
     opts.tags = encodeTags(tags, MAX_OBJECT_TAGS);
   }
-  if (f.has('x-amz-server-side-encryption') || f.has('x-amz-server-side-encryption-customer-algorithm')) {
-    throw new SvcError('NotImplemented', 'Server-side encryption is not supported by this server.');
-  }
+  // SSE-S3, SSE-KMS and SSE-C by the same names as a PUT's headers (S3's POST form fields)
+  const sse = requestedSseOf((name) => f.get(name));
+  if (sse) opts.sse = sse;
   return opts;
 }
 
@@ -210,7 +211,7 @@ async function storeForm(ctx: S3Context, { fields: f, file, filename }: PostForm
   const etag = quoteEtag(info.etag);
   const origin = requestOrigin(ctx.req);
   const location = `${origin.secure ? 'https' : 'http'}://${origin.host}/${ctx.ep.bucket}/${encodeURI(key)}`;
-  const headers: Record<string, string> = { etag, location };
+  const headers: Record<string, string> = { etag, location, ...sseResponseHeaders(info.sse, customerKeyOf((name) => f.get(name))) };
   if (info.versionId !== 'null') headers['x-amz-version-id'] = info.versionId;
   const redirect = f.get('success_action_redirect') ?? f.get('redirect');
   if (redirect) {
