@@ -4,10 +4,8 @@
  * (`server/admin-services.ts`) builds them over the object layer and the
  * cluster. Long-running work (decommission, rebalance, heal) sits behind the
  * worker ports at the bottom: a service validates a request completely (SPEC
- * Admin API rules 1-6, state tables), then hands it to its worker. While a
- * build has no worker for a capability, the validated request is answered
- * `NotImplemented` naming that capability; status routes always answer from
- * the persisted records (`pool.bin`, `rebalance.bin`), so an idle cluster
+ * Admin API rules 1-6, state tables), then hands it to its worker; status
+ * routes always answer from the persisted records (`pool.bin`, `rebalance.bin`), so an idle cluster
  * shows idle records.
  *
  * Pool arguments arrive resolved to zero-based indices of the configured
