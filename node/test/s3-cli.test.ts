@@ -67,6 +67,23 @@ describe('AWS CLI', () => {
       /InvalidStorageClass/,
     );
   }, CLI_TIMEOUT);
+
+  it('reads the settings svc does not offer as never set, and refuses to set them', async () => {
+    const ep = ['--endpoint-url', fx.srv.endpoint];
+    await run('aws', [...ep, 's3', 'mb', 's3://cli-settings']);
+    const api = async (...args: string[]) => {
+      const out = await run('aws', [...ep, 's3api', ...args, '--bucket', 'cli-settings']);
+      return out.trim() === '' ? {} : (JSON.parse(out) as Record<string, unknown>);
+    };
+    expect(await api('get-bucket-accelerate-configuration')).toEqual({});
+    expect(await api('get-bucket-request-payment')).toEqual({ Payer: 'BucketOwner' });
+    expect(await api('get-bucket-logging')).toEqual({});
+    await expect(api('get-bucket-website')).rejects.toThrow(/NoSuchWebsiteConfiguration/);
+    expect(await api('delete-bucket-website')).toEqual({});
+    await expect(api('put-bucket-accelerate-configuration', '--accelerate-configuration', 'Status=Enabled')).rejects.toThrow(/NotImplemented/);
+    await expect(api('put-bucket-website', '--website-configuration', '{"IndexDocument":{"Suffix":"index.html"}}')).rejects.toThrow(/NotImplemented/);
+    await expect(run('aws', [...ep, 's3api', 'get-bucket-logging', '--bucket', 'no-such-bucket-here'])).rejects.toThrow(/NoSuchBucket/);
+  }, CLI_TIMEOUT);
 });
 
 describe('rclone', () => {

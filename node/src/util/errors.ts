@@ -59,6 +59,7 @@ export const ERRORS = {
   OwnershipControlsNotFoundError: { status: 404, message: 'The bucket ownership controls were not found.' },
   NoSuchPublicAccessBlockConfiguration: { status: 404, message: 'The public access block configuration was not found.' },
   NoSuchCORSConfiguration: { status: 404, message: 'The CORS configuration does not exist.' },
+  NoSuchWebsiteConfiguration: { status: 404, message: 'The specified bucket does not have a website configuration.' },
   AccessForbidden: { status: 403, message: 'CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource\'s CORS spec.' },
   InvalidTag: { status: 400, message: 'The tag provided was not a valid tag.' },
 

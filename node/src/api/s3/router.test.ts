@@ -88,7 +88,16 @@ describe('parseEndpoint', () => {
     expect(code(() => ep('PUT', '/b/k?partNumber=0&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=10001&uploadId=u'))).toBe('InvalidArgument');
     expect(code(() => ep('PUT', '/b/k?partNumber=1'))).toBe('InvalidArgument');
-    expect(code(() => ep('GET', '/b?website'))).toBe('NotImplemented');
+    expect(code(() => ep('PUT', '/b?website'))).toBe('NotImplemented');
+    expect(code(() => ep('PUT', '/b?accelerate'))).toBe('NotImplemented');
+    expect(code(() => ep('GET', '/b?analytics'))).toBe('NotImplemented');
+    expect(['/b?website', '/b?accelerate', '/b?requestPayment', '/b?logging'].map((u) => ep('GET', u).op)).toEqual([
+      'GetBucketWebsite',
+      'GetBucketAccelerateConfiguration',
+      'GetBucketRequestPayment',
+      'GetBucketLogging',
+    ]);
+    expect(ep('DELETE', '/b?website').op).toBe('DeleteBucketWebsite');
     expect([ep('GET', '/b?replication').op, ep('PUT', '/b?replication').op, ep('DELETE', '/b?replication').op]).toEqual(['GetBucketReplication', 'PutBucketReplication', 'DeleteBucketReplication']);
     expect(code(() => ep('DELETE', '/b?object-lock'))).toBe('MethodNotAllowed');
     expect(code(() => ep('GET', '/b?list-type=1'))).toBe('InvalidArgument');

@@ -58,6 +58,11 @@ export type S3Endpoint =
   | Op<'PutBucketNotificationConfiguration'>
   | Op<'ListenBucketNotification'>
   | Op<'GetBucketReplication'>
+  | Op<'GetBucketAccelerateConfiguration'>
+  | Op<'GetBucketRequestPayment'>
+  | Op<'GetBucketLogging'>
+  | Op<'GetBucketWebsite'>
+  | Op<'DeleteBucketWebsite'>
   | Op<'PutBucketReplication'>
   | Op<'DeleteBucketReplication'>
   | Op<'ListObjectsV1'>
@@ -90,7 +95,13 @@ export type S3Endpoint =
 
 export type S3Operation = S3Endpoint['op'];
 
-/** Bucket subresources S3 has and svc does not serve (answered NotImplemented, not mistaken for listings). */
+/**
+ * Bucket subresources S3 has and svc does not serve (answered NotImplemented, not mistaken for
+ * listings). Four of them can still be read, answered as S3 answers a bucket that never had the
+ * setting (no acceleration, the owner pays, no access logging, no website): tools that read every
+ * setting of a bucket (infrastructure-as-code refreshes, S3 browsers) get an answer, and a PUT is
+ * still NotImplemented.
+ */
 const UNSUPPORTED_SUBRESOURCES = [
   'website',
   'logging',
@@ -163,6 +174,13 @@ export function parseEndpoint(input: RouteInput, domains: readonly string[] = []
   }
 
   if (key === '') {
+    if (m === 'GET') {
+      if (has('accelerate')) return { op: 'GetBucketAccelerateConfiguration', ...base };
+      if (has('requestPayment')) return { op: 'GetBucketRequestPayment', ...base };
+      if (has('logging')) return { op: 'GetBucketLogging', ...base };
+      if (has('website')) return { op: 'GetBucketWebsite', ...base };
+    }
+    if (m === 'DELETE' && has('website')) return { op: 'DeleteBucketWebsite', ...base };
     for (const sub of UNSUPPORTED_SUBRESOURCES) {
       if (has(sub)) throw new SvcError('NotImplemented', `The bucket subresource '${sub}' is not supported by this server.`);
     }

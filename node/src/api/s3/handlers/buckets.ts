@@ -107,6 +107,34 @@ export async function handleGetBucketLocation(ctx: S3Context): Promise<void> {
   sendRawXml(ctx, `${XML_DECL}<LocationConstraint xmlns="${S3_NS}">${escapeXml(loc)}</LocationConstraint>`);
 }
 
+// Settings svc does not offer, read as S3 answers a bucket that never had them.
+
+export async function handleGetBucketAccelerateConfiguration(ctx: S3Context): Promise<void> {
+  await ctx.layer.getBucketInfo(ctx.ep.bucket);
+  sendXml(ctx, 200, 'AccelerateConfiguration', {});
+}
+
+export async function handleGetBucketRequestPayment(ctx: S3Context): Promise<void> {
+  await ctx.layer.getBucketInfo(ctx.ep.bucket);
+  sendXml(ctx, 200, 'RequestPaymentConfiguration', { Payer: 'BucketOwner' });
+}
+
+export async function handleGetBucketLogging(ctx: S3Context): Promise<void> {
+  await ctx.layer.getBucketInfo(ctx.ep.bucket);
+  sendXml(ctx, 200, 'BucketLoggingStatus', {});
+}
+
+export async function handleGetBucketWebsite(ctx: S3Context): Promise<void> {
+  await ctx.layer.getBucketInfo(ctx.ep.bucket);
+  throw new SvcError('NoSuchWebsiteConfiguration');
+}
+
+/** Nothing to remove: 204, as S3 answers for a bucket without a website configuration. */
+export async function handleDeleteBucketWebsite(ctx: S3Context): Promise<void> {
+  await ctx.layer.getBucketInfo(ctx.ep.bucket);
+  sendEmpty(ctx, 204);
+}
+
 export async function handleGetBucketVersioning(ctx: S3Context): Promise<void> {
   const info = await ctx.layer.getBucketInfo(ctx.ep.bucket);
   sendXml(ctx, 200, 'VersioningConfiguration', info.versioning === 'Unversioned' ? {} : { Status: info.versioning });
