@@ -7,8 +7,9 @@
  * - read quorum  = n − t;
  * - write quorum = n − t, plus one when that equals t (an even split must
  *   never let two writers both believe they won: split-brain guard);
- * - a held lock is refreshed every 10 s on every locker and is lost (its
- *   `lost` signal aborts) when fewer than quorum lockers confirm it;
+ * - a held lock is refreshed every 10 s on every locker (the first time
+ *   within 15 s: one timer serves every held lock) and is lost (its `lost`
+ *   signal aborts) when fewer than quorum lockers confirm it;
  * - lockers drop a grant that is not refreshed for 1 min, so a killed holder's
  *   lock expires on its own.
  *
