@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, ManualClock } from '../util/clock.ts';
 import { SvcError } from '../util/errors.ts';
 import { createLogger, type Logger, silentLogger } from '../util/logger.ts';
-import { DistLocker, LOCK_REFRESH_INTERVAL_MS, lockQuorum } from './dist-lock.ts';
+import { DistLocker, lockQuorum } from './dist-lock.ts';
 import { LOCK_VALIDITY_MS, LockServer, lockRpcService } from './lock-server.ts';
 import { RemoteLocker } from './remote-locker.ts';
 import { RpcAuth } from './rpc-auth.ts';
@@ -257,32 +257,6 @@ describe('DistLocker over real lock servers', () => {
     expect(h.lost.aborted).toBe(false);
     expect(await refused(n2.acquire(['bkt/obj'], { write: true, timeoutMs: 0 }))).toBe('SlowDown');
     await h.release();
-  });
-
-  it('one timer refreshes every lock it holds, a lock taken just before a tick included', async () => {
-    const clock = new ManualClock(1_000_000);
-    // the lock refresh timers (the RPC clients sharing the clock keep timers of their own)
-    let timers = 0;
-    const counting: Clock = { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), every: (ms, fn) => ((timers += ms === LOCK_REFRESH_INTERVAL_MS ? 1 : 0), clock.every(ms, fn)) };
-    const c = await lockCluster(4, clock);
-    const n1 = c.locker('n1', counting);
-    const n2 = c.locker('n2', clock);
-    // short-lived locks (a GET's read lock) set no timer of their own
-    for (let i = 0; i < 20; i++) await (await n1.acquire([`bkt/short${i}`], { write: false })).release();
-    const a = await n1.acquire(['bkt/a'], { write: true });
-    await clock.advance(9_000);
-    // taken one second before the timer's tick: skipped then, refreshed at the next
-    const b = await n1.acquire(['bkt/b'], { write: true });
-    for (let t = 0; t < 2 * LOCK_VALIDITY_MS; t += 10_000) {
-      await clock.advance(t === 0 ? 1_000 : 10_000);
-      await new Promise((r) => setTimeout(r, 30));
-    }
-    expect(timers).toBe(1);
-    expect([a.lost.aborted, b.lost.aborted]).toEqual([false, false]);
-    expect(await refused(n2.acquire(['bkt/a'], { write: true, timeoutMs: 0 }))).toBe('SlowDown');
-    expect(await refused(n2.acquire(['bkt/b'], { write: true, timeoutMs: 0 }))).toBe('SlowDown');
-    await a.release();
-    await b.release();
   });
 
   it('loses the lock when the refresh quorum fails, and fails fast without quorum', async () => {

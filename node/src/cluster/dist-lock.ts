@@ -7,9 +7,8 @@
  * - read quorum  = n − t;
  * - write quorum = n − t, plus one when that equals t (an even split must
  *   never let two writers both believe they won: split-brain guard);
- * - a held lock is refreshed every 10 s on every locker (the first time
- *   within 15 s: one timer serves every held lock) and is lost (its `lost`
- *   signal aborts) when fewer than quorum lockers confirm it;
+ * - a held lock is refreshed every 10 s on every locker and is lost (its
+ *   `lost` signal aborts) when fewer than quorum lockers confirm it;
  * - lockers drop a grant that is not refreshed for 1 min, so a killed holder's
  *   lock expires on its own.
  *
@@ -59,15 +58,6 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-/** A held lock's refresh state. */
-interface Holding {
-  /** When it was taken. */
-  readonly since: number;
-  /** A refresh round is on its way (the next tick skips it). */
-  refreshing: boolean;
-  refresh(): void;
-}
-
 export interface DistLockerOptions {
   lockers: readonly Locker[];
   /** This node's id, recorded as the holder. */
@@ -93,9 +83,7 @@ export class DistLocker {
   readonly #retryMaxMs: number;
   readonly #random: () => number;
   /** Locks this node holds now, and releases on their way to the lockers (see `close`). */
-  readonly #holding = new Map<HeldLock, Holding>();
-  /** Stops the refresh timer (started by the first lock held). */
-  #stopRefresh: (() => void) | undefined;
+  readonly #holding = new Set<HeldLock>();
   readonly #releasing = new Set<Promise<void>>();
 
   constructor(opts: DistLockerOptions) {
@@ -184,24 +172,22 @@ export class DistLocker {
     // read lock is held for microseconds), and an AbortController per request was measurable.
     let lostCtl: AbortController | undefined;
     let released = false;
-    const holding: Holding = {
-      since: this.#clock.now(),
-      refreshing: false,
-      refresh: () => {
-        holding.refreshing = true;
-        void this.#refresh(args, quorum)
-          .then((ok) => {
-            if (ok || released) return;
-            this.#logger.warn({ event: 'lock_lost', resources: args.resources, uid: args.uid, write }, 'namespace lock lost: refresh quorum failed');
-            (lostCtl ??= new AbortController()).abort(new SvcError(write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'namespace lock lost'));
-            // The normal release: to the lockers that granted it, and awaited by `close()`.
-            return held.release();
-          })
-          .finally(() => {
-            holding.refreshing = false;
-          });
-      },
-    };
+    let refreshing = false;
+    const stopRefresh = this.#clock.every(this.#refreshMs, () => {
+      if (released || refreshing) return;
+      refreshing = true;
+      void this.#refresh(args, quorum)
+        .then((ok) => {
+          if (ok || released) return;
+          this.#logger.warn({ event: 'lock_lost', resources: args.resources, uid: args.uid, write }, 'namespace lock lost: refresh quorum failed');
+          (lostCtl ??= new AbortController()).abort(new SvcError(write ? 'ErasureWriteQuorum' : 'ErasureReadQuorum', 'namespace lock lost'));
+          // The normal release: to the lockers that granted it, and awaited by `close()`.
+          return held.release();
+        })
+        .finally(() => {
+          refreshing = false;
+        });
+    });
     const held: HeldLock = {
       uid: args.uid,
       resources: args.resources,
@@ -212,6 +198,7 @@ export class DistLocker {
       release: async () => {
         if (released) return;
         released = true;
+        stopRefresh();
         this.#holding.delete(held);
         const sent = this.#releaseOn(args, write, holders);
         this.#releasing.add(sent);
@@ -222,22 +209,8 @@ export class DistLocker {
         }
       },
     };
-    this.#holding.set(held, holding);
-    this.#stopRefresh ??= this.#clock.every(this.#refreshMs, () => this.#refreshHeld());
+    this.#holding.add(held);
     return held;
-  }
-
-  /**
-   * The one refresh timer's tick: every lock held for half a period or more is refreshed (so each
-   * is refreshed within one and a half periods of being taken, then every period, far inside the
-   * lockers' validity). A timer per lock cost every request a timer set and cleared, though a
-   * GET's read lock is gone long before any refresh.
-   */
-  #refreshHeld(): void {
-    const now = this.#clock.now();
-    for (const h of this.#holding.values()) {
-      if (!h.refreshing && now - h.since >= this.#refreshMs / 2) h.refresh();
-    }
   }
 
   /**
@@ -247,10 +220,8 @@ export class DistLocker {
    * other lockers until it expires (a minute), longer than a lock wait.
    */
   async close(): Promise<void> {
-    await Promise.all([...this.#holding.keys()].map((h) => h.release()));
+    await Promise.all([...this.#holding].map((h) => h.release()));
     await Promise.all([...this.#releasing]);
-    this.#stopRefresh?.();
-    this.#stopRefresh = undefined;
   }
 
   async #refresh(args: LockArgs, quorum: number): Promise<boolean> {
