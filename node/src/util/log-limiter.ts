@@ -9,24 +9,24 @@ import type { Logger } from './logger.ts';
  */
 export class LogLimiter {
   readonly #last = new Map<string, { at: number; suppressed: number }>();
-  readonly logger: Logger;
-  readonly clock: Clock;
-  readonly periodMs: number;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #periodMs: number;
   constructor(logger: Logger, clock: Clock, periodMs = 10_000) {
-    this.logger = logger;
-    this.clock = clock;
-    this.periodMs = periodMs;
+    this.#logger = logger;
+    this.#clock = clock;
+    this.#periodMs = periodMs;
   }
 
   /** Warns unless `key` warned less than a period ago (then only counts it). */
   warn(key: string, fields: Record<string, unknown>, message: string): void {
-    const now = this.clock.now();
+    const now = this.#clock.now();
     const s = this.#last.get(key);
-    if (s !== undefined && now - s.at < this.periodMs) {
+    if (s !== undefined && now - s.at < this.#periodMs) {
       s.suppressed++;
       return;
     }
     this.#last.set(key, { at: now, suppressed: 0 });
-    this.logger.warn({ ...fields, ...(s !== undefined && s.suppressed > 0 ? { suppressed: s.suppressed } : {}) }, message);
+    this.#logger.warn({ ...fields, ...(s !== undefined && s.suppressed > 0 ? { suppressed: s.suppressed } : {}) }, message);
   }
 }

@@ -10,6 +10,7 @@
  * stopped, as the StatefulSet controller waits for the old pod to be gone.
  */
 import { createHash } from 'node:crypto';
+import { ApiError } from '../fake-apiserver/errors.ts';
 import type { FakeApiServer } from '../fake-apiserver/server.ts';
 import type { Obj, ResourceType, StoredEvent } from '../fake-apiserver/store.ts';
 
@@ -118,11 +119,8 @@ export class StatefulSetSimulator {
       const ns = e.object.metadata.namespace;
       const podName = e.object.metadata.name;
       this.#stopPod(e.object, () => {
-        try {
-          this.#api.store.delete(this.#t.pod, ns, podName, { gracePeriodSeconds: 0, preconditionUid: uid });
-        } catch {
-          // already gone (a forced delete, or the namespace)
-        }
+        // (already gone: a forced delete, or the namespace)
+        racing(() => this.#api.store.delete(this.#t.pod, ns, podName, { gracePeriodSeconds: 0, preconditionUid: uid }));
       });
     }
     if (e.typeKey === '/pods' && e.type === 'DELETED') {
@@ -248,11 +246,7 @@ export class StatefulSetSimulator {
       for (const p of pods) {
         const ordinal = Number(p.metadata.name.slice(sts.metadata.name.length + 1));
         if (ordinal >= spec.replicas) {
-          try {
-            store.delete(this.#t.pod, ns, p.metadata.name);
-          } catch {
-            // already gone
-          }
+          racing(() => store.delete(this.#t.pod, ns, p.metadata.name));
         }
       }
       this.#probe(pods);
@@ -265,11 +259,7 @@ export class StatefulSetSimulator {
     if (this.nodes.length === 0) return pod;
     const next = structuredClone(pod);
     (next['spec'] as { nodeName?: string }).nodeName = this.#schedule(pod.metadata.namespace!, podSpec);
-    try {
-      return this.#api.store.update(this.#t.pod, pod.metadata.namespace, next, { manager: 'kube-scheduler' });
-    } catch {
-      return undefined;
-    }
+    return racing(() => this.#api.store.update(this.#t.pod, pod.metadata.namespace, next, { manager: 'kube-scheduler' }));
   }
 
   #schedule(ns: string, podSpec: Record<string, unknown>): string {
@@ -363,11 +353,7 @@ export class StatefulSetSimulator {
     const cur = store.tryGet(this.#t.pod, pod.metadata.namespace, pod.metadata.name);
     if (!cur || cur.metadata.uid !== pod.metadata.uid) return;
     cur['status'] = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: new Date().toISOString() }] };
-    try {
-      store.update(this.#t.pod, pod.metadata.namespace, cur, { subresource: 'status', manager: 'kube-scheduler' });
-    } catch {
-      // raced with a delete
-    }
+    racing(() => store.update(this.#t.pod, pod.metadata.namespace, cur, { subresource: 'status', manager: 'kube-scheduler' }));
   }
 
   #setPodStatus(pod: Obj, s: { phase: string; ready: boolean; waiting?: string }): void {
@@ -395,11 +381,7 @@ export class StatefulSetSimulator {
         },
       ],
     };
-    try {
-      store.update(this.#t.pod, pod.metadata.namespace, cur, { subresource: 'status', manager: 'kubelet' });
-    } catch {
-      // raced with a delete
-    }
+    racing(() => store.update(this.#t.pod, pod.metadata.namespace, cur, { subresource: 'status', manager: 'kubelet' }));
   }
 
   #writeStsStatus(sts: Obj, revision: string): void {
@@ -421,10 +403,20 @@ export class StatefulSetSimulator {
     };
     if (JSON.stringify(cur['status']) === JSON.stringify(status)) return;
     cur['status'] = status;
-    try {
-      store.update(this.#t.sts, sts.metadata.namespace, cur, { subresource: 'status', manager: 'kube-controller-manager' });
-    } catch {
-      // raced; the next pass writes it
-    }
+    racing(() => store.update(this.#t.sts, sts.metadata.namespace, cur, { subresource: 'status', manager: 'kube-controller-manager' }));
+  }
+}
+
+/**
+ * A write that may race with the object's deletion or another writer, as the controllers it
+ * stands for do: NotFound and Conflict are that race and leave the next pass to try again;
+ * any other refusal is the simulator's own mistake and is thrown.
+ */
+function racing<T>(write: () => T): T | undefined {
+  try {
+    return write();
+  } catch (err) {
+    if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return undefined;
+    throw err;
   }
 }

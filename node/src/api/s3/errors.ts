@@ -44,9 +44,13 @@ export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext):
   if (e.code === 'InternalError') {
     ctx.logger.error({ event: 's3_internal_error', err: (e.cause as Error | undefined) ?? e, requestId: ctx.requestId, resource: ctx.resource }, 'S3 request failed');
   } else {
-    const fields = { code: e.code, requestId: ctx.requestId, method: ctx.method, resource: ctx.resource, ...(e.details !== undefined ? { details: e.details } : {}), ...(e.code.startsWith('Erasure') ? { stack: e.stack } : {}) };
-    if (e.status >= 500 && ctx.serverErrors !== undefined) ctx.serverErrors.warn(`s3_server_error:${e.code}`, { event: 's3_server_error', status: e.status, ...fields }, `S3 request answered ${e.status} ${e.code}: ${e.message}`);
-    else ctx.logger.debug({ event: 's3_request_error', ...fields }, e.message);
+    const warn = e.status >= 500 && ctx.serverErrors !== undefined;
+    // a client's error (a 404 of a sync tool's HEAD) is common: its record is built only when debug is on
+    if (warn || ctx.logger.isLevelEnabled('debug')) {
+      const fields = { code: e.code, requestId: ctx.requestId, method: ctx.method, resource: ctx.resource, ...(e.details !== undefined ? { details: e.details } : {}), ...(e.code.startsWith('Erasure') ? { stack: e.stack } : {}) };
+      if (warn) ctx.serverErrors!.warn(`s3_server_error:${e.code}`, { event: 's3_server_error', status: e.status, ...fields }, `S3 request answered ${e.status} ${e.code}: ${e.message}`);
+      else ctx.logger.debug({ event: 's3_request_error', ...fields }, e.message);
+    }
   }
   const body =
     ctx.method === 'HEAD' || e.status === 304
