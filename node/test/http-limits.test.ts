@@ -42,11 +42,11 @@ async function waitFor(what: string, probe: () => Promise<boolean> | boolean, ti
 }
 
 /** A raw connection that records what it received and when it closed. */
-function rawConnection(port: number, localAddress = '127.0.0.1'): Promise<{ socket: Socket; received: () => string; closed: Promise<number> }> {
+function rawConnection(port: number, localAddress = '127.0.0.1', allowHalfOpen = false): Promise<{ socket: Socket; received: () => string; closed: Promise<number> }> {
   return new Promise((resolve, reject) => {
     const start = Date.now();
     let got = '';
-    const socket = connect({ host: '127.0.0.1', port, localAddress });
+    const socket = connect({ host: '127.0.0.1', port, localAddress, allowHalfOpen });
     const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now() - start)));
     socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
     socket.on('error', () => undefined);
@@ -149,6 +149,62 @@ describe('HTTP limits: slow, stalled and too many clients', () => {
     expect(ms).toBeLessThan(8_000);
     expect(errorCode(c.received())).toBe('RequestTimeout');
   }, 20_000);
+
+  it('a large body refused before it is read: the client gets the S3 error and a clean close, never a reset', async () => {
+    // The node answers without reading the body and closes. Closing a socket with unread bytes makes
+    // the kernel send a reset, which can destroy the answer before the client reads it (the AWS SDK
+    // then reports a retryable TimeoutError and uploads again): the node half-closes instead and
+    // drops what still arrives for a moment.
+    const path = '/no-such-bucket-here/k';
+    const size = 16 << 20;
+    const headers = await signHeaders(`http://127.0.0.1:${run.port}`, CREDS, {
+      method: 'PUT',
+      path,
+      headers: { 'content-length': String(size), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    });
+    const c = await rawConnection(run.port);
+    let error: string | undefined;
+    c.socket.on('error', (err: NodeJS.ErrnoException) => (error = err.code ?? err.message));
+    const head = (h: Record<string, string>) => `PUT ${path} HTTP/1.1\r\n${Object.entries(h).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
+    c.socket.write(head(headers));
+    c.socket.end(Buffer.alloc(size, 5));
+    const ms = await c.closed;
+    expect(error).toBeUndefined();
+    expect(c.received()).toMatch(/^HTTP\/1\.1 404/);
+    expect(c.received()).toMatch(/connection: close/i);
+    expect(errorCode(c.received())).toBe('NoSuchBucket');
+    expect(ms).toBeLessThan(8_000);
+    // A request pipelined behind the refused body is not served (the answer said `connection: close`).
+    await s3.send(new CreateBucketCommand({ Bucket: 'pipe' }));
+    const second = await signHeaders(`http://127.0.0.1:${run.port}`, CREDS, { method: 'PUT', path: '/pipe/second', headers: { 'content-length': '5', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+    const d = await rawConnection(run.port);
+    d.socket.write(head(headers));
+    d.socket.write(Buffer.alloc(size, 5));
+    d.socket.end(`PUT /pipe/second HTTP/1.1\r\n${Object.entries(second).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\nhello`);
+    await d.closed;
+    expect(d.received().match(/HTTP\/1\.1 /g)).toEqual(['HTTP/1.1 ']);
+    expect(errorCode(d.received())).toBe('NoSuchBucket');
+    await expect(s3.send(new GetObjectCommand({ Bucket: 'pipe', Key: 'second' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
+    // A client that keeps sending a body it never finishes: the lingering is bounded (the node then
+    // closes for good, and the client's next write is refused).
+    const e = await rawConnection(run.port, '127.0.0.1', true);
+    e.socket.on('error', () => undefined);
+    e.socket.write(head(headers));
+    e.socket.write(Buffer.alloc(4 << 20, 5));
+    const drip = setInterval(() => e.socket.write('z'), 250);
+    try {
+      expect(await e.closed).toBeLessThan(10_000);
+    } finally {
+      clearInterval(drip);
+    }
+    expect(errorCode(e.received())).toBe('NoSuchBucket');
+    // and through the SDK, with a body small enough to go without `Expect: 100-continue`
+    const body = Buffer.alloc(1536 << 10, 3);
+    for (let i = 0; i < 10; i++) {
+      const name = await s3.send(new PutObjectCommand({ Bucket: 'no-such-bucket-here', Key: `k${i}`, Body: body })).then(() => 'stored', (err: { name?: string }) => err.name);
+      expect(name).toBe('NoSuchBucket');
+    }
+  }, 60_000);
 
   it('closes a GET whose client stopped reading and releases the read lock: an overwrite goes through', async () => {
     const big = Buffer.alloc(48 << 20, 7);

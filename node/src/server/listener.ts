@@ -12,6 +12,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { tagTrustedProxies } from '../api/request-origin.ts';
 import type { CertificateStore } from '../tls/cert-store.ts';
 import { IpSet } from '../util/ip-set.ts';
+import { isClosing } from '../util/lingering-close.ts';
 import type { Logger } from '../util/logger.ts';
 import { type HttpGuard, httpServerOptions, type WatchKind } from './http-guard.ts';
 
@@ -46,7 +47,12 @@ export function createListener(o: ListenerOptions): Listener {
       };
   const guard = o.guard;
   const kindOf = o.kindOf ?? (() => 'client' as const);
-  const handle: RequestListener = guard === undefined ? tagged : (req, res) => void (guard.watch(req, res, kindOf(req)) && tagged(req, res));
+  const watched: RequestListener = guard === undefined ? tagged : (req, res) => void (guard.watch(req, res, kindOf(req)) && tagged(req, res));
+  // A request pipelined behind one answered `connection: close` is read and dropped, never served.
+  const handle: RequestListener = (req, res) => {
+    if (isClosing(req.socket)) req.resume();
+    else watched(req, res);
+  };
   // Bodies of any length stream for as long as they take (uploads of many GiB): the guard bounds
   // how long headers take and how a body progresses instead.
   const common = guard === undefined ? { requestTimeout: 0 } : httpServerOptions(guard.limits);

@@ -30,6 +30,7 @@ import type { AdminCore } from './core.ts';
 import { adminErrorReply } from './errors.ts';
 import type { AdminReply } from './reply.ts';
 import { adminSubpath, matchRoute } from './routes.ts';
+import { closeAfterLinger } from '../../util/lingering-close.ts';
 
 /** Largest admin request body (heal options are a few hundred bytes). */
 export const MAX_ADMIN_BODY = 1024 * 1024;
@@ -101,7 +102,7 @@ export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessag
         tagAudit(req, { errorCode: errorCodeOf(reply.body) });
         if (!req.complete) {
           res.setHeader('connection', 'close');
-          req.resume();
+          closeAfterLinger(req);
         }
         writeAdminReply(req, res, { ...reply, headers: { ...reply.headers, 'x-amz-request-id': requestId } });
       },

@@ -46,6 +46,7 @@ import { type ConsoleOpenId, SSO_COOKIE, SSO_TTL_MS, ssoFinish, ssoStart } from 
 import { Upstream } from './upstream.ts';
 import type { SignInOptions } from './wire.ts';
 import { ZipTickets } from './zip.ts';
+import { closeAfterLinger } from '../../util/lingering-close.ts';
 
 export const SESSION_COOKIE = 'svc_console';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -136,8 +137,9 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
       res.destroy();
       return;
     }
-    // a refused upload is not read: close the connection rather than drain it
+    // a refused upload is not read: close the connection (lingering, so the browser gets the answer) rather than drain it
     const big = Number(req.headers['content-length'] ?? 0) > 1024 * 1024 && !req.readableEnded;
+    if (big) closeAfterLinger(req);
     sendJson(req, res, e.status, e.body, { ...extra, ...(e.retryAfter !== undefined ? { 'retry-after': e.retryAfter } : {}), ...(big ? { connection: 'close' } : {}) });
   };
 

@@ -12,6 +12,7 @@ import type { BucketQuotas } from '../../object/quota.ts';
 import type { ObjectLayer } from '../../object/types.ts';
 import { type HttpOperationMessage, httpRequestOperation } from '../../util/diagnostics.ts';
 import type { Clock } from '../../util/clock.ts';
+import { closeAfterLinger } from '../../util/lingering-close.ts';
 import { LogLimiter } from '../../util/log-limiter.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AuthContext, Credential, CredentialLookup, VerifyOptions } from './auth/sigv4.ts';
@@ -311,13 +312,14 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
     run().catch((err: unknown) => {
       tagAudit(req, { errorCode: err instanceof SvcError ? err.code : 'InternalError' });
       // A refused body still on the wire: drain a small one so the connection stays usable;
-      // for a large or unknown one, answer and close rather than read gigabytes.
+      // for a large or unknown one, answer and close rather than read gigabytes — with a
+      // lingering close, so the client reads the answer rather than a connection reset.
       const pending = !req.complete;
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
       const closeAfter = pending && !(declared <= MAX_DRAIN_BYTES);
       sendError(res, err, { method, resource, requestId, hostId, logger, bodyPending: closeAfter, serverErrors });
       if (pending && !closeAfter) req.resume();
-      if (closeAfter) res.once('finish', () => req.destroy());
+      if (closeAfter) closeAfterLinger(req);
     });
   };
 }
