@@ -330,6 +330,10 @@ describe('console security', () => {
       (err: { name?: string }) => err.name,
     );
     expect(over).toBe('XSvcAdminBucketQuotaExceeded');
+    // an upload through the console over the quota: the browser gets the reason, not a reset
+    const upload = await c.call('PUT', 'api/buckets/console-quota/upload?key=big', { raw: Buffer.alloc(16 << 20, 1) });
+    expect(upload.status).toBe(400);
+    expect(upload.json()).toMatchObject({ code: 'XSvcAdminBucketQuotaExceeded' });
     await node.s3.send(new PutObjectCommand({ Bucket: 'console-quota', Key: 'small', Body: Buffer.alloc(1000) }));
     expect((await c.call('GET', 'api/buckets/console-quota/quota')).json()).toEqual({ bucket: 'console-quota', size: 1024 * 1024, usage: 1000 });
     const bad = await c.call('PUT', 'api/buckets/console-quota/quota', { body: { size: 'lots' } });

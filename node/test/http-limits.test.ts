@@ -7,6 +7,9 @@
  * - a signed PUT declaring 1 GB and sending a byte every 300 ms: 400
  *   `RequestTimeout`, closed, nothing stored;
  * - a body that stops: 400 `RequestTimeout` after the idle timeout;
+ * - a large body refused before it is read (S3 and admin API): the error
+ *   arrives, the connection closes without a reset, a request pipelined
+ *   behind it is not served, and the lingering is bounded;
  * - a GET whose client stops reading: the connection is closed and the
  *   object's read lock released (an overwrite goes through);
  * - hundreds of idle connections from one address, then from many, beyond
@@ -198,6 +201,22 @@ describe('HTTP limits: slow, stalled and too many clients', () => {
       clearInterval(drip);
     }
     expect(errorCode(e.received())).toBe('NoSuchBucket');
+    // The admin API refuses an oversized body the same way: its error arrives, then a clean close.
+    const adminPath = '/svc/admin/v3/heal/rules';
+    const adminHeaders = await signHeaders(`http://127.0.0.1:${run.port}`, CREDS, {
+      method: 'PUT',
+      path: adminPath,
+      headers: { 'content-length': String(size), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    });
+    const f = await rawConnection(run.port);
+    let adminError: string | undefined;
+    f.socket.on('error', (err: NodeJS.ErrnoException) => (adminError = err.code ?? err.message));
+    f.socket.write(`PUT ${adminPath} HTTP/1.1\r\n${Object.entries(adminHeaders).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+    f.socket.end(Buffer.alloc(size, 5));
+    await f.closed;
+    expect(adminError).toBeUndefined();
+    expect(f.received()).toMatch(/^HTTP\/1\.1 400/);
+    expect(f.received()).toMatch(/"Code":"EntityTooLarge"/);
     // and through the SDK, with a body small enough to go without `Expect: 100-continue`
     const body = Buffer.alloc(1536 << 10, 3);
     for (let i = 0; i < 10; i++) {

@@ -10,6 +10,7 @@
  * handler runs; the table says which routes are open (`auth: 'none'`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ClusterSnapshot, PoolStatus, RebalanceStatus, RuntimeCapabilities, ServerInfoMessage } from '../../object/admin/types.ts';
 import type { Clock } from '../../util/clock.ts';
@@ -430,11 +431,20 @@ async function deleteObjects(ctx: RouteContext): Promise<BulkDeleteResult> {
   return r;
 }
 
-/** Upload bodies: the browser's request stream with its declared length. */
+/**
+ * Upload bodies: the browser's request stream with its declared length,
+ * through a pipe of its own: when the node refuses the upload before reading
+ * it all, the HTTP client ends that pipe, and the browser's request stays
+ * whole for the lingering close that lets it read the refusal (ending the
+ * request itself would cut the browser's connection with a reset).
+ */
 function uploadBody(ctx: RouteContext, signal: AbortSignal) {
   const raw = ctx.req.headers['content-length'];
   if (raw === undefined || !/^[0-9]+$/.test(raw)) throw new SvcError('MissingContentLength', 'the upload must declare its size (Content-Length)');
-  return { stream: ctx.req, length: Number(raw), contentType: (ctx.req.headers['content-type'] as string | undefined) || 'application/octet-stream', signal };
+  const stream = ctx.req.pipe(new PassThrough());
+  // `pipe` passes data and the end on, not a failure: a browser that goes away fails the upload.
+  ctx.req.once('error', (err) => stream.destroy(err));
+  return { stream, length: Number(raw), contentType: (ctx.req.headers['content-type'] as string | undefined) || 'application/octet-stream', signal };
 }
 
 /** Aborts the upstream call when the browser goes away. */
