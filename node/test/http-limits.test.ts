@@ -7,7 +7,7 @@
  * - a signed PUT declaring 1 GB and sending a byte every 300 ms: 400
  *   `RequestTimeout`, closed, nothing stored;
  * - a body that stops: 400 `RequestTimeout` after the idle timeout;
- * - a large body refused before it is read (S3 and admin API): the error
+ * - a large body refused before it is read (S3, admin API, internode RPC): the error
  *   arrives, the connection closes without a reset, a request pipelined
  *   behind it is not served, and the lingering is bounded;
  * - a GET whose client stops reading: the connection is closed and the
@@ -153,7 +153,7 @@ describe('HTTP limits: slow, stalled and too many clients', () => {
     expect(errorCode(c.received())).toBe('RequestTimeout');
   }, 20_000);
 
-  it('a large body refused before it is read: the client gets the S3 error and a clean close, never a reset', async () => {
+  it('a large body refused before it is read: the client gets the error and a clean close, never a reset', async () => {
     // The node answers without reading the body and closes. Closing a socket with unread bytes makes
     // the kernel send a reset, which can destroy the answer before the client reads it (the AWS SDK
     // then reports a retryable TimeoutError and uploads again): the node half-closes instead and
@@ -217,6 +217,15 @@ describe('HTTP limits: slow, stalled and too many clients', () => {
     expect(adminError).toBeUndefined();
     expect(f.received()).toMatch(/^HTTP\/1\.1 400/);
     expect(f.received()).toMatch(/"Code":"EntityTooLarge"/);
+    // Internode RPC refuses a stranger's upload (no cluster token) the same way.
+    const g = await rawConnection(run.port);
+    let rpcError: string | undefined;
+    g.socket.on('error', (err: NodeJS.ErrnoException) => (rpcError = err.code ?? err.message));
+    g.socket.write(`POST /svc/rpc/v1/d1/createFile HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${size}\r\n\r\n`);
+    g.socket.end(Buffer.alloc(size, 5));
+    await g.closed;
+    expect(rpcError).toBeUndefined();
+    expect(g.received()).toMatch(/^HTTP\/1\.1 4\d\d/);
     // and through the SDK, with a body small enough to go without `Expect: 100-continue`
     const body = Buffer.alloc(1536 << 10, 3);
     for (let i = 0; i < 10; i++) {

@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SvcError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { closeAfterLinger } from '../util/lingering-close.ts';
 import { RPC_TOKEN_HEADER, type RpcAuth, type VerifiedToken } from './rpc-auth.ts';
 import {
   decodeMsg,
@@ -288,14 +289,17 @@ function sendError(res: ServerResponse, err: unknown): void {
 
 /**
  * Answers with an error without acting on the rest of the request body.
- * A stranger's connection is closed; a member's is kept while its remaining
+ * A stranger's connection is closed (lingering, `util/lingering-close.ts`,
+ * so even a stranger reads why); a member's is kept while its remaining
  * body is discarded, so the answer is not lost to a connection reset (undici
  * closes it itself once it has the answer and is still sending).
  */
 function refuse(req: IncomingMessage, res: ServerResponse, err: unknown, opts: { keepConnection?: boolean } = {}): void {
   if (!req.complete) {
-    if (opts.keepConnection !== true) res.setHeader('connection', 'close');
-    req.resume();
+    if (opts.keepConnection !== true) {
+      res.setHeader('connection', 'close');
+      closeAfterLinger(req);
+    } else req.resume();
   }
   sendError(res, err);
 }
