@@ -296,10 +296,8 @@ function sendError(res: ServerResponse, err: unknown): void {
  */
 function refuse(req: IncomingMessage, res: ServerResponse, err: unknown, opts: { keepConnection?: boolean } = {}): void {
   if (!req.complete) {
-    if (opts.keepConnection !== true) {
-      res.setHeader('connection', 'close');
-      closeAfterLinger(req);
-    } else req.resume();
+    if (opts.keepConnection !== true) closeAfterLinger(req, res);
+    else req.resume();
   }
   sendError(res, err);
 }

@@ -60,7 +60,7 @@ export function routeOf(path: string, healthEnabled: boolean): Route {
 function sendS3Error(req: IncomingMessage, res: ServerResponse, logger: Logger, hostId: string, message: string, headers: Record<string, string>): void {
   const resource = (req.url ?? '/').split('?')[0]!;
   const requestId = newRequestId();
-  sendError(res, new SvcError('ServiceUnavailable', message), { method: req.method ?? 'GET', resource, requestId, hostId, logger, bodyPending: false, headers });
+  sendError(res, new SvcError('ServiceUnavailable', message), { method: req.method ?? 'GET', resource, requestId, hostId, logger, headers });
 }
 
 function sendJsonError(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string): void {

@@ -12,7 +12,7 @@
  * `lingering_close`/`lingering_time`): half-close after the answer, read and
  * drop what the client still sends for a bounded time, then close.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** Connections answered `connection: close`: a request that still arrives on one is not served. */
@@ -30,12 +30,14 @@ export function isClosing(socket: Socket): boolean {
 export const LINGER_MS = 5_000;
 
 /**
- * Arranges an orderly close for `req`'s connection once its (`connection:
- * close`) answer is written: the answer is followed by a FIN, the rest of
- * the body is read and dropped, and the socket closes when the client closes
- * its side — or after `lingerMs`, whichever comes first.
+ * Closes `req`'s connection after the answer `res` is about to carry (it is
+ * marked `connection: close` here, so call this before writing its head):
+ * the answer is followed by a FIN, the rest of the body is read and dropped,
+ * and the socket closes when the client closes its side — or after
+ * `lingerMs`, whichever comes first.
  */
-export function closeAfterLinger(req: IncomingMessage, lingerMs = LINGER_MS): void {
+export function closeAfterLinger(req: IncomingMessage, res: ServerResponse, lingerMs = LINGER_MS): void {
+  if (!res.headersSent) res.setHeader('connection', 'close');
   const socket = req.socket;
   if (socket.destroyed) return;
   closing.add(socket);

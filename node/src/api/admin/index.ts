@@ -100,10 +100,7 @@ export function createAdminHandler(o: AdminHandlerOptions): (req: IncomingMessag
         o.logger.info({ event: 'admin_request_refused', url, remote: requestOrigin(req).sourceIp, err: err instanceof Error ? err.message : String(err) }, 'admin request refused');
         const reply = adminErrorReply(err, url.split('?')[0]!, requestId, o.hostId);
         tagAudit(req, { errorCode: errorCodeOf(reply.body) });
-        if (!req.complete) {
-          res.setHeader('connection', 'close');
-          closeAfterLinger(req);
-        }
+        if (!req.complete) closeAfterLinger(req, res);
         writeAdminReply(req, res, { ...reply, headers: { ...reply.headers, 'x-amz-request-id': requestId } });
       },
     );

@@ -139,8 +139,8 @@ export function createConsoleApp(o: ConsoleOptions): ConsoleApp {
     }
     // a refused upload is not read: close the connection (lingering, so the browser gets the answer) rather than drain it
     const big = Number(req.headers['content-length'] ?? 0) > 1024 * 1024 && !req.readableEnded;
-    if (big) closeAfterLinger(req);
-    sendJson(req, res, e.status, e.body, { ...extra, ...(e.retryAfter !== undefined ? { 'retry-after': e.retryAfter } : {}), ...(big ? { connection: 'close' } : {}) });
+    if (big) closeAfterLinger(req, res);
+    sendJson(req, res, e.status, e.body, { ...extra, ...(e.retryAfter !== undefined ? { 'retry-after': e.retryAfter } : {}) });
   };
 
   /** The session named by the cookie, or the reason there is none (with the cookie to clear). */

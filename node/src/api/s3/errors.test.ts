@@ -6,7 +6,7 @@ import { silentLogger } from '../../util/logger.ts';
 import { sendError } from './errors.ts';
 
 async function answer(err: unknown): Promise<{ status: number; retryAfter: string | null; body: string }> {
-  const srv = createServer((req, res) => sendError(res, err, { method: req.method ?? 'GET', resource: '/b/k', requestId: 'R', hostId: 'H', logger: silentLogger, bodyPending: false }));
+  const srv = createServer((req, res) => sendError(res, err, { method: req.method ?? 'GET', resource: '/b/k', requestId: 'R', hostId: 'H', logger: silentLogger }));
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   try {
     const res = await fetch(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/b/k`);

@@ -18,8 +18,6 @@ export interface ErrorContext {
   requestId: string;
   hostId: string;
   logger: Logger;
-  /** The request body was not fully read: close the connection after answering. */
-  bodyPending: boolean;
   /** Extra response headers (the readiness gate's `x-svc-readiness-pending`). */
   headers?: Record<string, string>;
   /** Where 5xx answers other than InternalError are warned about (without it: debug records). */
@@ -66,7 +64,6 @@ export function sendError(res: ServerResponse, err: unknown, ctx: ErrorContext):
   }
   // 503s are worth retrying shortly (drives or peers away, a lock busy); a full store (507) is not until space is freed.
   if (e.status === 503) headers['retry-after'] = 5;
-  if (ctx.bodyPending) headers.connection = 'close';
   if (ctx.headers) Object.assign(headers, ctx.headers);
   res.writeHead(e.status, headers);
   res.end(body);

@@ -317,9 +317,9 @@ export function createS3Handler(opts: S3HandlerOptions): (req: IncomingMessage, 
       const pending = !req.complete;
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
       const closeAfter = pending && !(declared <= MAX_DRAIN_BYTES);
-      sendError(res, err, { method, resource, requestId, hostId, logger, bodyPending: closeAfter, serverErrors });
+      if (closeAfter) closeAfterLinger(req, res);
+      sendError(res, err, { method, resource, requestId, hostId, logger, serverErrors });
       if (pending && !closeAfter) req.resume();
-      if (closeAfter) closeAfterLinger(req);
     });
   };
 }
